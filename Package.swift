@@ -1,0 +1,84 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Settings every Swift target of the package shares: Swift 6 mode is set package-wide below,
+/// these turn on the upcoming features the project has adopted.
+let sharedSwiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "AIFNetworking",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "AIFNetworking", targets: ["AIFNetworking"]),
+        .executable(name: "TransportSample", targets: ["TransportSample"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Only the demo server, the samples and the tests use Hummingbird; the library does not.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "AIFNetworking",
+            dependencies: [
+                "CCurl",
+                "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "DemoServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Samples/DemoServer"
+        ),
+        .executableTarget(
+            name: "TransportSample",
+            dependencies: [
+                "AIFNetworking",
+                "DemoServer",
+            ],
+            path: "Samples/TransportSample"
+        ),
+        .testTarget(
+            name: "AIFNetworkingTests",
+            dependencies: [
+                "AIFNetworking",
+                "CCurl",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                "DemoServer",
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + sharedSwiftSettings
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+
+/// A Hummingbird server running in this process on a loopback address and a port the system
+/// picked. The demo sample, the tests and the benchmarks start their servers through it.
+public final class LocalServer: Sendable {
+    /// The address it listens on, `127.0.0.1` unless told otherwise.
+    public let host: String
+    /// The port the system assigned.
+    public let port: Int
+    private let task: Task<Void, any Error>
+
+    private init(host: String, port: Int, task: Task<Void, any Error>) {
+        self.host = host
+        self.port = port
+        self.task = task
+    }
+
+    /// `http://host:port` (or `https` when `secure`), without a trailing slash.
+    ///
+    /// - Parameter secure: Whether the server speaks TLS.
+    /// - Returns: The base URL.
+    public func baseURL(secure: Bool = false) -> URL {
+        URL(string: "\(secure ? "https" : "http")://\(host):\(port)")!
+    }
+
+    /// Starts a server and returns once it is accepting connections.
+    ///
+    /// - Parameters:
+    ///   - router: The routes.
+    ///   - server: The channel setup: HTTP/1.1 by default; TLS or HTTP/2 with the Hummingbird
+    ///     TLS and HTTP2 modules.
+    ///   - host: The loopback address to bind.
+    ///   - logger: The server's logger; quiet by default.
+    /// - Returns: The running server.
+    /// - Throws: When the server cannot bind.
+    public static func start<Context: RequestContext>(
+        router: Router<Context>,
+        server: HTTPServerBuilder = .http1(),
+        host: String = "127.0.0.1",
+        logger: Logger = Logger(label: "LocalServer", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) async throws -> LocalServer where Context.Source == ApplicationRequestContextSource {
+        let (ports, portSink) = AsyncStream<Int>.makeStream()
+        let application = Application(
+            router: router,
+            server: server,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: 0), serverName: nil),
+            onServerRunning: { channel in
+                portSink.yield(channel.localAddress?.port ?? 0)
+                portSink.finish()
+            },
+            logger: logger
+        )
+        let task = Task {
+            defer { portSink.finish() }
+            try await application.run()
+        }
+        for await port in ports where port > 0 {
+            return LocalServer(host: host, port: port, task: task)
+        }
+        task.cancel()
+        _ = await task.result
+        throw LocalServerError.didNotStart(host: host)
+    }
+
+    /// Stops the server and waits until it has.
+    public func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+}
+
+/// Why a ``LocalServer`` could not start.
+public enum LocalServerError: Error, CustomStringConvertible {
+    /// The server exited before it listened.
+    case didNotStart(host: String)
+
+    /// The reason in plain words.
+    public var description: String {
+        switch self {
+        case .didNotStart(let host): "the local server on \(host) exited before it started listening"
+        }
+    }
+}

@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A mutual-exclusion lock over a `pthread_mutex_t`, owning the value it protects.
+///
+/// The project uses this rather than `Synchronization.Mutex` because, on Linux, the thread
+/// sanitizer has been seen to report races through `Mutex` that it does not report through a
+/// plain pthread mutex (TSan intercepts the pthread calls, but not the futex-based fast path).
+/// With a pthread mutex every access below is visible to TSan as properly ordered.
+///
+/// - Note: `@unchecked Sendable` is safe here because the protected value is only ever reached
+///   through ``withLock(_:)``, which holds the mutex for the whole access.
+final class Locked<Value>: @unchecked Sendable {
+    // Allocated rather than stored inline: a pthread mutex must not move, and Swift does not
+    // promise a stable address for a stored property passed with `&`.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the protected value.
+    @inline(__always)
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}

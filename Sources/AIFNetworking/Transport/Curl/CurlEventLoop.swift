@@ -1,0 +1,309 @@
+import CCurl
+import Dispatch
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// libcurl's process-wide initialisation, done once before the first handle is created.
+private let curlGlobalInitialization: Void = {
+    _ = curl_global_init(aif_curl_global_all)
+}()
+
+/// Identifies the event-loop thread: each loop stores a pointer to itself in this key on its
+/// own thread, so "am I on the loop?" is one `pthread_getspecific`.
+private let loopThreadKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
+
+/// One libcurl multi handle driven by one dedicated thread.
+///
+/// Other threads talk to the loop only through ``submit(_:)``, ``cancel(_:)`` and
+/// ``shutdown(wait:)``, which queue a command under a lock and wake the loop with
+/// `curl_multi_wakeup` (once per batch: a wake-up already pending is not repeated). Everything
+/// else — the multi handle, the easy handles, the transfers' buffers, and every libcurl
+/// callback — lives on the loop thread.
+///
+/// - Note: `@unchecked Sendable` is safe because the only state other threads touch is
+///   `inbox`, behind its lock; every other stored property is used on the loop thread alone
+///   (or is immutable after `init`).
+final class CurlEventLoop: @unchecked Sendable {
+    private enum Command {
+        case start(Transfer)
+        case cancel(Transfer)
+        case shutdown
+    }
+
+    private struct Inbox {
+        var commands: [Command] = []
+        /// A `curl_multi_wakeup` has been sent and the loop has not drained the inbox since.
+        var wakeupPending = false
+        /// The loop has stopped taking commands; the multi handle may be gone.
+        var closed = false
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let options: PreparedOptions
+    private let logger: Logger
+    private let inbox = Locked(Inbox())
+    private let exited = DispatchGroup()
+
+    // Loop-thread state.
+    /// Commands the loop thread queued for itself (from inside a completion handler); they need
+    /// neither the lock nor a wake-up.
+    private var localCommands: [Command] = []
+    private var drained: [Command] = []
+    private var running: [ObjectIdentifier: Transfer] = [:]
+    private var idleHandles: [EasyHandle] = []
+    private var connectionCacheSize = 0
+    private let automaticConnectionCache: Bool
+
+    init(configuration: CurlTransport.Configuration, threadName: String) {
+        _ = curlGlobalInitialization
+        guard let multi = curl_multi_init() else {
+            fatalError("curl_multi_init failed: libcurl could not allocate a multi handle")
+        }
+        self.multi = multi
+        options = PreparedOptions(configuration)
+        logger = configuration.logger
+
+        let pool = configuration.connectionPool
+        _ = aif_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, aif_curlpipe_multiplex)
+        if let perHost = pool.maxConnectionsPerHost, perHost > 0 {
+            _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, perHost)
+        }
+        if let total = pool.maxConnections, total > 0 {
+            _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, total)
+        }
+        automaticConnectionCache = pool.connectionCacheSize == nil
+        connectionCacheSize = pool.connectionCacheSize ?? 16
+        _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connectionCacheSize)
+
+        exited.enter()
+        let thread = Thread { [self] in
+            run()
+        }
+        thread.name = threadName
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    // MARK: - Any thread
+
+    /// Whether the caller runs on this loop's thread.
+    var isOnLoopThread: Bool {
+        pthread_getspecific(loopThreadKey) == Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Hands a transfer to the loop. Returns `false` (and does nothing) after shutdown.
+    func submit(_ transfer: Transfer) -> Bool {
+        enqueue(.start(transfer))
+    }
+
+    /// Asks the loop to cancel a transfer; harmless if it already ended.
+    func cancel(_ transfer: Transfer) {
+        _ = enqueue(.cancel(transfer))
+    }
+
+    /// Stops the loop: transfers in flight or queued end as cancelled, handles are freed, and
+    /// the thread exits.
+    ///
+    /// - Parameter wait: Whether to block until the thread has exited (ignored on the loop
+    ///   thread itself, which cannot wait for its own exit).
+    func shutdown(wait: Bool) {
+        _ = enqueue(.shutdown)
+        if wait && !isOnLoopThread {
+            exited.wait()
+        }
+    }
+
+    private func enqueue(_ command: Command) -> Bool {
+        if isOnLoopThread {
+            // The loop drains these before it next polls; no lock or wake-up needed. After
+            // shutdown the loop no longer drains anything.
+            let closed = inbox.withLock { $0.closed }
+            if closed { return false }
+            localCommands.append(command)
+            return true
+        }
+        return inbox.withLock { inbox in
+            if inbox.closed { return false }
+            inbox.commands.append(command)
+            if !inbox.wakeupPending {
+                inbox.wakeupPending = true
+                // Under the lock, so the multi handle cannot be cleaned up meanwhile: the loop
+                // marks the inbox closed under this lock before it frees the handle.
+                _ = curl_multi_wakeup(multi)
+            }
+            return true
+        }
+    }
+
+    // MARK: - Loop thread
+
+    private func run() {
+        pthread_setspecific(loopThreadKey, Unmanaged.passUnretained(self).toOpaque())
+        defer {
+            pthread_setspecific(loopThreadKey, nil)
+            exited.leave()
+        }
+        var stillRunning: Int32 = 0
+        while true {
+            if processCommands() { break }
+            _ = curl_multi_perform(multi, &stillRunning)
+            completeFinishedTransfers()
+            if !localCommands.isEmpty { continue }
+            _ = curl_multi_poll(multi, nil, 0, 1_000, nil)
+        }
+        close()
+    }
+
+    /// Runs queued commands; returns `true` when one of them was `shutdown`.
+    private func processCommands() -> Bool {
+        inbox.withLock { inbox in
+            swap(&inbox.commands, &drained)
+            inbox.wakeupPending = false
+        }
+        var shutdownRequested = false
+        for command in drained {
+            shutdownRequested = perform(command) || shutdownRequested
+        }
+        drained.removeAll(keepingCapacity: true)
+        while !localCommands.isEmpty {
+            let commands = localCommands
+            localCommands.removeAll(keepingCapacity: true)
+            for command in commands {
+                shutdownRequested = perform(command) || shutdownRequested
+            }
+        }
+        return shutdownRequested
+    }
+
+    private func perform(_ command: Command) -> Bool {
+        switch command {
+        case .start(let transfer):
+            start(transfer)
+        case .cancel(let transfer):
+            cancel(onLoop: transfer)
+        case .shutdown:
+            return true
+        }
+        return false
+    }
+
+    private func start(_ transfer: Transfer) {
+        guard transfer.state.start() == .addToMulti else { return }
+        let handle: EasyHandle
+        if let reused = idleHandles.popLast() {
+            reused.reset()
+            handle = reused
+        } else if let created = EasyHandle() {
+            handle = created
+        } else {
+            failToStart(transfer, TransportError(.other, url: transfer.urlString, detail: "libcurl could not allocate an easy handle"))
+            return
+        }
+        transfer.handle = handle
+        do {
+            try transfer.configure(handle, with: options)
+        } catch {
+            failToStart(transfer, error)
+            return
+        }
+        let added = curl_multi_add_handle(multi, handle.raw)
+        guard added == CURLM_OK else {
+            failToStart(transfer, TransportError(.other, url: transfer.urlString, detail: "curl_multi_add_handle failed: \(String(cString: curl_multi_strerror(added)))"))
+            return
+        }
+        running[ObjectIdentifier(transfer)] = transfer
+        growConnectionCacheIfNeeded()
+    }
+
+    private func failToStart(_ transfer: Transfer, _ error: TransportError) {
+        guard transfer.state.startFailed() == .deliverFailure else { return }
+        recycle(transfer)
+        transfer.completion(.failure(error))
+    }
+
+    /// Sizes libcurl's connection cache to the concurrency seen so far, so that connections a
+    /// steady load keeps needing are not closed when their transfers end.
+    private func growConnectionCacheIfNeeded() {
+        guard automaticConnectionCache, running.count > connectionCacheSize else { return }
+        var size = connectionCacheSize
+        while size < running.count { size *= 2 }
+        if let cap = options.configuration.connectionPool.maxConnections, cap > 0 { size = min(size, max(cap, 16)) }
+        guard size != connectionCacheSize else { return }
+        connectionCacheSize = size
+        _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, size)
+    }
+
+    private func cancel(onLoop transfer: Transfer) {
+        switch transfer.state.cancel() {
+        case .ignore:
+            return
+        case .deliverCancellation:
+            break
+        case .removeAndDeliverCancellation:
+            if let handle = transfer.handle {
+                _ = curl_multi_remove_handle(multi, handle.raw)
+            }
+            running[ObjectIdentifier(transfer)] = nil
+            recycle(transfer)
+        }
+        transfer.completion(.failure(TransportError(.cancelled, url: transfer.urlString, detail: "the request was cancelled")))
+    }
+
+    private func completeFinishedTransfers() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = aif_curl_msg_result(message)
+            var privateData: UnsafeMutableRawPointer?
+            _ = aif_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &privateData)
+            guard let privateData else { continue }
+            let transfer = Unmanaged<Transfer>.fromOpaque(privateData).takeUnretainedValue()
+            guard transfer.state.done(succeeded: code == CURLE_OK) == .removeAndDeliver, let handle = transfer.handle else { continue }
+            let outcome = transfer.outcome(code: code, handle: handle)
+            _ = curl_multi_remove_handle(multi, easy)
+            running[ObjectIdentifier(transfer)] = nil
+            recycle(transfer)
+            transfer.completion(outcome)
+        }
+    }
+
+    /// Releases the transfer's resources and returns its handle to the pool.
+    private func recycle(_ transfer: Transfer) {
+        transfer.releaseResources()
+        if let handle = transfer.handle {
+            transfer.handle = nil
+            idleHandles.append(handle)
+        }
+    }
+
+    private func close() {
+        let late = inbox.withLock { inbox in
+            inbox.closed = true
+            defer { inbox.commands = [] }
+            return inbox.commands
+        }
+        let cancelled = Array(running.values)
+        for transfer in cancelled {
+            cancel(onLoop: transfer)
+        }
+        for case .start(let transfer) in late + localCommands {
+            cancel(onLoop: transfer)
+        }
+        localCommands = []
+        if !cancelled.isEmpty {
+            logger.debug("CurlTransport shut down", metadata: ["cancelled": "\(cancelled.count)"])
+        }
+        idleHandles.removeAll()
+        curl_multi_cleanup(multi)
+    }
+}

@@ -1,0 +1,107 @@
+import CCurl
+
+/// Owns one libcurl easy handle and its error buffer. Used only on the event loop's thread;
+/// kept in a pool and reset between transfers so its allocations are reused.
+final class EasyHandle {
+    /// The `CURL *`.
+    let raw: UnsafeMutableRawPointer
+    /// `CURLOPT_ERRORBUFFER`: libcurl writes a detailed message here when a transfer fails.
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// Creates a handle, or returns `nil` when libcurl cannot allocate one.
+    init?() {
+        guard let raw = curl_easy_init() else { return nil }
+        self.raw = raw
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        attachErrorBuffer()
+    }
+
+    deinit {
+        curl_easy_cleanup(raw)
+        errorBuffer.deallocate()
+    }
+
+    /// Returns every option to its default, keeping the handle's caches.
+    func reset() {
+        curl_easy_reset(raw)
+        attachErrorBuffer()
+    }
+
+    private func attachErrorBuffer() {
+        errorBuffer[0] = 0
+        _ = aif_curl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    /// libcurl's detailed message for the last failure, if it wrote one.
+    var errorMessage: String? {
+        errorBuffer[0] == 0 ? nil : String(cString: errorBuffer)
+    }
+
+    // MARK: Options
+
+    @inline(__always)
+    @discardableResult
+    func set(_ option: CURLoption, _ value: Int) -> CURLcode {
+        aif_curl_easy_setopt_long(raw, option, value)
+    }
+
+    @inline(__always)
+    @discardableResult
+    func set(_ option: CURLoption, _ value: Bool) -> CURLcode {
+        aif_curl_easy_setopt_long(raw, option, value ? 1 : 0)
+    }
+
+    @inline(__always)
+    @discardableResult
+    func set(_ option: CURLoption, offset value: Int64) -> CURLcode {
+        aif_curl_easy_setopt_offset(raw, option, curl_off_t(value))
+    }
+
+    /// Sets a string option; libcurl copies the string.
+    @inline(__always)
+    @discardableResult
+    func set(_ option: CURLoption, _ value: String) -> CURLcode {
+        value.withCString { aif_curl_easy_setopt_string(raw, option, $0) }
+    }
+
+    @inline(__always)
+    @discardableResult
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) -> CURLcode {
+        aif_curl_easy_setopt_pointer(raw, option, value)
+    }
+
+    // MARK: Information
+
+    @inline(__always)
+    func info(long info: CURLINFO) -> Int {
+        var value = 0
+        _ = aif_curl_easy_getinfo_long(raw, info, &value)
+        return value
+    }
+
+    @inline(__always)
+    func info(offset info: CURLINFO) -> Int64 {
+        var value: curl_off_t = 0
+        _ = aif_curl_easy_getinfo_offset(raw, info, &value)
+        return Int64(value)
+    }
+
+    /// A `CURLINFO_*_TIME_T` value (microseconds) as a duration.
+    @inline(__always)
+    func info(time info: CURLINFO) -> Duration {
+        .microseconds(self.info(offset: info))
+    }
+
+    func info(string info: CURLINFO) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        _ = aif_curl_easy_getinfo_string(raw, info, &value)
+        return value.map { String(cString: $0) }
+    }
+
+    func info(pointer info: CURLINFO) -> UnsafeMutableRawPointer? {
+        var value: UnsafeMutableRawPointer?
+        _ = aif_curl_easy_getinfo_pointer(raw, info, &value)
+        return value
+    }
+}

@@ -1,0 +1,106 @@
+import CCurl
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension Transfer {
+    /// The outcome of a transfer libcurl reports done with `code`, read off its handle.
+    func outcome(code: CURLcode, handle: EasyHandle) -> Result<HTTPResponse, TransportError> {
+        guard code == CURLE_OK else {
+            return .failure(error(for: code, handle: handle))
+        }
+        let redirectCount = handle.info(long: CURLINFO_REDIRECT_COUNT)
+        let finalURL = redirectCount > 0 ? handle.info(string: CURLINFO_EFFECTIVE_URL).flatMap { URL(string: $0) } : nil
+        let response = HTTPResponse(
+            statusCode: handle.info(long: CURLINFO_RESPONSE_CODE),
+            headers: HTTPHeaders(rawBlock: headerBlock),
+            body: body,
+            httpVersion: Self.httpVersion(handle.info(long: CURLINFO_HTTP_VERSION)),
+            url: finalURL ?? request.url,
+            metrics: metrics(handle, redirectCount: redirectCount)
+        )
+        headerBlock = []
+        body = Data()
+        return .success(response)
+    }
+
+    private func metrics(_ handle: EasyHandle, redirectCount: Int) -> TransferMetrics {
+        TransferMetrics(
+            nameLookup: handle.info(time: CURLINFO_NAMELOOKUP_TIME_T),
+            connect: handle.info(time: CURLINFO_CONNECT_TIME_T),
+            tlsHandshake: handle.info(time: CURLINFO_APPCONNECT_TIME_T),
+            timeToFirstByte: handle.info(time: CURLINFO_STARTTRANSFER_TIME_T),
+            total: handle.info(time: CURLINFO_TOTAL_TIME_T),
+            bytesSent: handle.info(long: CURLINFO_REQUEST_SIZE) + Int(handle.info(offset: CURLINFO_SIZE_UPLOAD_T)),
+            bytesReceived: handle.info(long: CURLINFO_HEADER_SIZE) + Int(handle.info(offset: CURLINFO_SIZE_DOWNLOAD_T)),
+            redirectCount: redirectCount,
+            reusedConnection: handle.info(long: CURLINFO_NUM_CONNECTS) == 0
+        )
+    }
+
+    private static func httpVersion(_ value: Int) -> HTTPVersion {
+        switch value {
+        case Int(CURL_HTTP_VERSION_1_0): .http1_0
+        case Int(CURL_HTTP_VERSION_1_1): .http1_1
+        case Int(CURL_HTTP_VERSION_2_0): .http2
+        case Int(CURL_HTTP_VERSION_3): .http3
+        default: .unknown
+        }
+    }
+
+    /// Translates a libcurl failure into a ``TransportError`` that names what went wrong.
+    func error(for code: CURLcode, handle: EasyHandle) -> TransportError {
+        let message = handle.errorMessage ?? String(cString: curl_easy_strerror(code))
+        let number = Int(code.rawValue)
+        func make(_ kind: TransportError.Code, _ tlsReason: TransportError.TLSFailureReason? = nil) -> TransportError {
+            TransportError(kind, url: urlString, detail: message, tlsReason: tlsReason, curlCode: number)
+        }
+        switch code {
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
+            return make(.invalidURL)
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return make(.nameResolutionFailed)
+        case CURLE_COULDNT_CONNECT:
+            switch Int32(handle.info(long: CURLINFO_OS_ERRNO)) {
+            case ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN: return make(.hostUnreachable)
+            default: return make(.connectionRefused)
+            }
+        case CURLE_OPERATION_TIMEDOUT:
+            // libcurl reports both limits with one code. The connection phase is over once the
+            // transfer is ready to send (pre-transfer time is set); before that, the connect
+            // limit fired unless the total limit is the shorter one.
+            let connected = handle.info(offset: CURLINFO_PRETRANSFER_TIME_T) > 0
+            if !connected, let connect = effectiveTimeouts.connect,
+                effectiveTimeouts.total.map({ connect <= $0 }) ?? true
+            {
+                return make(.connectTimeout)
+            }
+            return make(.totalTimeout)
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR:
+            return make(.tlsFailure, .certificateNotTrusted)
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return make(.tlsFailure, .pinnedKeyMismatch)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CIPHER:
+            return make(.tlsFailure, .handshakeFailed)
+        case CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CRL_BADFILE:
+            return make(.tlsFailure, .unreadableCertificateAuthorities)
+        case CURLE_SSL_CERTPROBLEM:
+            return make(.tlsFailure, .clientCertificateRejected)
+        case CURLE_TOO_MANY_REDIRECTS:
+            return make(.tooManyRedirects)
+        case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            return make(.connectionDropped)
+        case CURLE_READ_ERROR, CURLE_ABORTED_BY_CALLBACK, CURLE_SEND_FAIL_REWIND:
+            if let uploadFailure {
+                return TransportError(.bodySourceFailed, url: urlString, detail: uploadFailure, curlCode: number)
+            }
+            return make(code == CURLE_SEND_FAIL_REWIND ? .bodySourceFailed : .other)
+        default:
+            return make(.other)
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import CCurl
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One request on its way through libcurl: the request, its completion, the response bytes
+/// collected so far, and its lifecycle state.
+///
+/// - Note: `@unchecked Sendable` is safe because every mutable property is read and written
+///   only on the event loop's thread (by the loop itself and by libcurl's callbacks, which run
+///   inside `curl_multi_perform` on that thread). Other threads only hold the reference, to
+///   hand it back to the loop in a command (submission, cancellation).
+final class Transfer: @unchecked Sendable {
+    typealias Completion = @Sendable (Result<HTTPResponse, TransportError>) -> Void
+
+    let request: HTTPRequest
+    let completion: Completion
+    let progress: (@Sendable (TransferProgress) -> Void)?
+
+    var state = TransferStateMachine()
+    /// The easy handle while the transfer is configured or running.
+    var handle: EasyHandle?
+    /// The `curl_slist` of request headers; libcurl reads it until the transfer ends.
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The connect timeout in force, to tell a connect timeout from a total one.
+    var effectiveTimeouts = Timeouts.default
+
+    /// The raw header lines of the latest response (reset at each status line, so after
+    /// redirects and `100 Continue` only the final response's headers remain).
+    var headerBlock: [UInt8] = []
+    var body = Data()
+    private var reservedBody = false
+
+    private var upload: UploadSource?
+    /// Set when reading the request body failed, to report it instead of libcurl's generic code.
+    var uploadFailure: String?
+
+    init(request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, completion: @escaping Completion) {
+        self.request = request
+        self.progress = progress
+        self.completion = completion
+    }
+
+    /// The request URL as text, for libcurl and for errors.
+    var urlString: String { request.url.absoluteString }
+
+    // MARK: - Request body
+
+    enum UploadSource {
+        case bytes(Data, offset: Int)
+        case file(descriptor: Int32, path: String)
+    }
+
+    /// Prepares the body source; returns its size.
+    func openBody() throws(TransportError) -> Int64? {
+        switch request.body {
+        case .empty:
+            return nil
+        case .bytes(let data):
+            upload = .bytes(data, offset: 0)
+            return Int64(data.count)
+        case .file(let path):
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                let reason = String(cString: strerror(errno))
+                throw TransportError(.bodySourceFailed, url: urlString, detail: "cannot open request body file \(path): \(reason)")
+            }
+            var status = stat()
+            guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+                close(descriptor)
+                throw TransportError(.bodySourceFailed, url: urlString, detail: "request body file \(path) is not a regular file")
+            }
+            upload = .file(descriptor: descriptor, path: path)
+            return Int64(status.st_size)
+        }
+    }
+
+    /// Copies up to `capacity` body bytes into `buffer`; returns the count, 0 at the end, or
+    /// libcurl's abort value when the source failed.
+    func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        switch upload {
+        case .none:
+            return 0
+        case .bytes(let data, let offset):
+            let count = min(capacity, data.count - offset)
+            guard count > 0 else { return 0 }
+            let start = data.startIndex + offset
+            buffer.withMemoryRebound(to: UInt8.self, capacity: count) { target in
+                data.copyBytes(to: target, from: start..<(start + count))
+            }
+            upload = .bytes(data, offset: offset + count)
+            return count
+        case .file(let descriptor, let path):
+            let count = read(descriptor, buffer, capacity)
+            if count < 0 {
+                uploadFailure = "reading request body file \(path) failed: \(String(cString: strerror(errno)))"
+                return aif_curl_readfunc_abort
+            }
+            return count
+        }
+    }
+
+    /// Moves the body source back to `offset` (libcurl rewinds it to resend after a redirect).
+    func seekBody(to offset: Int64) -> Int32 {
+        switch upload {
+        case .none:
+            return offset == 0 ? aif_curl_seekfunc_ok : aif_curl_seekfunc_fail
+        case .bytes(let data, _):
+            guard offset >= 0, offset <= Int64(data.count) else { return aif_curl_seekfunc_fail }
+            upload = .bytes(data, offset: Int(offset))
+            return aif_curl_seekfunc_ok
+        case .file(let descriptor, _):
+            return lseek(descriptor, off_t(offset), SEEK_SET) < 0 ? aif_curl_seekfunc_fail : aif_curl_seekfunc_ok
+        }
+    }
+
+    // MARK: - Response bytes
+
+    func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        // A status line starts a new response (a redirect's target, or the real response after
+        // `100 Continue`): keep only the headers of the last one.
+        if bytes.count >= 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50, bytes[4] == 0x2F {
+            headerBlock.removeAll(keepingCapacity: true)
+            body.removeAll(keepingCapacity: true)
+            return
+        }
+        headerBlock.append(contentsOf: bytes)
+    }
+
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) {
+        if !reservedBody, let handle {
+            reservedBody = true
+            let expected = handle.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+            if expected > 0 && expected < 1 << 31 {
+                body.reserveCapacity(Int(expected))
+            }
+        }
+        body.append(bytes.assumingMemoryBound(to: UInt8.self))
+    }
+
+    // MARK: - Teardown
+
+    /// Frees what the transfer holds besides its handle: the header list and an open file.
+    func releaseResources() {
+        if let headerList {
+            curl_slist_free_all(headerList)
+            self.headerList = nil
+        }
+        if case .file(let descriptor, _) = upload {
+            close(descriptor)
+        }
+        upload = nil
+    }
+}
+
+// MARK: - libcurl callbacks
+//
+// Plain C functions: `userdata` is the `Transfer`, unretained (the loop's table keeps it alive
+// for as long as the handle is in the multi handle).
+
+func curlReceiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
+    let length = size * count
+    guard let buffer, let userdata, length > 0 else { return length }
+    Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().receiveBody(UnsafeRawBufferPointer(start: buffer, count: length))
+    return length
+}
+
+func curlReceiveHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
+    let length = size * count
+    guard let buffer, let userdata, length > 0 else { return length }
+    Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: length))
+    return length
+}
+
+func curlSendBody(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
+    guard let buffer, let userdata else { return aif_curl_readfunc_abort }
+    return Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().readBody(into: buffer, capacity: size * count)
+}
+
+func curlSeekBody(_ userdata: UnsafeMutableRawPointer?, _ offset: curl_off_t, _ origin: Int32) -> Int32 {
+    guard let userdata, origin == SEEK_SET else { return aif_curl_seekfunc_cantseek }
+    return Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().seekBody(to: Int64(offset))
+}
+
+func curlReportProgress(
+    _ userdata: UnsafeMutableRawPointer?,
+    _ downloadTotal: curl_off_t,
+    _ downloaded: curl_off_t,
+    _ uploadTotal: curl_off_t,
+    _ uploaded: curl_off_t
+) -> Int32 {
+    guard let userdata else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+    transfer.progress?(
+        TransferProgress(
+            bytesSent: Int64(uploaded),
+            totalBytesToSend: uploadTotal > 0 ? Int64(uploadTotal) : transfer.request.body.byteCount.map(Int64.init),
+            bytesReceived: Int64(downloaded),
+            totalBytesToReceive: downloadTotal > 0 ? Int64(downloadTotal) : nil
+        )
+    )
+    return 0
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Logging
+
+/// The libcurl ``HTTPTransport``: one multi handle driven by one thread, connection reuse,
+/// HTTP/2 over TLS, and exactly-once completion for every request.
+///
+/// ```swift
+/// let transport = CurlTransport()
+/// defer { transport.shutdown() }
+/// let response = try await transport.send(HTTPRequest(url: url))
+/// ```
+///
+/// Completion handlers and progress handlers run on the transport's own thread: keep them
+/// short, and hand longer work to another executor. Any number of requests may be in flight;
+/// they share connections (up to the configured caps).
+///
+/// A transport owns a thread and connections until ``shutdown()`` (or until it is released,
+/// which shuts it down without waiting). ``shared`` is a transport that lives for the whole
+/// process and cannot be shut down.
+public final class CurlTransport: HTTPTransport {
+    /// A transport with the default ``Configuration``, for the whole process. Calling
+    /// ``shutdown()`` on it does nothing (and logs a warning through its logger).
+    public static let shared = CurlTransport(configuration: Configuration(), isShared: true)
+
+    /// The configuration the transport was created with.
+    public let configuration: Configuration
+    private let loop: CurlEventLoop
+    private let isShared: Bool
+
+    /// Creates a transport, starting its thread.
+    ///
+    /// - Parameter configuration: Timeouts, connection limits, TLS, proxy and defaults.
+    public convenience init(configuration: Configuration = Configuration()) {
+        self.init(configuration: configuration, isShared: false)
+    }
+
+    private init(configuration: Configuration, isShared: Bool) {
+        self.configuration = configuration
+        self.isShared = isShared
+        loop = CurlEventLoop(configuration: configuration, threadName: isShared ? "AIFNetworking.curl.shared" : "AIFNetworking.curl")
+        if configuration.tls.certificateVerification == .dangerouslyDisabledForDevelopmentOnly {
+            configuration.logger.warning(
+                "TLS certificate verification is DISABLED for this CurlTransport: any server, or anyone between, can impersonate every HTTPS host it talks to. Use it for local development only; trust a custom CA instead."
+            )
+        }
+    }
+
+    deinit {
+        loop.shutdown(wait: false)
+    }
+
+    /// Submits a request and returns at once.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - progress: Called on the transport's thread as bytes go out and come in, or `nil`.
+    ///   - completion: Called exactly once, on the transport's thread, with the response or
+    ///     the error. After ``shutdown()`` it is called at once, on the caller's thread, with
+    ///     ``TransportError/Code-swift.struct/transportShutDown``.
+    /// - Returns: A handle that cancels the transfer.
+    @discardableResult
+    public func send(
+        _ request: HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer {
+        sendTransfer(request, progress: progress, completion: completion)
+    }
+
+    /// Like ``send(_:progress:completion:)``, returning the concrete task type.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - progress: Called on the transport's thread as bytes go out and come in, or `nil`.
+    ///   - completion: Called exactly once, on the transport's thread.
+    /// - Returns: The task, which cancels the transfer.
+    @discardableResult
+    public func sendTransfer(
+        _ request: HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> CurlTransferTask {
+        let transfer = Transfer(request: request, progress: progress, completion: completion)
+        let task = CurlTransferTask(transfer: transfer, loop: loop)
+        if !loop.submit(transfer) {
+            completion(.failure(TransportError(.transportShutDown, url: transfer.urlString, detail: "the transport was shut down before the request was submitted")))
+        }
+        return task
+    }
+
+    /// Stops the transport: requests in flight end as cancelled, connections close, and the
+    /// thread exits before this returns (unless called from a completion handler, on the
+    /// transport's own thread, in which case it returns at once). Requests submitted afterwards
+    /// fail with ``TransportError/Code-swift.struct/transportShutDown``. Calling it again does
+    /// nothing. On ``shared`` it does nothing at all.
+    public func shutdown() {
+        if isShared {
+            configuration.logger.warning("CurlTransport.shared cannot be shut down; ignoring shutdown()")
+            return
+        }
+        loop.shutdown(wait: true)
+    }
+}
+
+/// A request submitted to a ``CurlTransport``; cancels it.
+public final class CurlTransferTask: CancellableTransfer {
+    private let transfer: Transfer
+    private weak let loop: CurlEventLoop?
+
+    init(transfer: Transfer, loop: CurlEventLoop) {
+        self.transfer = transfer
+        self.loop = loop
+    }
+
+    /// Cancels the transfer if it has not ended: its completion is then called with
+    /// ``TransportError/Code-swift.struct/cancelled``. Safe from any thread, any number of times.
+    public func cancel() {
+        loop?.cancel(transfer)
+    }
+}

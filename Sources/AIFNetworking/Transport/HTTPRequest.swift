@@ -1,0 +1,109 @@
+import Foundation
+
+/// One HTTP request, as a value: what to send and, optionally, how.
+///
+/// Settings left `nil` (``timeouts``, ``redirects``) take the transport's defaults.
+public struct HTTPRequest: Sendable {
+    /// Where a request body comes from.
+    public enum Body: Sendable {
+        /// No body.
+        case empty
+        /// These bytes.
+        case bytes(Data)
+        /// The contents of the file at this path, streamed from disk as it is sent (it is never
+        /// read into memory whole). Its size is taken when the transfer starts.
+        case file(path: String)
+
+        /// The number of bytes of an in-memory body; `nil` for a file body.
+        public var byteCount: Int? {
+            switch self {
+            case .empty: 0
+            case .bytes(let data): data.count
+            case .file: nil
+            }
+        }
+    }
+
+    /// The request method.
+    public var method: HTTPMethod
+    /// The absolute `http` or `https` URL.
+    public var url: URL
+    /// The header fields, sent after the transport's default headers (a name given here
+    /// replaces a default of the same name).
+    public var headers: HTTPHeaders
+    /// The body.
+    public var body: Body
+    /// Timeouts for this request, or `nil` for the transport's.
+    public var timeouts: Timeouts?
+    /// The redirect policy for this request, or `nil` for the transport's.
+    public var redirects: RedirectPolicy?
+
+    /// Creates a request.
+    ///
+    /// - Parameters:
+    ///   - method: The method; `GET` by default.
+    ///   - url: The absolute URL.
+    ///   - headers: Header fields; none by default.
+    ///   - body: The body; none by default.
+    ///   - timeouts: Timeouts overriding the transport's, or `nil`.
+    ///   - redirects: A redirect policy overriding the transport's, or `nil`.
+    public init(
+        method: HTTPMethod = .get,
+        url: URL,
+        headers: HTTPHeaders = HTTPHeaders(),
+        body: Body = .empty,
+        timeouts: Timeouts? = nil,
+        redirects: RedirectPolicy? = nil
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeouts = timeouts
+        self.redirects = redirects
+    }
+}
+
+/// How long a request may take.
+public struct Timeouts: Sendable, Hashable {
+    /// The longest the connection phase may take: name resolution, TCP connect, and the TLS
+    /// handshake (and a proxy tunnel, if any). `nil` means no limit of our own.
+    public var connect: Duration?
+    /// The longest the whole transfer may take, from start to the last byte. `nil` means none.
+    public var total: Duration?
+
+    /// Creates timeouts.
+    ///
+    /// - Parameters:
+    ///   - connect: The connection-phase limit; 10 seconds by default.
+    ///   - total: The whole-transfer limit; 60 seconds by default.
+    public init(connect: Duration? = .seconds(10), total: Duration? = .seconds(60)) {
+        self.connect = connect
+        self.total = total
+    }
+
+    /// Ten seconds to connect, sixty for the whole transfer.
+    public static let `default` = Timeouts()
+}
+
+/// Whether and how far to follow HTTP redirects.
+public enum RedirectPolicy: Sendable, Hashable {
+    /// Never follow: a `3xx` response is returned as it is.
+    case never
+    /// Follow up to `max` redirects; one more ends the request with
+    /// ``TransportError/Code-swift.struct/tooManyRedirects``.
+    case follow(max: Int)
+
+    /// Follow up to ten redirects.
+    public static let `default` = RedirectPolicy.follow(max: 10)
+}
+
+extension Duration {
+    /// The duration in whole milliseconds, rounded up so that a positive duration never becomes
+    /// zero (which libcurl reads as "no limit").
+    var roundedUpMilliseconds: Int {
+        let (seconds, attoseconds) = components
+        let milliseconds = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int(max(milliseconds, 1))
+    }
+}

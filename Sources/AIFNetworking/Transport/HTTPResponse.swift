@@ -1,0 +1,86 @@
+import Foundation
+
+/// One HTTP response, as a value.
+public struct HTTPResponse: Sendable {
+    /// The status code, for example `200`.
+    public var statusCode: Int
+    /// The header fields of the final response (after any redirects).
+    public var headers: HTTPHeaders
+    /// The body, decoded from any `Content-Encoding` the transport undid.
+    public var body: Data
+    /// The protocol version the response arrived over.
+    public var httpVersion: HTTPVersion
+    /// The URL of the final response: the request's URL, or where redirects led.
+    public var url: URL
+    /// Timings and counters of the transfer.
+    public var metrics: TransferMetrics
+
+    /// Creates a response (for stub transports and tests; the transport builds its own).
+    public init(
+        statusCode: Int,
+        headers: HTTPHeaders = HTTPHeaders(),
+        body: Data = Data(),
+        httpVersion: HTTPVersion = .http1_1,
+        url: URL,
+        metrics: TransferMetrics = TransferMetrics()
+    ) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.body = body
+        self.httpVersion = httpVersion
+        self.url = url
+        self.metrics = metrics
+    }
+
+    /// Whether the status is in the `2xx` range.
+    public var isSuccess: Bool { (200..<300).contains(statusCode) }
+}
+
+/// Timings and counters of one transfer, as libcurl measured them.
+///
+/// Each time is measured from the start of the transfer to the end of that phase, so they grow
+/// in order: ``nameLookup`` ≤ ``connect`` ≤ ``tlsHandshake`` ≤ ``timeToFirstByte`` ≤ ``total``.
+/// A phase that did not happen (no TLS, a reused connection) is zero.
+public struct TransferMetrics: Sendable, Hashable {
+    /// Until name resolution was done.
+    public var nameLookup: Duration
+    /// Until the TCP connection was up.
+    public var connect: Duration
+    /// Until the TLS handshake was done (zero without TLS).
+    public var tlsHandshake: Duration
+    /// Until the first response byte arrived.
+    public var timeToFirstByte: Duration
+    /// The whole transfer.
+    public var total: Duration
+    /// Request bytes sent: header and body.
+    public var bytesSent: Int
+    /// Response bytes received: header and body (the body as it came over the wire).
+    public var bytesReceived: Int
+    /// Redirects followed.
+    public var redirectCount: Int
+    /// Whether the transfer went over a connection kept from an earlier one.
+    public var reusedConnection: Bool
+
+    /// Creates metrics; every field is zero or `false` by default.
+    public init(
+        nameLookup: Duration = .zero,
+        connect: Duration = .zero,
+        tlsHandshake: Duration = .zero,
+        timeToFirstByte: Duration = .zero,
+        total: Duration = .zero,
+        bytesSent: Int = 0,
+        bytesReceived: Int = 0,
+        redirectCount: Int = 0,
+        reusedConnection: Bool = false
+    ) {
+        self.nameLookup = nameLookup
+        self.connect = connect
+        self.tlsHandshake = tlsHandshake
+        self.timeToFirstByte = timeToFirstByte
+        self.total = total
+        self.bytesSent = bytesSent
+        self.bytesReceived = bytesReceived
+        self.redirectCount = redirectCount
+        self.reusedConnection = reusedConnection
+    }
+}

@@ -1,0 +1,128 @@
+/// Sends HTTP requests. ``CurlTransport`` is the libcurl implementation; others (a stub for
+/// tests, URLSession on Apple platforms) can stand in for it.
+///
+/// Every request submitted to a transport ends exactly once: its completion handler is called
+/// once with a response or a ``TransportError`` — including when it is cancelled
+/// (``TransportError/Code-swift.struct/cancelled``) or when the transport shuts down.
+public protocol HTTPTransport: Sendable {
+    /// Submits a request and returns at once.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - progress: Called as bytes go out and come in, or `nil`.
+    ///   - completion: Called exactly once with the outcome. Implementations document the
+    ///     thread it runs on; it should return quickly.
+    /// - Returns: A handle that cancels the transfer.
+    @discardableResult
+    func send(
+        _ request: HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer
+}
+
+/// A handle on one submitted transfer.
+public protocol CancellableTransfer: Sendable {
+    /// Cancels the transfer. Safe from any thread, at any moment, any number of times: if the
+    /// transfer has not ended yet, it ends as ``TransportError/Code-swift.struct/cancelled``;
+    /// otherwise nothing happens.
+    func cancel()
+}
+
+/// How far a transfer has got.
+public struct TransferProgress: Sendable, Hashable {
+    /// Body bytes sent so far.
+    public var bytesSent: Int64
+    /// The size of the request body, when known.
+    public var totalBytesToSend: Int64?
+    /// Body bytes received so far.
+    public var bytesReceived: Int64
+    /// The expected size of the response body, when the server announced it.
+    public var totalBytesToReceive: Int64?
+
+    /// Creates a progress report.
+    public init(bytesSent: Int64, totalBytesToSend: Int64?, bytesReceived: Int64, totalBytesToReceive: Int64?) {
+        self.bytesSent = bytesSent
+        self.totalBytesToSend = totalBytesToSend
+        self.bytesReceived = bytesReceived
+        self.totalBytesToReceive = totalBytesToReceive
+    }
+}
+
+extension HTTPTransport {
+    /// Submits a request without progress reporting.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - completion: Called exactly once with the outcome.
+    /// - Returns: A handle that cancels the transfer.
+    @discardableResult
+    public func send(
+        _ request: HTTPRequest,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer {
+        send(request, progress: nil, completion: completion)
+    }
+
+    /// Sends a request and waits for its response.
+    ///
+    /// Cancelling the calling `Task` cancels the transfer, which then throws
+    /// ``TransportError/Code-swift.struct/cancelled``.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - progress: Called as bytes go out and come in, or `nil`.
+    /// - Returns: The response, whatever its status code.
+    /// - Throws: ``TransportError`` when no response arrived.
+    public func send(
+        _ request: HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) async throws(TransportError) -> HTTPResponse {
+        let cancellation = AsyncCancellation()
+        let result = await withTaskCancellationHandler {
+            // An unsafe continuation is sound here: the transport calls completion exactly
+            // once, which is the contract this protocol states and the transport's tests prove.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, TransportError>, Never>) in
+                let transfer = send(request, progress: progress) { result in
+                    continuation.resume(returning: result)
+                }
+                cancellation.attach(transfer)
+            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+        return try result.get()
+    }
+}
+
+/// Bridges Swift task cancellation to a transfer that may not have been submitted yet when the
+/// task is cancelled.
+final class AsyncCancellation: Sendable {
+    private enum State {
+        case waiting
+        case attached(any CancellableTransfer)
+        case cancelled
+    }
+
+    private let state = Locked(State.waiting)
+
+    /// Records the transfer; cancels it at once if the task was cancelled before it existed.
+    func attach(_ transfer: any CancellableTransfer) {
+        let cancelNow = state.withLock { state in
+            if case .cancelled = state { return true }
+            state = .attached(transfer)
+            return false
+        }
+        if cancelNow { transfer.cancel() }
+    }
+
+    /// Cancels the attached transfer, or remembers to cancel it when it is attached.
+    func cancel() {
+        let transfer: (any CancellableTransfer)? = state.withLock { state in
+            defer { state = .cancelled }
+            if case .attached(let transfer) = state { return transfer }
+            return nil
+        }
+        transfer?.cancel()
+    }
+}

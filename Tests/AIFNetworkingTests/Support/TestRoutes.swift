@@ -1,0 +1,102 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import NIOCore
+
+/// A request context that remembers which client port the request came from, so tests can see
+/// from the server's side whether two requests shared a connection.
+struct ConnectionContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remotePort: Int
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remotePort = source.channel.remoteAddress?.port ?? -1
+    }
+}
+
+/// The routes the transport tests exercise.
+enum TestRoutes {
+    static let gzipPlainText = String(repeating: "AIFNetworking decodes gzip transparently. ", count: 200)
+
+    static func makeRouter(gzippedBody: Data) -> Router<ConnectionContext> {
+        let router = Router(context: ConnectionContext.self)
+
+        let methods: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options, HTTPRequest.Method("PURGE")!]
+        for method in methods {
+            router.on("echo", method: method) { request, _ -> Response in
+                let body = try await request.body.collect(upTo: 128 << 20)
+                var headers: HTTPFields = [:]
+                headers[HTTPField.Name("X-Method")!] = request.method.rawValue
+                headers[HTTPField.Name("X-Body-Length")!] = "\(body.readableBytes)"
+                if let type = request.headers[.contentType] { headers[HTTPField.Name("X-Request-Content-Type")!] = type }
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+            }
+        }
+
+        // Request headers back as `name: value` lines, plus two Set-Cookie fields.
+        router.get("headers") { request, _ -> Response in
+            let lines = request.headers.map { "\($0.name.canonicalName): \($0.value)" }.joined(separator: "\n")
+            var headers: HTTPFields = [:]
+            headers.append(HTTPField(name: .setCookie, value: "a=1"))
+            headers.append(HTTPField(name: .setCookie, value: "b=2"))
+            headers[HTTPField.Name("X-Custom-Reply")!] = "Mixed Case Value"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: lines)))
+        }
+
+        // `count` bytes of a known pattern.
+        router.get("bytes/:count") { _, context -> Response in
+            let count = context.parameters.get("count", as: Int.self) ?? 0
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(bytes: pattern(count: count))))
+        }
+
+        router.get("gzip") { _, _ -> Response in
+            Response(
+                status: .ok,
+                headers: [.contentEncoding: "gzip", .contentType: "text/plain"],
+                body: .init(byteBuffer: ByteBuffer(bytes: gzippedBody))
+            )
+        }
+
+        router.get("redirect/:hops") { _, context -> Response in
+            let hops = context.parameters.get("hops", as: Int.self) ?? 0
+            if hops <= 0 { return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "landed"))) }
+            return Response(status: .found, headers: [.location: "/redirect/\(hops - 1)"])
+        }
+        router.post("redirect-307") { _, _ -> Response in
+            Response(status: .temporaryRedirect, headers: [.location: "/echo"])
+        }
+
+        router.get("slow/:milliseconds") { _, context -> Response in
+            let milliseconds = context.parameters.get("milliseconds", as: Int.self) ?? 0
+            try await Task.sleep(for: .milliseconds(milliseconds))
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "slow")))
+        }
+
+        // `chunks` chunks of 1 KiB, 50 ms apart.
+        router.get("drip/:chunks") { _, context -> Response in
+            let chunks = context.parameters.get("chunks", as: Int.self) ?? 1
+            return Response(status: .ok, body: ResponseBody { writer in
+                for _ in 0..<chunks {
+                    try await writer.write(ByteBuffer(repeating: UInt8(ascii: "d"), count: 1024))
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                try await writer.finish(nil)
+            })
+        }
+
+        router.get("whoami") { _, context -> String in
+            "\(context.remotePort)"
+        }
+
+        router.get("status/:code") { _, context -> Response in
+            Response(status: .init(code: context.parameters.get("code", as: Int.self) ?? 500))
+        }
+        return router
+    }
+
+    /// Byte `i` is `i % 251`: a pattern whose every prefix differs from its neighbours'.
+    static func pattern(count: Int) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: $0 % 251) }
+    }
+}

@@ -1,0 +1,124 @@
+import DemoServer
+import Foundation
+import Hummingbird
+import HummingbirdHTTP2
+import HummingbirdTLS
+import NIOSSL
+
+/// The in-process servers the transport tests share, started once per test process on
+/// 127.0.0.1 with ports the system picks.
+enum TestServers {
+    struct Servers: Sendable {
+        let plain: LocalServer
+        let tls: LocalServer
+        let http2: LocalServer
+        let certificates: TestCertificates
+    }
+
+    private static let started = Task<Servers, any Error> {
+        let certificates = try TestCertificates.generate()
+        let gzipped = try gzip(Data(TestRoutes.gzipPlainText.utf8))
+        let plain = try await LocalServer.start(router: TestRoutes.makeRouter(gzippedBody: gzipped))
+
+        let tlsConfiguration = try certificates.serverTLSConfiguration()
+        let tls = try await LocalServer.start(
+            router: TestRoutes.makeRouter(gzippedBody: gzipped),
+            server: .tls(.http1(), tlsConfiguration: tlsConfiguration)
+        )
+        let http2 = try await LocalServer.start(
+            router: TestRoutes.makeRouter(gzippedBody: gzipped),
+            server: .http2Upgrade(tlsConfiguration: tlsConfiguration)
+        )
+        return Servers(plain: plain, tls: tls, http2: http2, certificates: certificates)
+    }
+
+    /// The servers, started on first use.
+    static func shared() async throws -> Servers {
+        try await started.value
+    }
+
+    /// Compresses with the system's `gzip`, so the test does not trust our own code to make
+    /// the data it then decodes.
+    static func gzip(_ data: Data) throws -> Data {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "aif-gzip-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "body")
+        try data.write(to: file)
+        try Shell.run("gzip -9 -n '\(file.path)'")
+        return try Data(contentsOf: directory.appending(path: "body.gz"))
+    }
+}
+
+/// A CA, a server certificate it signed for 127.0.0.1 and localhost, and the server key's pin,
+/// generated afresh by `openssl` for each test process.
+struct TestCertificates: Sendable {
+    let directory: URL
+    var caPath: String { directory.appending(path: "ca.pem").path }
+    var serverCertificatePath: String { directory.appending(path: "server.pem").path }
+    var serverKeyPath: String { directory.appending(path: "server.key").path }
+    /// base64 SHA-256 of the server's SubjectPublicKeyInfo.
+    let serverKeyPin: String
+    /// The pin of an unrelated key.
+    let otherKeyPin: String
+
+    static func generate() throws -> TestCertificates {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "aif-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let dir = directory.path
+        try Shell.run("""
+            set -e
+            cd '\(dir)'
+            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem \
+              -days 2 -subj '/CN=AIFNetworking Test CA' \
+              -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign' 2>/dev/null
+            openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key -out server.csr \
+              -subj '/CN=localhost' 2>/dev/null
+            printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nbasicConstraints=CA:FALSE\\nkeyUsage=critical,digitalSignature\\nextendedKeyUsage=serverAuth\\n' > server.ext
+            openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 \
+              -extfile server.ext 2>/dev/null
+            openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out other.key 2>/dev/null
+            """)
+        let pin = try Shell.run("cd '\(dir)' && openssl x509 -in server.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64")
+        let otherPin = try Shell.run("cd '\(dir)' && openssl pkey -in other.key -pubout -outform der | openssl dgst -sha256 -binary | base64")
+        return TestCertificates(
+            directory: directory,
+            serverKeyPin: pin.trimmingCharacters(in: .whitespacesAndNewlines),
+            otherKeyPin: otherPin.trimmingCharacters(in: .whitespacesAndNewlines)
+        )
+    }
+
+    func serverTLSConfiguration() throws -> TLSConfiguration {
+        let chain = try NIOSSLCertificate.fromPEMFile(serverCertificatePath).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: serverKeyPath, format: .pem)
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+    }
+}
+
+/// Runs shell commands for test set-up.
+enum Shell {
+    struct Failure: Error, CustomStringConvertible {
+        let command: String
+        let status: Int32
+        let output: String
+        var description: String { "`\(command)` exited with \(status): \(output)" }
+    }
+
+    @discardableResult
+    static func run(_ command: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", command]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw Failure(command: command, status: process.terminationStatus, output: text)
+        }
+        return text
+    }
+}
