@@ -45,9 +45,10 @@ enum TestRoutes {
         }
 
         // `count` bytes of a known pattern.
+        let patternBuffer = ByteBuffer(bytes: patternBytes)
         router.get("bytes/:count") { _, context -> Response in
-            let count = context.parameters.get("count", as: Int.self) ?? 0
-            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(bytes: pattern(count: count))))
+            let count = min(context.parameters.get("count", as: Int.self) ?? 0, patternBuffer.readableBytes)
+            return Response(status: .ok, body: .init(byteBuffer: patternBuffer.getSlice(at: 0, length: count)!))
         }
 
         router.get("gzip") { _, _ -> Response in
@@ -95,8 +96,22 @@ enum TestRoutes {
         return router
     }
 
-    /// Byte `i` is `i % 251`: a pattern whose every prefix differs from its neighbours'.
-    static func pattern(count: Int) -> [UInt8] {
-        (0..<count).map { UInt8(truncatingIfNeeded: $0 % 251) }
+    /// 64 MiB where byte `i` is `i % 251`, computed once (the 50 MB tests slice it rather
+    /// than compute it on a server thread).
+    static let patternBytes: [UInt8] = {
+        let count = 64 << 20
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var value: UInt8 = 0
+            for index in 0..<count {
+                buffer[index] = value
+                value = value == 250 ? 0 : value + 1
+            }
+            initialized = count
+        }
+    }()
+
+    /// The first `count` bytes of ``patternBytes``.
+    static func pattern(count: Int) -> ArraySlice<UInt8> {
+        patternBytes[0..<count]
     }
 }

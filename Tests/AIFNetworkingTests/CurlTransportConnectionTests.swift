@@ -1,0 +1,102 @@
+import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+@Suite("CurlTransport: connections and proxies")
+struct CurlTransportConnectionTests {
+    @Test func keepAliveReusesOneConnection() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        var ports: [String] = []
+        var reused: [Bool] = []
+        for _ in 0..<5 {
+            let response = try await transport.send(HTTPRequest(url: server.url("whoami")))
+            ports.append(String(decoding: response.body, as: UTF8.self))
+            reused.append(response.metrics.reusedConnection)
+        }
+        #expect(Set(ports).count == 1, "the server saw one client port: \(ports)")
+        #expect(reused == [false, true, true, true, true])
+    }
+
+    @Test func theConnectionCacheKeepsUpWithTheConcurrency() async throws {
+        // 48 requests at once, three times: with a cache sized to the concurrency, the second and
+        // third waves find every connection they need already open.
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        func wave() async throws -> (ports: Set<String>, reused: Int) {
+            try await withThrowingTaskGroup(of: (String, Bool).self) { group in
+                for _ in 0..<48 {
+                    group.addTask {
+                        let response = try await transport.send(HTTPRequest(url: server.url("whoami")))
+                        return (String(decoding: response.body, as: UTF8.self), response.metrics.reusedConnection)
+                    }
+                }
+                var ports = Set<String>()
+                var reused = 0
+                for try await (port, wasReused) in group {
+                    ports.insert(port)
+                    if wasReused { reused += 1 }
+                }
+                return (ports, reused)
+            }
+        }
+        let first = try await wave()
+        let second = try await wave()
+        let third = try await wave()
+        #expect(second.ports.isSubset(of: first.ports))
+        #expect(third.ports.isSubset(of: first.ports))
+        #expect(second.reused == 48 && third.reused == 48)
+    }
+
+    @Test func aPerHostCapSerialisesOntoOneConnection() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport { $0.connectionPool.maxConnectionsPerHost = 1 }
+        defer { transport.shutdown() }
+        let ports = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    String(decoding: try await transport.send(HTTPRequest(url: server.url("whoami"))).body, as: UTF8.self)
+                }
+            }
+            var ports = Set<String>()
+            for try await port in group { ports.insert(port) }
+            return ports
+        }
+        #expect(ports.count == 1)
+    }
+
+    @Test func anExplicitProxyReceivesTheRequest() async throws {
+        let proxy = try RawServer(.echoRequestLine)
+        defer { proxy.stop() }
+        let transport = makeTransport { $0.proxy = .explicit("http://127.0.0.1:\(proxy.port)") }
+        defer { transport.shutdown() }
+        // The proxy answers itself; the origin host is never resolved or contacted.
+        let response = try await transport.send(HTTPRequest(url: URL(string: "http://origin.invalid/catalogue?page=2")!))
+        #expect(String(decoding: response.body, as: UTF8.self) == "GET http://origin.invalid/catalogue?page=2 HTTP/1.1")
+        #expect(proxy.requestLines == ["GET http://origin.invalid/catalogue?page=2 HTTP/1.1"])
+    }
+
+    @Test func proxyEnvironmentVariablesAreHonoured() async throws {
+        let proxy = try RawServer(.echoRequestLine)
+        defer { proxy.stop() }
+        let environment = ["http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "direct.invalid"]
+        let transport = makeTransport { $0.proxy = .environment(environment) }
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(url: URL(string: "http://origin.invalid/x")!))
+        #expect(String(decoding: response.body, as: UTF8.self) == "GET http://origin.invalid/x HTTP/1.1")
+    }
+
+    @Test func excludedHostsBypassTheProxy() async throws {
+        let server = try await TestServers.shared().plain
+        let proxy = try RawServer(.echoRequestLine)
+        defer { proxy.stop() }
+        let transport = makeTransport { $0.proxy = .explicit("http://127.0.0.1:\(proxy.port)", excluding: ["127.0.0.1"]) }
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(url: server.url("bytes/4")))
+        #expect(response.body.count == 4)
+        #expect(proxy.requestLines.isEmpty)
+    }
+}

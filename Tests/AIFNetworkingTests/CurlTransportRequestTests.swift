@@ -1,0 +1,203 @@
+import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+@Suite("CurlTransport: requests and responses")
+struct CurlTransportRequestTests {
+    @Test(arguments: [HTTPMethod.get, .post, .put, .delete, .patch, .options, "PURGE"])
+    func everyMethodReachesTheServer(method: HTTPMethod) async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let payload = Data("payload for \(method)".utf8)
+        let body: HTTPRequest.Body = method == .get ? .empty : .bytes(payload)
+        let response = try await transport.send(HTTPRequest(method: method, url: server.url("echo"), body: body))
+        #expect(response.statusCode == 200)
+        #expect(response.headers["X-Method"] == method.rawValue)
+        #expect(response.body == (method == .get ? Data() : payload))
+    }
+
+    @Test func headReturnsHeadersWithoutABody() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(method: .head, url: server.url("echo")))
+        #expect(response.statusCode == 200)
+        #expect(response.headers["X-Method"] == "HEAD")
+        #expect(response.body.isEmpty)
+    }
+
+    @Test func emptyBodiedPostSendsAZeroContentLength() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(method: .post, url: server.url("echo")))
+        #expect(response.headers["X-Body-Length"] == "0")
+        #expect(response.headers["X-Request-Content-Type"] == nil, "libcurl's default form content type must not be sent")
+    }
+
+    @Test(arguments: [0, 1, 65_536, 50 << 20])
+    func downloadsBodiesOfEverySize(size: Int) async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(url: server.url("bytes/\(size)")))
+        #expect(response.statusCode == 200)
+        #expect(response.body.count == size)
+        #expect(response.body == Data(TestRoutes.pattern(count: size)))
+    }
+
+    @Test(arguments: [0, 1, 65_536, 50 << 20])
+    func uploadsBodiesOfEverySize(size: Int) async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let payload = Data(TestRoutes.pattern(count: size))
+        let response = try await transport.send(
+            HTTPRequest(method: .put, url: server.url("echo"), headers: ["Content-Type": "application/octet-stream"], body: .bytes(payload))
+        )
+        #expect(response.headers["X-Body-Length"] == "\(size)")
+        #expect(response.headers["X-Request-Content-Type"] == "application/octet-stream")
+        #expect(response.body == payload)
+    }
+
+    @Test func streamsAnUploadFromAFile() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let payload = Data(TestRoutes.pattern(count: 5 << 20))
+        let file = FileManager.default.temporaryDirectory.appending(path: "aif-upload-\(UUID().uuidString)")
+        try payload.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let response = try await transport.send(HTTPRequest(method: .post, url: server.url("echo"), body: .file(path: file.path)))
+        #expect(response.headers["X-Body-Length"] == "\(payload.count)")
+        #expect(response.body == payload)
+    }
+
+    @Test func headersRoundTrip() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport { $0.defaultHeaders = ["User-Agent": "default-agent", "X-Default": "kept"] }
+        defer { transport.shutdown() }
+        let response = try await transport.send(
+            HTTPRequest(url: server.url("headers"), headers: ["user-agent": "my-agent", "X-Trace-ID": "abc 123", "X-Blank": ""])
+        )
+        let received = String(decoding: response.body, as: UTF8.self).lowercased()
+        #expect(received.contains("user-agent: my-agent"))
+        #expect(!received.contains("default-agent"))
+        #expect(received.contains("x-default: kept"))
+        #expect(received.contains("x-trace-id: abc 123"))
+        #expect(received.contains("x-blank: "))
+        // Multi-valued and case-insensitive on the way back.
+        #expect(response.headers.values(for: "set-cookie") == ["a=1", "b=2"])
+        #expect(response.headers["x-custom-reply"] == "Mixed Case Value")
+        #expect(response.headers["X-CUSTOM-REPLY"] == "Mixed Case Value")
+    }
+
+    @Test func gzipBodiesAreDecodedTransparently() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(url: server.url("gzip")))
+        #expect(response.headers["Content-Encoding"] == "gzip")
+        #expect(String(decoding: response.body, as: UTF8.self) == TestRoutes.gzipPlainText)
+        #expect(response.metrics.bytesReceived < response.body.count, "the wire carried the compressed form")
+    }
+
+    @Test func decompressionCanBeTurnedOff() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport { $0.decompression = .disabled }
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(url: server.url("gzip")))
+        #expect(Array(response.body.prefix(2)) == [0x1F, 0x8B])
+    }
+
+    @Test func redirectsAreFollowed() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(url: server.url("redirect/3")))
+        #expect(response.statusCode == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "landed")
+        #expect(response.metrics.redirectCount == 3)
+        #expect(response.url.path == "/redirect/0")
+    }
+
+    @Test func redirectsCanBeReturnedInsteadOfFollowed() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport { $0.redirects = .never }
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(url: server.url("redirect/2")))
+        #expect(response.statusCode == 302)
+        #expect(response.headers["Location"] == "/redirect/1")
+    }
+
+    @Test func tooManyRedirectsIsAnError() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let url = server.url("redirect/5")
+        let error = await #expect(throws: TransportError.self) {
+            try await transport.send(HTTPRequest(url: url, redirects: .follow(max: 2)))
+        }
+        #expect(error?.code == .tooManyRedirects)
+        #expect(error?.url == url.absoluteString)
+        #expect(error?.curlCode == 47)
+    }
+
+    @Test func temporaryRedirectResendsTheBody() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let payload = Data("resent after 307".utf8)
+        let response = try await transport.send(HTTPRequest(method: .post, url: server.url("redirect-307"), body: .bytes(payload)))
+        #expect(response.headers["X-Method"] == "POST")
+        #expect(response.body == payload)
+    }
+
+    @Test func progressIsReportedBothWays() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let reports = Locked([TransferProgress]())
+        let size = 2 << 20
+        _ = try await transport.send(
+            HTTPRequest(method: .post, url: server.url("echo"), body: .bytes(Data(count: size))),
+            progress: { progress in reports.withLock { $0.append(progress) } }
+        )
+        let all = reports.withLock { $0 }
+        #expect(!all.isEmpty)
+        #expect(all.last?.bytesSent == Int64(size))
+        #expect(all.last?.bytesReceived == Int64(size))
+        #expect(all.contains { $0.totalBytesToSend == Int64(size) })
+        let received = all.map(\.bytesReceived)
+        #expect(received == received.sorted(), "progress never goes backwards")
+    }
+
+    @Test func metricsDescribeTheTransfer() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(url: server.url("bytes/1000")))
+        let metrics = response.metrics
+        #expect(response.httpVersion == .http1_1)
+        #expect(metrics.total > .zero)
+        #expect(metrics.connect <= metrics.timeToFirstByte)
+        #expect(metrics.timeToFirstByte <= metrics.total)
+        #expect(metrics.bytesReceived > 1000)
+        #expect(metrics.bytesSent > 0)
+        #expect(!metrics.reusedConnection)
+    }
+
+    @Test func completionHandlersAndAsyncShareOneTransport() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let calls = Locked(0)
+        let result = await sendWithCompletion(transport, HTTPRequest(url: server.url("bytes/10")), calls: calls)
+        let response = try result.get()
+        #expect(response.body.count == 10)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(calls.withLock { $0 } == 1)
+    }
+}

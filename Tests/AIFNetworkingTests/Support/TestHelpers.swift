@@ -1,0 +1,59 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Logging
+
+extension LocalServer {
+    /// The URL of `path` on this server.
+    func url(_ path: String, secure: Bool = false) -> URL {
+        URL(string: baseURL(secure: secure).absoluteString + "/" + path)!
+    }
+}
+
+/// A transport for one test, shut down by the caller.
+func makeTransport(_ configure: (inout CurlTransport.Configuration) -> Void = { _ in }) -> CurlTransport {
+    var configuration = CurlTransport.Configuration(proxy: .none)
+    configure(&configuration)
+    return CurlTransport(configuration: configuration)
+}
+
+/// Sends through the completion-handler face and returns the result, recording how many times
+/// the completion ran so tests can check it was exactly once.
+func sendWithCompletion(
+    _ transport: CurlTransport,
+    _ request: AIFNetworking.HTTPRequest,
+    calls: Locked<Int> = Locked(0)
+) async -> Result<AIFNetworking.HTTPResponse, TransportError> {
+    await withCheckedContinuation { continuation in
+        transport.send(request) { result in
+            let first = calls.withLock { count -> Bool in
+                count += 1
+                return count == 1
+            }
+            if first { continuation.resume(returning: result) }
+        }
+    }
+}
+
+extension Result where Failure == TransportError {
+    var error: TransportError? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// A log handler that keeps what it is given, to check what the library logs.
+struct CapturingLogHandler: LogHandler {
+    let messages: Locked<[(Logger.Level, String)]>
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        messages.withLock { $0.append((event.level, "\(event.message)")) }
+    }
+}
