@@ -1,0 +1,37 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// A package of its own, so that users of AIFNetworking never build AsyncHTTPClient.
+let package = Package(
+    name: "AIFNetworkingBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "AIFNetworking", path: ".."),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+    ],
+    targets: [
+        .target(
+            name: "CurlLoop",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .executableTarget(
+            name: "TransportBench",
+            dependencies: [
+                "CurlLoop",
+                .product(name: "AIFNetworking", package: "AIFNetworking"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: [
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,113 @@
+#include "curl_loop.h"
+
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    CURL *easy;
+    char *body;
+    size_t length;
+    size_t capacity;
+} aif_bench_slot;
+
+struct aif_bench_curl_loop {
+    CURLM *multi;
+    aif_bench_slot *slots;
+    int concurrency;
+};
+
+static size_t aif_bench_write(char *data, size_t size, size_t count, void *userdata) {
+    aif_bench_slot *slot = userdata;
+    size_t bytes = size * count;
+    if (slot->length + bytes > slot->capacity) {
+        size_t capacity = slot->capacity ? slot->capacity * 2 : 4096;
+        while (capacity < slot->length + bytes) capacity *= 2;
+        char *grown = realloc(slot->body, capacity);
+        if (!grown) return 0;
+        slot->body = grown;
+        slot->capacity = capacity;
+    }
+    memcpy(slot->body + slot->length, data, bytes);
+    slot->length += bytes;
+    return bytes;
+}
+
+static double aif_bench_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+aif_bench_curl_loop *aif_bench_curl_loop_create(const char *url, const char *ca_file, int concurrency, int http2) {
+    curl_global_init(CURL_GLOBAL_ALL);
+    aif_bench_curl_loop *loop = calloc(1, sizeof(aif_bench_curl_loop));
+    if (!loop) return NULL;
+    loop->multi = curl_multi_init();
+    loop->concurrency = concurrency;
+    loop->slots = calloc((size_t)concurrency, sizeof(aif_bench_slot));
+    curl_multi_setopt(loop->multi, CURLMOPT_MAXCONNECTS, (long)concurrency);
+    curl_multi_setopt(loop->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    for (int index = 0; index < concurrency; index++) {
+        aif_bench_slot *slot = &loop->slots[index];
+        CURL *easy = curl_easy_init();
+        slot->easy = easy;
+        curl_easy_setopt(easy, CURLOPT_URL, url);
+        curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, aif_bench_write);
+        curl_easy_setopt(easy, CURLOPT_WRITEDATA, slot);
+        curl_easy_setopt(easy, CURLOPT_PRIVATE, slot);
+        curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, http2 ? (long)CURL_HTTP_VERSION_2TLS : (long)CURL_HTTP_VERSION_1_1);
+        if (http2) curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+        if (ca_file) curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
+    }
+    return loop;
+}
+
+long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *failures) {
+    long completed = 0;
+    *failures = 0;
+    double deadline = aif_bench_now() + seconds;
+    for (int index = 0; index < loop->concurrency; index++) {
+        loop->slots[index].length = 0;
+        curl_multi_add_handle(loop->multi, loop->slots[index].easy);
+    }
+    int active = loop->concurrency;
+    while (active > 0) {
+        int running = 0;
+        curl_multi_perform(loop->multi, &running);
+        CURLMsg *message;
+        int left = 0;
+        int expired = aif_bench_now() >= deadline;
+        while ((message = curl_multi_info_read(loop->multi, &left))) {
+            if (message->msg != CURLMSG_DONE) continue;
+            CURL *easy = message->easy_handle;
+            CURLcode result = message->data.result;
+            long status = 0;
+            curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+            aif_bench_slot *slot = NULL;
+            curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&slot);
+            if (result == CURLE_OK && status == 200) completed++; else (*failures)++;
+            curl_multi_remove_handle(loop->multi, easy);
+            slot->length = 0;
+            if (expired) {
+                active--;
+            } else {
+                curl_multi_add_handle(loop->multi, easy);
+            }
+        }
+        if (active > 0) curl_multi_poll(loop->multi, NULL, 0, 100, NULL);
+    }
+    return completed;
+}
+
+void aif_bench_curl_loop_destroy(aif_bench_curl_loop *loop) {
+    for (int index = 0; index < loop->concurrency; index++) {
+        curl_easy_cleanup(loop->slots[index].easy);
+        free(loop->slots[index].body);
+    }
+    curl_multi_cleanup(loop->multi);
+    free(loop->slots);
+    free(loop);
+}

@@ -1,0 +1,24 @@
+#ifndef AIF_BENCH_CURL_LOOP_H
+#define AIF_BENCH_CURL_LOOP_H
+
+// The reference client: libcurl's multi interface driven directly from C, with `concurrency`
+// easy handles configured once and re-added after each response. Nothing a libcurl-based
+// client can do per request costs less, so it is the ceiling the Swift transport is held to.
+
+#pragma clang assume_nonnull begin
+
+typedef struct aif_bench_curl_loop aif_bench_curl_loop;
+
+/// Creates the loop; `ca_file` may be NULL; `http2` asks for HTTP/2 over TLS via ALPN.
+aif_bench_curl_loop *_Nullable aif_bench_curl_loop_create(const char *url, const char *_Nullable ca_file,
+                                                          int concurrency, int http2);
+
+/// Runs requests back to back on every handle for `seconds`; returns how many completed with
+/// status 200 (failures are counted in `failures`).
+long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *failures);
+
+void aif_bench_curl_loop_destroy(aif_bench_curl_loop *loop);
+
+#pragma clang assume_nonnull end
+
+#endif

@@ -1,0 +1,274 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The side-by-side comparison: one server, every client in its own process, interleaved over
+/// several rounds; medians per client and medians of per-round ratios.
+struct Comparison {
+    struct Scenario: Sendable {
+        var concurrency: Int
+        var secure: Bool
+        var label: String { secure ? "c=\(concurrency) HTTPS (HTTP/2 where the client supports it)" : "c=\(concurrency) HTTP/1.1" }
+        var ratioLabel: String { secure ? "c=\(concurrency)-https" : "c=\(concurrency)" }
+    }
+
+    var rounds: Int
+    var seconds: Double
+    var warmup: Double
+    var clients: [ClientKind]
+
+    func run() async throws {
+        let server = try BenchServer.start()
+        defer { server.stop() }
+        let pin = ProcessInfo.processInfo.activeProcessorCount >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
+        print("Server: \(server.description); \(pin ? "server pinned to CPU 0, clients to CPU 1" : "no CPU pinning")")
+        print("Rounds: \(rounds) × \(seconds) s per client (after \(warmup) s warm-up), clients interleaved; medians reported.\n")
+
+        var scenarios = [1, 16, 64].map { Scenario(concurrency: $0, secure: false) }
+        if server.httpsURL != nil { scenarios.append(Scenario(concurrency: 16, secure: true)) }
+
+        // results[scenario][client] = one measurement per round
+        var results: [Int: [ClientKind: [Measurement]]] = [:]
+        for round in 0..<rounds {
+            for (index, scenario) in scenarios.enumerated() {
+                let order = clients.indices.map { clients[($0 + round) % clients.count] }
+                for kind in order {
+                    let measurement = try runClient(kind, scenario: scenario, server: server, pinned: pin)
+                    results[index, default: [:]][kind, default: []].append(measurement)
+                    if measurement.failures > 0 {
+                        print("  warning: \(kind.rawValue) \(scenario.label): \(measurement.failures) failed requests")
+                    }
+                }
+            }
+            print("round \(round + 1)/\(rounds) done")
+        }
+        print("")
+        var ratioLines: [String] = []
+        for (index, scenario) in scenarios.enumerated() {
+            let byClient = results[index] ?? [:]
+            print("== \(scenario.label)")
+            print("client".padding(toLength: 17, withPadding: " ", startingAt: 0) + "    req/s   CPU µs/req   peak MiB   ×libcurl-c")
+            let reference = byClient[.libcurlC].map { median($0.map(\.requestsPerSecond)) }
+            for kind in clients {
+                guard let runs = byClient[kind] else { continue }
+                let rps = median(runs.map(\.requestsPerSecond))
+                let cpu = median(runs.map(\.cpuMicrosecondsPerRequest))
+                let memory = median(runs.map { Double($0.peakMemoryKiB) / 1024 })
+                let ratio = reference.map { String(format: "%.2f", rps / $0) } ?? "-"
+                print(kind.rawValue.padding(toLength: 17, withPadding: " ", startingAt: 0)
+                    + String(format: "%9.0f %12.1f %10.1f", rps, cpu, memory) + "   " + ratio)
+            }
+            print("")
+            ratioLines.append(ratioLine(scenario, byClient))
+        }
+        for line in ratioLines { print(line) }
+    }
+
+    /// `RATIO c=16 transport/libcurl-c=0.91 …`: each figure the median over rounds of that
+    /// round's ratio of requests per second.
+    private func ratioLine(_ scenario: Scenario, _ byClient: [ClientKind: [Measurement]]) -> String {
+        func ratio(_ numerator: ClientKind, _ denominator: ClientKind) -> String? {
+            guard let top = byClient[numerator], let bottom = byClient[denominator], top.count == bottom.count else { return nil }
+            let ratios = zip(top, bottom).map { $0.requestsPerSecond / $1.requestsPerSecond }
+            let value = median(ratios)
+            return "\(numerator.rawValue)/\(denominator.rawValue)=" + (value >= 10 ? String(format: "%.0f", value) : String(format: "%.2f", value))
+        }
+        let parts = [
+            ratio(.transport, .libcurlC), ratio(.transportAsync, .libcurlC), ratio(.transport, .ahc), ratio(.transport, .urlSession),
+        ].compactMap { $0 }
+        return "RATIO \(scenario.ratioLabel) " + parts.joined(separator: " ")
+    }
+
+    private func runClient(_ kind: ClientKind, scenario: Scenario, server: BenchServer, pinned: Bool) throws -> Measurement {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        var arguments = [
+            "client", kind.rawValue,
+            "--url", scenario.secure ? server.httpsURL! : server.httpURL,
+            "--concurrency", "\(scenario.concurrency)",
+            "--seconds", "\(seconds)", "--warmup", "\(warmup)",
+        ]
+        if scenario.secure {
+            arguments += ["--ca", server.caFile!, "--http2"]
+        }
+        let process = Process()
+        if pinned {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+            process.arguments = ["-c", "1", executable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        }
+        var environment = ProcessInfo.processInfo.environment
+        // FoundationNetworking's URLSession reads its CA bundle from this variable.
+        if let caFile = server.caFile { environment["URLSessionCertificateAuthorityInfoFile"] = caFile }
+        environment["http_proxy"] = nil
+        environment["https_proxy"] = nil
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }),
+            let measurement = Measurement(line: String(line))
+        else {
+            throw BenchSetupError(description: "\(kind.rawValue) at \(scenario.label) failed (exit \(process.terminationStatus)): \(text)")
+        }
+        return measurement
+    }
+}
+
+/// The server the clients share: nginx (one worker) when installed, the SwiftNIO fallback
+/// otherwise. Runs as a child process, pinned to CPU 0 when there are two.
+final class BenchServer {
+    let httpURL: String
+    let httpsURL: String?
+    let caFile: String?
+    let description: String
+    private let process: Process
+    private let directory: URL
+
+    private init(httpURL: String, httpsURL: String?, caFile: String?, description: String, process: Process, directory: URL) {
+        self.httpURL = httpURL
+        self.httpsURL = httpsURL
+        self.caFile = caFile
+        self.description = description
+        self.process = process
+        self.directory = directory
+    }
+
+    static func start() throws -> BenchServer {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "aif-bench-\(getpid())")
+        try? FileManager.default.removeItem(at: directory)
+        try FileManager.default.createDirectory(at: directory.appending(path: "www"), withIntermediateDirectories: true)
+        try BenchPayload.json.write(to: directory.appending(path: "www/small.json"), atomically: true, encoding: .utf8)
+        _ = try shell("chmod -R a+rX '\(directory.path)'")
+        let pin = ProcessInfo.processInfo.activeProcessorCount >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
+        let httpPort = try freePort()
+
+        if let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) {
+            let httpsPort = try freePort()
+            let dir = directory.path
+            _ = try shell("""
+                set -e; cd '\(dir)'
+                openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem -days 2 \
+                  -subj '/CN=AIF bench CA' -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign' 2>/dev/null
+                openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key -out server.csr -subj '/CN=localhost' 2>/dev/null
+                printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nextendedKeyUsage=serverAuth\\n' > server.ext
+                openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile server.ext 2>/dev/null
+                chmod a+r server.key ca.pem server.pem
+                """)
+            let configuration = """
+                worker_processes 1;
+                daemon off;
+                pid \(dir)/nginx.pid;
+                error_log \(dir)/error.log warn;
+                events { worker_connections 8192; }
+                http {
+                    access_log off;
+                    keepalive_requests 100000000;
+                    keepalive_timeout 300s;
+                    default_type application/json;
+                    server {
+                        listen 127.0.0.1:\(httpPort);
+                        root \(dir)/www;
+                    }
+                    server {
+                        listen 127.0.0.1:\(httpsPort) ssl http2;
+                        ssl_certificate \(dir)/server.pem;
+                        ssl_certificate_key \(dir)/server.key;
+                        root \(dir)/www;
+                    }
+                }
+                """
+            try configuration.write(to: directory.appending(path: "nginx.conf"), atomically: true, encoding: .utf8)
+            let process = try launch(pin ? ["/usr/bin/taskset", "-c", "0", nginx] : [nginx], ["-p", dir, "-c", "\(dir)/nginx.conf"])
+            try waitForPort(httpPort)
+            try waitForPort(httpsPort)
+            return BenchServer(
+                httpURL: "http://127.0.0.1:\(httpPort)/small.json",
+                httpsURL: "https://127.0.0.1:\(httpsPort)/small.json",
+                caFile: "\(dir)/ca.pem",
+                description: "nginx, 1 worker, \(BenchPayload.json.utf8.count)-byte JSON",
+                process: process,
+                directory: directory
+            )
+        }
+
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let process = try launch(pin ? ["/usr/bin/taskset", "-c", "0", executable] : [executable], ["serve", "--port", "\(httpPort)"])
+        try waitForPort(httpPort)
+        return BenchServer(
+            httpURL: "http://127.0.0.1:\(httpPort)/small.json",
+            httpsURL: nil,
+            caFile: nil,
+            description: "embedded SwiftNIO server (nginx not installed; HTTPS scenario skipped), \(BenchPayload.json.utf8.count)-byte JSON",
+            process: process,
+            directory: directory
+        )
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private static func launch(_ command: [String], _ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst()) + arguments
+        try process.run()
+        return process
+    }
+
+    private static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        }
+        guard ok else { throw BenchSetupError(description: "could not find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func waitForPort(_ port: Int) throws {
+        for _ in 0..<100 {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            close(socket)
+            if connected { return }
+            usleep(50_000)
+        }
+        throw BenchSetupError(description: "the benchmark server did not start listening on port \(port)")
+    }
+}
+
+@discardableResult
+func shell(_ command: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/bash")
+    process.arguments = ["-c", command]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    guard process.terminationStatus == 0 else { throw BenchSetupError(description: "`\(command)` failed: \(text)") }
+    return text
+}

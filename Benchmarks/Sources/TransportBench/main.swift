@@ -1,0 +1,45 @@
+import Foundation
+
+// TransportBench: `compare` runs the whole side-by-side comparison (what `make bench` runs);
+// `client` runs one client once and prints its figures (the comparison starts one process per
+// client so that CPU time and peak memory are each client's own); `serve` is the fallback server.
+
+func option(_ name: String, in arguments: [String]) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "client":
+    guard arguments.count > 1, let kind = ClientKind(rawValue: arguments[1]), let url = option("--url", in: arguments) else {
+        print("usage: TransportBench client \(ClientKind.allCases.map(\.rawValue).joined(separator: "|")) --url URL [--concurrency N] [--seconds S] [--warmup S] [--ca FILE] [--http2]")
+        exit(2)
+    }
+    let settings = ClientSettings(
+        url: url,
+        caFile: option("--ca", in: arguments),
+        concurrency: option("--concurrency", in: arguments).flatMap(Int.init) ?? 16,
+        http2: arguments.contains("--http2")
+    )
+    let measurement = try await measure(
+        kind, settings,
+        warmup: option("--warmup", in: arguments).flatMap(Double.init) ?? 0.5,
+        seconds: option("--seconds", in: arguments).flatMap(Double.init) ?? 2
+    )
+    print(measurement.line)
+case "serve":
+    try FallbackServer.run(port: option("--port", in: arguments).flatMap(Int.init) ?? 8080)
+case "compare", nil:
+    let only = option("--clients", in: arguments).map { $0.split(separator: ",").compactMap { ClientKind(rawValue: String($0)) } }
+    let comparison = Comparison(
+        rounds: option("--rounds", in: arguments).flatMap(Int.init) ?? 6,
+        seconds: option("--seconds", in: arguments).flatMap(Double.init) ?? 1.5,
+        warmup: option("--warmup", in: arguments).flatMap(Double.init) ?? 0.3,
+        clients: only ?? ClientKind.allCases
+    )
+    try await comparison.run()
+default:
+    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b]] | client … | serve --port P")
+    exit(2)
+}

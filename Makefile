@@ -1,0 +1,41 @@
+# The project's commands. `make demo` and `make test` are the two the README opens with; each
+# installs the Debian packages it needs first (only the missing ones).
+
+SWIFT ?= swift
+# The library and its samples: libcurl (OpenSSL flavour) and libcrypto headers.
+BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config
+# The tests also generate certificates with openssl and gzip fixtures with gzip.
+TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip
+# The benchmark adds nginx as the common server and taskset (util-linux) to pin cores.
+BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light util-linux
+
+.PHONY: demo test test-plain test-tsan bench build clean
+
+## Runs the transport sample against the demo shop server it starts in-process.
+demo:
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
+	$(SWIFT) run TransportSample
+
+## The whole test suite: once plainly, once under the thread sanitizer.
+test: test-plain test-tsan
+
+test-plain:
+	@scripts/install-system-packages.sh $(TEST_PACKAGES)
+	scripts/build-without-warnings.sh
+	$(SWIFT) test --skip-build
+
+test-tsan:
+	@scripts/install-system-packages.sh $(TEST_PACKAGES)
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+## Builds the benchmark package in release mode and runs the side-by-side comparison.
+bench:
+	@scripts/install-system-packages.sh $(BENCH_PACKAGES)
+	cd Benchmarks && ./run.sh
+
+build:
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
+	$(SWIFT) build
+
+clean:
+	rm -rf .build .build-tsan Benchmarks/.build
