@@ -18,6 +18,42 @@ struct CurlTransportRequestTests {
         #expect(response.body == (method == .get ? Data() : payload))
     }
 
+    /// Easy handles are reused without a reset, so each request must set everything it needs:
+    /// sending very different requests one after another (on the same pooled handle) shows that
+    /// nothing carries over.
+    @Test func nothingCarriesOverBetweenRequestsOnOneHandle() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let file = FileManager.default.temporaryDirectory.appending(path: "aif-reuse-\(UUID().uuidString)")
+        try Data("from a file".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let steps: [(HTTPRequest, method: String, body: String)] = [
+            (HTTPRequest(method: .post, url: server.url("echo"), headers: ["Content-Type": "text/plain"], body: .bytes(Data("first".utf8))), "POST", "first"),
+            (HTTPRequest(url: server.url("echo")), "GET", ""),
+            (HTTPRequest(method: .head, url: server.url("echo")), "HEAD", ""),
+            (HTTPRequest(url: server.url("echo")), "GET", ""),
+            (HTTPRequest(method: "PURGE", url: server.url("echo")), "PURGE", ""),
+            (HTTPRequest(url: server.url("echo"), headers: ["X-One-Off": "1"]), "GET", ""),
+            (HTTPRequest(method: .put, url: server.url("echo"), body: .file(path: file.path)), "PUT", "from a file"),
+            (HTTPRequest(method: .delete, url: server.url("echo")), "DELETE", ""),
+            (HTTPRequest(method: .patch, url: server.url("echo"), body: .bytes(Data("patch".utf8))), "PATCH", "patch"),
+            (HTTPRequest(url: server.url("echo")), "GET", ""),
+        ]
+        for (request, method, body) in steps {
+            let response = try await transport.send(request)
+            #expect(response.headers["X-Method"] == method)
+            #expect(String(decoding: response.body, as: UTF8.self) == body, "\(method) got a stale body")
+            #expect(response.headers["X-Request-Content-Type"] == (method == "POST" ? "text/plain" : nil))
+        }
+        let progressCalls = Locked(0)
+        _ = try await transport.send(HTTPRequest(url: server.url("bytes/100")), progress: { _ in progressCalls.withLock { $0 += 1 } })
+        let before = progressCalls.withLock { $0 }
+        _ = try await transport.send(HTTPRequest(url: server.url("bytes/100")))
+        #expect(before > 0)
+        #expect(progressCalls.withLock { $0 } == before, "a progress handler is not called for a later request")
+    }
+
     @Test func headReturnsHeadersWithoutABody() async throws {
         let server = try await TestServers.shared().plain
         let transport = makeTransport()

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import CurlLoop
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import Synchronization
 

@@ -49,7 +49,7 @@ struct Comparison {
         for (index, scenario) in scenarios.enumerated() {
             let byClient = results[index] ?? [:]
             print("== \(scenario.label)")
-            print("client".padding(toLength: 17, withPadding: " ", startingAt: 0) + "    req/s   CPU µs/req   peak MiB   ×libcurl-c")
+            print("client".padding(toLength: 17, withPad: " ", startingAt: 0) + "    req/s   CPU µs/req   peak MiB   ×libcurl-c")
             let reference = byClient[.libcurlC].map { median($0.map(\.requestsPerSecond)) }
             for kind in clients {
                 guard let runs = byClient[kind] else { continue }
@@ -57,7 +57,7 @@ struct Comparison {
                 let cpu = median(runs.map(\.cpuMicrosecondsPerRequest))
                 let memory = median(runs.map { Double($0.peakMemoryKiB) / 1024 })
                 let ratio = reference.map { String(format: "%.2f", rps / $0) } ?? "-"
-                print(kind.rawValue.padding(toLength: 17, withPadding: " ", startingAt: 0)
+                print(kind.rawValue.padding(toLength: 17, withPad: " ", startingAt: 0)
                     + String(format: "%9.0f %12.1f %10.1f", rps, cpu, memory) + "   " + ratio)
             }
             print("")

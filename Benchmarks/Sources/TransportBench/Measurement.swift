@@ -42,7 +42,7 @@ struct Measurement: Sendable {
 /// CPU time this process has used, in seconds, and its peak resident memory in KiB.
 func processUsage() -> (cpuSeconds: Double, peakKiB: Int) {
     var usage = rusage()
-    getrusage(RUSAGE_SELF, &usage)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
     let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
     let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     return (user + system, usage.ru_maxrss)

@@ -61,6 +61,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private var drained: [Command] = []
     private var running: [ObjectIdentifier: Transfer] = [:]
     private var idleHandles: [EasyHandle] = []
+    private let sharedHeaders: SharedHeaderLists
     private var connectionCacheSize = 0
     private let automaticConnectionCache: Bool
 
@@ -71,6 +72,7 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         self.multi = multi
         options = PreparedOptions(configuration)
+        sharedHeaders = SharedHeaderLists(options)
         logger = configuration.logger
 
         let pool = configuration.connectionPool
@@ -201,9 +203,13 @@ final class CurlEventLoop: @unchecked Sendable {
         guard transfer.state.start() == .addToMulti else { return }
         let handle: EasyHandle
         if let reused = idleHandles.popLast() {
-            reused.reset()
             handle = reused
         } else if let created = EasyHandle() {
+            let code = created.applyTransportOptions(options)
+            guard code == CURLE_OK else {
+                failToStart(transfer, TransportError(.invalidRequest, url: transfer.urlString, detail: "libcurl rejected the transport configuration: \(String(cString: curl_easy_strerror(code)))", curlCode: Int(code.rawValue)))
+                return
+            }
             handle = created
         } else {
             failToStart(transfer, TransportError(.other, url: transfer.urlString, detail: "libcurl could not allocate an easy handle"))
@@ -211,7 +217,7 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         transfer.handle = handle
         do {
-            try transfer.configure(handle, with: options)
+            try transfer.configure(handle, with: options, sharedHeaders: sharedHeaders)
         } catch {
             failToStart(transfer, error)
             return
@@ -305,5 +311,6 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
+        sharedHeaders.free()
     }
 }

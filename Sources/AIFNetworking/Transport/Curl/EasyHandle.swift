@@ -22,15 +22,18 @@ final class EasyHandle {
         errorBuffer.deallocate()
     }
 
-    /// Returns every option to its default, keeping the handle's caches.
-    func reset() {
-        curl_easy_reset(raw)
-        attachErrorBuffer()
-    }
+    /// The scheme the scheme-dependent options (proxy, multiplex waiting) were last set for.
+    var configuredScheme: String?
 
     private func attachErrorBuffer() {
         errorBuffer[0] = 0
         _ = aif_curl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    /// Forgets the previous transfer's error message.
+    @inline(__always)
+    func clearErrorMessage() {
+        errorBuffer[0] = 0
     }
 
     /// libcurl's detailed message for the last failure, if it wrote one.

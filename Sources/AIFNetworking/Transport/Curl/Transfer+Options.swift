@@ -9,6 +9,10 @@ struct PreparedOptions: Sendable {
     let pinnedKeys: String?
     let excludedProxyHosts: String
     let acceptEncoding: String?
+    /// The default headers as the lines libcurl takes, built once.
+    let defaultHeaderLines: [(name: String, line: String)]
+    /// The first default header that cannot be sent, if any: every request then fails with it.
+    let invalidDefaultHeader: String?
 
     init(_ configuration: CurlTransport.Configuration) {
         self.configuration = configuration
@@ -17,64 +21,175 @@ struct PreparedOptions: Sendable {
             ? nil : configuration.tls.pinnedPublicKeys.map(\.curlNotation).joined(separator: ";")
         excludedProxyHosts = configuration.proxy.excludedHosts.joined(separator: ",")
         acceptEncoding = configuration.decompression == .automatic ? "" : nil
+        let defaults = configuration.defaultHeaders.fields
+        defaultHeaderLines = defaults.map { ($0.name, Transfer.curlHeaderLine($0)) }
+        invalidDefaultHeader = defaults.first { !Transfer.isValidHeader($0) }?.name
+    }
+}
+
+/// Header lists shared by every transfer that adds no headers of its own, built once per
+/// transport (most requests send only the defaults, and building a `curl_slist` costs a
+/// `malloc` per line). Owned by the event loop, freed when it closes.
+struct SharedHeaderLists {
+    /// The default headers.
+    let plain: UnsafeMutablePointer<curl_slist>?
+    /// The default headers, plus the lines that stop libcurl from inventing a form content type
+    /// and from waiting for `100 Continue` before a body.
+    let withBody: UnsafeMutablePointer<curl_slist>?
+
+    init(_ options: PreparedOptions) {
+        var plain: UnsafeMutablePointer<curl_slist>?
+        var withBody: UnsafeMutablePointer<curl_slist>?
+        for (_, line) in options.defaultHeaderLines {
+            plain = curl_slist_append(plain, line) ?? plain
+            withBody = curl_slist_append(withBody, line) ?? withBody
+        }
+        for line in Transfer.bodyHeaderLines {
+            withBody = curl_slist_append(withBody, line) ?? withBody
+        }
+        self.plain = plain
+        self.withBody = withBody
+    }
+
+    func free() {
+        curl_slist_free_all(plain)
+        curl_slist_free_all(withBody)
+    }
+}
+
+extension EasyHandle {
+    /// Sets the options every transfer of a transport shares. Called once, when the handle is
+    /// created: handles are reused without `curl_easy_reset`, so these stay set, and
+    /// ``Transfer/configure(_:with:sharedHeaders:)`` sets every per-request option each time.
+    func applyTransportOptions(_ options: PreparedOptions) -> CURLcode {
+        let configuration = options.configuration
+        set(CURLOPT_NOSIGNAL, true)
+        set(CURLOPT_PROTOCOLS_STR, "http,https")
+        set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        _ = aif_curl_easy_setopt_data_callback(raw, CURLOPT_WRITEFUNCTION, curlReceiveBody)
+        _ = aif_curl_easy_setopt_data_callback(raw, CURLOPT_HEADERFUNCTION, curlReceiveHeader)
+        _ = aif_curl_easy_setopt_data_callback(raw, CURLOPT_READFUNCTION, curlSendBody)
+        _ = aif_curl_easy_setopt_seek_callback(raw, curlSeekBody)
+        _ = aif_curl_easy_setopt_xferinfo_callback(raw, curlReportProgress)
+        switch configuration.httpVersion {
+        case .automatic: set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        case .http1Only: set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
+        case .http2PriorKnowledge: set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE))
+        }
+        set(CURLOPT_MAXAGE_CONN, max(1, Int(configuration.connectionPool.maxIdleTime.components.seconds)))
+        if let acceptEncoding = options.acceptEncoding {
+            set(CURLOPT_ACCEPT_ENCODING, acceptEncoding)
+        }
+        if !options.verifyPeer {
+            set(CURLOPT_SSL_VERIFYPEER, false)
+            set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        switch configuration.tls.certificateAuthorities {
+        case .none:
+            break
+        case .file(let path):
+            set(CURLOPT_CAINFO, path)
+        case .pem(let pem):
+            var bytes = pem
+            let code = bytes.withUnsafeMutableBytes { buffer in
+                aif_curl_easy_setopt_blob(raw, CURLOPT_CAINFO_BLOB, buffer.baseAddress!, buffer.count)
+            }
+            if code != CURLE_OK { return code }
+        }
+        if let pins = options.pinnedKeys {
+            set(CURLOPT_PINNEDPUBLICKEY, pins)
+        }
+        if !options.excludedProxyHosts.isEmpty {
+            set(CURLOPT_NOPROXY, options.excludedProxyHosts)
+        }
+        return CURLE_OK
     }
 }
 
 extension Transfer {
-    /// Sets every option the transfer needs on a freshly reset handle.
+    /// Sets every per-request option on a handle that already carries the transport's options
+    /// (and whatever the previous transfer set: every option set here is set on every call).
     ///
     /// - Throws: ``TransportError`` when the request cannot be sent as given (a bad header, an
     ///   unreadable body file, a URL that is not `http`/`https`).
-    func configure(_ handle: EasyHandle, with options: PreparedOptions) throws(TransportError) {
+    func configure(_ handle: EasyHandle, with options: PreparedOptions, sharedHeaders: SharedHeaderLists) throws(TransportError) {
         let configuration = options.configuration
-        let url = request.url
-        let scheme = url.scheme?.lowercased()
-        guard scheme == "http" || scheme == "https" else {
-            throw TransportError(.invalidURL, url: urlString, detail: "only http and https URLs are supported, not \(url.scheme ?? "a URL without a scheme")")
+        guard let scheme = self.scheme, scheme == "http" || scheme == "https" else {
+            throw TransportError(.invalidURL, url: urlString, detail: "only http and https URLs are supported, not \(self.scheme.map { "\($0):" } ?? "a URL without a scheme")")
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
-
+        handle.clearErrorMessage()
         handle.set(CURLOPT_PRIVATE, pointer: context)
-        handle.set(CURLOPT_NOSIGNAL, true)
+        handle.set(CURLOPT_WRITEDATA, pointer: context)
+        handle.set(CURLOPT_HEADERDATA, pointer: context)
+        handle.set(CURLOPT_READDATA, pointer: context)
+        handle.set(CURLOPT_SEEKDATA, pointer: context)
+        handle.set(CURLOPT_XFERINFODATA, pointer: context)
+        handle.set(CURLOPT_NOPROGRESS, progress == nil)
         guard handle.set(CURLOPT_URL, urlString) == CURLE_OK else {
             throw TransportError(.invalidURL, url: urlString, detail: "libcurl rejected the URL")
         }
-        handle.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        handle.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
 
-        _ = aif_curl_easy_setopt_data_callback(handle.raw, CURLOPT_WRITEFUNCTION, curlReceiveBody)
-        handle.set(CURLOPT_WRITEDATA, pointer: context)
-        _ = aif_curl_easy_setopt_data_callback(handle.raw, CURLOPT_HEADERFUNCTION, curlReceiveHeader)
-        handle.set(CURLOPT_HEADERDATA, pointer: context)
-
-        // Method and body.
+        // Method and body. Every method-related option is set each time, so nothing carries
+        // over from the handle's previous transfer.
         let bodySize = try openBody()
         let method = request.method
         let hasBody = bodySize != nil || method == .post || method == .put || method == .patch
-        if method == .head {
-            handle.set(CURLOPT_NOBODY, true)
-        } else if hasBody {
+        if hasBody {
+            handle.set(CURLOPT_NOBODY, false)
             handle.set(CURLOPT_POST, true)
             handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: bodySize ?? 0)
-            _ = aif_curl_easy_setopt_data_callback(handle.raw, CURLOPT_READFUNCTION, curlSendBody)
-            handle.set(CURLOPT_READDATA, pointer: context)
-            _ = aif_curl_easy_setopt_seek_callback(handle.raw, curlSeekBody)
-            handle.set(CURLOPT_SEEKDATA, pointer: context)
+            handle.set(CURLOPT_CUSTOMREQUEST, pointer: nil)
             if method != .post {
                 handle.set(CURLOPT_CUSTOMREQUEST, method.rawValue)
             }
-        } else if method != .get {
-            handle.set(CURLOPT_CUSTOMREQUEST, method.rawValue)
+        } else {
+            handle.set(CURLOPT_HTTPGET, true)
+            handle.set(CURLOPT_NOBODY, method == .head)
+            if method == .get || method == .head {
+                handle.set(CURLOPT_CUSTOMREQUEST, pointer: nil)
+            } else {
+                handle.set(CURLOPT_CUSTOMREQUEST, method.rawValue)
+            }
         }
 
         // Headers: the transport's defaults, then the request's (which win by name).
+        if let invalid = options.invalidDefaultHeader {
+            throw TransportError(.invalidRequest, url: urlString, detail: "default header \(invalid.debugDescription) has an invalid name or a line break in its value")
+        }
+        if request.headers.isEmpty {
+            _ = aif_curl_easy_setopt_slist(handle.raw, CURLOPT_HTTPHEADER, hasBody ? sharedHeaders.withBody : sharedHeaders.plain)
+        } else {
+            try buildHeaderList(options, hasBody: hasBody)
+            _ = aif_curl_easy_setopt_slist(handle.raw, CURLOPT_HTTPHEADER, headerList)
+        }
+
+        // What depends on the scheme: the proxy, and waiting to multiplex (HTTP/2 over TLS).
+        if handle.configuredScheme.map({ $0 == scheme }) != true {
+            handle.configuredScheme = String(scheme)
+            handle.set(CURLOPT_PROXY, configuration.proxy.proxy(forScheme: String(scheme)) ?? "")
+            let multiplexes = configuration.httpVersion == .http2PriorKnowledge || (configuration.httpVersion == .automatic && scheme == "https")
+            handle.set(CURLOPT_PIPEWAIT, multiplexes)
+        }
+
+        let timeouts = request.timeouts ?? configuration.timeouts
+        effectiveTimeouts = timeouts
+        handle.set(CURLOPT_CONNECTTIMEOUT_MS, timeouts.connect?.roundedUpMilliseconds ?? 0)
+        handle.set(CURLOPT_TIMEOUT_MS, timeouts.total?.roundedUpMilliseconds ?? 0)
+
+        switch request.redirects ?? configuration.redirects {
+        case .never:
+            handle.set(CURLOPT_FOLLOWLOCATION, false)
+        case .follow(let max):
+            handle.set(CURLOPT_FOLLOWLOCATION, true)
+            handle.set(CURLOPT_MAXREDIRS, Swift.max(0, max))
+        }
+    }
+
+    /// Builds this transfer's own header list: defaults not overridden, then its headers.
+    private func buildHeaderList(_ options: PreparedOptions, hasBody: Bool) throws(TransportError) {
         var list: UnsafeMutablePointer<curl_slist>?
-        func append(_ field: HTTPHeaders.Field) throws(TransportError) {
-            guard Self.isValidHeader(field) else {
-                throw TransportError(.invalidRequest, url: urlString, detail: "header \(field.name.debugDescription) has an invalid name or a line break in its value")
-            }
-            // libcurl sends `Name;` as a header with an empty value (`Name:` would remove it).
-            let line = field.value.isEmpty ? field.name + ";" : field.name + ": " + field.value
+        func append(_ line: String) throws(TransportError) {
             guard let appended = curl_slist_append(list, line) else {
                 throw TransportError(.invalidRequest, url: urlString, detail: "out of memory building headers")
             }
@@ -84,98 +199,33 @@ extension Transfer {
         var sawContentType = false
         var sawExpect = false
         let requestHeaders = request.headers.fields
-        for field in configuration.defaultHeaders.fields
-        where !requestHeaders.contains(where: { HTTPHeaders.namesMatch($0.name, field.name) }) {
-            try append(field)
+        for (name, line) in options.defaultHeaderLines
+        where !requestHeaders.contains(where: { HTTPHeaders.namesMatch($0.name, name) }) {
+            try append(line)
         }
         for field in requestHeaders {
+            guard Self.isValidHeader(field) else {
+                throw TransportError(.invalidRequest, url: urlString, detail: "header \(field.name.debugDescription) has an invalid name or a line break in its value")
+            }
             if HTTPHeaders.namesMatch(field.name, "Content-Type") { sawContentType = true }
             if HTTPHeaders.namesMatch(field.name, "Expect") { sawExpect = true }
-            try append(field)
+            try append(Self.curlHeaderLine(field))
         }
         if hasBody {
-            // libcurl would otherwise invent a form content type, and wait a second for a
-            // `100 Continue` that many servers never send before large bodies.
-            if !sawContentType, let appended = curl_slist_append(list, "Content-Type:") { list = appended }
-            if !sawExpect, let appended = curl_slist_append(list, "Expect:") { list = appended }
+            if !sawContentType { try append(Self.bodyHeaderLines[0]) }
+            if !sawExpect { try append(Self.bodyHeaderLines[1]) }
         }
-        if let list {
-            _ = aif_curl_easy_setopt_slist(handle.raw, CURLOPT_HTTPHEADER, list)
-        }
+    }
 
-        // Protocol version and connection reuse.
-        switch configuration.httpVersion {
-        case .automatic:
-            handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-            if scheme == "https" {
-                // Wait for a connection that may multiplex rather than open another one.
-                handle.set(CURLOPT_PIPEWAIT, true)
-            }
-        case .http1Only:
-            handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
-        case .http2PriorKnowledge:
-            handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE))
-            handle.set(CURLOPT_PIPEWAIT, true)
-        }
-        handle.set(CURLOPT_MAXAGE_CONN, max(1, Int(configuration.connectionPool.maxIdleTime.components.seconds)))
+    /// Added to requests with a body (unless they set these headers): libcurl would otherwise
+    /// invent a form content type, and wait a second for a `100 Continue` that many servers
+    /// never send before large bodies.
+    static let bodyHeaderLines = ["Content-Type:", "Expect:"]
 
-        // Timeouts.
-        let timeouts = request.timeouts ?? configuration.timeouts
-        effectiveTimeouts = timeouts
-        if let connect = timeouts.connect {
-            handle.set(CURLOPT_CONNECTTIMEOUT_MS, connect.roundedUpMilliseconds)
-        }
-        if let total = timeouts.total {
-            handle.set(CURLOPT_TIMEOUT_MS, total.roundedUpMilliseconds)
-        }
-
-        // Redirects.
-        switch request.redirects ?? configuration.redirects {
-        case .never:
-            handle.set(CURLOPT_FOLLOWLOCATION, false)
-        case .follow(let max):
-            handle.set(CURLOPT_FOLLOWLOCATION, true)
-            handle.set(CURLOPT_MAXREDIRS, Swift.max(0, max))
-        }
-
-        if let acceptEncoding = options.acceptEncoding {
-            handle.set(CURLOPT_ACCEPT_ENCODING, acceptEncoding)
-        }
-
-        // TLS.
-        if !options.verifyPeer {
-            handle.set(CURLOPT_SSL_VERIFYPEER, false)
-            handle.set(CURLOPT_SSL_VERIFYHOST, 0)
-        }
-        switch configuration.tls.certificateAuthorities {
-        case .none:
-            break
-        case .file(let path):
-            handle.set(CURLOPT_CAINFO, path)
-        case .pem(let pem):
-            var bytes = pem
-            let code = bytes.withUnsafeMutableBytes { buffer in
-                aif_curl_easy_setopt_blob(handle.raw, CURLOPT_CAINFO_BLOB, buffer.baseAddress!, buffer.count)
-            }
-            guard code == CURLE_OK else {
-                throw TransportError(.tlsFailure, url: urlString, detail: "libcurl rejected the in-memory CA bundle", tlsReason: .unreadableCertificateAuthorities)
-            }
-        }
-        if let pins = options.pinnedKeys {
-            handle.set(CURLOPT_PINNEDPUBLICKEY, pins)
-        }
-
-        // Proxy: always explicit, so that libcurl never reads the environment on its own.
-        handle.set(CURLOPT_PROXY, configuration.proxy.proxy(forScheme: scheme) ?? "")
-        if !options.excludedProxyHosts.isEmpty {
-            handle.set(CURLOPT_NOPROXY, options.excludedProxyHosts)
-        }
-
-        if progress != nil {
-            handle.set(CURLOPT_NOPROGRESS, false)
-            _ = aif_curl_easy_setopt_xferinfo_callback(handle.raw, curlReportProgress)
-            handle.set(CURLOPT_XFERINFODATA, pointer: context)
-        }
+    /// The header as libcurl takes it: `Name;` sends a header with an empty value (`Name:` would
+    /// remove it).
+    static func curlHeaderLine(_ field: HTTPHeaders.Field) -> String {
+        field.value.isEmpty ? field.name + ";" : field.name + ": " + field.value
     }
 
     /// A header name must be a non-empty token; neither part may hold a line break or NUL.

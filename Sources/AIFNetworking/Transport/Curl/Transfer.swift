@@ -39,14 +39,24 @@ final class Transfer: @unchecked Sendable {
     /// Set when reading the request body failed, to report it instead of libcurl's generic code.
     var uploadFailure: String?
 
+    /// The request URL as text, for libcurl and for errors (computed once: Foundation's URL
+    /// rebuilds it on every call).
+    let urlString: String
+
     init(request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, completion: @escaping Completion) {
         self.request = request
         self.progress = progress
         self.completion = completion
+        urlString = request.url.absoluteString
     }
 
-    /// The request URL as text, for libcurl and for errors.
-    var urlString: String { request.url.absoluteString }
+    /// The URL's scheme in lower case, read off ``urlString``.
+    var scheme: Substring? {
+        let utf8 = urlString.utf8
+        guard let end = utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let scheme = urlString[..<end]
+        return scheme.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? Substring(scheme.lowercased()) : scheme
+    }
 
     // MARK: - Request body
 
