@@ -31,6 +31,7 @@ enum ClientKind: String, CaseIterable, Sendable {
     case libcurlC = "libcurl-c"
     case transport
     case transportAsync = "transport-async"
+    case transportAsyncOnLoop = "transport-async-loop"
     case urlSession = "urlsession"
     case ahc
 
@@ -38,7 +39,8 @@ enum ClientKind: String, CaseIterable, Sendable {
         switch self {
         case .libcurlC: try CurlLoopClient(settings)
         case .transport: TransportCompletionClient(settings)
-        case .transportAsync: TransportAsyncClient(settings)
+        case .transportAsync: TransportAsyncClient(settings, onTransportThread: false)
+        case .transportAsyncOnLoop: TransportAsyncClient(settings, onTransportThread: true)
         case .urlSession: URLSessionClient(settings)
         case .ahc: AsyncHTTPClientClient(settings)
         }
@@ -146,23 +148,26 @@ final class TransportCompletionClient: BenchClient {
     }
 }
 
-/// CurlTransport's async/await face: `concurrency` tasks, each awaiting one request at a time.
+/// CurlTransport's async/await face: `concurrency` tasks, each awaiting one request at a time —
+/// on the default executor, or (`transport-async-loop`) preferring the transport's own thread.
 final class TransportAsyncClient: BenchClient {
     private let transport: CurlTransport
     private let request: HTTPRequest
     private let concurrency: Int
+    private let onTransportThread: Bool
 
-    init(_ settings: ClientSettings) {
+    init(_ settings: ClientSettings, onTransportThread: Bool) {
         transport = makeTransport(settings)
         request = HTTPRequest(url: URL(string: settings.url)!)
         concurrency = settings.concurrency
+        self.onTransportThread = onTransportThread
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         return await withTaskGroup(of: (Int, Int).self) { group in
             for _ in 0..<concurrency {
-                group.addTask { [transport, request] in
+                group.addTask(executorPreference: onTransportThread ? transport.taskExecutor : nil) { [transport, request] in
                     var completed = 0
                     var failures = 0
                     while ContinuousClock.now < deadline {

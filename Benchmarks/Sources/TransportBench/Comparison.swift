@@ -77,6 +77,7 @@ struct Comparison {
         }
         let parts = [
             ratio(.transport, .libcurlC), ratio(.transportAsync, .libcurlC), ratio(.transport, .ahc), ratio(.transport, .urlSession),
+            ratio(.transportAsyncOnLoop, .libcurlC),
         ].compactMap { $0 }
         return "RATIO \(scenario.ratioLabel) " + parts.joined(separator: " ")
     }

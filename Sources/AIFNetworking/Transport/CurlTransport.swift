@@ -37,7 +37,7 @@ public final class CurlTransport: HTTPTransport {
     private init(configuration: Configuration, isShared: Bool) {
         self.configuration = configuration
         self.isShared = isShared
-        loop = CurlEventLoop(configuration: configuration, threadName: isShared ? "AIFNetworking.curl.shared" : "AIFNetworking.curl")
+        loop = CurlEventLoop(configuration: configuration, threadName: isShared ? "aif-curl-shared" : "aif-curl")
         if configuration.tls.certificateVerification == .dangerouslyDisabledForDevelopmentOnly {
             configuration.logger.warning(
                 "TLS certificate verification is DISABLED for this CurlTransport: any server, or anyone between, can impersonate every HTTPS host it talks to. Use it for local development only; trust a custom CA instead."
@@ -87,6 +87,26 @@ public final class CurlTransport: HTTPTransport {
         }
         return task
     }
+
+    /// A task executor that runs jobs on the transport's own thread.
+    ///
+    /// A task that prefers it resumes from `await transport.send(…)` on the thread that
+    /// completed the transfer, with no hop to another thread — the fastest way to drive many
+    /// requests from async code:
+    ///
+    /// ```swift
+    /// await withTaskGroup(of: Void.self) { group in
+    ///     for url in urls {
+    ///         group.addTask(executorPreference: transport.taskExecutor) {
+    ///             _ = try? await transport.send(HTTPRequest(url: url))
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Such tasks share the thread with every transfer: keep their work between awaits short.
+    /// After ``shutdown()`` their jobs run on Dispatch's global queue.
+    public var taskExecutor: any TaskExecutor { loop }
 
     /// Stops the transport: requests in flight end as cancelled, connections close, and the
     /// thread exits before this returns (unless called from a completion handler, on the
