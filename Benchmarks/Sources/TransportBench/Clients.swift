@@ -93,6 +93,8 @@ private final class CallbackRun: Sendable {
     let failures = Atomic(0)
     let active: Atomic<Int>
     let finished: Mutex<CheckedContinuation<Void, Never>?> = Mutex(nil)
+    /// What went wrong the first time, reported on standard error at the end.
+    let firstFailure: Mutex<String?> = Mutex(nil)
 
     init(seconds: Double, concurrency: Int) {
         deadline = .now + .milliseconds(Int(seconds * 1000))
@@ -100,7 +102,10 @@ private final class CallbackRun: Sendable {
     }
 
     /// Records one result; returns whether to send another.
-    func record(success: Bool) -> Bool {
+    func record(success: Bool, failure: @autoclosure () -> String = "") -> Bool {
+        if !success {
+            firstFailure.withLock { if $0 == nil { $0 = failure() } }
+        }
         if success {
             completed.add(1, ordering: .relaxed)
         } else {
@@ -133,13 +138,16 @@ final class TransportCompletionClient: BenchClient {
             run.finished.withLock { $0 = continuation }
             for _ in 0..<concurrency { send(run) }
         }
+        if let failure = run.firstFailure.withLock({ $0 }) {
+            FileHandle.standardError.write(Data("first failure: \(failure)\n".utf8))
+        }
         return (run.completed.load(ordering: .relaxed), run.failures.load(ordering: .relaxed))
     }
 
     private func send(_ run: CallbackRun) {
         transport.send(request) { [self] result in
             let ok = (try? result.get().statusCode) == 200
-            if run.record(success: ok) { send(run) }
+            if run.record(success: ok, failure: "\(result)") { send(run) }
         }
     }
 
@@ -217,13 +225,16 @@ final class URLSessionClient: BenchClient {
             run.finished.withLock { $0 = continuation }
             for _ in 0..<concurrency { send(run) }
         }
+        if let failure = run.firstFailure.withLock({ $0 }) {
+            FileHandle.standardError.write(Data("first failure: \(failure)\n".utf8))
+        }
         return (run.completed.load(ordering: .relaxed), run.failures.load(ordering: .relaxed))
     }
 
     private func send(_ run: CallbackRun) {
         session.dataTask(with: request) { [self] data, response, error in
             let ok = error == nil && (response as? HTTPURLResponse)?.statusCode == 200 && data != nil
-            if run.record(success: ok) { send(run) }
+            if run.record(success: ok, failure: "\(error.map { "\($0)" } ?? "status \((response as? HTTPURLResponse)?.statusCode ?? 0)")") { send(run) }
         }.resume()
     }
 
