@@ -32,6 +32,13 @@ let package = Package(
                 .enableUpcomingFeature("MemberImportVisibility"),
             ]
         ),
+        .executableTarget(
+            name: "TransportProfile",
+            dependencies: [
+                "CurlLoop",
+                .product(name: "AIFNetworking", package: "AIFNetworking"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

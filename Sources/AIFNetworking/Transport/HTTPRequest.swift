@@ -96,6 +96,14 @@ public enum RedirectPolicy: Sendable, Hashable {
 
     /// Follow up to ten redirects.
     public static let `default` = RedirectPolicy.follow(max: 10)
+
+    /// The limit as one number: -1 for never following.
+    var maxRedirects: Int {
+        switch self {
+        case .never: -1
+        case .follow(let max): Swift.max(0, max)
+        }
+    }
 }
 
 extension Duration {

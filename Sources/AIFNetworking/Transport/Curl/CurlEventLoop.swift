@@ -56,13 +56,15 @@ final class CurlEventLoop: @unchecked Sendable {
     private let inbox = Locked(Inbox())
     private let exited = DispatchGroup()
 
-    // Loop-thread state.
+    // Loop-thread state. `@exclusivity(unchecked)`: one thread uses these, and none of its
+    // accesses overlap, so the runtime's dynamic exclusivity checks would only cost time.
     /// Commands the loop thread queued for itself (from inside a completion handler); they need
     /// neither the lock nor a wake-up.
-    private var localCommands: [Command] = []
-    private var drained: [Command] = []
-    private var running: [ObjectIdentifier: Transfer] = [:]
-    private var idleHandles: [EasyHandle] = []
+    @exclusivity(unchecked) private var localCommands: [Command] = []
+    @exclusivity(unchecked) private var drained: [Command] = []
+    /// The transfers in the multi handle; each knows its index (``Transfer/runningIndex``).
+    @exclusivity(unchecked) private var running: [Transfer] = []
+    @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
     private let sharedHeaders: SharedHeaderLists
     private var connectionCacheSize = 0
     private let automaticConnectionCache: Bool
@@ -242,7 +244,8 @@ final class CurlEventLoop: @unchecked Sendable {
             failToStart(transfer, TransportError(.other, url: transfer.urlString, detail: "curl_multi_add_handle failed: \(String(cString: curl_multi_strerror(added)))"))
             return
         }
-        running[ObjectIdentifier(transfer)] = transfer
+        transfer.runningIndex = running.count
+        running.append(transfer)
         growConnectionCacheIfNeeded()
     }
 
@@ -274,7 +277,7 @@ final class CurlEventLoop: @unchecked Sendable {
             if let handle = transfer.handle {
                 _ = curl_multi_remove_handle(multi, handle.raw)
             }
-            running[ObjectIdentifier(transfer)] = nil
+            removeFromRunning(transfer)
             recycle(transfer)
         }
         transfer.completion(.failure(TransportError(.cancelled, url: transfer.urlString, detail: "the request was cancelled")))
@@ -292,10 +295,22 @@ final class CurlEventLoop: @unchecked Sendable {
             guard transfer.state.done(succeeded: code == CURLE_OK) == .removeAndDeliver, let handle = transfer.handle else { continue }
             let outcome = transfer.outcome(code: code, handle: handle)
             _ = curl_multi_remove_handle(multi, easy)
-            running[ObjectIdentifier(transfer)] = nil
+            removeFromRunning(transfer)
             recycle(transfer)
             transfer.completion(outcome)
         }
+    }
+
+    /// Takes a transfer out of the running table: the last one moves into its slot.
+    private func removeFromRunning(_ transfer: Transfer) {
+        let index = transfer.runningIndex
+        guard index >= 0, index < running.count, running[index] === transfer else { return }
+        let last = running.removeLast()
+        if last !== transfer {
+            running[index] = last
+            last.runningIndex = index
+        }
+        transfer.runningIndex = -1
     }
 
     /// Releases the transfer's resources and returns its handle to the pool.
@@ -313,7 +328,7 @@ final class CurlEventLoop: @unchecked Sendable {
             defer { inbox.commands = [] }
             return inbox.commands
         }
-        let cancelled = Array(running.values)
+        let cancelled = running
         for transfer in cancelled {
             cancel(onLoop: transfer)
         }

@@ -22,8 +22,31 @@ final class EasyHandle {
         errorBuffer.deallocate()
     }
 
-    /// The scheme the scheme-dependent options (proxy, multiplex waiting) were last set for.
-    var configuredScheme: String?
+    /// How the request method was last configured.
+    enum MethodOptions: Equatable {
+        case get
+        case head
+        /// A method without a body other than GET and HEAD.
+        case custom(String)
+        /// A request with a body: POST, or another method sent the same way.
+        case body(customMethod: String?)
+    }
+
+    /// The per-request options as the handle's last transfer left them, so the next one sets
+    /// only what differs. `nil` and sentinel values mean "never set".
+    struct AppliedOptions {
+        var scheme: Transfer.Scheme?
+        var method: MethodOptions?
+        var progress: Bool?
+        var headers: UnsafeMutablePointer<curl_slist>?
+        var headersSet = false
+        var connectTimeout = -1
+        var totalTimeout = -1
+        var maxRedirects = Int.min
+    }
+
+    /// See ``AppliedOptions``. Only the event loop's thread touches it.
+    @exclusivity(unchecked) var applied = AppliedOptions()
 
     private func attachErrorBuffer() {
         errorBuffer[0] = 0

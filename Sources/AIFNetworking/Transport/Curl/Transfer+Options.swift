@@ -13,6 +13,17 @@ struct PreparedOptions: Sendable {
     let defaultHeaderLines: [(name: String, line: String)]
     /// The first default header that cannot be sent, if any: every request then fails with it.
     let invalidDefaultHeader: String?
+    /// The default timeouts in libcurl's milliseconds (0: no limit), converted once.
+    let defaultConnectTimeoutMilliseconds: Int
+    let defaultTotalTimeoutMilliseconds: Int
+    /// The default redirect limit, -1 for never following.
+    let defaultMaxRedirects: Int
+    /// The proxy for each scheme ("" for none), and whether that scheme's transfers wait to
+    /// multiplex on a connection being set up.
+    let httpProxy: String
+    let httpsProxy: String
+    let httpMultiplexes: Bool
+    let httpsMultiplexes: Bool
 
     init(_ configuration: CurlTransport.Configuration) {
         self.configuration = configuration
@@ -24,6 +35,13 @@ struct PreparedOptions: Sendable {
         let defaults = configuration.defaultHeaders.fields
         defaultHeaderLines = defaults.map { ($0.name, Transfer.curlHeaderLine($0)) }
         invalidDefaultHeader = defaults.first { !Transfer.isValidHeader($0) }?.name
+        defaultConnectTimeoutMilliseconds = configuration.timeouts.connect?.roundedUpMilliseconds ?? 0
+        defaultTotalTimeoutMilliseconds = configuration.timeouts.total?.roundedUpMilliseconds ?? 0
+        defaultMaxRedirects = configuration.redirects.maxRedirects
+        httpProxy = configuration.proxy.proxy(forScheme: "http") ?? ""
+        httpsProxy = configuration.proxy.proxy(forScheme: "https") ?? ""
+        httpMultiplexes = configuration.httpVersion == .http2PriorKnowledge
+        httpsMultiplexes = configuration.httpVersion != .http1Only
     }
 }
 
@@ -113,76 +131,122 @@ extension Transfer {
     /// - Throws: ``TransportError`` when the request cannot be sent as given (a bad header, an
     ///   unreadable body file, a URL that is not `http`/`https`).
     func configure(_ handle: EasyHandle, with options: PreparedOptions, sharedHeaders: SharedHeaderLists) throws(TransportError) {
-        let configuration = options.configuration
-        guard let scheme = self.scheme, scheme == "http" || scheme == "https" else {
-            throw TransportError(.invalidURL, url: urlString, detail: "only http and https URLs are supported, not \(self.scheme.map { "\($0):" } ?? "a URL without a scheme")")
+        guard let scheme = self.scheme else {
+            throw TransportError(.invalidURL, url: urlString, detail: "only http and https URLs are supported, not \(schemeText):")
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
         handle.clearErrorMessage()
         handle.set(CURLOPT_PRIVATE, pointer: context)
         handle.set(CURLOPT_WRITEDATA, pointer: context)
         handle.set(CURLOPT_HEADERDATA, pointer: context)
-        handle.set(CURLOPT_READDATA, pointer: context)
-        handle.set(CURLOPT_SEEKDATA, pointer: context)
-        handle.set(CURLOPT_XFERINFODATA, pointer: context)
-        handle.set(CURLOPT_NOPROGRESS, progress == nil)
         guard handle.set(CURLOPT_URL, urlString) == CURLE_OK else {
             throw TransportError(.invalidURL, url: urlString, detail: "libcurl rejected the URL")
         }
+        // Every other per-request option is compared with what the handle's previous transfer
+        // left set (`handle.applied`) and set only when it differs: a pooled handle is never
+        // reset, so each option either is set here or already holds this request's value.
+        var applied = handle.applied
+        defer { handle.applied = applied }
 
-        // Method and body. Every method-related option is set each time, so nothing carries
-        // over from the handle's previous transfer.
+        let wantsProgress = progress != nil
+        if wantsProgress {
+            handle.set(CURLOPT_XFERINFODATA, pointer: context)
+        }
+        if applied.progress != wantsProgress {
+            handle.set(CURLOPT_NOPROGRESS, !wantsProgress)
+            applied.progress = wantsProgress
+        }
+
+        // Method and body.
         let bodySize = try openBody()
         let method = request.method
         let hasBody = bodySize != nil || method == .post || method == .put || method == .patch
+        let methodOptions: EasyHandle.MethodOptions
         if hasBody {
-            handle.set(CURLOPT_NOBODY, false)
-            handle.set(CURLOPT_POST, true)
-            handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: bodySize ?? 0)
-            handle.set(CURLOPT_CUSTOMREQUEST, pointer: nil)
-            if method != .post {
-                handle.set(CURLOPT_CUSTOMREQUEST, method.rawValue)
-            }
+            methodOptions = .body(customMethod: method == .post ? nil : method.rawValue)
+            handle.set(CURLOPT_READDATA, pointer: context)
+            handle.set(CURLOPT_SEEKDATA, pointer: context)
+        } else if method == .get {
+            methodOptions = .get
+        } else if method == .head {
+            methodOptions = .head
         } else {
-            handle.set(CURLOPT_HTTPGET, true)
-            handle.set(CURLOPT_NOBODY, method == .head)
-            if method == .get || method == .head {
-                handle.set(CURLOPT_CUSTOMREQUEST, pointer: nil)
-            } else {
-                handle.set(CURLOPT_CUSTOMREQUEST, method.rawValue)
+            methodOptions = .custom(method.rawValue)
+        }
+        if applied.method != methodOptions {
+            switch methodOptions {
+            case .get, .head, .custom:
+                handle.set(CURLOPT_HTTPGET, true)
+                handle.set(CURLOPT_NOBODY, methodOptions == .head)
+                if case .custom(let name) = methodOptions {
+                    handle.set(CURLOPT_CUSTOMREQUEST, name)
+                } else {
+                    handle.set(CURLOPT_CUSTOMREQUEST, pointer: nil)
+                }
+            case .body(let customMethod):
+                handle.set(CURLOPT_NOBODY, false)
+                handle.set(CURLOPT_POST, true)
+                if let customMethod {
+                    handle.set(CURLOPT_CUSTOMREQUEST, customMethod)
+                } else {
+                    handle.set(CURLOPT_CUSTOMREQUEST, pointer: nil)
+                }
             }
+            applied.method = methodOptions
+        }
+        if hasBody {
+            handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: bodySize ?? 0)
         }
 
         // Headers: the transport's defaults, then the request's (which win by name).
         if let invalid = options.invalidDefaultHeader {
             throw TransportError(.invalidRequest, url: urlString, detail: "default header \(invalid.debugDescription) has an invalid name or a line break in its value")
         }
+        let list: UnsafeMutablePointer<curl_slist>?
         if request.headers.isEmpty {
-            _ = aif_curl_easy_setopt_slist(handle.raw, CURLOPT_HTTPHEADER, hasBody ? sharedHeaders.withBody : sharedHeaders.plain)
+            list = hasBody ? sharedHeaders.withBody : sharedHeaders.plain
         } else {
             try buildHeaderList(options, hasBody: hasBody)
-            _ = aif_curl_easy_setopt_slist(handle.raw, CURLOPT_HTTPHEADER, headerList)
+            list = headerList
+        }
+        if !applied.headersSet || applied.headers != list {
+            _ = aif_curl_easy_setopt_slist(handle.raw, CURLOPT_HTTPHEADER, list)
+            applied.headers = list
+            applied.headersSet = true
         }
 
-        // What depends on the scheme: the proxy, and waiting to multiplex (HTTP/2 over TLS).
-        if handle.configuredScheme.map({ $0 == scheme }) != true {
-            handle.configuredScheme = String(scheme)
-            handle.set(CURLOPT_PROXY, configuration.proxy.proxy(forScheme: String(scheme)) ?? "")
-            let multiplexes = configuration.httpVersion == .http2PriorKnowledge || (configuration.httpVersion == .automatic && scheme == "https")
-            handle.set(CURLOPT_PIPEWAIT, multiplexes)
+        // What depends on the scheme: the proxy, and waiting to multiplex (HTTP/2).
+        if applied.scheme != scheme {
+            handle.set(CURLOPT_PROXY, scheme == .https ? options.httpsProxy : options.httpProxy)
+            handle.set(CURLOPT_PIPEWAIT, scheme == .https ? options.httpsMultiplexes : options.httpMultiplexes)
+            applied.scheme = scheme
         }
 
-        let timeouts = request.timeouts ?? configuration.timeouts
-        effectiveTimeouts = timeouts
-        handle.set(CURLOPT_CONNECTTIMEOUT_MS, timeouts.connect?.roundedUpMilliseconds ?? 0)
-        handle.set(CURLOPT_TIMEOUT_MS, timeouts.total?.roundedUpMilliseconds ?? 0)
+        let connectMilliseconds: Int
+        let totalMilliseconds: Int
+        if let timeouts = request.timeouts {
+            effectiveTimeouts = timeouts
+            connectMilliseconds = timeouts.connect?.roundedUpMilliseconds ?? 0
+            totalMilliseconds = timeouts.total?.roundedUpMilliseconds ?? 0
+        } else {
+            effectiveTimeouts = options.configuration.timeouts
+            connectMilliseconds = options.defaultConnectTimeoutMilliseconds
+            totalMilliseconds = options.defaultTotalTimeoutMilliseconds
+        }
+        if applied.connectTimeout != connectMilliseconds {
+            handle.set(CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds)
+            applied.connectTimeout = connectMilliseconds
+        }
+        if applied.totalTimeout != totalMilliseconds {
+            handle.set(CURLOPT_TIMEOUT_MS, totalMilliseconds)
+            applied.totalTimeout = totalMilliseconds
+        }
 
-        switch request.redirects ?? configuration.redirects {
-        case .never:
-            handle.set(CURLOPT_FOLLOWLOCATION, false)
-        case .follow(let max):
-            handle.set(CURLOPT_FOLLOWLOCATION, true)
-            handle.set(CURLOPT_MAXREDIRS, Swift.max(0, max))
+        let maxRedirects = request.redirects?.maxRedirects ?? options.defaultMaxRedirects
+        if applied.maxRedirects != maxRedirects {
+            handle.set(CURLOPT_FOLLOWLOCATION, maxRedirects >= 0)
+            handle.set(CURLOPT_MAXREDIRS, Swift.max(0, maxRedirects))
+            applied.maxRedirects = maxRedirects
         }
     }
 

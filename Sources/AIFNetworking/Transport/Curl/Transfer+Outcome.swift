@@ -17,14 +17,13 @@ extension Transfer {
         let finalURL = redirectCount > 0 ? handle.info(string: CURLINFO_EFFECTIVE_URL).flatMap { URL(string: $0) } : nil
         let response = HTTPResponse(
             statusCode: handle.info(long: CURLINFO_RESPONSE_CODE),
-            headers: HTTPHeaders(rawBlock: headerBlock),
-            body: body,
+            headers: HTTPHeaders(rawBlock: headerBlock.copyBytes()),
+            body: body.takeData(),
             httpVersion: Self.httpVersion(handle.info(long: CURLINFO_HTTP_VERSION)),
             url: finalURL ?? request.url,
             metrics: metrics(handle, redirectCount: redirectCount)
         )
-        headerBlock = []
-        body = Data()
+        headerBlock.release()
         return .success(response)
     }
 
