@@ -19,12 +19,29 @@ struct TransferStateMachineTests {
         #expect(machine.state == .finished(.failed))
     }
 
-    @Test func cancelBeforeStartDeliversAndStartIsIgnored() {
+    @Test func cancelBeforeStartIsDeliveredWhenTheStartArrives() {
         var machine = TransferStateMachine()
-        #expect(machine.cancel() == .deliverCancellation)
+        #expect(machine.cancel() == .deferUntilStart)
+        #expect(machine.cancel() == .ignore)
+        #expect(machine.state == .pending(cancelRequested: true))
+        #expect(machine.start() == .deliverCancellation)
         #expect(machine.start() == .ignore)
         #expect(machine.done(succeeded: true) == .ignore)
         #expect(machine.state == .finished(.cancelled))
+    }
+
+    @Test func shutdownEndsPendingAndRunningTransfers() {
+        var pending = TransferStateMachine()
+        #expect(pending.shutDown() == .deliverCancellation)
+        #expect(pending.start() == .ignore)
+        var requested = TransferStateMachine()
+        _ = requested.cancel()
+        #expect(requested.shutDown() == .deliverCancellation)
+        var running = TransferStateMachine()
+        _ = running.start()
+        #expect(running.shutDown() == .removeAndDeliverCancellation)
+        #expect(running.shutDown() == .ignore)
+        #expect(running.cancel() == .ignore)
     }
 
     @Test func cancelWhileRunningRemovesTheHandle() {
@@ -45,23 +62,37 @@ struct TransferStateMachineTests {
     }
 
     /// Every sequence of up to six events delivers at most one outcome, and exactly one as soon
-    /// as a terminal event (done after start, cancel, start failure) has happened.
+    /// as a terminal event has happened: done after a start, a cancel when the transfer has
+    /// started (or starts later), a shutdown, a start failure.
     @Test func everyEventSequenceDeliversAtMostOnce() {
-        enum Event: CaseIterable { case start, doneOK, doneFailed, cancel, startFailed }
+        enum Event: CaseIterable { case start, doneOK, doneFailed, cancel, shutDown, startFailed }
         func deliveries(_ events: [Event]) -> (count: Int, terminal: Bool) {
             var machine = TransferStateMachine()
             var count = 0
             var started = false
+            var cancelled = false
             var terminal = false
             for event in events {
                 switch event {
                 case .start:
-                    if machine.start() == .addToMulti { started = true }
+                    switch machine.start() {
+                    case .addToMulti: started = true
+                    case .deliverCancellation: count += 1
+                    case .ignore: break
+                    }
+                    if cancelled { terminal = true }
                 case .doneOK, .doneFailed:
                     if machine.done(succeeded: event == .doneOK) == .removeAndDeliver { count += 1 }
                     if started { terminal = true }
                 case .cancel:
-                    if machine.cancel() != .ignore { count += 1 }
+                    switch machine.cancel() {
+                    case .deliverCancellation, .removeAndDeliverCancellation: count += 1
+                    case .deferUntilStart, .ignore: break
+                    }
+                    cancelled = true
+                    if started { terminal = true }
+                case .shutDown:
+                    if machine.shutDown() != .ignore { count += 1 }
                     terminal = true
                 case .startFailed:
                     if machine.startFailed() == .deliverFailure { count += 1 }
@@ -81,6 +112,6 @@ struct TransferStateMachineTests {
                 checked += 1
             }
         }
-        #expect(checked == 5 + 25 + 125 + 625 + 3125 + 15625)
+        #expect(checked == 6 + 36 + 216 + 1296 + 7776 + 46656)
     }
 }

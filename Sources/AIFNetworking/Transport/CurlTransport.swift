@@ -67,6 +67,45 @@ public final class CurlTransport: HTTPTransport {
         sendTransfer(request, progress: progress, completion: completion)
     }
 
+    /// Sends a request and waits for its response.
+    ///
+    /// Cancelling the calling `Task` cancels the transfer, which then throws
+    /// ``TransportError/Code-swift.struct/cancelled``. The task resumes on its own executor
+    /// (for a task that prefers ``taskExecutor``, on the transport's thread without a hop).
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - progress: Called on the transport's thread as bytes go out and come in, or `nil`.
+    /// - Returns: The response, whatever its status code.
+    /// - Throws: ``TransportError`` when no response arrived.
+    public func send(
+        _ request: HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)?
+    ) async throws(TransportError) -> HTTPResponse {
+        // The transfer exists before it is submitted, so a cancellation that races ahead of the
+        // submission has something to name: the loop notes it and ends the transfer as
+        // cancelled when the start command arrives (see TransferStateMachine).
+        let transfer = Transfer(request: request, progress: progress, completion: nil)
+        let result = await withTaskCancellationHandler { [loop] in
+            // An unsafe continuation is sound: the transfer's state machine delivers exactly
+            // one outcome, or `submit` refuses it and it is resumed here instead.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, TransportError>, Never>) in
+                transfer.completion = { continuation.resume(returning: $0) }
+                if !loop.submit(transfer) {
+                    transfer.completion = nil
+                    continuation.resume(returning: .failure(Self.shutDownError(transfer)))
+                }
+            }
+        } onCancel: { [loop] in
+            loop.cancel(transfer)
+        }
+        return try result.get()
+    }
+
+    private static func shutDownError(_ transfer: Transfer) -> TransportError {
+        TransportError(.transportShutDown, url: transfer.urlString, detail: "the transport was shut down before the request was submitted")
+    }
+
     /// Like ``send(_:progress:completion:)``, returning the concrete task type.
     ///
     /// - Parameters:
@@ -83,7 +122,8 @@ public final class CurlTransport: HTTPTransport {
         let transfer = Transfer(request: request, progress: progress, completion: completion)
         let task = CurlTransferTask(transfer: transfer, loop: loop)
         if !loop.submit(transfer) {
-            completion(.failure(TransportError(.transportShutDown, url: transfer.urlString, detail: "the transport was shut down before the request was submitted")))
+            transfer.completion = nil
+            completion(.failure(Self.shutDownError(transfer)))
         }
         return task
     }

@@ -19,6 +19,22 @@ public protocol HTTPTransport: Sendable {
         progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer
+
+    /// Sends a request and waits for its response.
+    ///
+    /// Cancelling the calling `Task` cancels the transfer, which then throws
+    /// ``TransportError/Code-swift.struct/cancelled``. A default implementation builds on the
+    /// completion-handler requirement.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - progress: Called as bytes go out and come in, or `nil`.
+    /// - Returns: The response, whatever its status code.
+    /// - Throws: ``TransportError`` when no response arrived.
+    func send(
+        _ request: HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)?
+    ) async throws(TransportError) -> HTTPResponse
 }
 
 /// A handle on one submitted transfer.
@@ -64,10 +80,17 @@ extension HTTPTransport {
         send(request, progress: nil, completion: completion)
     }
 
-    /// Sends a request and waits for its response.
+    /// Sends a request and waits for its response, without progress reporting.
     ///
-    /// Cancelling the calling `Task` cancels the transfer, which then throws
-    /// ``TransportError/Code-swift.struct/cancelled``.
+    /// - Parameter request: The request to send.
+    /// - Returns: The response, whatever its status code.
+    /// - Throws: ``TransportError`` when no response arrived; cancelling the calling `Task`
+    ///   cancels the transfer.
+    public func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
+        try await send(request, progress: nil)
+    }
+
+    /// The default async face: bridges the completion-handler requirement to async/await.
     ///
     /// - Parameters:
     ///   - request: The request to send.
@@ -76,7 +99,7 @@ extension HTTPTransport {
     /// - Throws: ``TransportError`` when no response arrived.
     public func send(
         _ request: HTTPRequest,
-        progress: (@Sendable (TransferProgress) -> Void)? = nil
+        progress: (@Sendable (TransferProgress) -> Void)?
     ) async throws(TransportError) -> HTTPResponse {
         let cancellation = AsyncCancellation()
         let result = await withTaskCancellationHandler {

@@ -217,7 +217,15 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     private func start(_ transfer: Transfer) {
-        guard transfer.state.start() == .addToMulti else { return }
+        switch transfer.state.start() {
+        case .addToMulti:
+            break
+        case .deliverCancellation:
+            transfer.deliver(.failure(Self.cancellation(of: transfer)))
+            return
+        case .ignore:
+            return
+        }
         let handle: EasyHandle
         if let reused = idleHandles.popLast() {
             handle = reused
@@ -252,7 +260,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private func failToStart(_ transfer: Transfer, _ error: TransportError) {
         guard transfer.state.startFailed() == .deliverFailure else { return }
         recycle(transfer)
-        transfer.completion(.failure(error))
+        transfer.deliver(.failure(error))
     }
 
     /// Sizes libcurl's connection cache to the concurrency seen so far, so that connections a
@@ -267,9 +275,9 @@ final class CurlEventLoop: @unchecked Sendable {
         _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, size)
     }
 
-    private func cancel(onLoop transfer: Transfer) {
-        switch transfer.state.cancel() {
-        case .ignore:
+    private func cancel(onLoop transfer: Transfer, shuttingDown: Bool = false) {
+        switch shuttingDown ? transfer.state.shutDown() : transfer.state.cancel() {
+        case .ignore, .deferUntilStart:
             return
         case .deliverCancellation:
             break
@@ -280,7 +288,11 @@ final class CurlEventLoop: @unchecked Sendable {
             removeFromRunning(transfer)
             recycle(transfer)
         }
-        transfer.completion(.failure(TransportError(.cancelled, url: transfer.urlString, detail: "the request was cancelled")))
+        transfer.deliver(.failure(Self.cancellation(of: transfer, shuttingDown: shuttingDown)))
+    }
+
+    private static func cancellation(of transfer: Transfer, shuttingDown: Bool = false) -> TransportError {
+        TransportError(.cancelled, url: transfer.urlString, detail: shuttingDown ? "the transport was shut down" : "the request was cancelled")
     }
 
     private func completeFinishedTransfers() {
@@ -297,7 +309,7 @@ final class CurlEventLoop: @unchecked Sendable {
             _ = curl_multi_remove_handle(multi, easy)
             removeFromRunning(transfer)
             recycle(transfer)
-            transfer.completion(outcome)
+            transfer.deliver(outcome)
         }
     }
 
@@ -330,12 +342,12 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         let cancelled = running
         for transfer in cancelled {
-            cancel(onLoop: transfer)
+            cancel(onLoop: transfer, shuttingDown: true)
         }
         // Transfers that arrived too late end as cancelled; jobs still run, elsewhere.
         for command in late + localCommands {
             switch command {
-            case .start(let transfer): cancel(onLoop: transfer)
+            case .start(let transfer): cancel(onLoop: transfer, shuttingDown: true)
             case .run(let job): runElsewhere(job)
             case .cancel, .shutdown: break
             }

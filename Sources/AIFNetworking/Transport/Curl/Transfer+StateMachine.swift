@@ -5,11 +5,17 @@
 /// ```
 ///   pending ──start──▶ running ──done──▶ finished
 ///      │                  │
-///      └──cancel──────────┴──cancel/shutdown──▶ finished
+///      │                  └──cancel / shutdown──▶ finished (cancelled)
+///      ├──shutdown──────────────────────────────▶ finished (cancelled)
+///      └──cancel──▶ pending, cancel requested ──start / shutdown──▶ finished (cancelled)
 /// ```
 ///
-/// Whatever the order of events, exactly one action delivers an outcome; every event after
-/// that is ignored. That is where "every request ends exactly once" is enforced.
+/// A cancellation that reaches the loop before the transfer's start command (the async face
+/// cancels a transfer it has not submitted yet when its task was already cancelled) is only
+/// noted; the transfer then ends as cancelled when its start arrives, without ever being
+/// added to libcurl. Whatever the order of events, exactly one action delivers an outcome;
+/// every event after that is ignored. That is where "every request ends exactly once" is
+/// enforced.
 struct TransferStateMachine: Sendable {
     /// How a transfer ended.
     enum Outcome: Sendable, Equatable {
@@ -19,8 +25,8 @@ struct TransferStateMachine: Sendable {
     }
 
     enum State: Sendable, Equatable {
-        /// Submitted, not yet handed to libcurl.
-        case pending
+        /// Not yet handed to libcurl; `cancelRequested` when a cancellation came first.
+        case pending(cancelRequested: Bool)
         /// Added to the multi handle.
         case running
         /// Ended; the outcome has been (or is being) delivered.
@@ -31,7 +37,9 @@ struct TransferStateMachine: Sendable {
     enum StartAction: Equatable {
         /// Configure an easy handle and add it to the multi handle.
         case addToMulti
-        /// Nothing: the transfer already ended (cancelled before it started).
+        /// A cancellation came first: deliver it, never touching libcurl.
+        case deliverCancellation
+        /// Nothing: the transfer already ended.
         case ignore
     }
 
@@ -55,11 +63,13 @@ struct TransferStateMachine: Sendable {
         case deliverCancellation
         /// Remove the handle from the multi handle, then deliver the cancellation.
         case removeAndDeliverCancellation
+        /// Its start has not arrived yet: the cancellation is noted and delivered at start.
+        case deferUntilStart
         /// It already ended: nothing to do.
         case ignore
     }
 
-    private(set) var state: State = .pending
+    private(set) var state: State = .pending(cancelRequested: false)
 
     /// Whether an outcome has been decided.
     var isFinished: Bool {
@@ -69,9 +79,12 @@ struct TransferStateMachine: Sendable {
 
     mutating func start() -> StartAction {
         switch state {
-        case .pending:
+        case .pending(cancelRequested: false):
             state = .running
             return .addToMulti
+        case .pending(cancelRequested: true):
+            state = .finished(.cancelled)
+            return .deliverCancellation
         case .running, .finished:
             return .ignore
         }
@@ -98,7 +111,22 @@ struct TransferStateMachine: Sendable {
         }
     }
 
+    /// Cancellation by the transfer's task or Swift `Task`.
     mutating func cancel() -> CancelAction {
+        switch state {
+        case .pending(cancelRequested: false):
+            state = .pending(cancelRequested: true)
+            return .deferUntilStart
+        case .pending(cancelRequested: true), .finished:
+            return .ignore
+        case .running:
+            state = .finished(.cancelled)
+            return .removeAndDeliverCancellation
+        }
+    }
+
+    /// The transport is shutting down: whatever has not ended ends now, as cancelled.
+    mutating func shutDown() -> CancelAction {
         switch state {
         case .pending:
             state = .finished(.cancelled)

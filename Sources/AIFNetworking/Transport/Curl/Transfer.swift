@@ -21,7 +21,10 @@ final class Transfer: @unchecked Sendable {
     typealias Completion = @Sendable (Result<HTTPResponse, TransportError>) -> Void
 
     let request: HTTPRequest
-    let completion: Completion
+    /// Called once with the outcome. Set before the transfer is submitted (by the async face,
+    /// just before; the submitting thread's write is ordered before the loop's read by the
+    /// inbox lock) and cleared when called.
+    var completion: Completion?
     let progress: (@Sendable (TransferProgress) -> Void)?
 
     @exclusivity(unchecked) var state = TransferStateMachine()
@@ -48,7 +51,7 @@ final class Transfer: @unchecked Sendable {
     /// rebuilds it on every call).
     let urlString: String
 
-    init(request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, completion: @escaping Completion) {
+    init(request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, completion: Completion?) {
         self.request = request
         self.progress = progress
         self.completion = completion
@@ -58,6 +61,13 @@ final class Transfer: @unchecked Sendable {
     deinit {
         headerBlock.release()
         body.release()
+    }
+
+    /// Calls the completion with the outcome and lets go of it (and what it captured).
+    func deliver(_ outcome: Result<HTTPResponse, TransportError>) {
+        let completion = self.completion
+        self.completion = nil
+        completion?(outcome)
     }
 
     /// The schemes the transport speaks.
