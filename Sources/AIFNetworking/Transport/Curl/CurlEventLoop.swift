@@ -44,7 +44,11 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private struct Inbox {
         var commands: [Command] = []
-        /// A `curl_multi_wakeup` has been sent and the loop has not drained the inbox since.
+        /// The loop is in (or about to enter) `curl_multi_poll` with an empty inbox: a new
+        /// command must wake it. While it is not, it will look at the inbox before it polls
+        /// again, and a wake-up would only cost a system call and a spurious poll cycle.
+        var polling = false
+        /// A `curl_multi_wakeup` has been sent since the loop last drained the inbox.
         var wakeupPending = false
         /// The loop has stopped taking commands; the multi handle may be gone.
         var closed = false
@@ -143,7 +147,7 @@ final class CurlEventLoop: @unchecked Sendable {
         return inbox.withLock { inbox in
             if inbox.closed { return false }
             inbox.commands.append(command)
-            if !inbox.wakeupPending {
+            if inbox.polling && !inbox.wakeupPending {
                 inbox.wakeupPending = true
                 // Under the lock, so the multi handle cannot be cleaned up meanwhile: the loop
                 // marks the inbox closed under this lock before it frees the handle.
@@ -176,7 +180,14 @@ final class CurlEventLoop: @unchecked Sendable {
             _ = curl_multi_perform(multi, &stillRunning)
             completeFinishedTransfers()
             if !localCommands.isEmpty { continue }
-            _ = curl_multi_poll(multi, nil, 0, 1_000, nil)
+            let idle = inbox.withLock { inbox in
+                if !inbox.commands.isEmpty { return false }
+                inbox.polling = true
+                return true
+            }
+            if idle {
+                _ = curl_multi_poll(multi, nil, 0, 1_000, nil)
+            }
         }
         close()
     }
@@ -185,6 +196,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private func processCommands() -> Bool {
         inbox.withLock { inbox in
             swap(&inbox.commands, &drained)
+            inbox.polling = false
             inbox.wakeupPending = false
         }
         var shutdownRequested = false
