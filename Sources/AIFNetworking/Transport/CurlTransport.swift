@@ -91,6 +91,7 @@ public final class CurlTransport: HTTPTransport {
             // one outcome, or `submit` refuses it and it is resumed here instead.
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, TransportError>, Never>) in
                 transfer.completion = { continuation.resume(returning: $0) }
+                transfer.resumesTaskElsewhere = !loop.isOnLoopThread
                 if !loop.submit(transfer) {
                     transfer.completion = nil
                     continuation.resume(returning: .failure(Self.shutDownError(transfer)))

@@ -26,6 +26,10 @@ final class Transfer: @unchecked Sendable {
     /// inbox lock) and cleared when called.
     var completion: Completion?
     let progress: (@Sendable (TransferProgress) -> Void)?
+    /// Whether the completion resumes a task that does not run on the loop thread; such
+    /// completions are delivered in batches (see `CurlEventLoop.completeFinishedTransfers`).
+    /// Set before submission, like ``completion``.
+    var resumesTaskElsewhere = false
 
     @exclusivity(unchecked) var state = TransferStateMachine()
     /// The easy handle while the transfer is configured or running.
