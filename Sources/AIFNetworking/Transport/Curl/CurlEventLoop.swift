@@ -176,19 +176,10 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         var stillRunning: Int32 = 0
         while true {
-            let (shutdownRequested, wasWoken) = processCommands()
-            if shutdownRequested { break }
+            if processCommands() { break }
             _ = curl_multi_perform(multi, &stillRunning)
             completeFinishedTransfers()
             if !localCommands.isEmpty { continue }
-            if wasWoken {
-                // A submitter woke us, and is likely to submit more in a moment (async tasks
-                // resumed a moment ago each send their next request). Let it run on before
-                // polling again, so those commands arrive as one batch rather than one wake-up
-                // and two context switches each. Costs one cheap system call when nothing else
-                // wants this CPU.
-                sched_yield()
-            }
             let idle = inbox.withLock { inbox in
                 if !inbox.commands.isEmpty { return false }
                 inbox.polling = true
@@ -201,14 +192,12 @@ final class CurlEventLoop: @unchecked Sendable {
         close()
     }
 
-    /// Runs queued commands; returns whether one of them was `shutdown`, and whether a
-    /// submitter had woken the loop to deliver them.
-    private func processCommands() -> (shutdownRequested: Bool, wasWoken: Bool) {
-        let wasWoken = inbox.withLock { inbox in
+    /// Runs queued commands; returns whether one of them was `shutdown`.
+    private func processCommands() -> Bool {
+        inbox.withLock { inbox in
             swap(&inbox.commands, &drained)
             inbox.polling = false
-            defer { inbox.wakeupPending = false }
-            return inbox.wakeupPending
+            inbox.wakeupPending = false
         }
         var shutdownRequested = false
         for command in drained {
@@ -222,7 +211,7 @@ final class CurlEventLoop: @unchecked Sendable {
                 shutdownRequested = perform(command) || shutdownRequested
             }
         }
-        return (shutdownRequested, wasWoken)
+        return shutdownRequested
     }
 
     private func perform(_ command: Command) -> Bool {
