@@ -97,9 +97,10 @@ final class CurlEventLoop: @unchecked Sendable {
 
         exited.enter()
         let thread = Thread { [self] in
-            // Linux threads inherit their creator's name; give this one its own (at most 15
-            // bytes) so it is recognisable in `top -H`, debuggers and profiles.
-            Thread.current.name = String(threadName.prefix(15))
+            // Linux threads inherit their creator's name; give this one its own so it is
+            // recognisable in `top -H`, debuggers and profiles. (Foundation's `Thread.name`
+            // setter is not used: on Linux it can race with `start()` and do nothing.)
+            _ = aif_set_current_thread_name(threadName)
             run()
         }
         thread.stackSize = 1 << 20
