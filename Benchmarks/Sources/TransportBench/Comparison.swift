@@ -23,8 +23,8 @@ struct Comparison {
         let server = try BenchServer.start()
         defer { server.stop() }
         let pin = ProcessInfo.processInfo.activeProcessorCount >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
-        print("Server: \(server.description); \(pin ? "server pinned to CPU 0, clients to CPU 1" : "no CPU pinning")")
-        print("Rounds: \(rounds) × \(seconds) s per client (after \(warmup) s warm-up), clients interleaved; medians reported.\n")
+        say("Server: \(server.description); \(pin ? "server pinned to CPU 0, clients to CPU 1" : "no CPU pinning")")
+        say("Rounds: \(rounds) × \(seconds) s per client (after \(warmup) s warm-up), clients interleaved; medians reported.\n")
 
         var scenarios = [1, 16, 64].map { Scenario(concurrency: $0, secure: false) }
         if server.httpsURL != nil { scenarios.append(Scenario(concurrency: 16, secure: true)) }
@@ -41,18 +41,18 @@ struct Comparison {
                     let measurement = try runClient(kind, scenario: scenario, server: server, pinned: pin)
                     results[index, default: [:]][kind, default: []].append(measurement)
                     if measurement.failures > 0 {
-                        print("  warning: \(kind.rawValue) \(scenario.label): \(measurement.failures) failed requests")
+                        say("  warning: \(kind.rawValue) \(scenario.label): \(measurement.failures) failed requests")
                     }
                 }
             }
-            print("round \(round + 1)/\(rounds) done")
+            say("round \(round + 1)/\(rounds) done")
         }
-        print("")
+        say("")
         var ratioLines: [String] = []
         for (index, scenario) in scenarios.enumerated() {
             let byClient = results[index] ?? [:]
-            print("== \(scenario.label)")
-            print("client".padding(toLength: 21, withPad: " ", startingAt: 0) + "    req/s   CPU µs/req   peak MiB   ×libcurl-c")
+            say("== \(scenario.label)")
+            say("client".padding(toLength: 21, withPad: " ", startingAt: 0) + "    req/s   CPU µs/req   peak MiB   ×libcurl-c")
             let reference = byClient[.libcurlC].map { median($0.map(\.requestsPerSecond)) }
             for kind in clients {
                 guard let runs = byClient[kind] else { continue }
@@ -60,16 +60,16 @@ struct Comparison {
                 let cpu = median(runs.map(\.cpuMicrosecondsPerRequest))
                 let memory = median(runs.map { Double($0.peakMemoryKiB) / 1024 })
                 let ratio = reference.map { String(format: "%.2f", rps / $0) } ?? "-"
-                print(kind.rawValue.padding(toLength: 21, withPad: " ", startingAt: 0)
+                say(kind.rawValue.padding(toLength: 21, withPad: " ", startingAt: 0)
                     + String(format: "%9.0f %12.1f %10.1f", rps, cpu, memory) + "   " + ratio)
             }
             if scenario.secure && clients.contains(.urlSession) {
-                print("urlsession: not measured over HTTPS (FoundationNetworking cannot trust the benchmark's own CA)")
+                say("urlsession: not measured over HTTPS (FoundationNetworking cannot trust the benchmark's own CA)")
             }
-            print("")
+            say("")
             ratioLines.append(ratioLine(scenario, byClient))
         }
-        for line in ratioLines { print(line) }
+        for line in ratioLines { say(line) }
     }
 
     /// `RATIO c=16 transport/libcurl-c=0.91 …`: each figure the median over rounds of that
@@ -278,4 +278,10 @@ func shell(_ command: String) throws -> String {
     let text = String(decoding: data, as: UTF8.self)
     guard process.terminationStatus == 0 else { throw BenchSetupError(description: "`\(command)` failed: \(text)") }
     return text
+}
+
+/// Prints a line and flushes at once, so progress shows even when the output is a pipe.
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
 }
