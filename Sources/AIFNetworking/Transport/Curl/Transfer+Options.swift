@@ -139,6 +139,10 @@ extension Transfer {
         handle.set(CURLOPT_PRIVATE, pointer: context)
         handle.set(CURLOPT_WRITEDATA, pointer: context)
         handle.set(CURLOPT_HEADERDATA, pointer: context)
+        // Set even when unused, so no callback can ever see a previous transfer's pointer.
+        handle.set(CURLOPT_READDATA, pointer: context)
+        handle.set(CURLOPT_SEEKDATA, pointer: context)
+        handle.set(CURLOPT_XFERINFODATA, pointer: context)
         guard handle.set(CURLOPT_URL, urlString) == CURLE_OK else {
             throw TransportError(.invalidURL, url: urlString, detail: "libcurl rejected the URL")
         }
@@ -149,9 +153,6 @@ extension Transfer {
         defer { handle.applied = applied }
 
         let wantsProgress = progress != nil
-        if wantsProgress {
-            handle.set(CURLOPT_XFERINFODATA, pointer: context)
-        }
         if applied.progress != wantsProgress {
             handle.set(CURLOPT_NOPROGRESS, !wantsProgress)
             applied.progress = wantsProgress
@@ -164,8 +165,6 @@ extension Transfer {
         let methodOptions: EasyHandle.MethodOptions
         if hasBody {
             methodOptions = .body(customMethod: method == .post ? nil : method.rawValue)
-            handle.set(CURLOPT_READDATA, pointer: context)
-            handle.set(CURLOPT_SEEKDATA, pointer: context)
         } else if method == .get {
             methodOptions = .get
         } else if method == .head {
