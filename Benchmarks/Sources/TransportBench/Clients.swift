@@ -101,6 +101,20 @@ private final class CallbackRun: Sendable {
         active = Atomic(concurrency)
     }
 
+    /// Starts `concurrency` chains of requests (each completion sending the next through
+    /// `send`) and returns the counts once every chain has stopped at the deadline.
+    static func drive(seconds: Double, concurrency: Int, send: (CallbackRun) -> Void) async -> (completed: Int, failures: Int) {
+        let run = CallbackRun(seconds: seconds, concurrency: concurrency)
+        await withCheckedContinuation { continuation in
+            run.finished.withLock { $0 = continuation }
+            for _ in 0..<concurrency { send(run) }
+        }
+        if let failure = run.firstFailure.withLock({ $0 }) {
+            FileHandle.standardError.write(Data("first failure: \(failure)\n".utf8))
+        }
+        return (run.completed.load(ordering: .relaxed), run.failures.load(ordering: .relaxed))
+    }
+
     /// Records one result; returns whether to send another.
     func record(success: Bool, failure: @autoclosure () -> String = "") -> Bool {
         if !success {
@@ -133,15 +147,7 @@ final class TransportCompletionClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        let run = CallbackRun(seconds: seconds, concurrency: concurrency)
-        await withCheckedContinuation { continuation in
-            run.finished.withLock { $0 = continuation }
-            for _ in 0..<concurrency { send(run) }
-        }
-        if let failure = run.firstFailure.withLock({ $0 }) {
-            FileHandle.standardError.write(Data("first failure: \(failure)\n".utf8))
-        }
-        return (run.completed.load(ordering: .relaxed), run.failures.load(ordering: .relaxed))
+        await CallbackRun.drive(seconds: seconds, concurrency: concurrency) { run in send(run) }
     }
 
     private func send(_ run: CallbackRun) {
@@ -220,15 +226,7 @@ final class URLSessionClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        let run = CallbackRun(seconds: seconds, concurrency: concurrency)
-        await withCheckedContinuation { continuation in
-            run.finished.withLock { $0 = continuation }
-            for _ in 0..<concurrency { send(run) }
-        }
-        if let failure = run.firstFailure.withLock({ $0 }) {
-            FileHandle.standardError.write(Data("first failure: \(failure)\n".utf8))
-        }
-        return (run.completed.load(ordering: .relaxed), run.failures.load(ordering: .relaxed))
+        await CallbackRun.drive(seconds: seconds, concurrency: concurrency) { run in send(run) }
     }
 
     private func send(_ run: CallbackRun) {
