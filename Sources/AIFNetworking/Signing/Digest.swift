@@ -1,0 +1,124 @@
+import COpenSSL
+import Foundation
+
+/// Message digests and HMACs on OpenSSL's libcrypto.
+public enum Digest {
+    /// A hash function.
+    public enum Algorithm: Sendable, Hashable {
+        /// SHA-256.
+        case sha256
+        /// SHA-1 (for old backends only).
+        case sha1
+        /// SHA-512.
+        case sha512
+        /// MD5 (the legacy signature scheme only; not a secure hash).
+        case md5
+
+        fileprivate var evp: OpaquePointer? {
+            switch self {
+            case .sha256: EVP_sha256()
+            case .sha1: EVP_sha1()
+            case .sha512: EVP_sha512()
+            case .md5: EVP_md5()
+            }
+        }
+    }
+
+    /// The digest of `data`.
+    ///
+    /// - Parameters:
+    ///   - data: The bytes to hash.
+    ///   - algorithm: The hash function; SHA-256 by default.
+    /// - Returns: The raw digest.
+    public static func hash(_ data: some DataProtocol, algorithm: Algorithm = .sha256) -> [UInt8] {
+        var hasher = StreamingHash(algorithm)
+        hasher.update(data)
+        return hasher.finish()
+    }
+
+    /// The HMAC of `data` keyed with `key`.
+    ///
+    /// - Parameters:
+    ///   - data: The message.
+    ///   - key: The secret key bytes.
+    ///   - algorithm: The hash function; SHA-256 by default.
+    /// - Returns: The raw authentication code.
+    public static func hmac(_ data: some DataProtocol, key: some DataProtocol, algorithm: Algorithm = .sha256) -> [UInt8] {
+        let keyBytes = Array(key)
+        let message = Array(data)
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        keyBytes.withUnsafeBufferPointer { keyBuffer in
+            message.withUnsafeBufferPointer { messageBuffer in
+                _ = HMAC(
+                    algorithm.evp, keyBuffer.baseAddress ?? UnsafePointer(bitPattern: 1), Int32(keyBuffer.count),
+                    messageBuffer.baseAddress ?? UnsafePointer(bitPattern: 1), messageBuffer.count, &output, &length)
+            }
+        }
+        return Array(output.prefix(Int(length)))
+    }
+
+    /// Compares two byte strings in time that depends only on their length, for checking
+    /// signatures without leaking where they first differ.
+    ///
+    /// - Returns: Whether the two are equal.
+    public static func constantTimeEquals(_ lhs: some DataProtocol, _ rhs: some DataProtocol) -> Bool {
+        let left = Array(lhs)
+        let right = Array(rhs)
+        guard left.count == right.count else { return false }
+        guard !left.isEmpty else { return true }
+        return left.withUnsafeBytes { l in right.withUnsafeBytes { r in CRYPTO_memcmp(l.baseAddress, r.baseAddress, l.count) == 0 } }
+    }
+
+    /// Lowercase hexadecimal.
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `count` bytes from OpenSSL's cryptographically secure generator.
+    public static func randomBytes(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let status = RAND_bytes(&bytes, Int32(count))
+        precondition(status == 1, "OpenSSL's RAND_bytes failed: the system has no usable entropy source")
+        return bytes
+    }
+}
+
+/// A hash computed over data fed in pieces (a request body streamed from a file).
+struct StreamingHash: ~Copyable {
+    private let context: OpaquePointer
+
+    init(_ algorithm: Digest.Algorithm) {
+        context = EVP_MD_CTX_new()
+        EVP_DigestInit_ex(context, algorithm.evp, nil)
+    }
+
+    deinit {
+        EVP_MD_CTX_free(context)
+    }
+
+    mutating func update(_ data: some DataProtocol) {
+        for region in data.regions {
+            region.withUnsafeBytes { buffer in
+                if let base = buffer.baseAddress { _ = EVP_DigestUpdate(context, base, buffer.count) }
+            }
+        }
+    }
+
+    mutating func update(_ buffer: UnsafeRawBufferPointer) {
+        if let base = buffer.baseAddress { _ = EVP_DigestUpdate(context, base, buffer.count) }
+    }
+
+    consuming func finish() -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(context, &output, &length)
+        return Array(output.prefix(Int(length)))
+    }
+}

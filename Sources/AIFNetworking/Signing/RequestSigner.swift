@@ -1,0 +1,133 @@
+import Foundation
+
+/// Signs a request: the last step before it is sent, on the final bytes.
+///
+/// A signer returns a new request with whatever it adds (query parameters, headers); it must
+/// not change anything it has signed afterwards. A retried or redirected request is signed
+/// afresh, with a fresh nonce.
+public protocol RequestSigner: Sendable {
+    /// Signs `request`.
+    ///
+    /// - Parameters:
+    ///   - request: The request, complete but for its signature.
+    ///   - credentials: Whose keys sign it.
+    ///   - context: The time and nonce to sign with.
+    /// - Returns: The signed request.
+    /// - Throws: ``SigningError`` when the request cannot be signed (an unreadable body file).
+    func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest
+}
+
+/// A secret key. Its description never shows the key.
+public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The key bytes.
+    public let bytes: [UInt8]
+
+    /// A key given as text, used as its UTF-8 bytes (the AIF-HMAC and legacy schemes).
+    public init(_ text: String) {
+        bytes = Array(text.utf8)
+    }
+
+    /// A key given as bytes.
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// A key given in base64, or `nil` when `base64` is not valid base64.
+    public init?(base64: String) {
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        bytes = Array(data)
+    }
+
+    /// `***`: secrets are never printed.
+    public var description: String { "***" }
+    /// `Secret(***)`: secrets are never printed.
+    public var debugDescription: String { "Secret(***)" }
+}
+
+/// The keys of one environment of a service.
+public struct SigningCredentials: Sendable, Hashable {
+    /// The public key (API key, key id), sent with the request.
+    public var publicKey: String
+    /// The private key, never sent.
+    public var privateKey: Secret
+
+    /// Creates credentials.
+    public init(publicKey: String, privateKey: Secret) {
+        self.publicKey = publicKey
+        self.privateKey = privateKey
+    }
+}
+
+/// When, and with which nonce, a request is signed.
+public struct SigningContext: Sendable, Hashable {
+    /// The signing time, already corrected for the server's clock.
+    public var time: Date
+    /// 32 lowercase hexadecimal characters, fresh for every request sent.
+    public var nonce: String
+
+    /// Creates a context with a given time and nonce (for tests and replays of known vectors).
+    public init(time: Date, nonce: String) {
+        self.time = time
+        self.nonce = nonce
+    }
+
+    /// A context for now: the local clock plus `clockOffset`, and a fresh nonce from
+    /// OpenSSL's secure generator.
+    ///
+    /// - Parameter clockOffset: How far the server's clock is ahead of ours, in seconds.
+    /// - Returns: The context.
+    public static func now(clockOffset: TimeInterval = 0) -> SigningContext {
+        SigningContext(time: Date().addingTimeInterval(clockOffset), nonce: Digest.hex(Digest.randomBytes(16)))
+    }
+
+    /// The time as whole Unix seconds.
+    public var unixSeconds: Int64 {
+        Int64(time.timeIntervalSince1970.rounded(.down))
+    }
+}
+
+/// Why a request could not be signed.
+public struct SigningError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, in plain words (never containing a secret).
+    public let reason: String
+    /// The request URL.
+    public let url: String
+
+    /// Creates an error.
+    public init(_ reason: String, url: String) {
+        self.reason = reason
+        self.url = TransportError.redactingPassword(in: url)
+    }
+
+    /// The reason and the URL.
+    public var description: String { "cannot sign \(url): \(reason)" }
+}
+
+extension HTTPRequest.Body {
+    /// The SHA-256 of the exact bytes that will be sent (of nothing for an empty body).
+    func sha256(url: URL) throws(SigningError) -> [UInt8] {
+        switch self {
+        case .empty:
+            return Digest.hash([UInt8]())
+        case .bytes(let data):
+            return Digest.hash(data)
+        case .file(let path):
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw SigningError("the request body file \(path) cannot be opened", url: url.absoluteString)
+            }
+            defer { try? handle.close() }
+            var hash = StreamingHash(.sha256)
+            while true {
+                let chunk: Data
+                do {
+                    chunk = try handle.read(upToCount: 1 << 16) ?? Data()
+                } catch {
+                    throw SigningError("reading the request body file \(path) failed: \(error)", url: url.absoluteString)
+                }
+                if chunk.isEmpty { break }
+                hash.update(chunk)
+            }
+            return hash.finish()
+        }
+    }
+}
