@@ -1,0 +1,38 @@
+import Foundation
+
+extension HTTPRequest {
+    /// Headers whose values are credentials; ``curlCommand(revealingSecrets:)`` hides them.
+    static let secretHeaderNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "x-api-key", "x-signature", "signature"]
+
+    /// An equivalent `curl` command line, to reproduce the request from a shell.
+    ///
+    /// - Parameter revealingSecrets: Whether to show credential headers (`Authorization`,
+    ///   `Cookie`, signatures …) and URL passwords as they are; by default they read `***`.
+    /// - Returns: The command, one option per line.
+    public func curlCommand(revealingSecrets: Bool = false) -> String {
+        func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        var parts = ["curl"]
+        if method == .head {
+            parts.append("--head")
+        } else if method != .get || body.byteCount != 0 {
+            parts.append("-X \(method.rawValue)")
+        }
+        for field in headers {
+            let hidden = !revealingSecrets && Self.secretHeaderNames.contains(field.name.lowercased())
+            parts.append("-H " + quote("\(field.name): \(hidden ? "***" : field.value)"))
+        }
+        switch body {
+        case .empty: break
+        case .bytes(let data):
+            if let text = String(data: data, encoding: .utf8) {
+                parts.append("--data-binary " + quote(text))
+            } else {
+                parts.append("--data-binary '<\(data.count) bytes>'")
+            }
+        case .file(let path): parts.append("--data-binary " + quote("@" + path))
+        }
+        let urlText = revealingSecrets ? url.absoluteString : TransportError.redactingPassword(in: url.absoluteString)
+        parts.append(quote(urlText))
+        return parts.joined(separator: " \\\n  ")
+    }
+}

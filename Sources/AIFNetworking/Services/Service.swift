@@ -1,0 +1,119 @@
+import Foundation
+
+/// One environment of a service: where it is and with which keys it is called.
+public struct ServiceEnvironment: Sendable, Hashable {
+    /// The base URL, for example `https://api.example.com`.
+    public var baseURL: URL
+    /// The API version path segment (`v1`), or empty for none.
+    public var apiVersion: String
+    /// The public and private keys requests are signed with, or `nil` for unsigned requests.
+    public var credentials: SigningCredentials?
+    /// Whether the signature covers every parameter (`true`) or only the signature fields.
+    public var signsAllParameters: Bool
+
+    /// Creates an environment.
+    ///
+    /// - Parameters:
+    ///   - baseURL: The base URL.
+    ///   - apiVersion: The version segment; none by default.
+    ///   - credentials: The keys; none by default.
+    ///   - signsAllParameters: Whether every parameter is signed; yes by default.
+    public init(baseURL: URL, apiVersion: String = "", credentials: SigningCredentials? = nil, signsAllParameters: Bool = true) {
+        self.baseURL = baseURL
+        self.apiVersion = apiVersion
+        self.credentials = credentials
+        self.signsAllParameters = signsAllParameters
+    }
+}
+
+/// How parameters travel in a request body.
+public enum BodyEncoding: Sendable, Hashable {
+    /// `application/json`.
+    case json
+    /// `application/x-www-form-urlencoded`.
+    case form
+}
+
+/// How arrays are written in a query string or form.
+public enum ArrayEncoding: Sendable, Hashable {
+    /// `key[]=a&key[]=b`.
+    case brackets
+    /// `key=a&key=b`.
+    case repeatedKeys
+}
+
+/// One backend, described once and resolved by name.
+///
+/// Conform a type and implement what differs; everything but ``name`` and ``environments``
+/// has a default. Members that are functions (``commonHeaders()``, ``commonParameters()``)
+/// are called for every request, so they can read a token or a device id at call time.
+public protocol Service: Sendable {
+    /// The name it is registered under.
+    var name: ServiceName { get }
+    /// Its environments by name (at least one).
+    var environments: [EnvironmentName: ServiceEnvironment] { get }
+    /// The environment used when none was chosen for it: `online` by default.
+    var defaultEnvironment: EnvironmentName { get }
+    /// How request bodies are encoded unless a call says otherwise: JSON by default.
+    var bodyEncoding: BodyEncoding { get }
+    /// How arrays are written in queries and forms: `key[]=` by default.
+    var arrayEncoding: ArrayEncoding { get }
+    /// Timeouts for this service's requests, or `nil` for the transport's.
+    var timeouts: Timeouts? { get }
+    /// Signs the requests, or `nil` for none. AIF-HMAC by default when the environment has
+    /// credentials.
+    var signer: (any RequestSigner)? { get }
+
+    /// Headers sent with every request of the service, read at request time.
+    func commonHeaders() -> HTTPHeaders
+    /// Parameters sent with every request (a call's own parameters win), read at request time.
+    func commonParameters() -> Parameters
+    /// Extra headers for one method name.
+    func extraHeaders(forMethod methodName: String) -> HTTPHeaders
+    /// The request URL, for services whose URLs are not `base/version/method`. Return `nil` to
+    /// use the standard rule.
+    func url(for methodName: String, in environment: ServiceEnvironment) -> URL?
+    /// Turns a response into a failure the service recognises (an application error code in
+    /// a 200 body, an expired token). Return `nil` to accept it.
+    func veto(_ response: HTTPResponse) -> ServiceVeto?
+}
+
+/// A service's reason to reject a response the transport delivered.
+public struct ServiceVeto: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A code the service defines (`token_expired`).
+    public var code: String
+    /// What it means, in plain words.
+    public var message: String
+
+    /// Creates a veto.
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The code and the message.
+    public var description: String { "\(code): \(message)" }
+}
+
+extension Service {
+    /// `online`.
+    public var defaultEnvironment: EnvironmentName { .online }
+    /// JSON.
+    public var bodyEncoding: BodyEncoding { .json }
+    /// `key[]=`.
+    public var arrayEncoding: ArrayEncoding { .brackets }
+    /// The transport's.
+    public var timeouts: Timeouts? { nil }
+    /// AIF-HMAC in query parameters.
+    public var signer: (any RequestSigner)? { AIFHMACSigner() }
+    /// None.
+    public func commonHeaders() -> HTTPHeaders { HTTPHeaders() }
+    /// None.
+    public func commonParameters() -> Parameters { [:] }
+    /// None.
+    public func extraHeaders(forMethod methodName: String) -> HTTPHeaders { HTTPHeaders() }
+    /// The standard rule.
+    public func url(for methodName: String, in environment: ServiceEnvironment) -> URL? { nil }
+    /// Accepts every response.
+    public func veto(_ response: HTTPResponse) -> ServiceVeto? { nil }
+}

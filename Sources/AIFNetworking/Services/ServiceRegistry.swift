@@ -1,0 +1,120 @@
+import Foundation
+
+/// Where services are registered and resolved by name, and which environment each one uses.
+///
+/// Thread-safe. Switching an environment affects requests generated afterwards; requests
+/// already generated (and in flight) keep the environment they started with, because
+/// ``resolve(_:)`` hands out a snapshot.
+///
+/// The active environment of a service is, in order: the one set for that service with
+/// ``setEnvironment(_:for:)``; the one set for all with ``setEnvironment(_:)``; the
+/// `AIF_ENVIRONMENT` environment variable (so a binary can be pointed at staging without a
+/// rebuild); the service's own ``Service/defaultEnvironment``.
+public final class ServiceRegistry: Sendable {
+    /// The process-wide registry.
+    public static let shared = ServiceRegistry()
+
+    private enum Entry {
+        case instance(any Service)
+        case factory(@Sendable () -> any Service)
+    }
+
+    private struct State {
+        var entries: [ServiceName: Entry] = [:]
+        var globalEnvironment: EnvironmentName?
+        var serviceEnvironments: [ServiceName: EnvironmentName] = [:]
+    }
+
+    private let state = Locked(State())
+    private let environmentVariable: EnvironmentName?
+
+    /// Creates an empty registry.
+    ///
+    /// - Parameter processEnvironment: Where `AIF_ENVIRONMENT` is read; the process's by default.
+    public init(processEnvironment: [String: String] = ProcessInfo.processInfo.environment) {
+        environmentVariable = processEnvironment["AIF_ENVIRONMENT"].flatMap { $0.isEmpty ? nil : EnvironmentName(rawValue: $0) }
+    }
+
+    /// Registers a service under its name, replacing any earlier one of that name.
+    public func register(_ service: any Service) {
+        state.withLock { $0.entries[service.name] = .instance(service) }
+    }
+
+    /// Registers a factory, called once, on first use, to create the service named `name`.
+    ///
+    /// - Parameters:
+    ///   - name: The name it is resolved by.
+    ///   - factory: Creates the service.
+    public func register(_ name: ServiceName, factory: @escaping @Sendable () -> any Service) {
+        state.withLock { $0.entries[name] = .factory(factory) }
+    }
+
+    /// Removes a service.
+    public func unregister(_ name: ServiceName) {
+        state.withLock { $0.entries[name] = nil }
+    }
+
+    /// The registered names, sorted.
+    public var registeredNames: [ServiceName] {
+        state.withLock { $0.entries.keys.sorted() }
+    }
+
+    /// The service registered as `name`.
+    ///
+    /// - Throws: ``ServiceError/unknownService(_:known:)`` naming it and listing the known names.
+    public func service(named name: ServiceName) throws(ServiceError) -> any Service {
+        let entry = state.withLock { $0.entries[name] }
+        switch entry {
+        case .none:
+            throw ServiceError.unknownService(name, known: registeredNames)
+        case .instance(let service):
+            return service
+        case .factory(let factory):
+            // Called outside the lock, so a factory may use the registry itself.
+            let service = factory()
+            return state.withLock { state in
+                if case .instance(let existing) = state.entries[name] { return existing }
+                state.entries[name] = .instance(service)
+                return service
+            }
+        }
+    }
+
+    /// Sets the environment of every service that has none of its own; `nil` clears it.
+    public func setEnvironment(_ environment: EnvironmentName?) {
+        state.withLock { $0.globalEnvironment = environment }
+    }
+
+    /// Sets the environment of one service; `nil` clears it.
+    public func setEnvironment(_ environment: EnvironmentName?, for service: ServiceName) {
+        state.withLock { $0.serviceEnvironments[service] = environment }
+    }
+
+    /// The environment `service` currently uses.
+    public func activeEnvironment(of service: any Service) -> EnvironmentName {
+        let (own, global) = state.withLock { ($0.serviceEnvironments[service.name], $0.globalEnvironment) }
+        return own ?? global ?? environmentVariable ?? service.defaultEnvironment
+    }
+
+    /// The service named `name` with its active environment, as a snapshot for one request.
+    ///
+    /// - Throws: ``ServiceError`` when the name or its active environment is unknown.
+    public func resolve(_ name: ServiceName) throws(ServiceError) -> ResolvedService {
+        let service = try service(named: name)
+        let environmentName = activeEnvironment(of: service)
+        guard let environment = service.environments[environmentName] else {
+            throw ServiceError.unknownEnvironment(environmentName, service: name, known: service.environments.keys.sorted())
+        }
+        return ResolvedService(service: service, environmentName: environmentName, environment: environment)
+    }
+}
+
+/// A service together with the environment one request uses.
+public struct ResolvedService: Sendable {
+    /// The service.
+    public let service: any Service
+    /// The environment's name.
+    public let environmentName: EnvironmentName
+    /// The environment.
+    public let environment: ServiceEnvironment
+}

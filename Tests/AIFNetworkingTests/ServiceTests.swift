@@ -1,0 +1,140 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+private struct ShopService: Service {
+    var name: ServiceName = "shop"
+    var token = "token-123"
+    var environments: [EnvironmentName: ServiceEnvironment] = [
+        .online: ServiceEnvironment(
+            baseURL: URL(string: "https://shop.test/")!, apiVersion: "/v1/",
+            credentials: SigningCredentials(publicKey: "pub-key", privateKey: Secret("s3cr3t"))),
+        .offline: ServiceEnvironment(baseURL: URL(string: "http://127.0.0.1:9000/api")!, apiVersion: ""),
+        "staging": ServiceEnvironment(baseURL: URL(string: "https://staging.shop.test")!, apiVersion: "v2"),
+    ]
+    func commonHeaders() -> HTTPHeaders { ["Authorization": "Bearer \(token)", "X-Client": "common"] }
+    func commonParameters() -> Parameters { ["device": "d-1", "page_size": 20] }
+    func extraHeaders(forMethod methodName: String) -> HTTPHeaders {
+        methodName.hasPrefix("orders") ? ["X-Client": "orders", "X-Idempotent": "yes"] : HTTPHeaders()
+    }
+}
+
+@Suite("Services: registry and request generation")
+struct ServiceTests {
+    static let context = SigningContext(time: Date(timeIntervalSince1970: 1_700_000_000), nonce: "0123456789abcdef0123456789abcdef")
+
+    @Test func unknownNamesAreNamedWithTheKnownOnes() {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(ShopService())
+        registry.register("weather") { ShopService(name: "weather") }
+        let error = #expect(throws: ServiceError.self) { try registry.resolve("payments") }
+        #expect(error?.description == "no service is registered as \"payments\"; known services: shop, weather")
+    }
+
+    @Test func factoriesRunOnceOnFirstUse() throws {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        let calls = Locked(0)
+        registry.register("lazy") {
+            calls.withLock { $0 += 1 }
+            return ShopService(name: "lazy")
+        }
+        #expect(calls.withLock { $0 } == 0)
+        _ = try registry.resolve("lazy")
+        _ = try registry.resolve("lazy")
+        #expect(calls.withLock { $0 } == 1)
+    }
+
+    @Test func environmentPrecedence() throws {
+        let registry = ServiceRegistry(processEnvironment: ["AIF_ENVIRONMENT": "offline"])
+        registry.register(ShopService())
+        #expect(try registry.resolve("shop").environmentName == .offline, "from AIF_ENVIRONMENT")
+        registry.setEnvironment("staging")
+        #expect(try registry.resolve("shop").environmentName == "staging", "global beats the variable")
+        let inFlight = try registry.resolve("shop")
+        registry.setEnvironment(.online, for: "shop")
+        #expect(try registry.resolve("shop").environmentName == .online, "per service beats global")
+        #expect(inFlight.environment.baseURL.host == "staging.shop.test", "a snapshot keeps its environment")
+        registry.setEnvironment("qa", for: "shop")
+        let error = #expect(throws: ServiceError.self) { try registry.resolve("shop") }
+        #expect(error?.description == "service \"shop\" has no environment \"qa\"; it has: offline, online, staging")
+        #expect(ServiceRegistry(processEnvironment: [:]).activeEnvironment(of: ShopService()) == .online)
+    }
+
+    @Test func urlsJoinWithExactlyOneSlashAndFillPlaceholders() throws {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(ShopService())
+        registry.setEnvironment("staging")
+        let request = try RequestGenerator().makeRequest(
+            for: registry.resolve("shop"), methodName: "/goods/{id}/reviews/", method: .get,
+            parameters: ["id": "42 & more", "sort": "new"], signingContext: Self.context)
+        #expect(request.url.absoluteString == "https://staging.shop.test/v2/goods/42%20%26%20more/reviews?device=d-1&page_size=20&sort=new")
+        let missing = #expect(throws: ServiceError.self) {
+            try RequestGenerator().makeRequest(for: registry.resolve("shop"), methodName: "goods/{id}", method: .get)
+        }
+        #expect(missing?.description.contains("{id}") == true)
+        let absolute = try RequestGenerator().makeRequest(
+            for: registry.resolve("shop"), methodName: "https://cdn.shop.test/banner", method: .get, parameters: [:])
+        #expect(absolute.url.absoluteString.hasPrefix("https://cdn.shop.test/banner?"))
+    }
+
+    @Test func queryEncodingOfNestedParameters() {
+        let pairs = RequestGenerator.flatten(["tags": ["a", "b"], "filter": ["min": 10, "max": nil], "q": "x"], arrays: .brackets)
+        #expect(pairs.map { "\($0.name)=\($0.value)" } == ["filter[min]=10", "q=x", "tags[]=a", "tags[]=b"])
+        let repeated = RequestGenerator.flatten(["tags": ["a", "b"]], arrays: .repeatedKeys)
+        #expect(repeated.map { "\($0.name)=\($0.value)" } == ["tags=a", "tags=b"])
+    }
+
+    @Test func bodiesHeadersAndSigning() throws {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(ShopService())
+        let resolved = try registry.resolve("shop")
+        let json = try RequestGenerator().makeRequest(
+            for: resolved, methodName: "orders", method: .post,
+            parameters: ["goods_id": 42, "page_size": 1, "lines": [["sku": "a", "count": 2]]],
+            headers: ["X-Client": "call"], signingContext: Self.context)
+        guard case .bytes(let data) = json.body else { Issue.record("expected a body"); return }
+        #expect(String(decoding: data, as: UTF8.self) == #"{"device":"d-1","goods_id":42,"lines":[{"count":2,"sku":"a"}],"page_size":1}"#)
+        #expect(json.headers["Content-Type"] == "application/json")
+        #expect(json.headers["X-Client"] == "call", "the call's header beats the method's and the service's")
+        #expect(json.headers["X-Idempotent"] == "yes")
+        #expect(json.headers["Authorization"] == "Bearer token-123")
+        // Signed with AIF-HMAC over the final URL and body (the signature itself is checked
+        // against independent vectors in SigningTests).
+        let query = PercentEncoding.queryItems(of: json.url)
+        #expect(query.map(\.name) == ["api_key", "timestamp", "nonce", "sign"])
+        #expect(query[3].value.count == 64)
+
+        let form = try RequestGenerator().makeRequest(
+            for: resolved, methodName: "orders", method: .put, parameters: ["note": "a b&c"], bodyEncoding: .form, signingContext: Self.context)
+        guard case .bytes(let formData) = form.body else { Issue.record("expected a body"); return }
+        #expect(String(decoding: formData, as: UTF8.self) == "device=d-1&note=a%20b%26c&page_size=20")
+        #expect(form.headers["Content-Type"] == "application/x-www-form-urlencoded")
+    }
+
+    @Test func curlRenderingHidesCredentials() throws {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(ShopService())
+        let request = try RequestGenerator().makeRequest(
+            for: registry.resolve("shop"), methodName: "orders", method: .post, parameters: ["goods_id": 1], signingContext: Self.context)
+        let command = request.curlCommand()
+        #expect(command.hasPrefix("curl \\\n  -X POST"))
+        #expect(command.contains("-H 'Authorization: ***'"))
+        #expect(!command.contains("token-123"))
+        #expect(!command.contains("s3cr3t"))
+        #expect(request.curlCommand(revealingSecrets: true).contains("Bearer token-123"))
+    }
+
+    @Test func generatedRequestsTravelOverTheRealTransport() async throws {
+        let server = try await TestServers.shared().plain
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(ShopService(environments: [.online: ServiceEnvironment(baseURL: server.baseURL())]))
+        let request = try RequestGenerator().makeRequest(
+            for: registry.resolve("shop"), methodName: "echo", method: .post, parameters: ["goods_id": 7])
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let response = try await transport.send(request)
+        #expect(response.headers["X-Request-Content-Type"] == "application/json")
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"device":"d-1","goods_id":7,"page_size":20}"#)
+    }
+}
