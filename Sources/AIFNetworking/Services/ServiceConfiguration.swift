@@ -1,0 +1,337 @@
+import Foundation
+
+/// A service defined in a JSON file (the files under `Configs/`).
+///
+/// ```json
+/// {
+///   "name": "shop",
+///   "defaultEnvironment": "online",
+///   "bodyEncoding": "json",
+///   "arrayEncoding": "brackets",
+///   "timeoutSeconds": 30,
+///   "signing": { "scheme": "aif-hmac", "placement": "query" },
+///   "commonHeaders": { "X-Client": "shop-cli" },
+///   "commonParameters": { "app": "shop" },
+///   "environments": {
+///     "online": { "baseURL": "https://api.shop.example", "apiVersion": "v1",
+///                 "publicKey": "${SHOP_PUBLIC_KEY}", "privateKey": "${SHOP_PRIVATE_KEY}",
+///                 "signsAllParameters": true }
+///   }
+/// }
+/// ```
+///
+/// Any string may use `${NAME}` to read an environment variable; a private key must (a file
+/// never holds a secret in clear). `signing.scheme` is `aif-hmac` (default), `rfc9421`, `md5`
+/// or `none`; `signing.placement` is `query` (default) or `headers` for AIF-HMAC.
+public struct ConfiguredService: Service {
+    /// The name.
+    public let name: ServiceName
+    /// The environments.
+    public let environments: [EnvironmentName: ServiceEnvironment]
+    /// The default environment.
+    public let defaultEnvironment: EnvironmentName
+    /// The body encoding.
+    public let bodyEncoding: BodyEncoding
+    /// The array encoding.
+    public let arrayEncoding: ArrayEncoding
+    /// The timeouts.
+    public let timeouts: Timeouts?
+    /// The signer.
+    public let signer: (any RequestSigner)?
+    /// The file it was read from.
+    public let file: String
+    private let headers: HTTPHeaders
+    private let parameters: Parameters
+
+    /// The configured common headers.
+    public func commonHeaders() -> HTTPHeaders { headers }
+    /// The configured common parameters.
+    public func commonParameters() -> Parameters { parameters }
+
+    /// Reads a service definition.
+    ///
+    /// - Parameters:
+    ///   - file: The JSON file.
+    ///   - environment: Where `${NAME}` references are looked up; the process's by default.
+    /// - Returns: The service.
+    /// - Throws: ``ConfigurationError`` naming the file and the key that is wrong.
+    public static func load(
+        from file: URL,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> ConfiguredService {
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            throw ConfigurationError(file: file.path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
+        }
+        return try parse(data, file: file.path, environment: environment)
+    }
+
+    /// Reads a service definition from JSON bytes; `file` names them in errors.
+    public static func parse(_ data: Data, file: String, environment: [String: String]) throws(ConfigurationError) -> ConfiguredService {
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error)")
+        }
+        let reader = ConfigReader(file: file, environment: environment)
+        let object = try reader.object(root, at: "")
+        let name = try reader.string(object, "name", at: "", required: true)!
+
+        guard let environmentsValue = object["environments"] else {
+            throw ConfigurationError(file: file, key: "environments", problem: "is missing: a service needs at least one environment")
+        }
+        let environmentObjects = try reader.object(environmentsValue, at: "environments")
+        guard !environmentObjects.isEmpty else {
+            throw ConfigurationError(file: file, key: "environments", problem: "is empty: a service needs at least one environment")
+        }
+        var environments: [EnvironmentName: ServiceEnvironment] = [:]
+        for (environmentName, value) in environmentObjects {
+            let path = "environments.\(environmentName)"
+            let entry = try reader.object(value, at: path)
+            let baseText = try reader.string(entry, "baseURL", at: path, required: true)!
+            guard let baseURL = URL(string: baseText), let scheme = baseURL.scheme?.lowercased(), scheme == "http" || scheme == "https", baseURL.host != nil else {
+                throw ConfigurationError(file: file, key: "\(path).baseURL", problem: "\"\(baseText)\" is not an http(s) URL")
+            }
+            let publicKey = try reader.string(entry, "publicKey", at: path, required: false)
+            if case .string(let rawPrivate) = entry["privateKey"], !rawPrivate.hasPrefix("${") || !rawPrivate.hasSuffix("}") {
+                throw ConfigurationError(file: file, key: "\(path).privateKey", problem: "must name an environment variable (write \"${NAME}\"): a config file never holds a secret in clear")
+            }
+            let privateKey = try reader.string(entry, "privateKey", at: path, required: false)
+            if (publicKey == nil) != (privateKey == nil) {
+                throw ConfigurationError(file: file, key: "\(path)", problem: "has one of publicKey and privateKey without the other")
+            }
+            environments[EnvironmentName(rawValue: environmentName)] = ServiceEnvironment(
+                baseURL: baseURL,
+                apiVersion: try reader.string(entry, "apiVersion", at: path, required: false) ?? "",
+                credentials: publicKey.map { SigningCredentials(publicKey: $0, privateKey: Secret(privateKey!)) },
+                signsAllParameters: try reader.bool(entry, "signsAllParameters", at: path) ?? true
+            )
+        }
+        let defaultEnvironment = EnvironmentName(rawValue: try reader.string(object, "defaultEnvironment", at: "", required: false) ?? "online")
+        guard environments[defaultEnvironment] != nil else {
+            throw ConfigurationError(
+                file: file, key: "defaultEnvironment",
+                problem: "\"\(defaultEnvironment)\" is not one of the environments (\(environments.keys.sorted().map(\.rawValue).joined(separator: ", ")))")
+        }
+
+        let bodyEncoding: BodyEncoding
+        switch try reader.string(object, "bodyEncoding", at: "", required: false) ?? "json" {
+        case "json": bodyEncoding = .json
+        case "form": bodyEncoding = .form
+        case let other: throw ConfigurationError(file: file, key: "bodyEncoding", problem: "\"\(other)\" is neither \"json\" nor \"form\"")
+        }
+        let arrayEncoding: ArrayEncoding
+        switch try reader.string(object, "arrayEncoding", at: "", required: false) ?? "brackets" {
+        case "brackets": arrayEncoding = .brackets
+        case "repeated": arrayEncoding = .repeatedKeys
+        case let other: throw ConfigurationError(file: file, key: "arrayEncoding", problem: "\"\(other)\" is neither \"brackets\" nor \"repeated\"")
+        }
+        var timeouts: Timeouts?
+        if let value = object["timeoutSeconds"] {
+            let seconds: Double
+            switch value {
+            case .number(let number): seconds = number
+            case .integer(let number): seconds = Double(number)
+            default: seconds = -1
+            }
+            guard seconds > 0 else {
+                throw ConfigurationError(file: file, key: "timeoutSeconds", problem: "must be a positive number of seconds")
+            }
+            timeouts = Timeouts(connect: .seconds(min(seconds, 10)), total: .milliseconds(Int(seconds * 1000)))
+        }
+
+        var signer: (any RequestSigner)? = AIFHMACSigner()
+        if let signingValue = object["signing"] {
+            let signing = try reader.object(signingValue, at: "signing")
+            let placementText = try reader.string(signing, "placement", at: "signing", required: false) ?? "query"
+            guard placementText == "query" || placementText == "headers" else {
+                throw ConfigurationError(file: file, key: "signing.placement", problem: "\"\(placementText)\" is neither \"query\" nor \"headers\"")
+            }
+            switch try reader.string(signing, "scheme", at: "signing", required: false) ?? "aif-hmac" {
+            case "aif-hmac": signer = AIFHMACSigner(placement: placementText == "headers" ? .headers : .query)
+            case "rfc9421": signer = HTTPMessageSignatureSigner()
+            case "md5": signer = LegacyMD5Signer()
+            case "none": signer = nil
+            case let other:
+                throw ConfigurationError(file: file, key: "signing.scheme", problem: "\"\(other)\" is not one of aif-hmac, rfc9421, md5, none")
+            }
+        }
+
+        var headers = HTTPHeaders()
+        if let value = object["commonHeaders"] {
+            for (key, headerValue) in try reader.object(value, at: "commonHeaders").sorted(by: { $0.key < $1.key }) {
+                guard case .string(let text) = headerValue else {
+                    throw ConfigurationError(file: file, key: "commonHeaders.\(key)", problem: "must be a string")
+                }
+                headers.add(name: key, value: try reader.substitute(text, at: "commonHeaders.\(key)"))
+            }
+        }
+        var parameters: Parameters = [:]
+        if let value = object["commonParameters"] {
+            for (key, parameterValue) in try reader.object(value, at: "commonParameters") {
+                parameters[key] = try reader.parameter(parameterValue, at: "commonParameters.\(key)")
+            }
+        }
+        return ConfiguredService(
+            name: ServiceName(rawValue: name), environments: environments, defaultEnvironment: defaultEnvironment,
+            bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: timeouts, signer: signer, file: file,
+            headers: headers, parameters: parameters)
+    }
+}
+
+/// What is wrong with a service definition file, and where.
+public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file.
+    public let file: String
+    /// The key path (`environments.online.privateKey`), or `nil` for the whole file.
+    public let key: String?
+    /// What is wrong with it.
+    public let problem: String
+
+    /// Creates an error.
+    public init(file: String, key: String?, problem: String) {
+        self.file = file
+        self.key = key
+        self.problem = problem
+    }
+
+    /// `FILE: KEY PROBLEM`.
+    public var description: String {
+        key.map { "\(file): \($0) \(problem)" } ?? "\(file) \(problem)"
+    }
+}
+
+extension ServiceRegistry {
+    /// Registers every `*.json` service definition in a folder.
+    ///
+    /// - Parameters:
+    ///   - directory: The folder, for example `Configs/`.
+    ///   - environment: Where `${NAME}` references are looked up.
+    /// - Returns: The names registered, sorted.
+    /// - Throws: ``ConfigurationError`` for the first file that is wrong (nothing is registered
+    ///   then).
+    @discardableResult
+    public func registerServices(
+        inDirectory directory: URL,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> [ServiceName] {
+        let files: [URL]
+        do {
+            files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+                .filter { $0.pathExtension == "json" }
+                .sorted { $0.path < $1.path }
+        } catch {
+            throw ConfigurationError(file: directory.path, key: nil, problem: "cannot be listed: \(error.localizedDescription)")
+        }
+        var services: [ConfiguredService] = []
+        for file in files {
+            services.append(try ConfiguredService.load(from: file, environment: environment))
+        }
+        for service in services { register(service) }
+        return services.map(\.name).sorted()
+    }
+}
+
+/// A parsed JSON value that keeps numbers and flags apart (Foundation's `JSONSerialization`
+/// does not on Linux, where `1` also reads as `true`).
+private enum JSONValue: Decodable {
+    case string(String)
+    case number(Double)
+    case integer(Int)
+    case bool(Bool)
+    case null
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let integer = try? container.decode(Int.self) {
+            self = .integer(integer)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else if let array = try? container.decode([JSONValue].self) {
+            self = .array(array)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+}
+
+/// Reads typed values out of parsed JSON, naming the file and key path in every error.
+private struct ConfigReader {
+    let file: String
+    let environment: [String: String]
+
+    func object(_ value: JSONValue, at path: String) throws(ConfigurationError) -> [String: JSONValue] {
+        guard case .object(let object) = value else {
+            throw ConfigurationError(file: file, key: path.isEmpty ? nil : path, problem: path.isEmpty ? "must hold a JSON object" : "must be an object")
+        }
+        return object
+    }
+
+    func string(_ object: [String: JSONValue], _ key: String, at path: String, required: Bool) throws(ConfigurationError) -> String? {
+        let fullKey = path.isEmpty ? key : "\(path).\(key)"
+        guard let value = object[key] else {
+            if required { throw ConfigurationError(file: file, key: fullKey, problem: "is missing") }
+            return nil
+        }
+        guard case .string(let text) = value else {
+            throw ConfigurationError(file: file, key: fullKey, problem: "must be a string")
+        }
+        return try substitute(text, at: fullKey)
+    }
+
+    func bool(_ object: [String: JSONValue], _ key: String, at path: String) throws(ConfigurationError) -> Bool? {
+        guard let value = object[key] else { return nil }
+        guard case .bool(let flag) = value else {
+            throw ConfigurationError(file: file, key: "\(path).\(key)", problem: "must be true or false")
+        }
+        return flag
+    }
+
+    func parameter(_ value: JSONValue, at path: String) throws(ConfigurationError) -> ParameterValue {
+        switch value {
+        case .string(let text): return .string(try substitute(text, at: path))
+        case .integer(let number): return .int(number)
+        case .number(let number): return .double(number)
+        case .bool(let flag): return .bool(flag)
+        case .null: return .null
+        case .array(let array):
+            var values: [ParameterValue] = []
+            for (index, element) in array.enumerated() { values.append(try parameter(element, at: "\(path)[\(index)]")) }
+            return .array(values)
+        case .object(let object):
+            var values: [String: ParameterValue] = [:]
+            for (key, element) in object { values[key] = try parameter(element, at: "\(path).\(key)") }
+            return .object(values)
+        }
+    }
+
+    /// Replaces each `${NAME}` with the environment variable `NAME`.
+    func substitute(_ text: String, at path: String) throws(ConfigurationError) -> String {
+        var result = ""
+        var rest = text[...]
+        while let start = rest.range(of: "${") {
+            guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
+                throw ConfigurationError(file: file, key: path, problem: "has an unterminated ${…} reference")
+            }
+            result += rest[..<start.lowerBound]
+            let variable = String(rest[start.upperBound..<end])
+            guard let value = environment[variable] else {
+                throw ConfigurationError(file: file, key: path, problem: "refers to the environment variable \(variable), which is not set")
+            }
+            result += value
+            rest = rest[rest.index(after: end)...]
+        }
+        return result + rest
+    }
+}

@@ -1,0 +1,74 @@
+@testable import AIFNetworking
+import Foundation
+import Testing
+
+@Suite("Services from config files")
+struct ServiceConfigurationTests {
+    static let environment = [
+        "SHOP_ONLINE_URL": "https://shop.test", "SHOP_OFFLINE_URL": "http://127.0.0.1:8080",
+        "SHOP_PUBLIC_KEY": "pub-key", "SHOP_PRIVATE_KEY": "s3cr3t-value",
+    ]
+
+    /// The repository's own Configs/shop.json.
+    static var shopFile: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "Configs/shop.json")
+    }
+
+    @Test func theShopConfigLoads() throws {
+        let service = try ConfiguredService.load(from: Self.shopFile, environment: Self.environment)
+        #expect(service.name == "shop")
+        #expect(service.environments[.online]?.baseURL.absoluteString == "https://shop.test")
+        #expect(service.environments[.offline]?.credentials?.publicKey == "pub-key")
+        #expect(service.environments[.online]?.credentials?.privateKey == Secret("s3cr3t-value"))
+        #expect(service.commonHeaders()["X-Client"] == "aif-shop-sample")
+        #expect(service.commonParameters()["app"] == "shop-sample")
+        #expect(service.timeouts?.total == .seconds(30))
+        #expect(service.signer is AIFHMACSigner)
+    }
+
+    @Test func aMissingVariableIsNamedWithFileAndKey() {
+        var environment = Self.environment
+        environment["SHOP_PRIVATE_KEY"] = nil
+        let error = #expect(throws: ConfigurationError.self) { try ConfiguredService.load(from: Self.shopFile, environment: environment) }
+        #expect(error?.file == Self.shopFile.path)
+        #expect(error?.key?.hasSuffix(".privateKey") == true)
+        #expect(error?.description.contains("SHOP_PRIVATE_KEY") == true)
+    }
+
+    @Test(arguments: [
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test", "publicKey": "p", "privateKey": "literal"}}}"#, "environments.online.privateKey"),
+        (#"{"name": "x"}"#, "environments"),
+        (#"{"name": "x", "environments": {}}"#, "environments"),
+        (#"{"environments": {"online": {"baseURL": "https://a.test"}}}"#, "name"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "ftp://a.test"}}}"#, "environments.online.baseURL"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "signing": {"scheme": "rot13"}}"#, "signing.scheme"),
+        (#"{"name": "x", "environments": {"staging": {"baseURL": "https://a.test"}}}"#, "defaultEnvironment"),
+        (#"{"name": 5, "environments": {"online": {"baseURL": "https://a.test"}}}"#, "name"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test", "signsAllParameters": 1}}}"#, "environments.online.signsAllParameters"),
+    ])
+    func malformedDefinitionsNameTheKey(json: String, key: String) {
+        let error = #expect(throws: ConfigurationError.self) {
+            try ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
+        }
+        #expect(error?.key == key, "\(error.map { "\($0)" } ?? "no error")")
+        #expect(error?.description.hasPrefix("test.json: ") == true)
+    }
+
+    @Test func invalidJSONNamesTheFile() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try ConfiguredService.parse(Data("{ not json".utf8), file: "broken.json", environment: [:])
+        }
+        #expect(error?.description.hasPrefix("broken.json is not valid JSON") == true)
+    }
+
+    @Test func aFolderOfConfigsRegistersEveryService() throws {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        let names = try registry.registerServices(inDirectory: Self.shopFile.deletingLastPathComponent(), environment: Self.environment)
+        #expect(names == ["shop"])
+        registry.setEnvironment(.offline)
+        let request = try RequestGenerator().makeRequest(for: registry.resolve("shop"), methodName: "goods/{id}", method: .get, parameters: ["id": 3])
+        #expect(request.url.absoluteString.hasPrefix("http://127.0.0.1:8080/v1/goods/3?app=shop-sample&api_key=pub-key&timestamp="))
+        #expect(!request.curlCommand().contains("s3cr3t-value"))
+    }
+}
