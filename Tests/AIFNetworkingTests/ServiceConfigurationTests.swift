@@ -44,6 +44,8 @@ struct ServiceConfigurationTests {
         (#"{"name": "x", "environments": {"online": {"baseURL": "ftp://a.test"}}}"#, "environments.online.baseURL"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "signing": {"scheme": "rot13"}}"#, "signing.scheme"),
         (#"{"name": "x", "environments": {"staging": {"baseURL": "https://a.test"}}}"#, "defaultEnvironment"),
+        (#"{"name": "x", "enviroments": {}}"#, "enviroments"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test", "privatekey": "${K}"}}}"#, "environments.online.privatekey"),
         (#"{"name": 5, "environments": {"online": {"baseURL": "https://a.test"}}}"#, "name"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test", "signsAllParameters": 1}}}"#, "environments.online.signsAllParameters"),
     ])

@@ -78,6 +78,10 @@ public struct ConfiguredService: Service {
         }
         let reader = ConfigReader(file: file, environment: environment)
         let object = try reader.object(root, at: "")
+        try reader.rejectUnknownKeys(object, at: "", allowed: [
+            "name", "defaultEnvironment", "bodyEncoding", "arrayEncoding", "timeoutSeconds", "signing", "commonHeaders",
+            "commonParameters", "environments",
+        ])
         let name = try reader.string(object, "name", at: "", required: true)!
 
         guard let environmentsValue = object["environments"] else {
@@ -91,6 +95,7 @@ public struct ConfiguredService: Service {
         for (environmentName, value) in environmentObjects {
             let path = "environments.\(environmentName)"
             let entry = try reader.object(value, at: path)
+            try reader.rejectUnknownKeys(entry, at: path, allowed: ["baseURL", "apiVersion", "publicKey", "privateKey", "signsAllParameters"])
             let baseText = try reader.string(entry, "baseURL", at: path, required: true)!
             guard let baseURL = URL(string: baseText), let scheme = baseURL.scheme?.lowercased(), scheme == "http" || scheme == "https", baseURL.host != nil else {
                 throw ConfigurationError(file: file, key: "\(path).baseURL", problem: "\"\(baseText)\" is not an http(s) URL")
@@ -146,6 +151,7 @@ public struct ConfiguredService: Service {
         var signer: (any RequestSigner)? = AIFHMACSigner()
         if let signingValue = object["signing"] {
             let signing = try reader.object(signingValue, at: "signing")
+            try reader.rejectUnknownKeys(signing, at: "signing", allowed: ["scheme", "placement"])
             let placementText = try reader.string(signing, "placement", at: "signing", required: false) ?? "query"
             guard placementText == "query" || placementText == "headers" else {
                 throw ConfigurationError(file: file, key: "signing.placement", problem: "\"\(placementText)\" is neither \"query\" nor \"headers\"")
@@ -276,6 +282,14 @@ private struct ConfigReader {
             throw ConfigurationError(file: file, key: path.isEmpty ? nil : path, problem: path.isEmpty ? "must hold a JSON object" : "must be an object")
         }
         return object
+    }
+
+    /// A misspelt key would otherwise be ignored silently; name it, and what is allowed.
+    func rejectUnknownKeys(_ object: [String: JSONValue], at path: String, allowed: Set<String>) throws(ConfigurationError) {
+        guard let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) else { return }
+        throw ConfigurationError(
+            file: file, key: path.isEmpty ? unknown : "\(path).\(unknown)",
+            problem: "is not a known key; expected one of: \(allowed.sorted().joined(separator: ", "))")
     }
 
     func string(_ object: [String: JSONValue], _ key: String, at path: String, required: Bool) throws(ConfigurationError) -> String? {
