@@ -59,9 +59,13 @@ struct ServiceConfigurationTests {
 
     @Test func invalidJSONNamesTheFile() {
         let error = #expect(throws: ConfigurationError.self) {
-            try ConfiguredService.parse(Data("{ not json".utf8), file: "broken.json", environment: [:])
+            try ConfiguredService.parse(Data("{\n  \"name\": \"x\",\n  \"environments\" {}\n}".utf8), file: "broken.json", environment: [:])
         }
-        #expect(error?.description.hasPrefix("broken.json is not valid JSON") == true)
+        #expect(error?.description == "broken.json is not valid JSON (at line 3, column 18)")
+        let missing = #expect(throws: ConfigurationError.self) {
+            try ConfiguredService.load(from: URL(fileURLWithPath: "/nonexistent/shop.json"), environment: [:])
+        }
+        #expect(missing?.description.hasPrefix("/nonexistent/shop.json cannot be read") == true)
     }
 
     @Test func aFolderOfConfigsRegistersEveryService() throws {

@@ -74,7 +74,7 @@ public struct ConfiguredService: Service {
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error)")
+            throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON" + (syntaxErrorLocation(in: data).map { " (at \($0))" } ?? ""))
         }
         let reader = ConfigReader(file: file, environment: environment)
         let object = try reader.object(root, at: "")
@@ -185,6 +185,31 @@ public struct ConfiguredService: Service {
             name: ServiceName(rawValue: name), environments: environments, defaultEnvironment: defaultEnvironment,
             bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: timeouts, signer: signer, file: file,
             headers: headers, parameters: parameters)
+    }
+}
+
+/// Where the JSON in `data` stops being valid, as `line L, column C` (1-based), when
+/// Foundation's parser says (it reports a character offset).
+private func syntaxErrorLocation(in data: Data) -> String? {
+    do {
+        _ = try JSONSerialization.jsonObject(with: data)
+        return nil
+    } catch {
+        let message = "\((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? "")"
+        guard let range = message.range(of: "character "),
+            let offset = Int(message[range.upperBound...].prefix { $0.isNumber }), offset <= data.count
+        else { return nil }
+        var line = 1
+        var column = 1
+        for byte in data.prefix(offset) {
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
+        }
+        return "line \(line), column \(column)"
     }
 }
 
