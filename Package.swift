@@ -14,9 +14,11 @@ let package = Package(
     products: [
         .library(name: "AIFNetworking", targets: ["AIFNetworking"]),
         .executable(name: "TransportSample", targets: ["TransportSample"]),
+        .executable(name: "aif", targets: ["aif"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -40,6 +42,13 @@ let package = Package(
                 "CCurl",
                 "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "aif",
+            dependencies: [
+                "AIFNetworking",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .target(

@@ -1,9 +1,17 @@
 import Foundation
 
-extension HTTPRequest {
-    /// Headers whose values are credentials; ``curlCommand(revealingSecrets:)`` hides them.
-    static let secretHeaderNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "x-api-key", "x-signature", "signature"]
+extension HTTPHeaders {
+    /// Names (in lower case) of headers whose values are credentials.
+    static let secretNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-signature", "signature"]
 
+    /// The headers with credential values (`Authorization`, `Cookie`, signatures …) replaced by
+    /// `***`, for logs and displays.
+    public func redactingSecrets() -> HTTPHeaders {
+        HTTPHeaders(fields.map { Self.secretNames.contains($0.name.lowercased()) ? Field(name: $0.name, value: "***") : $0 })
+    }
+}
+
+extension HTTPRequest {
     /// An equivalent `curl` command line, to reproduce the request from a shell.
     ///
     /// - Parameter revealingSecrets: Whether to show credential headers (`Authorization`,
@@ -17,9 +25,8 @@ extension HTTPRequest {
         } else if method != .get || body.byteCount != 0 {
             parts.append("-X \(method.rawValue)")
         }
-        for field in headers {
-            let hidden = !revealingSecrets && Self.secretHeaderNames.contains(field.name.lowercased())
-            parts.append("-H " + quote("\(field.name): \(hidden ? "***" : field.value)"))
+        for field in revealingSecrets ? headers : headers.redactingSecrets() {
+            parts.append("-H " + quote("\(field.name): \(field.value)"))
         }
         switch body {
         case .empty: break

@@ -149,8 +149,12 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         return text
     }
 
-    /// Replaces the password of `user:password@host` URLs so that it never reaches a log.
-    static func redactingPassword(in url: String) -> String {
+    /// Replaces the password of a `user:password@host` URL with `***`, so that it never reaches
+    /// a log.
+    ///
+    /// - Parameter url: The URL as text.
+    /// - Returns: The URL with any password redacted; unchanged otherwise.
+    public static func redactingPassword(in url: String) -> String {
         guard let schemeEnd = url.range(of: "://") else { return url }
         let authorityStart = schemeEnd.upperBound
         let authorityEnd = url[authorityStart...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex
