@@ -125,3 +125,23 @@ struct SigningTests {
         #expect("\(credentials.privateKey)" == "***")
     }
 }
+
+@Suite("Clock skew")
+struct ClockSkewTests {
+    @Test func aServerClockOffByMoreThanTheToleranceShiftsTimestamps() throws {
+        let skew = ClockSkew()
+        let local = Date(timeIntervalSince1970: 1_700_000_000)
+        let url = URL(string: "http://127.0.0.1/")!
+        // Server 2 s ahead: within tolerance.
+        skew.record(HTTPResponse(statusCode: 200, headers: ["Date": "Tue, 14 Nov 2023 22:13:22 GMT"], url: url), receivedAt: local)
+        #expect(skew.offset == 0)
+        // Server 120 s behind.
+        skew.record(HTTPResponse(statusCode: 200, headers: ["Date": "Tue, 14 Nov 2023 22:11:20 GMT"], url: url), receivedAt: local)
+        #expect(skew.offset == -120)
+        let context = skew.context()
+        #expect(abs(context.time.timeIntervalSinceNow + 120) < 5)
+        // A response without a usable Date changes nothing.
+        skew.record(HTTPResponse(statusCode: 200, headers: ["Date": "yesterday"], url: url), receivedAt: local)
+        #expect(skew.offset == -120)
+    }
+}
