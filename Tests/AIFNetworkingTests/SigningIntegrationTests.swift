@@ -1,0 +1,111 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+private struct VerifiedService: Service {
+    var name: ServiceName = "verified"
+    var environments: [EnvironmentName: ServiceEnvironment]
+    var signer: (any RequestSigner)? = AIFHMACSigner()
+    var bodyEncoding: BodyEncoding = .json
+
+    init(online: URL, offline: URL? = nil, signsAllParameters: Bool = true) {
+        let credentials = SigningCredentials(publicKey: AIFHMACVerifier.publicKey, privateKey: Secret(AIFHMACVerifier.privateKey))
+        var environments: [EnvironmentName: ServiceEnvironment] = [
+            .online: ServiceEnvironment(baseURL: online, apiVersion: "verify", credentials: credentials, signsAllParameters: signsAllParameters),
+        ]
+        if let offline {
+            environments[.offline] = ServiceEnvironment(baseURL: offline, apiVersion: "verify", credentials: credentials)
+        }
+        self.environments = environments
+    }
+}
+
+@Suite("Signing against a verifying server")
+struct SigningIntegrationTests {
+    private func setUp(_ service: VerifiedService) -> ServiceRegistry {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(service)
+        return registry
+    }
+
+    @Test(arguments: [
+        (HTTPMethod.get, BodyEncoding.json, AIFHMACSigner.Placement.query),
+        (.delete, .json, .query), (.head, .json, .headers),
+        (.post, .json, .query), (.put, .form, .query), (.patch, .json, .headers), (.post, .form, .headers),
+    ])
+    func everySignedRequestIsAccepted(method: HTTPMethod, encoding: BodyEncoding, placement: AIFHMACSigner.Placement) async throws {
+        let server = try await TestServers.shared().plain
+        var service = VerifiedService(online: server.baseURL())
+        service.signer = AIFHMACSigner(placement: placement)
+        service.bodyEncoding = encoding
+        let registry = setUp(service)
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let request = try RequestGenerator().makeRequest(
+            for: registry.resolve("verified"), methodName: "aif/goods/{id}", method: method,
+            parameters: ["id": "ü 1", "q": "a+b/c%d e", "empty": "", "tags": ["x", "x"], "filter": ["min": 1.5], "n": 3])
+        let response = try await transport.send(request)
+        #expect(response.statusCode == 200, "\(method) \(encoding) \(placement): \(response.headers["X-Reason"] ?? "")")
+    }
+
+    @Test func signingOnlyTheSignatureFieldsIsAccepted() async throws {
+        let server = try await TestServers.shared().plain
+        let registry = setUp(VerifiedService(online: server.baseURL(), signsAllParameters: false))
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        // The verifier recomputes over every query parameter, so only a request whose query
+        // holds nothing but the signature fields can verify: that is what this mode is for.
+        let request = try RequestGenerator().makeRequest(for: registry.resolve("verified"), methodName: "aif/ping", method: .post, parameters: ["a": 1])
+        #expect(try await transport.send(request).statusCode == 200)
+    }
+
+    @Test func tamperingIsRejected() async throws {
+        let server = try await TestServers.shared().plain
+        let registry = setUp(VerifiedService(online: server.baseURL()))
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let generator = RequestGenerator()
+        func signed(_ parameters: Parameters = ["page": 2], method: HTTPMethod = .get) throws -> HTTPRequest {
+            try generator.makeRequest(for: registry.resolve("verified"), methodName: "aif/goods", method: method, parameters: parameters)
+        }
+        func reason(_ request: HTTPRequest) async throws -> String? {
+            let response = try await transport.send(request)
+            return response.statusCode == 200 ? nil : response.headers["X-Reason"]
+        }
+
+        var path = try signed()
+        path.url = URL(string: path.url.absoluteString.replacingOccurrences(of: "/aif/goods", with: "/aif/admin"))!
+        #expect(try await reason(path) == "signature mismatch")
+
+        var query = try signed()
+        query.url = URL(string: query.url.absoluteString.replacingOccurrences(of: "page=2", with: "page=3"))!
+        #expect(try await reason(query) == "signature mismatch")
+
+        var body = try signed(["goods_id": 1], method: .post)
+        body.body = .bytes(Data(#"{"goods_id":2}"#.utf8))
+        #expect(try await reason(body) == "signature mismatch")
+
+        let stale = try generator.makeRequest(
+            for: registry.resolve("verified"), methodName: "aif/goods", method: .get,
+            signingContext: SigningContext(time: Date().addingTimeInterval(-3600), nonce: Digest.hex(Digest.randomBytes(16))))
+        #expect(try await reason(stale) == "stale or missing timestamp")
+
+        let once = try signed()
+        #expect(try await reason(once) == nil)
+        #expect(try await reason(once) == "nonce reused")
+        #expect(try await reason(try signed()) == nil, "a fresh nonce per request")
+    }
+
+    @Test func switchingEnvironmentMovesRequestsToTheOtherServer() async throws {
+        let servers = try await TestServers.shared()
+        let registry = setUp(VerifiedService(online: servers.plain.baseURL(), offline: servers.tls.baseURL(secure: true)))
+        let transport = makeTransport { $0.tls.certificateAuthorities = .file(path: servers.certificates.caPath) }
+        defer { transport.shutdown() }
+        let online = try await transport.send(RequestGenerator().makeRequest(for: registry.resolve("verified"), methodName: "aif/x", method: .get))
+        #expect(online.url.port == servers.plain.port && online.statusCode == 200)
+        registry.setEnvironment(.offline, for: "verified")
+        let offline = try await transport.send(RequestGenerator().makeRequest(for: registry.resolve("verified"), methodName: "aif/x", method: .get))
+        #expect(offline.url.port == servers.tls.port && offline.statusCode == 200)
+    }
+}
