@@ -97,6 +97,43 @@ struct SigningIntegrationTests {
         #expect(try await reason(try signed()) == nil, "a fresh nonce per request")
     }
 
+    @Test(arguments: [HTTPMethod.get, .post, .put, .delete, .patch])
+    func rfc9421SignedRequestsVerify(method: HTTPMethod) async throws {
+        let server = try await TestServers.shared().plain
+        var service = VerifiedService(online: server.baseURL())
+        service.signer = HTTPMessageSignatureSigner()
+        service.environments[.online]!.credentials = SigningCredentials(
+            publicKey: MessageSignatureVerifier.keyID, privateKey: Secret(bytes: MessageSignatureVerifier.secret))
+        let registry = setUp(service)
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let request = try RequestGenerator().makeRequest(
+            for: registry.resolve("verified"), methodName: "rfc9421/orders", method: method, parameters: ["note": "ü + /", "n": 1])
+        let response = try await transport.send(request)
+        #expect(response.statusCode == 200, "\(method): \(response.headers["X-Reason"] ?? "")")
+
+        // A binary body, and the same request tampered with.
+        let binary = Data((0..<256).map { UInt8($0) })
+        var raw = try RequestGenerator().makeRequest(
+            for: registry.resolve("verified"), methodName: "rfc9421/blob", method: .put, parameters: ["v": 2],
+            headers: ["Content-Type": "application/octet-stream"], rawBody: .bytes(binary))
+        #expect(try await transport.send(raw).statusCode == 200)
+        raw.body = .bytes(binary.dropLast() + [0])
+        #expect(try await transport.send(raw).headers["X-Reason"] == "content digest mismatch")
+    }
+
+    @Test func binaryBodiesVerifyUnderAIFHMAC() async throws {
+        let server = try await TestServers.shared().plain
+        let registry = setUp(VerifiedService(online: server.baseURL()))
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let request = try RequestGenerator().makeRequest(
+            for: registry.resolve("verified"), methodName: "aif/blob", method: .post, parameters: ["kind": "raw"],
+            headers: ["Content-Type": "application/octet-stream"], rawBody: .bytes(Data((0..<256).map { UInt8($0) })))
+        let response = try await transport.send(request)
+        #expect(response.statusCode == 200, "\(response.headers["X-Reason"] ?? "")")
+    }
+
     @Test func switchingEnvironmentMovesRequestsToTheOtherServer() async throws {
         let servers = try await TestServers.shared()
         let registry = setUp(VerifiedService(online: servers.plain.baseURL(), offline: servers.tls.baseURL(secure: true)))

@@ -27,6 +27,8 @@ public struct RequestGenerator: Sendable {
     ///   - parameters: The call's parameters.
     ///   - headers: The call's own headers.
     ///   - bodyEncoding: Overrides the service's body encoding.
+    ///   - rawBody: A body sent as it is (bytes or a file), with its content type in `headers`;
+    ///     the parameters then go in the query string, whatever the method.
     ///   - signingContext: The signing time and nonce; now and fresh by default.
     /// - Returns: The request, ready for a transport.
     /// - Throws: ``ServiceError`` naming the service and method when something is missing or
@@ -38,6 +40,7 @@ public struct RequestGenerator: Sendable {
         parameters: Parameters = [:],
         headers: HTTPHeaders = HTTPHeaders(),
         bodyEncoding: BodyEncoding? = nil,
+        rawBody: HTTPRequest.Body? = nil,
         signingContext: SigningContext = .now()
     ) throws(ServiceError) -> HTTPRequest {
         let service = resolved.service
@@ -50,7 +53,13 @@ public struct RequestGenerator: Sendable {
         request.timeouts = service.timeouts
 
         let flatten = { (parameters: Parameters) in Self.flatten(parameters, arrays: service.arrayEncoding) }
-        if method == .post || method == .put || method == .patch {
+        if let rawBody {
+            request.body = rawBody
+            if !parameters.isEmpty {
+                url = PercentEncoding.url(url, replacingQueryWith: PercentEncoding.queryItems(of: url) + flatten(parameters))
+                request.url = url
+            }
+        } else if method == .post || method == .put || method == .patch {
             switch bodyEncoding ?? service.bodyEncoding {
             case .json:
                 let object = ParameterValue.object(parameters).jsonObject

@@ -94,6 +94,7 @@ enum TestRoutes {
             Response(status: .init(code: context.parameters.get("code", as: Int.self) ?? 500))
         }
         AIFHMACVerifier.addRoutes(to: router)
+        MessageSignatureVerifier.addRoutes(to: router)
         return router
     }
 
