@@ -134,6 +134,22 @@ struct SigningIntegrationTests {
         #expect(response.statusCode == 200, "\(response.headers["X-Reason"] ?? "")")
     }
 
+    @Test(arguments: [HTTPMethod.get, .post])
+    func redirectedRequestsAreSignedAfresh(method: HTTPMethod) async throws {
+        let server = try await TestServers.shared().plain
+        let registry = setUp(VerifiedService(online: server.url("")))
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let generator = RequestGenerator()
+        // The service's API version is "verify"; the redirect source lives outside it.
+        let request = try generator.makeRequest(
+            for: registry.resolve("verified"), methodName: server.url("redirect-signed").absoluteString, method: method,
+            parameters: ["goods_id": 9])
+        let response = try await generator.send(request, for: registry.resolve("verified"), through: transport)
+        #expect(response.statusCode == 200, "\(response.headers["X-Reason"] ?? "")")
+        #expect(response.url.path == "/verify/aif/landing")
+    }
+
     @Test func switchingEnvironmentMovesRequestsToTheOtherServer() async throws {
         let servers = try await TestServers.shared()
         let registry = setUp(VerifiedService(online: servers.plain.baseURL(), offline: servers.tls.baseURL(secure: true)))

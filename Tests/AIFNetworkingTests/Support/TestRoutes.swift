@@ -64,6 +64,12 @@ enum TestRoutes {
             if hops <= 0 { return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "landed"))) }
             return Response(status: .found, headers: [.location: "/redirect/\(hops - 1)"])
         }
+        router.get("redirect-signed") { _, _ -> Response in
+            Response(status: .found, headers: [.location: "/verify/aif/landing?from=redirect"])
+        }
+        router.post("redirect-signed") { _, _ -> Response in
+            Response(status: .temporaryRedirect, headers: [.location: "/verify/aif/landing"])
+        }
         router.post("redirect-307") { _, _ -> Response in
             Response(status: .temporaryRedirect, headers: [.location: "/echo"])
         }
