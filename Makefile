@@ -24,9 +24,11 @@ test-plain:
 	scripts/build-without-warnings.sh
 	$(SWIFT) test --skip-build
 
+# .tsan/suppressions.txt holds one investigated entry (see the comment there); halt_on_error
+# stays off so that every report is printed, and any report still fails the run.
 test-tsan:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt $(TSAN_OPTIONS)" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 ## Builds the benchmark package in release mode and runs the side-by-side comparison.
 bench:

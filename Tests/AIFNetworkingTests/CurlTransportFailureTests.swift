@@ -51,7 +51,7 @@ struct CurlTransportFailureTests {
 
     @Test func aSlowServerWithinTheLimitIsFine() async throws {
         let server = try await TestServers.shared().plain
-        let transport = makeTransport { $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(5)) }
+        let transport = makeTransport { $0.timeouts = Timeouts(connect: .seconds(30), total: .seconds(30)) }
         defer { transport.shutdown() }
         let response = try await transport.send(HTTPRequest(url: server.url("slow/200")))
         #expect(String(decoding: response.body, as: UTF8.self) == "slow")

@@ -122,6 +122,35 @@ struct SigningIntegrationTests {
         #expect(try await transport.send(raw).headers["X-Reason"] == "content digest mismatch")
     }
 
+    @Test func rfc9421TamperingStaleAndReplayedRequestsAreRejected() async throws {
+        let server = try await TestServers.shared().plain
+        var service = VerifiedService(online: server.baseURL())
+        service.signer = HTTPMessageSignatureSigner()
+        service.environments[.online]!.credentials = SigningCredentials(
+            publicKey: MessageSignatureVerifier.keyID, privateKey: Secret(bytes: MessageSignatureVerifier.secret))
+        let registry = setUp(service)
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let generator = RequestGenerator()
+        func reason(_ request: HTTPRequest) async throws -> String? {
+            let response = try await transport.send(request)
+            return response.statusCode == 200 ? nil : response.headers["X-Reason"]
+        }
+        var query = try generator.makeRequest(for: registry.resolve("verified"), methodName: "rfc9421/goods", method: .get, parameters: ["page": 2])
+        query.url = URL(string: query.url.absoluteString.replacingOccurrences(of: "page=2", with: "page=3"))!
+        #expect(try await reason(query) == "signature mismatch")
+        var path = try generator.makeRequest(for: registry.resolve("verified"), methodName: "rfc9421/goods", method: .get)
+        path.url = URL(string: path.url.absoluteString.replacingOccurrences(of: "/goods", with: "/admin"))!
+        #expect(try await reason(path) == "signature mismatch")
+        let stale = try generator.makeRequest(
+            for: registry.resolve("verified"), methodName: "rfc9421/goods", method: .get,
+            signingContext: SigningContext(time: Date().addingTimeInterval(-3600), nonce: Digest.hex(Digest.randomBytes(16))))
+        #expect(try await reason(stale) == "stale created")
+        let once = try generator.makeRequest(for: registry.resolve("verified"), methodName: "rfc9421/goods", method: .get)
+        #expect(try await reason(once) == nil)
+        #expect(try await reason(once) == "nonce reused")
+    }
+
     @Test func binaryBodiesVerifyUnderAIFHMAC() async throws {
         let server = try await TestServers.shared().plain
         let registry = setUp(VerifiedService(online: server.baseURL()))

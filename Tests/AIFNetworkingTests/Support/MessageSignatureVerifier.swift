@@ -11,6 +11,7 @@ import NIOCore
 enum MessageSignatureVerifier {
     static let keyID = "rfc-key"
     static let secret: [UInt8] = Array("rfc9421-shared-secret".utf8)
+    private static let seenNonces = Locked(Set<String>())
 
     static func addRoutes(to router: Router<ConnectionContext>) {
         let methods: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch]
@@ -67,6 +68,8 @@ enum MessageSignatureVerifier {
         }
         lines.append("\"@signature-params\": \(parameters)")
         let expected = "\(label)=:" + Data(Digest.hmac(Array(lines.joined(separator: "\n").utf8), key: secret)).base64EncodedString() + ":"
-        return Digest.constantTimeEquals(Array(expected.utf8), Array(signatureHeader.utf8)) ? nil : "signature mismatch"
+        guard Digest.constantTimeEquals(Array(expected.utf8), Array(signatureHeader.utf8)) else { return "signature mismatch" }
+        guard let nonce = signatureParameters["nonce"] else { return "no nonce" }
+        return seenNonces.withLock { $0.insert(nonce).inserted } ? nil : "nonce reused"
     }
 }
