@@ -82,15 +82,21 @@ public struct RequestGenerator: Sendable {
             request.url = url
         }
 
-        guard let credentials = resolved.environment.credentials, var signer = service.signer else { return request }
+        return try sign(request, for: resolved, context: signingContext)
+    }
+
+    /// Signs with the service's signer and the environment's keys (unchanged when either is
+    /// missing); AIF-HMAC covers all parameters or only its own fields, as the environment says.
+    func sign(_ request: HTTPRequest, for resolved: ResolvedService, context: SigningContext) throws(ServiceError) -> HTTPRequest {
+        guard let credentials = resolved.environment.credentials, var signer = resolved.service.signer else { return request }
         if var hmac = signer as? AIFHMACSigner {
             hmac.coverage = resolved.environment.signsAllParameters ? .allParameters : .signatureFieldsOnly
             signer = hmac
         }
         do {
-            return try signer.sign(request, credentials: credentials, context: signingContext)
+            return try signer.sign(request, credentials: credentials, context: context)
         } catch {
-            throw ServiceError.signingFailed(service: service.name, error)
+            throw ServiceError.signingFailed(service: resolved.service.name, error)
         }
     }
 

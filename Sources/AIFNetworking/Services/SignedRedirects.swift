@@ -66,15 +66,6 @@ extension RequestGenerator {
             next.headers.remove(name: "Authorization")
             next.headers.remove(name: "Cookie")
         }
-        guard let credentials = resolved.environment.credentials, var signer = resolved.service.signer else { return next }
-        if var hmac = signer as? AIFHMACSigner {
-            hmac.coverage = resolved.environment.signsAllParameters ? .allParameters : .signatureFieldsOnly
-            signer = hmac
-        }
-        do {
-            return try signer.sign(next, credentials: credentials, context: clockSkew?.context() ?? .now())
-        } catch {
-            throw ServiceError.signingFailed(service: resolved.service.name, error)
-        }
+        return try sign(next, for: resolved, context: clockSkew?.context() ?? .now())
     }
 }
