@@ -23,6 +23,16 @@ private struct VerifiedService: Service {
 
 @Suite("Signing against a verifying server")
 struct SigningIntegrationTests {
+    /// A registry whose service signs with RFC 9421 and the verifier's key.
+    private func rfc9421Registry() async throws -> ServiceRegistry {
+        let server = try await TestServers.shared().plain
+        var service = VerifiedService(online: server.baseURL())
+        service.signer = HTTPMessageSignatureSigner()
+        service.environments[.online]!.credentials = SigningCredentials(
+            publicKey: MessageSignatureVerifier.keyID, privateKey: Secret(bytes: MessageSignatureVerifier.secret))
+        return setUp(service)
+    }
+
     private func setUp(_ service: VerifiedService) -> ServiceRegistry {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(service)
@@ -99,12 +109,7 @@ struct SigningIntegrationTests {
 
     @Test(arguments: [HTTPMethod.get, .post, .put, .delete, .patch])
     func rfc9421SignedRequestsVerify(method: HTTPMethod) async throws {
-        let server = try await TestServers.shared().plain
-        var service = VerifiedService(online: server.baseURL())
-        service.signer = HTTPMessageSignatureSigner()
-        service.environments[.online]!.credentials = SigningCredentials(
-            publicKey: MessageSignatureVerifier.keyID, privateKey: Secret(bytes: MessageSignatureVerifier.secret))
-        let registry = setUp(service)
+        let registry = try await rfc9421Registry()
         let transport = makeTransport()
         defer { transport.shutdown() }
         let request = try RequestGenerator().makeRequest(
@@ -123,12 +128,7 @@ struct SigningIntegrationTests {
     }
 
     @Test func rfc9421TamperingStaleAndReplayedRequestsAreRejected() async throws {
-        let server = try await TestServers.shared().plain
-        var service = VerifiedService(online: server.baseURL())
-        service.signer = HTTPMessageSignatureSigner()
-        service.environments[.online]!.credentials = SigningCredentials(
-            publicKey: MessageSignatureVerifier.keyID, privateKey: Secret(bytes: MessageSignatureVerifier.secret))
-        let registry = setUp(service)
+        let registry = try await rfc9421Registry()
         let transport = makeTransport()
         defer { transport.shutdown() }
         let generator = RequestGenerator()

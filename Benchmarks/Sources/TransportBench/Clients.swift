@@ -178,28 +178,8 @@ final class TransportAsyncClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        return await withTaskGroup(of: (Int, Int).self) { group in
-            for _ in 0..<concurrency {
-                group.addTask(executorPreference: onTransportThread ? transport.taskExecutor : nil) { [transport, request] in
-                    var completed = 0
-                    var failures = 0
-                    while ContinuousClock.now < deadline {
-                        if let response = try? await transport.send(request), response.statusCode == 200 {
-                            completed += 1
-                        } else {
-                            failures += 1
-                        }
-                    }
-                    return (completed, failures)
-                }
-            }
-            var total = (completed: 0, failures: 0)
-            for await (completed, failures) in group {
-                total.completed += completed
-                total.failures += failures
-            }
-            return total
+        await driveTasks(seconds: seconds, concurrency: concurrency, executor: onTransportThread ? transport.taskExecutor : nil) { [transport, request] in
+            (try? await transport.send(request))?.statusCode == 200
         }
     }
 
@@ -263,35 +243,48 @@ final class AsyncHTTPClientClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        return await withTaskGroup(of: (Int, Int).self) { group in
-            for _ in 0..<concurrency {
-                group.addTask { [client, url] in
-                    var completed = 0
-                    var failures = 0
-                    let request = HTTPClientRequest(url: url)
-                    while ContinuousClock.now < deadline {
-                        do {
-                            let response = try await client.execute(request, timeout: .seconds(30))
-                            _ = try await response.body.collect(upTo: 1 << 20)
-                            if response.status.code == 200 { completed += 1 } else { failures += 1 }
-                        } catch {
-                            failures += 1
-                        }
-                    }
-                    return (completed, failures)
-                }
+        let request = HTTPClientRequest(url: url)
+        return await driveTasks(seconds: seconds, concurrency: concurrency) { [client] in
+            do {
+                let response = try await client.execute(request, timeout: .seconds(30))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                return response.status.code == 200
+            } catch {
+                return false
             }
-            var total = (completed: 0, failures: 0)
-            for await (completed, failures) in group {
-                total.completed += completed
-                total.failures += failures
-            }
-            return total
         }
     }
 
     func close() async throws {
         try await client.shutdown()
+    }
+}
+
+/// Runs `concurrency` tasks, each calling `request` back to back until `seconds` have passed,
+/// and counts the calls that returned `true` (completed) and `false` (failures).
+func driveTasks(
+    seconds: Double,
+    concurrency: Int,
+    executor: (any TaskExecutor)? = nil,
+    request: @escaping @Sendable () async -> Bool
+) async -> (completed: Int, failures: Int) {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    return await withTaskGroup(of: (Int, Int).self) { group in
+        for _ in 0..<concurrency {
+            group.addTask(executorPreference: executor) {
+                var completed = 0
+                var failures = 0
+                while ContinuousClock.now < deadline {
+                    if await request() { completed += 1 } else { failures += 1 }
+                }
+                return (completed, failures)
+            }
+        }
+        var total = (completed: 0, failures: 0)
+        for await (completed, failures) in group {
+            total.completed += completed
+            total.failures += failures
+        }
+        return total
     }
 }
