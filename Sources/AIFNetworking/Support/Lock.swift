@@ -14,8 +14,8 @@ import Darwin
 /// the event loop's inbox that both sit inside `withLock` — false positives: `Mutex` locks
 /// with raw futex system calls, which TSan does not intercept, so it never learns that one
 /// critical section happens before the next. Over `pthread_mutex_t`, which TSan does
-/// intercept, the same suite reports nothing (the one entry in `.tsan/suppressions.txt` concerns
-/// the standard library's continuations, not locks).
+/// intercept, the same suite reports nothing (the entries in `.tsan/suppressions.txt` concern
+/// the standard library's continuations and the test server, not locks).
 ///
 /// - Note: `@unchecked Sendable` is safe here because the protected value is only ever reached
 ///   through ``withLock(_:)``, which holds the mutex for the whole access.
