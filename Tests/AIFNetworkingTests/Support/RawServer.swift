@@ -25,6 +25,7 @@ final class RawServer: Sendable {
         var clients: [Int32] = []
         var requestLines: [String] = []
         var stopped = false
+        var listenerClosed = false
     }
 
     init(_ behaviour: Behaviour) throws {
@@ -61,21 +62,28 @@ final class RawServer: Sendable {
         state.withLock { $0.requestLines }
     }
 
-    /// Closes the listener and every connection.
+    /// Stops accepting and cuts every open connection.
+    ///
+    /// Descriptors are only shut down here, never closed: each is closed by the thread that owns
+    /// it, under the same lock, so a number the kernel hands out again (to another test's
+    /// socket) is never touched by this server. Closing the listener here once let a late
+    /// `accept` on the recycled number take a connection meant for another test.
     func stop() {
-        let clients = state.withLock { state in
+        state.withLock { state in
+            guard !state.stopped else { return }
             state.stopped = true
-            return state.clients
+            if !state.listenerClosed { shutdown(listener, Int32(SHUT_RDWR)) }
+            for client in state.clients { shutdown(client, Int32(SHUT_RDWR)) }
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for client in clients { shutdown(client, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop(_ behaviour: Behaviour) {
         while true {
             let client = accept(listener, nil, nil)
-            if client < 0 { return }
+            if client < 0 {
+                closeListener()
+                return
+            }
             let accepted = state.withLock { state -> Bool in
                 if state.stopped { return false }
                 state.clients.append(client)
@@ -83,6 +91,7 @@ final class RawServer: Sendable {
             }
             guard accepted else {
                 close(client)
+                closeListener()
                 return
             }
             let thread = Thread { [self] in
@@ -98,17 +107,31 @@ final class RawServer: Sendable {
         case .dropMidBody(let promised, let sent):
             write(client, "HTTP/1.1 200 OK\r\nContent-Length: \(promised)\r\nContent-Type: application/octet-stream\r\n\r\n")
             write(client, String(repeating: "x", count: sent))
-            shutdown(client, Int32(SHUT_RDWR))
-            close(client)
+            finish(client)
         case .silent:
             // Hold the connection open and quiet until the peer or stop() closes it.
             var buffer = [UInt8](repeating: 0, count: 1024)
             while recv(client, &buffer, buffer.count, 0) > 0 {}
-            close(client)
+            finish(client)
         case .echoRequestLine:
             let line = head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
             state.withLock { $0.requestLines.append(line) }
             write(client, "HTTP/1.1 200 OK\r\nContent-Length: \(line.utf8.count)\r\nConnection: close\r\n\r\n\(line)")
+            finish(client)
+        }
+    }
+
+    private func closeListener() {
+        state.withLock { state in
+            state.listenerClosed = true
+            close(listener)
+        }
+    }
+
+    /// Shuts a connection down and closes it, forgetting it under the lock `stop()` takes.
+    private func finish(_ client: Int32) {
+        state.withLock { state in
+            state.clients.removeAll { $0 == client }
             shutdown(client, Int32(SHUT_RDWR))
             close(client)
         }
@@ -138,8 +161,19 @@ final class RawServer: Sendable {
 
     /// A port on 127.0.0.1 where nothing listens: bound, then closed again.
     static func closedPort() throws -> Int {
-        let server = try RawServer(.silent)
-        server.stop()
-        return server.port
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw POSIXError(.EIO) }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let found = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+            }
+        }
+        guard found else { throw POSIXError(.EADDRINUSE) }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
