@@ -1,0 +1,160 @@
+import Foundation
+
+/// Why a load failed: what went wrong, for which request of which service, in plain words, with
+/// the error underneath and the response when there was one.
+///
+/// ```swift
+/// catch let error {
+///     switch error.kind {
+///     case .invalidParameters: showForm(error.message)
+///     case .noNetwork, .timeout: offerRetry()
+///     case .httpStatus(401), .serviceVeto: signIn()
+///     default: show(error.description)
+///     }
+/// }
+/// ```
+public struct APIError: Error, Sendable, CustomStringConvertible {
+    /// The kinds of failure.
+    public enum Kind: Sendable, Hashable, CustomStringConvertible {
+        /// A validator rejected the parameters; no request was sent.
+        case invalidParameters
+        /// An interceptor's `shouldCallAPI` said no; no request was sent.
+        case vetoedByInterceptor
+        /// The service, its environment or the request could not be resolved or built (unknown
+        /// service, bad URL, missing path parameter, signing failure); no request was sent.
+        case configuration
+        /// The response arrived with a status outside 200–299 (the response carries the body).
+        case httpStatus(Int)
+        /// The service recognised an application-level failure in the response.
+        case serviceVeto(ServiceVeto)
+        /// The response had no body where content was expected.
+        case noContent
+        /// The body could not be decoded into the manager's content type.
+        case decodingFailed
+        /// A validator rejected the response.
+        case invalidResponse
+        /// The connection or the whole request took too long.
+        case timeout
+        /// The server could not be reached (refused, unreachable, name not found).
+        case noNetwork
+        /// Any other transport failure (TLS, a dropped connection, too many redirects …).
+        case transport
+        /// The load was cancelled: by ID, group, deallocation of its manager, or its task.
+        case cancelled
+
+        /// A short name for the kind.
+        public var description: String {
+            switch self {
+            case .invalidParameters: "invalid parameters"
+            case .vetoedByInterceptor: "vetoed by an interceptor"
+            case .configuration: "configuration"
+            case .httpStatus(let code): "HTTP status \(code)"
+            case .serviceVeto(let veto): "service veto \(veto.code)"
+            case .noContent: "no content"
+            case .decodingFailed: "decoding failed"
+            case .invalidResponse: "invalid response"
+            case .timeout: "timeout"
+            case .noNetwork: "no network"
+            case .transport: "transport"
+            case .cancelled: "cancelled"
+            }
+        }
+    }
+
+    /// What kind of failure it is.
+    public let kind: Kind
+    /// The load's ID.
+    public let requestID: RequestID
+    /// The service the manager calls.
+    public let service: ServiceName
+    /// The manager's method name.
+    public let methodName: String
+    /// What went wrong, in plain words (never a secret).
+    public let message: String
+    /// The error underneath (``TransportError``, ``ServiceError``, `DecodingError`, a
+    /// validator's error …), if any.
+    public let underlyingError: (any Error)?
+    /// The response, when one arrived.
+    public let response: HTTPResponse?
+
+    /// Creates an error; managers and reformers use this.
+    ///
+    /// - Parameters:
+    ///   - kind: The kind.
+    ///   - requestID: The load's ID.
+    ///   - service: The service.
+    ///   - methodName: The method name.
+    ///   - message: What went wrong.
+    ///   - underlyingError: The error underneath.
+    ///   - response: The response, if one arrived.
+    public init(
+        _ kind: Kind, requestID: RequestID, service: ServiceName, methodName: String, message: String,
+        underlyingError: (any Error)? = nil, response: HTTPResponse? = nil
+    ) {
+        self.kind = kind
+        self.requestID = requestID
+        self.service = service
+        self.methodName = methodName
+        self.message = message
+        self.underlyingError = underlyingError
+        self.response = response
+    }
+
+    /// Whether the load was cancelled rather than failed.
+    public var isCancellation: Bool { kind == .cancelled }
+
+    /// The HTTP status, when a response arrived.
+    public var statusCode: Int? { response?.statusCode }
+
+    /// `request #12 (service "shop", method "goods/{id}"): HTTP status 404: …`.
+    public var description: String {
+        "request \(requestID) (service \"\(service)\", method \"\(methodName)\"): \(kind): \(message)"
+    }
+}
+
+extension APIError {
+    /// Classifies an error thrown while sending.
+    static func sending(_ error: any Error, id: RequestID, service: ServiceName, methodName: String) -> APIError {
+        func make(_ kind: Kind, _ message: String) -> APIError {
+            APIError(kind, requestID: id, service: service, methodName: methodName, message: message, underlyingError: error)
+        }
+        switch error {
+        case let transport as TransportError:
+            if transport.code == .cancelled { return make(.cancelled, "the request was cancelled") }
+            if transport.isTimeout { return make(.timeout, transport.description) }
+            if transport.isCannotConnect { return make(.noNetwork, transport.description) }
+            return make(.transport, transport.description)
+        case let service as ServiceError:
+            return make(.configuration, service.description)
+        case is CancellationError:
+            return make(.cancelled, "the request was cancelled")
+        default:
+            return make(.transport, String(describing: error))
+        }
+    }
+
+    /// Describes a decoding failure in plain words: where in the document, and what.
+    static func describeDecoding(_ error: any Error, body: Data, contentType: String?) -> String {
+        let shown = contentType.map { " (Content-Type \($0))" } ?? ""
+        guard let decoding = error as? DecodingError else { return "\(error)" }
+        func path(_ context: DecodingError.Context) -> String {
+            let text = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return text.isEmpty ? "the top level" : String(text.drop(while: { $0 == "." }))
+        }
+        switch decoding {
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            let preview = String(decoding: body.prefix(80), as: UTF8.self)
+            return "the body is not valid JSON\(shown): \(preview.debugDescription)"
+        case .dataCorrupted(let context):
+            return "bad value at \(path(context)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return "missing key \"\(key.stringValue)\" at \(path(context))"
+        case .typeMismatch(let type, let context):
+            return "expected \(type) at \(path(context)): \(context.debugDescription)"
+        case .valueNotFound(let type, let context):
+            return "null where \(type) was expected at \(path(context))"
+        @unknown default:
+            return "\(decoding)"
+        }
+    }
+}

@@ -1,0 +1,325 @@
+import Foundation
+
+/// One endpoint of a service: subclass it once per endpoint and override what differs.
+///
+/// ```swift
+/// final class GoodsDetailManager: APIManager<Goods> {
+///     override var serviceName: ServiceName { "shop" }
+///     override var methodName: String { "goods/{id}" }
+///     override func validate(parameters: Parameters) throws {
+///         guard case .int(let id)? = parameters["id"], id > 0 else { throw Invalid("id must be a positive number") }
+///     }
+/// }
+///
+/// // Delegate face:
+/// detail.paramSource = self
+/// detail.delegate = self
+/// let id = detail.loadData()          // … managerCallAPIDidSucceed(detail, response:)
+///
+/// // async face:
+/// let goods = try await detail.load(["id": 7]).content
+/// ```
+///
+/// Content is decoded from JSON with `Decodable` (override ``decodeContent(from:)`` for other
+/// formats; use ``NoContent`` for endpoints without a body).
+///
+/// **The load pipeline**, the same for both faces: parameters from the ``paramSource`` (or the
+/// call) → ``reformParams(_:)`` → ``shouldCallAPI(with:)`` and the interceptor's (may veto) →
+/// ``validate(parameters:)`` and the validator's → the cache → sign and send through the
+/// proxy → ``afterCallingAPI(with:)`` and the interceptor's; then, with the response: the
+/// service's veto → the HTTP status → decoding → ``validate(response:)`` and the validator's →
+/// the cache is written → `beforePerformSuccess`/`beforePerformFail` (either may keep the
+/// delegate from hearing) → the delegate → `afterPerformSuccess`/`afterPerformFail`. Every load
+/// ends exactly once; a cancelled one calls neither delegate method.
+///
+/// **Threads.** A manager may be used from any thread, with several loads in flight. The
+/// configuration members a subclass overrides (``serviceName``, ``methodName``,
+/// ``requestMethod``, …) are read when a load starts, on the caller's thread; the response
+/// hooks run where the load ends; the delegate and perform hooks run on
+/// ``callbackExecutor``. Overrides must therefore be safe to call from any thread — constants,
+/// or state behind a lock.
+///
+/// A manager that is deallocated cancels the loads it has in flight.
+open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
+    // Unchecked because an `open` class cannot be checked: every stored property is a `let` of
+    // a `Sendable` type or lives in `state`, behind a lock. Subclasses are told above that their
+    // overrides must be thread-safe.
+
+    /// The proxy loads go through.
+    public let proxy: APIProxy
+    /// Where ``serviceName`` is resolved.
+    public let registry: ServiceRegistry
+    /// Where responses are cached when ``shouldCache`` is on.
+    public let cache: ResponseCache
+
+    private let declaredService: ServiceName?
+    private let declaredMethodName: String?
+    let state = Locked(ManagerState())
+
+    struct ManagerState {
+        weak var paramSource: (any APIManagerParamSource)?
+        weak var delegate: (any APIManagerDelegate)?
+        weak var validator: (any APIManagerValidator)?
+        weak var interceptor: (any APIManagerInterceptor)?
+        var callbackExecutor = CallbackExecutor.mainActor
+        var group: RequestGroup?
+        var inFlight: Set<RequestID> = []
+        var last: Result<APIResponse<Content>, APIError>?
+    }
+
+    /// Creates a manager.
+    ///
+    /// - Parameters:
+    ///   - service: The service to call, unless a subclass overrides ``serviceName``.
+    ///   - methodName: The method to call, unless a subclass overrides ``methodName``.
+    ///   - proxy: The proxy; ``APIProxy/shared`` by default.
+    ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
+    ///   - cache: The response cache; ``ResponseCache/shared`` by default.
+    public init(
+        service: ServiceName? = nil,
+        methodName: String? = nil,
+        proxy: APIProxy = .shared,
+        registry: ServiceRegistry = .shared,
+        cache: ResponseCache = .shared
+    ) {
+        self.declaredService = service
+        self.declaredMethodName = methodName
+        self.proxy = proxy
+        self.registry = registry
+        self.cache = cache
+    }
+
+    deinit {
+        let inFlight = state.withLock { $0.inFlight }
+        if !inFlight.isEmpty { proxy.cancel(inFlight) }
+    }
+
+    // MARK: What to call (override)
+
+    /// The service to call: the one given to `init`, unless overridden.
+    open var serviceName: ServiceName { declaredService ?? ServiceName("") }
+    /// The method name: a path under the service's base URL and version, with `{name}`
+    /// placeholders filled from the parameters (`goods/{id}`); the one given to `init` unless
+    /// overridden.
+    open var methodName: String { declaredMethodName ?? "" }
+    /// The request type; GET by default.
+    open var requestMethod: HTTPMethod { .get }
+    /// How a body is encoded; `nil` (the default) for the service's choice.
+    open var bodyEncoding: BodyEncoding? { nil }
+    /// Headers of this endpoint, over the service's; none by default.
+    open var headers: HTTPHeaders { HTTPHeaders() }
+    /// Timeouts of this endpoint; `nil` (the default) for the service's or the transport's.
+    open var timeouts: Timeouts? { nil }
+    /// Decodes the content; `nil` (the default) for a plain `JSONDecoder`.
+    open var decoder: JSONDecoder? { nil }
+    /// Whether validated responses are cached and loads answered from the cache; off by default.
+    open var shouldCache: Bool { false }
+    /// How long a cached response is served; 300 seconds by default.
+    open var cacheLifetime: Duration { .seconds(300) }
+    /// Whether identical GET loads in flight at once share one transfer (each keeps its own
+    /// ID, callbacks and cancellation); off by default.
+    open var coalescesIdenticalRequests: Bool { false }
+
+    // MARK: Hooks (override)
+
+    /// Rewrites the parameters just before the call: add a page, rename keys, fill a path
+    /// placeholder. Returns them unchanged by default.
+    ///
+    /// - Parameter parameters: The parameters from the source or the call.
+    /// - Returns: The parameters to send.
+    open func reformParams(_ parameters: Parameters) -> Parameters { parameters }
+
+    /// Throws to reject the parameters (the load ends as ``APIError/Kind/invalidParameters``,
+    /// nothing sent). Accepts everything by default.
+    open func validate(parameters: Parameters) throws {}
+
+    /// Throws to reject a decoded response (the load ends as
+    /// ``APIError/Kind/invalidResponse``, nothing cached). Accepts everything by default.
+    open func validate(response: APIResponse<Content>) throws {}
+
+    /// Decodes the body into the content type. JSON through ``decoder`` (or the service's) by
+    /// default; ``NoContent`` ignores the body.
+    ///
+    /// - Parameter response: The HTTP response, status already checked.
+    /// - Returns: The content.
+    open func decodeContent(from response: HTTPResponse) throws -> Content {
+        if let none = NoContent() as? Content { return none }
+        return try (decoder ?? sharedJSONDecoder).decode(Content.self, from: response.body)
+    }
+
+    /// Whether to go on with a load (the interceptor is asked too); yes by default.
+    open func shouldCallAPI(with parameters: Parameters) -> Bool { true }
+    /// The request has been handed to the proxy, or the load answered from the cache.
+    open func afterCallingAPI(with parameters: Parameters) {}
+    /// Whether the delegate hears of this success (the interceptor is asked too); yes by default.
+    open func beforePerformSuccess(with response: APIResponse<Content>) -> Bool { true }
+    /// Runs after the delegate heard of a success.
+    open func afterPerformSuccess(with response: APIResponse<Content>) {}
+    /// Whether the delegate hears of this failure (the interceptor is asked too); yes by default.
+    open func beforePerformFail(with error: APIError) -> Bool { true }
+    /// Runs after the delegate heard of a failure (and for cancellations, which it does not hear).
+    open func afterPerformFail(with error: APIError) {}
+
+    // MARK: Driven by
+
+    /// Supplies the parameters of `loadData()`; held weakly.
+    public var paramSource: (any APIManagerParamSource)? {
+        get { state.withLock { $0.paramSource } }
+        set { state.withLock { $0.paramSource = newValue } }
+    }
+
+    /// Hears the outcome of `loadData` loads; held weakly.
+    public var delegate: (any APIManagerDelegate)? {
+        get { state.withLock { $0.delegate } }
+        set { state.withLock { $0.delegate = newValue } }
+    }
+
+    /// Validates after the manager's own validation; held weakly.
+    public var validator: (any APIManagerValidator)? {
+        get { state.withLock { $0.validator } }
+        set { state.withLock { $0.validator = newValue } }
+    }
+
+    /// Hooks in after the manager's own hooks; held weakly.
+    public var interceptor: (any APIManagerInterceptor)? {
+        get { state.withLock { $0.interceptor } }
+        set { state.withLock { $0.interceptor = newValue } }
+    }
+
+    /// Where the delegate and the perform hooks are called; the main actor by default.
+    public var callbackExecutor: CallbackExecutor {
+        get { state.withLock { $0.callbackExecutor } }
+        set { state.withLock { $0.callbackExecutor = newValue } }
+    }
+
+    /// The group new loads join, so that ``APIProxy/cancel(group:)`` can cancel them together.
+    public var group: RequestGroup? {
+        get { state.withLock { $0.group } }
+        set { state.withLock { $0.group = newValue } }
+    }
+
+    // MARK: Loading
+
+    /// Starts a load with the parameters from ``paramSource`` (none without one).
+    ///
+    /// - Returns: The load's ID, to cancel it; the outcome goes to the delegate.
+    @discardableResult
+    public func loadData() -> RequestID {
+        loadData(with: paramSource?.parameters(for: self) ?? [:])
+    }
+
+    /// Starts a load with the given parameters.
+    ///
+    /// - Parameter parameters: The parameters (the source is not asked).
+    /// - Returns: The load's ID, to cancel it; the outcome goes to the delegate.
+    @discardableResult
+    public func loadData(with parameters: Parameters) -> RequestID {
+        let id = startLoad()
+        let stage = prepare(id: id, parameters: parameters)
+        if case .send = stage {
+            let reference = WeakReference(self)
+            let task = Task { [weak self, proxy] () -> Void in
+                let result = await Self.execute(stage, id: id, manager: reference)
+                if let self { self.finish(id, result, deliver: true) } else { _ = proxy.end(id) }
+            }
+            proxy.attach(id) { task.cancel() }
+        } else {
+            // Answered without sending: still ended off the caller's stack, like every load.
+            callbackExecutor.run { [weak self, proxy] in
+                if let self { self.finishWithoutSending(id, stage, deliver: true) } else { _ = proxy.end(id) }
+            }
+        }
+        return id
+    }
+
+    /// Loads and returns the decoded response: the same pipeline as ``loadData(with:)``, with
+    /// the result returned instead of told to the delegate. Cancelling the calling task
+    /// cancels the load.
+    ///
+    /// - Parameter parameters: The parameters (the source is not asked).
+    /// - Returns: The response.
+    /// - Throws: ``APIError``; ``APIError/Kind/cancelled`` when cancelled.
+    public func load(_ parameters: Parameters = [:]) async throws(APIError) -> APIResponse<Content> {
+        let id = startLoad()
+        let stage = prepare(id: id, parameters: parameters)
+        let result: Result<APIResponse<Content>, APIError>
+        if case .send = stage {
+            let reference = WeakReference(self)
+            let task = Task { await Self.execute(stage, id: id, manager: reference) }
+            proxy.attach(id) { task.cancel() }
+            let sent = await withTaskCancellationHandler { await task.value } onCancel: { [proxy] in proxy.cancel(id) }
+            result = finish(id, sent, deliver: false)
+        } else {
+            if Task.isCancelled { proxy.cancel(id) }
+            result = finishWithoutSending(id, stage, deliver: false)
+        }
+        return try result.get()
+    }
+
+    /// Cancels one of this manager's loads (any load's, in fact: IDs are global).
+    ///
+    /// - Parameter id: The ID `loadData` returned.
+    public func cancelRequest(_ id: RequestID) {
+        proxy.cancel(id)
+    }
+
+    /// Cancels every load of this manager in flight.
+    public func cancelAllRequests() {
+        proxy.cancel(requestsInFlight)
+    }
+
+    /// Whether any load of this manager is in flight.
+    public var isLoading: Bool { state.withLock { !$0.inFlight.isEmpty } }
+
+    /// The IDs of this manager's loads in flight, oldest first.
+    public var requestsInFlight: [RequestID] { state.withLock { $0.inFlight.sorted() } }
+
+    /// The content of the last successful load (of either face), or `nil`.
+    public func fetchData() -> Content? {
+        state.withLock { state in
+            guard case .success(let response)? = state.last else { return nil }
+            return response.content
+        }
+    }
+
+    /// The last load's outcome as a reformer shapes it: its response, or its failure if the
+    /// last load failed (`nil` before any load, or when the reformer shows nothing for it).
+    ///
+    /// - Parameter reformer: Turns the response (or failure) into what the caller wants.
+    /// - Returns: What the reformer made.
+    public func fetchData<Reformer: DataReformer>(with reformer: Reformer) -> Reformer.Output? where Reformer.Content == Content {
+        switch state.withLock({ $0.last }) {
+        case .success(let response)?: reformer.reform(response)
+        case .failure(let error)?: reformer.reform(failure: error)
+        case nil: nil
+        }
+    }
+
+    /// The last load's response, if it succeeded.
+    public var lastResponse: APIResponse<Content>? {
+        state.withLock { state in
+            guard case .success(let response)? = state.last else { return nil }
+            return response
+        }
+    }
+
+    /// The last load's error, if it failed (cancellations are not recorded).
+    public var lastError: APIError? {
+        state.withLock { state in
+            guard case .failure(let error)? = state.last else { return nil }
+            return error
+        }
+    }
+
+    /// Forgets this manager's cached responses (its service and method name, any parameters).
+    public func invalidateCache() {
+        cache.removeAll(service: serviceName, methodName: methodName)
+    }
+
+    /// Called in the load's task when a load has ended, before delivery (paging keeps its
+    /// cursor here).
+    func loadDidEnd(_ id: RequestID, result: Result<APIResponse<Content>, APIError>) {}
+}
+
+/// Shared by managers without a decoder of their own; decoding does not change it.
+let sharedJSONDecoder = JSONDecoder()

@@ -1,0 +1,12 @@
+/// A weak reference to a manager that a load's task carries, so that the task does not keep
+/// the manager alive.
+struct WeakReference<Object: AnyObject & Sendable>: @unchecked Sendable {
+    // Unchecked: the object is `Sendable`, and the reference is set once at creation and only
+    // loaded afterwards (weak loads are atomic); the checker does not accept `weak var` in a
+    // Sendable struct.
+    weak var object: Object?
+
+    init(_ object: Object?) {
+        self.object = object
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import Logging
+
+/// Dispatches every load: hands out request IDs, keeps the table of loads in flight, cancels
+/// them by ID, by list or by group, signs and sends their requests, and logs each request and
+/// response.
+///
+/// Managers use ``shared`` unless given another. A load is entered in the table when it starts
+/// and leaves it exactly once, when it ends; a cancellation marks the entry and stops the work
+/// attached to it, and whatever the work produces afterwards is discarded — the load ends as
+/// cancelled.
+///
+/// Logging goes to the ``logger`` given at creation: one `info` line per request sent and per
+/// response (method, URL with the password and signature redacted, status, duration, bytes,
+/// whether it came from the cache), headers at `debug`. The default logger is disabled, and
+/// the library never bootstraps logging.
+public final class APIProxy: Sendable {
+    /// The proxy managers use unless given another: ``CurlTransport/shared``, no logging.
+    public static let shared = APIProxy()
+
+    /// Where requests are sent.
+    public let transport: any HTTPTransport
+    /// Where request and response lines go.
+    public let logger: Logger
+    /// Learns the servers' clocks from their `Date` headers and corrects signing times.
+    public let clockSkew: ClockSkew
+    /// How many redirects a signed request follows (each hop signed afresh).
+    public let maxRedirects: Int
+
+    private let table = Locked(Table())
+    private let coalescer = Coalescer()
+    private let generator = RequestGenerator()
+
+    /// Creates a proxy.
+    ///
+    /// - Parameters:
+    ///   - transport: Where requests go; the shared ``CurlTransport`` by default.
+    ///   - logger: Where request and response lines go; disabled by default.
+    ///   - clockSkew: The clock correction for signing; a fresh one by default.
+    ///   - maxRedirects: How many redirects a signed request follows; 10 by default.
+    public init(
+        transport: any HTTPTransport = CurlTransport.shared,
+        logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
+        clockSkew: ClockSkew = ClockSkew(),
+        maxRedirects: Int = 10
+    ) {
+        self.transport = transport
+        self.logger = logger
+        self.clockSkew = clockSkew
+        self.maxRedirects = maxRedirects
+    }
+
+    // MARK: The table
+
+    private struct Entry {
+        var group: RequestGroup?
+        var cancelled = false
+        var onCancel: (@Sendable () -> Void)?
+    }
+
+    private struct Table {
+        var entries: [RequestID: Entry] = [:]
+    }
+
+    /// Starts a load: hands out its ID and enters it in the table.
+    func begin(group: RequestGroup?) -> RequestID {
+        let id = RequestID(rawValue: requestIDCounter.withLock { counter in
+            counter += 1
+            return counter
+        })
+        table.withLock { $0.entries[id] = Entry(group: group) }
+        return id
+    }
+
+    /// Attaches the work to stop when the load is cancelled; runs it at once if the load was
+    /// cancelled already.
+    func attach(_ id: RequestID, onCancel: @escaping @Sendable () -> Void) {
+        let runNow = table.withLock { table -> Bool in
+            guard table.entries[id] != nil else { return false }
+            if table.entries[id]!.cancelled { return true }
+            table.entries[id]!.onCancel = onCancel
+            return false
+        }
+        if runNow { onCancel() }
+    }
+
+    /// Ends a load, removing it from the table.
+    ///
+    /// - Returns: Whether it was cancelled (its outcome is then to be discarded).
+    func end(_ id: RequestID) -> Bool {
+        table.withLock { $0.entries.removeValue(forKey: id)?.cancelled ?? true }
+    }
+
+    /// Whether a load was cancelled (it may still be in the table, winding down).
+    func isCancelled(_ id: RequestID) -> Bool {
+        table.withLock { $0.entries[id]?.cancelled ?? false }
+    }
+
+    /// Cancels one load. Nothing happens if it has ended.
+    ///
+    /// - Parameter id: The load's ID.
+    public func cancel(_ id: RequestID) {
+        cancel(where: { $0 == id })
+    }
+
+    /// Cancels several loads.
+    ///
+    /// - Parameter ids: Their IDs; those that have ended are skipped.
+    public func cancel(_ ids: some Sequence<RequestID>) {
+        let set = Set(ids)
+        cancel(where: { set.contains($0) })
+    }
+
+    /// Cancels every load in a group.
+    ///
+    /// - Parameter group: The group the loads were started in.
+    public func cancel(group: RequestGroup) {
+        cancel(where: { _, entry in entry.group == group })
+    }
+
+    /// Cancels every load in flight.
+    public func cancelAll() {
+        cancel(where: { _, _ in true })
+    }
+
+    /// The IDs of the loads in flight, oldest first.
+    public var requestsInFlight: [RequestID] {
+        table.withLock { $0.entries.keys.sorted() }
+    }
+
+    /// Whether a load is still in flight.
+    ///
+    /// - Parameter id: The load's ID.
+    public func isInFlight(_ id: RequestID) -> Bool {
+        table.withLock { $0.entries[id] != nil }
+    }
+
+    private func cancel(where matches: (RequestID) -> Bool) {
+        cancel(where: { id, _ in matches(id) })
+    }
+
+    private func cancel(where matches: (RequestID, Entry) -> Bool) {
+        let actions = table.withLock { table -> [@Sendable () -> Void] in
+            var actions: [@Sendable () -> Void] = []
+            for (id, entry) in table.entries where !entry.cancelled && matches(id, entry) {
+                table.entries[id]!.cancelled = true
+                if let action = entry.onCancel { actions.append(action) }
+                table.entries[id]!.onCancel = nil
+            }
+            return actions
+        }
+        for action in actions { action() }
+    }
+
+    // MARK: Sending
+
+    /// Signs nothing itself: sends a request made by ``RequestGenerator`` (redirects followed
+    /// and re-signed), sharing one transfer with identical loads when `coalescingKey` is set.
+    /// Cancelled through the calling task.
+    func send(_ request: HTTPRequest, for resolved: ResolvedService, id: RequestID, coalescingKey: String?) async throws -> HTTPResponse {
+        let started = ContinuousClock.now
+        logger.info("request \(id) \(request.method) \(Self.loggable(request.url))")
+        if logger.logLevel <= .debug {
+            logger.debug("request \(id) headers: \(request.headers.redactingSecrets())")
+        }
+        do {
+            let response: HTTPResponse
+            if let coalescingKey {
+                response = try await coalescer.response(for: coalescingKey, id: id) { [generator, transport, maxRedirects, clockSkew] in
+                    try await generator.send(request, for: resolved, through: transport, maxRedirects: maxRedirects, clockSkew: clockSkew)
+                }
+            } else {
+                response = try await generator.send(request, for: resolved, through: transport, maxRedirects: maxRedirects, clockSkew: clockSkew)
+            }
+            logger.info("response \(id) \(response.statusCode) \(request.method) \(Self.loggable(request.url)) in \(Self.milliseconds(since: started)) ms, \(response.body.count) bytes")
+            if logger.logLevel <= .debug {
+                logger.debug("response \(id) headers: \(response.headers.redactingSecrets())")
+            }
+            return response
+        } catch {
+            logger.info("failed \(id) \(request.method) \(Self.loggable(request.url)) after \(Self.milliseconds(since: started)) ms: \(error)")
+            throw error
+        }
+    }
+
+    /// Logs a load answered from the cache.
+    func logCacheHit(_ id: RequestID, methodName: String, service: ServiceName, bytes: Int) {
+        logger.info("response \(id) from cache: service \(service), method \(methodName), \(bytes) bytes")
+    }
+
+    /// The URL for a log line: no password, no signature.
+    static func loggable(_ url: URL) -> String {
+        let text = TransportError.redactingPassword(in: url.absoluteString)
+        guard text.contains("sign=") else { return text }
+        return text.replacing(/([?&]sign=)[^&#]*/) { "\($0.1)***" }
+    }
+
+    private static func milliseconds(since start: ContinuousClock.Instant) -> String {
+        let elapsed = ContinuousClock.now - start
+        let value = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        return String(format: "%.1f", value)
+    }
+}
