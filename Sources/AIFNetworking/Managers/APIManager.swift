@@ -214,7 +214,13 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// - Returns: The load's ID, to cancel it; the outcome goes to the delegate.
     @discardableResult
     public func loadData(with parameters: Parameters) -> RequestID {
+        loadData(with: parameters, onStart: nil)
+    }
+
+    /// Starts a load, telling `onStart` its ID before anything can end it.
+    func loadData(with parameters: Parameters, onStart: ((RequestID) -> Void)?) -> RequestID {
         let id = startLoad()
+        onStart?(id)
         let stage = prepare(id: id, parameters: parameters)
         if case .send = stage {
             let reference = WeakReference(self)

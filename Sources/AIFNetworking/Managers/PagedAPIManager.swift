@@ -1,0 +1,161 @@
+/// A manager for a paged listing: it keeps the position, asks for the next page, and knows
+/// when the last has loaded.
+///
+/// ```swift
+/// final class GoodsListManager: PagedAPIManager<GoodsPage> {
+///     override var serviceName: ServiceName { "shop" }
+///     override var methodName: String { "goods" }
+///     override var endOfList: EndOfListDetection { .totalCount }
+/// }
+///
+/// list.loadFirstPage()          // delegate hears page 1
+/// list.loadNextPage()           // … page 2; nil once the last page has loaded
+///
+/// for try await page in list.pages() { show(page.content.items) }
+/// ```
+///
+/// The paging parameters join the source's (or the call's) before ``reformParams(_:)``, which
+/// can rename them. A page that fails does not move the position: the next ``loadNextPage()``
+/// asks for it again.
+open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @unchecked Sendable {
+    // Unchecked for the reason given on APIManager; the paging state is behind a lock.
+
+    private struct Paging {
+        var state: PagingState?
+        var current: RequestID?
+    }
+
+    private let paging = Locked(Paging())
+
+    /// How pages are named; numbered from 1 in `page` by default.
+    open var pagingStyle: PagingStyle { .pageNumber() }
+    /// Items per page; 20 by default.
+    open var pageSize: Int { 20 }
+    /// The page-size parameter's name (`nil` sends none); `page_size` by default.
+    open var pageSizeParameter: String? { "page_size" }
+    /// How the last page is recognised; a short page by default.
+    open var endOfList: EndOfListDetection { .shortPage }
+
+    /// Where paging stands (before the first page: nothing loaded).
+    public var pagingState: PagingState {
+        paging.withLock { $0.state } ?? freshState()
+    }
+
+    /// Whether the last page has loaded.
+    public var isLastPage: Bool { pagingState.isLastPage }
+
+    /// Starts over from the first page, cancelling a page in flight.
+    ///
+    /// - Parameter parameters: Parameters besides the paging ones; the source's when `nil`.
+    /// - Returns: The first page's load ID.
+    @discardableResult
+    public func loadFirstPage(with parameters: Parameters? = nil) -> RequestID {
+        let fresh = freshState()
+        let (pageParameters, previous) = paging.withLock { paging -> (Parameters, RequestID?) in
+            var state = fresh
+            let pageParameters = state.startFirstPage()
+            let previous = paging.current
+            paging.state = state
+            paging.current = nil
+            return (pageParameters, previous)
+        }
+        if let previous { cancelRequest(previous) }
+        return startPage(pageParameters, with: parameters)
+    }
+
+    /// Loads the page after the last loaded one (the first if none has).
+    ///
+    /// - Parameter parameters: Parameters besides the paging ones; the source's when `nil`.
+    /// - Returns: The page's load ID, or `nil` — nothing started — when a page is loading or
+    ///   the last page has loaded.
+    @discardableResult
+    public func loadNextPage(with parameters: Parameters? = nil) -> RequestID? {
+        let fresh = freshState()
+        let pageParameters = paging.withLock { paging -> Parameters? in
+            var state = paging.state ?? fresh
+            let next = state.startNextPage()
+            paging.state = state
+            return next
+        }
+        guard let pageParameters else { return nil }
+        return startPage(pageParameters, with: parameters)
+    }
+
+    /// The pages of the listing, one load each, for `for try await`: from the first to the
+    /// last. Independent of ``loadFirstPage(with:)``'s position; a failed page ends the loop
+    /// with its error.
+    ///
+    /// - Parameter parameters: Parameters besides the paging ones.
+    /// - Returns: The sequence.
+    public func pages(_ parameters: Parameters = [:]) -> PageSequence<Page> {
+        PageSequence(manager: self, parameters: parameters, state: freshState())
+    }
+
+    private func freshState() -> PagingState {
+        PagingState(style: pagingStyle, pageSize: pageSize, pageSizeParameter: pageSizeParameter, endOfList: endOfList)
+    }
+
+    private func startPage(_ pageParameters: Parameters, with parameters: Parameters?) -> RequestID {
+        let base = parameters ?? paramSource?.parameters(for: self) ?? [:]
+        let all = base.merging(pageParameters) { _, page in page }
+        return loadData(with: all) { [paging] id in
+            paging.withLock { $0.current = id }
+        }
+    }
+
+    override func loadDidEnd(_ id: RequestID, result: Result<APIResponse<Page>, APIError>) {
+        paging.withLock { paging in
+            guard paging.current == id else { return }
+            paging.current = nil
+            switch result {
+            case .success(let response): paging.state?.pageLoaded(response.content)
+            case .failure: paging.state?.pageFailed()
+            }
+        }
+    }
+}
+
+/// The pages of a listing as an `AsyncSequence`: each step loads the next page with
+/// ``APIManager/load(_:)``, until the last.
+public struct PageSequence<Page: Decodable & PageContent>: AsyncSequence, Sendable {
+    /// One page's response.
+    public typealias Element = APIResponse<Page>
+    /// Why a page failed.
+    public typealias Failure = APIError
+
+    let manager: PagedAPIManager<Page>
+    let parameters: Parameters
+    let state: PagingState
+
+    /// Makes an iterator starting at the first page.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(manager: manager, parameters: parameters, state: state)
+    }
+
+    /// Loads the pages one at a time.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        let manager: PagedAPIManager<Page>
+        let parameters: Parameters
+        var state: PagingState
+
+        /// Loads the next page, or returns `nil` after the last.
+        ///
+        /// - Throws: The page's ``APIError``; asking again retries the same page.
+        public mutating func next() async throws(APIError) -> APIResponse<Page>? {
+            guard let pageParameters = state.startNextPage() else { return nil }
+            do {
+                let response = try await manager.load(parameters.merging(pageParameters) { _, page in page })
+                state.pageLoaded(response.content)
+                return response
+            } catch {
+                state.pageFailed()
+                throw error
+            }
+        }
+
+        /// Loads the next page, or returns `nil` after the last.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(APIError) -> APIResponse<Page>? {
+            try await next()
+        }
+    }
+}
