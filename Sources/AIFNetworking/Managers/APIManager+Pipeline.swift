@@ -67,7 +67,7 @@ extension APIManager {
         if shouldCache {
             let key = CacheKey(service: service, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters)
             if let entry = cache.entry(for: key) {
-                if let response = cachedResponse(entry, id: id, parameters: parameters) {
+                if let response = cachedResponse(entry, id: id, parameters: parameters, service: resolved.service) {
                     proxy.logCacheHit(id, methodName: methodName, service: service, bytes: entry.response.body.count)
                     return .cached(response)
                 }
@@ -82,8 +82,8 @@ extension APIManager {
         ))
     }
 
-    private func cachedResponse(_ entry: ResponseCache.Entry, id: RequestID, parameters: Parameters) -> APIResponse<Content>? {
-        let content = (entry.content as? Content) ?? (try? decodeContent(from: entry.response))
+    private func cachedResponse(_ entry: ResponseCache.Entry, id: RequestID, parameters: Parameters, service: any Service) -> APIResponse<Content>? {
+        let content = (entry.content as? Content) ?? (try? decodeContent(from: entry.response, service: service))
         guard let content else { return nil }
         return APIResponse(requestID: id, response: entry.response, content: content, request: entry.request, parameters: parameters, isFromCache: true)
     }
@@ -136,7 +136,7 @@ extension APIManager {
         }
         let content: Content
         do {
-            content = try manager.decodeContent(from: response)
+            content = try manager.decodeContent(from: response, service: plan.resolved.service)
         } catch {
             let message = APIError.describeDecoding(error, body: response.body, contentType: response.headers["Content-Type"])
             return failure(.decodingFailed, "the body is not a \(Content.self): \(message)", error, response)

@@ -137,14 +137,17 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// ``APIError/Kind/invalidResponse``, nothing cached). Accepts everything by default.
     open func validate(response: APIResponse<Content>) throws {}
 
-    /// Decodes the body into the content type. JSON through ``decoder`` (or the service's) by
-    /// default; ``NoContent`` ignores the body.
+    /// Decodes the body into the content type: JSON through ``decoder``, else the service's
+    /// ``Service/decoder``, else a plain `JSONDecoder`; ``NoContent`` ignores the body.
+    /// Override for other formats.
     ///
-    /// - Parameter response: The HTTP response, status already checked.
+    /// - Parameters:
+    ///   - response: The HTTP response, its status already checked.
+    ///   - service: The service it came from.
     /// - Returns: The content.
-    open func decodeContent(from response: HTTPResponse) throws -> Content {
+    open func decodeContent(from response: HTTPResponse, service: any Service) throws -> Content {
         if let none = NoContent() as? Content { return none }
-        return try (decoder ?? sharedJSONDecoder).decode(Content.self, from: response.body)
+        return try (decoder ?? service.decoder ?? sharedJSONDecoder).decode(Content.self, from: response.body)
     }
 
     /// Whether to go on with a load (the interceptor is asked too); yes by default.

@@ -63,6 +63,9 @@ public protocol Service: Sendable {
     /// Signs the requests, or `nil` for none. AIF-HMAC by default when the environment has
     /// credentials.
     var signer: (any RequestSigner)? { get }
+    /// Decodes the content of this service's responses, or `nil` for a plain `JSONDecoder`
+    /// (a manager's own ``APIManager/decoder`` wins).
+    var decoder: JSONDecoder? { get }
 
     /// Headers sent with every request of the service, read at request time.
     func commonHeaders() -> HTTPHeaders
@@ -106,6 +109,8 @@ extension Service {
     public var timeouts: Timeouts? { nil }
     /// AIF-HMAC in query parameters.
     public var signer: (any RequestSigner)? { AIFHMACSigner() }
+    /// A plain `JSONDecoder`.
+    public var decoder: JSONDecoder? { nil }
     /// None.
     public func commonHeaders() -> HTTPHeaders { HTTPHeaders() }
     /// None.

@@ -12,6 +12,8 @@ import Foundation
 ///   "signing": { "scheme": "aif-hmac", "placement": "query" },
 ///   "commonHeaders": { "X-Client": "shop-cli" },
 ///   "commonParameters": { "app": "shop" },
+///   "decoding": { "keys": "snakeCase", "dates": "iso8601" },
+///   "applicationErrors": { "codeField": "code", "messageField": "message", "successCodes": [0] },
 ///   "environments": {
 ///     "online": { "baseURL": "https://api.shop.example", "apiVersion": "v1",
 ///                 "publicKey": "${SHOP_PUBLIC_KEY}", "privateKey": "${SHOP_PRIVATE_KEY}",
@@ -23,6 +25,10 @@ import Foundation
 /// Any string may use `${NAME}` to read an environment variable; a private key must (a file
 /// never holds a secret in clear). `signing.scheme` is `aif-hmac` (default), `rfc9421`, `md5`
 /// or `none`; `signing.placement` is `query` (default) or `headers` for AIF-HMAC.
+/// `decoding.keys` is `default` or `snakeCase`, `decoding.dates` is `deferred` (default),
+/// `iso8601`, `secondsSince1970` or `millisecondsSince1970`. `applicationErrors` makes a
+/// response whose JSON body carries another code than a success code fail as a service veto
+/// (see ``ApplicationErrorRule``).
 public struct ConfiguredService: Service {
     /// The name.
     public let name: ServiceName
@@ -38,6 +44,10 @@ public struct ConfiguredService: Service {
     public let timeouts: Timeouts?
     /// The signer.
     public let signer: (any RequestSigner)?
+    /// The decoder of its responses, from the `decoding` key (`nil` without one).
+    public let decoder: JSONDecoder?
+    /// The rule for application-level errors, from the `applicationErrors` key.
+    public let applicationErrors: ApplicationErrorRule?
     /// The file it was read from.
     public let file: String
     private let headers: HTTPHeaders
@@ -47,6 +57,8 @@ public struct ConfiguredService: Service {
     public func commonHeaders() -> HTTPHeaders { headers }
     /// The configured common parameters.
     public func commonParameters() -> Parameters { parameters }
+    /// A veto when ``applicationErrors`` recognises an application-level failure.
+    public func veto(_ response: HTTPResponse) -> ServiceVeto? { applicationErrors?.veto(response) }
 
     /// Reads a service definition.
     ///
@@ -80,7 +92,7 @@ public struct ConfiguredService: Service {
         let object = try reader.object(root, at: "")
         try reader.rejectUnknownKeys(object, at: "", allowed: [
             "name", "defaultEnvironment", "bodyEncoding", "arrayEncoding", "timeoutSeconds", "signing", "commonHeaders",
-            "commonParameters", "environments",
+            "commonParameters", "environments", "decoding", "applicationErrors",
         ])
         let name = try reader.string(object, "name", at: "", required: true)!
 
@@ -183,8 +195,57 @@ public struct ConfiguredService: Service {
         }
         return ConfiguredService(
             name: ServiceName(rawValue: name), environments: environments, defaultEnvironment: defaultEnvironment,
-            bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: timeouts, signer: signer, file: file,
-            headers: headers, parameters: parameters)
+            bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: timeouts, signer: signer,
+            decoder: try decoding(object, reader: reader), applicationErrors: try applicationErrors(object, reader: reader),
+            file: file, headers: headers, parameters: parameters)
+    }
+
+    private static func decoding(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> JSONDecoder? {
+        guard let value = object["decoding"] else { return nil }
+        let decoding = try reader.object(value, at: "decoding")
+        try reader.rejectUnknownKeys(decoding, at: "decoding", allowed: ["keys", "dates"])
+        let decoder = JSONDecoder()
+        switch try reader.string(decoding, "keys", at: "decoding", required: false) ?? "default" {
+        case "default": decoder.keyDecodingStrategy = .useDefaultKeys
+        case "snakeCase": decoder.keyDecodingStrategy = .convertFromSnakeCase
+        case let other: throw ConfigurationError(file: reader.file, key: "decoding.keys", problem: "\"\(other)\" is neither \"default\" nor \"snakeCase\"")
+        }
+        switch try reader.string(decoding, "dates", at: "decoding", required: false) ?? "deferred" {
+        case "deferred": decoder.dateDecodingStrategy = .deferredToDate
+        case "iso8601": decoder.dateDecodingStrategy = .iso8601
+        case "secondsSince1970": decoder.dateDecodingStrategy = .secondsSince1970
+        case "millisecondsSince1970": decoder.dateDecodingStrategy = .millisecondsSince1970
+        case let other:
+            throw ConfigurationError(
+                file: reader.file, key: "decoding.dates",
+                problem: "\"\(other)\" is not one of deferred, iso8601, secondsSince1970, millisecondsSince1970")
+        }
+        return decoder
+    }
+
+    private static func applicationErrors(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> ApplicationErrorRule? {
+        guard let value = object["applicationErrors"] else { return nil }
+        let rule = try reader.object(value, at: "applicationErrors")
+        try reader.rejectUnknownKeys(rule, at: "applicationErrors", allowed: ["codeField", "messageField", "successCodes"])
+        var successCodes: Set<String> = ["0"]
+        if let codes = rule["successCodes"] {
+            guard case .array(let values) = codes, !values.isEmpty else {
+                throw ConfigurationError(file: reader.file, key: "applicationErrors.successCodes", problem: "must be a non-empty array of codes")
+            }
+            successCodes = []
+            for (index, code) in values.enumerated() {
+                switch code {
+                case .string(let text): successCodes.insert(text)
+                case .integer(let number): successCodes.insert(String(number))
+                default:
+                    throw ConfigurationError(file: reader.file, key: "applicationErrors.successCodes[\(index)]", problem: "must be a string or an integer")
+                }
+            }
+        }
+        return ApplicationErrorRule(
+            codeField: try reader.string(rule, "codeField", at: "applicationErrors", required: false) ?? "code",
+            messageField: try reader.string(rule, "messageField", at: "applicationErrors", required: false) ?? "message",
+            successCodes: successCodes)
     }
 }
 
