@@ -1,75 +1,206 @@
+import AIFNetworking
 import Foundation
+import HTTPTypes
 import Hummingbird
+import NIOConcurrencyHelpers
 
 /// One of the demo shop's environments: the online and offline instances serve different data.
 public enum ShopEnvironment: String, Sendable, CaseIterable {
-    /// The "production" data.
+    /// The "production" data: 1,003 goods.
     case online
-    /// The test data.
+    /// The test data: 25 test articles.
     case offline
 }
 
-/// A small shop API: goods listing with paging, and a goods detail.
-public enum ShopRoutes {
-    /// One article for sale.
-    public struct Goods: Codable, Sendable {
-        /// The identifier.
-        public var id: Int
-        /// The title.
-        public var title: String
-        /// The price in cents.
-        public var priceCents: Int
+/// Failures a test can ask the shop to produce.
+public final class ShopFaults: Sendable {
+    private let pages = NIOLockedValueBox(Set<Int>())
+
+    /// Creates a set of faults (none).
+    public init() {}
+
+    /// The next request for listing page `page` fails with `503 Service Unavailable`.
+    public func failOnce(page: Int) {
+        pages.withLockedValue { _ = $0.insert(page) }
     }
 
-    /// One page of the listing.
-    public struct GoodsPage: Codable, Sendable {
-        /// The goods on this page.
-        public var items: [Goods]
-        /// The 1-based page number.
-        public var page: Int
-        /// The number of goods in all.
-        public var total: Int
+    func takeFailure(page: Int) -> Bool {
+        pages.withLockedValue { $0.remove(page) != nil }
     }
+}
+
+/// The demo shop API, every route under `/v1` and signed with AIF-HMAC:
+///
+/// | Route | Answer |
+/// |---|---|
+/// | `GET goods?page=&page_size=` | a ``GoodsPage`` (page size 1–100, default 20) |
+/// | `GET goods/{id}` | a ``Goods``, or 404 |
+/// | `POST orders` `{"goods_id", "quantity"}` | 201 and the ``Order``; 400 for a bad body |
+/// | `GET`/`PUT`/`DELETE orders/{id}` | the ``Order`` / the changed ``Order`` / 204 |
+/// | `GET slow?ms=` | `{"slept_ms": …}` after that long (at most 30 s) |
+/// | `GET coupons/{code}` | 200 always: `{"code": 0, …}` for `WELCOME10`, else `{"code": 4001, "message": "coupon expired"}` |
+///
+/// JSON keys are snake_case; an unsigned or badly signed request gets 401 with the reason.
+public enum ShopRoutes {
+    /// The public key the demo shop accepts (demo keys, not secrets).
+    public static let publicKey = "demo-shop-public"
+    /// The private key the demo shop checks signatures with.
+    public static let privateKey = "demo-shop-private-key"
 
     /// The catalogue of an environment.
     public static func catalogue(_ environment: ShopEnvironment) -> [Goods] {
         switch environment {
         case .online:
-            let names = ["Espresso beans", "Milk frother", "Pour-over kettle", "Ceramic cup", "Burr grinder", "Paper filters", "Scale", "Tamper"]
-            return names.enumerated().map { Goods(id: $0.offset + 1, title: $0.element, priceCents: 990 + $0.offset * 250) }
+            let kinds = ["Espresso beans", "Milk frother", "Pour-over kettle", "Ceramic cup", "Burr grinder", "Paper filters", "Scale", "Tamper"]
+            return (1...1003).map { id in
+                Goods(id: id, title: "\(kinds[(id - 1) % kinds.count]) no. \((id - 1) / kinds.count + 1)", priceCents: 990 + (id * 37) % 4000)
+            }
         case .offline:
-            return (1...3).map { Goods(id: $0, title: "Test article \($0)", priceCents: 100 * $0) }
+            return (1...25).map { Goods(id: $0, title: "Test article \($0)", priceCents: 100 * $0) }
         }
     }
 
-    /// Adds the shop's routes under `/v1`.
+    /// Adds the shop's routes under `/v1`, behind signature verification.
     ///
     /// - Parameters:
     ///   - router: The router to add to.
     ///   - environment: Which catalogue to serve.
-    public static func add<Context: RequestContext>(to router: Router<Context>, environment: ShopEnvironment) {
+    ///   - verification: Checks the signatures (the demo keys by default); `nil` accepts
+    ///     unsigned requests.
+    ///   - faults: Failures to produce on request.
+    public static func add<Context: RequestContext>(
+        to router: Router<Context>,
+        environment: ShopEnvironment,
+        verification: AIFHMACVerification? = AIFHMACVerification(publicKey: publicKey, privateKey: privateKey),
+        faults: ShopFaults = ShopFaults()
+    ) {
         let goods = catalogue(environment)
+        let orders = NIOLockedValueBox(OrderBook())
         let group = router.group("v1")
+        if let verification { group.add(middleware: SignatureMiddleware<Context>(verification: verification)) }
+
         group.get("goods") { request, _ -> Response in
             let page = max(1, request.uri.queryParameters.get("page", as: Int.self) ?? 1)
-            let size = min(50, max(1, request.uri.queryParameters.get("page_size", as: Int.self) ?? 3))
+            let size = min(100, max(1, request.uri.queryParameters.get("page_size", as: Int.self) ?? 20))
+            if faults.takeFailure(page: page) {
+                return try json(ShopError(code: 5030, message: "the listing is briefly unavailable"), status: .serviceUnavailable)
+            }
             let start = min(goods.count, (page - 1) * size)
-            let items = Array(goods[start..<min(goods.count, start + size)])
-            return try json(GoodsPage(items: items, page: page, total: goods.count))
+            let end = min(goods.count, start + size)
+            return try json(GoodsPage(items: Array(goods[start..<end]), page: page, pageSize: size, total: goods.count, hasMore: end < goods.count))
         }
         group.get("goods/:id") { _, context -> Response in
             guard let id = context.parameters.get("id", as: Int.self), let item = goods.first(where: { $0.id == id }) else {
-                return Response(status: .notFound, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"error":"no such goods"}"#)))
+                return try json(ShopError(code: 4040, message: "no such goods"), status: .notFound)
             }
             return try json(item)
         }
+        group.post("orders") { request, context -> Response in
+            guard let body = try? await decode(OrderRequest.self, from: request, context: context), body.quantity > 0,
+                goods.contains(where: { $0.id == body.goodsId })
+            else {
+                return try json(ShopError(code: 4000, message: "an order needs an existing goods_id and a positive quantity"), status: .badRequest)
+            }
+            let order = orders.withLockedValue { $0.place(goodsId: body.goodsId, quantity: body.quantity) }
+            return try json(order, status: .created)
+        }
+        group.get("orders/:id") { _, context -> Response in
+            guard let id = context.parameters.get("id", as: Int.self), let order = orders.withLockedValue({ $0.orders[id] }) else {
+                return try json(ShopError(code: 4041, message: "no such order"), status: .notFound)
+            }
+            return try json(order)
+        }
+        group.put("orders/:id") { request, context -> Response in
+            guard let body = try? await decode(OrderChange.self, from: request, context: context), body.quantity > 0 else {
+                return try json(ShopError(code: 4000, message: "a change needs a positive quantity"), status: .badRequest)
+            }
+            guard let id = context.parameters.get("id", as: Int.self), let order = orders.withLockedValue({ $0.change(id, quantity: body.quantity) }) else {
+                return try json(ShopError(code: 4041, message: "no such order"), status: .notFound)
+            }
+            return try json(order)
+        }
+        group.delete("orders/:id") { _, context -> Response in
+            guard let id = context.parameters.get("id", as: Int.self), orders.withLockedValue({ $0.orders.removeValue(forKey: id) }) != nil else {
+                return try json(ShopError(code: 4041, message: "no such order"), status: .notFound)
+            }
+            return Response(status: .noContent)
+        }
+        group.get("slow") { request, _ -> Response in
+            let milliseconds = min(30_000, max(0, request.uri.queryParameters.get("ms", as: Int.self) ?? 1000))
+            try await Task.sleep(for: .milliseconds(milliseconds))
+            return try json(["slept_ms": milliseconds])
+        }
+        group.get("coupons/:code") { _, context -> Response in
+            if context.parameters.get("code") == "WELCOME10" {
+                return try json(Coupon(code: 0, coupon: "WELCOME10", discountPercent: 10))
+            }
+            return try json(ShopError(code: 4001, message: "coupon expired"))
+        }
     }
 
-    private static func json<Value: Encodable>(_ value: Value) throws -> Response {
+    private struct OrderRequest: Decodable {
+        var goodsId: Int
+        var quantity: Int
+    }
+
+    private struct OrderChange: Decodable {
+        var quantity: Int
+    }
+
+    private struct Coupon: Encodable {
+        var code: Int
+        var coupon: String
+        var discountPercent: Int
+    }
+
+    private struct OrderBook {
+        var orders: [Int: Order] = [:]
+        var lastID = 0
+
+        mutating func place(goodsId: Int, quantity: Int) -> Order {
+            lastID += 1
+            let order = Order(id: lastID, goodsId: goodsId, quantity: quantity, status: "placed")
+            orders[lastID] = order
+            return order
+        }
+
+        mutating func change(_ id: Int, quantity: Int) -> Order? {
+            guard orders[id] != nil else { return nil }
+            orders[id]!.quantity = quantity
+            orders[id]!.status = "updated"
+            return orders[id]
+        }
+    }
+
+    private static func decode<Value: Decodable, Context: RequestContext>(_ type: Value.Type, from request: Request, context: Context) async throws -> Value {
+        let buffer = try await request.body.collect(upTo: 1 << 20)
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try decoder.decode(type, from: Data(buffer.readableBytesView))
+    }
+
+    static func json<Value: Encodable>(_ value: Value, status: HTTPResponse.Status = .ok) throws -> Response {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         let data = try encoder.encode(value)
-        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// Refuses requests whose AIF-HMAC signature does not verify, with 401 and the reason.
+struct SignatureMiddleware<Context: RequestContext>: RouterMiddleware {
+    let verification: AIFHMACVerification
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var request = request
+        let body = try await request.collectBody(upTo: 1 << 20)
+        let result = verification.verify(
+            method: request.method.rawValue, rawPath: request.uri.path, rawQuery: request.uri.query ?? "",
+            headers: request.headers, body: Array(buffer: body))
+        if case .failure(let rejection) = result {
+            return try ShopRoutes.json(ShopError(code: 4010, message: "signature refused: \(rejection.message)"), status: .unauthorized)
+        }
+        return try await next(request, context)
     }
 }
 
@@ -77,12 +208,19 @@ public enum ShopRoutes {
 public enum DemoShopServer {
     /// Starts the shop for `environment` on 127.0.0.1 with a port the system picks.
     ///
-    /// - Parameter environment: Which catalogue to serve.
+    /// - Parameters:
+    ///   - environment: Which catalogue to serve.
+    ///   - verifiesSignatures: Whether requests must carry an AIF-HMAC signature made with
+    ///     ``ShopRoutes/publicKey`` and ``ShopRoutes/privateKey``; yes by default.
+    ///   - faults: Failures to produce on request; none by default.
     /// - Returns: The running server; call ``LocalServer/stop()`` when done.
     /// - Throws: When the server cannot bind.
-    public static func start(environment: ShopEnvironment = .online) async throws -> LocalServer {
+    public static func start(
+        environment: ShopEnvironment = .online, verifiesSignatures: Bool = true, faults: ShopFaults = ShopFaults()
+    ) async throws -> LocalServer {
         let router = Router()
-        ShopRoutes.add(to: router, environment: environment)
+        let verification = verifiesSignatures ? AIFHMACVerification(publicKey: ShopRoutes.publicKey, privateKey: ShopRoutes.privateKey) : nil
+        ShopRoutes.add(to: router, environment: environment, verification: verification, faults: faults)
         return try await LocalServer.start(router: router)
     }
 }
