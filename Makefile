@@ -9,10 +9,15 @@ TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip
 # The benchmark adds nginx as the common server and taskset (util-linux) to pin cores.
 BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light util-linux
 
-.PHONY: demo test test-plain test-tsan bench build clean
+.PHONY: demo transport-sample test test-plain test-tsan bench build clean
 
-## Runs the transport sample against the demo shop server it starts in-process.
+## Runs the shop sample against the demo shop servers it starts in-process.
 demo:
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
+	$(SWIFT) run ShopSample
+
+## Runs the transport-level sample (plain HTTP requests, no services) against the demo shop.
+transport-sample:
 	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
 	$(SWIFT) run TransportSample
 

@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "AIFNetworking", targets: ["AIFNetworking"]),
         .executable(name: "TransportSample", targets: ["TransportSample"]),
+        .executable(name: "ShopSample", targets: ["ShopSample"]),
         .executable(name: "aif", targets: ["aif"]),
     ],
     dependencies: [
@@ -71,6 +72,14 @@ let package = Package(
                 "DemoServer",
             ],
             path: "Samples/TransportSample"
+        ),
+        .executableTarget(
+            name: "ShopSample",
+            dependencies: [
+                "AIFNetworking",
+                "DemoServer",
+            ],
+            path: "Samples/ShopSample"
         ),
         .testTarget(
             name: "AIFNetworkingTests",

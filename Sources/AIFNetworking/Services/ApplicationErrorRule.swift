@@ -26,13 +26,14 @@ public struct ApplicationErrorRule: Sendable, Hashable {
         self.successCodes = successCodes
     }
 
-    /// The veto for a response whose JSON body carries a code other than a success code;
-    /// `nil` when the body is not a JSON object, has no code, or a success code.
+    /// The veto for a successful (2xx) response whose JSON body carries a code other than a
+    /// success code; `nil` when the status is not 2xx (it fails on its status anyway), the body
+    /// is not a JSON object, has no code, or a success code.
     ///
     /// - Parameter response: The response.
     /// - Returns: The veto, or `nil`.
     public func veto(_ response: HTTPResponse) -> ServiceVeto? {
-        guard response.body.first == UInt8(ascii: "{"),
+        guard response.isSuccess, response.body.first == UInt8(ascii: "{"),
             let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
             let raw = object[codeField], !(raw is NSNull)
         else { return nil }

@@ -1,0 +1,108 @@
+import AIFNetworking
+import DemoServer
+import Foundation
+
+/// The service every manager here calls; defined in `Configs/shop.json`.
+extension ServiceName {
+    static let shop: ServiceName = "shop"
+}
+
+/// The listing pages say how many goods there are in all, so the last page is known exactly.
+extension GoodsPage: PageContent {
+    public var pageItemCount: Int { items.count }
+    public var totalCount: Int? { total }
+}
+
+/// `GET goods?page=&page_size=`, 50 to a page.
+final class GoodsListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
+    override var serviceName: ServiceName { .shop }
+    override var methodName: String { "goods" }
+    override var pageSize: Int { 50 }
+    override var endOfList: EndOfListDetection { .totalCount }
+}
+
+/// `GET goods/{id}`, cached for a minute; the id must be positive.
+final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
+    override var serviceName: ServiceName { .shop }
+    override var methodName: String { "goods/{id}" }
+    override var shouldCache: Bool { true }
+    override var cacheLifetime: Duration { .seconds(60) }
+
+    override func validate(parameters: Parameters) throws {
+        guard case .int(let id)? = parameters["id"], id > 0 else { throw SampleError("\"id\" must be a positive integer") }
+    }
+}
+
+/// `POST orders` with a JSON body; the manager renames the caller's `goods` to the API's `goods_id`.
+final class CreateOrderManager: APIManager<Order>, @unchecked Sendable {
+    override var serviceName: ServiceName { .shop }
+    override var methodName: String { "orders" }
+    override var requestMethod: HTTPMethod { .post }
+
+    override func reformParams(_ parameters: Parameters) -> Parameters {
+        var reformed = parameters
+        reformed["goods_id"] = reformed.removeValue(forKey: "goods")
+        return reformed
+    }
+
+    override func validate(response: APIResponse<Order>) throws {
+        guard response.content.status == "placed" else { throw SampleError("a new order should be placed, not \(response.content.status)") }
+    }
+}
+
+/// `PUT orders/{id}`.
+final class UpdateOrderManager: APIManager<Order>, @unchecked Sendable {
+    override var serviceName: ServiceName { .shop }
+    override var methodName: String { "orders/{id}" }
+    override var requestMethod: HTTPMethod { .put }
+}
+
+/// `DELETE orders/{id}`, answered with 204 and no body.
+final class DeleteOrderManager: APIManager<NoContent>, @unchecked Sendable {
+    override var serviceName: ServiceName { .shop }
+    override var methodName: String { "orders/{id}" }
+    override var requestMethod: HTTPMethod { .delete }
+}
+
+/// `GET slow?ms=`: takes as long as asked.
+final class SlowManager: APIManager<Slept>, @unchecked Sendable {
+    override var serviceName: ServiceName { .shop }
+    override var methodName: String { "slow" }
+}
+
+/// The slow endpoint's answer.
+struct Slept: Decodable, Sendable {
+    var sleptMs: Int
+}
+
+/// `GET coupons/{code}`: answers 200 even for an expired coupon, with an error code in the
+/// body that the service's `applicationErrors` rule turns into a veto.
+final class CouponManager: APIManager<Coupon>, @unchecked Sendable {
+    override var serviceName: ServiceName { .shop }
+    override var methodName: String { "coupons/{code}" }
+}
+
+/// A valid coupon.
+struct Coupon: Decodable, Sendable {
+    var coupon: String
+    var discountPercent: Int
+}
+
+/// A validation message.
+struct SampleError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Shows an article as one line of a catalogue: title and price in euros.
+struct GoodsCardReformer: DataReformer {
+    func reform(_ response: APIResponse<Goods>) -> String {
+        let goods = response.content
+        let price = "€\(goods.priceCents / 100).\(String(format: "%02d", goods.priceCents % 100))"
+        return "[\(goods.id)] \(goods.title) — \(price)" + (response.isFromCache ? " (from cache)" : "")
+    }
+
+    func reform(failure: APIError) -> String? {
+        "unavailable: \(failure.message)"
+    }
+}

@@ -1,0 +1,208 @@
+import AIFNetworking
+import DemoServer
+import Foundation
+import Synchronization
+
+/// The shop sample: starts the demo shop (an online and an offline instance) on loopback,
+/// defines the service from `Configs/shop.json`, and walks through the manager API.
+@main
+struct ShopSample {
+    static func main() async throws {
+        let online = try await DemoShopServer.start(environment: .online)
+        let offline = try await DemoShopServer.start(environment: .offline)
+
+        let variables = [
+            "SHOP_ONLINE_URL": online.baseURL().absoluteString,
+            "SHOP_OFFLINE_URL": offline.baseURL().absoluteString,
+            "SHOP_PUBLIC_KEY": ShopRoutes.publicKey,
+            "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
+        ]
+        let configs = try configsFolder()
+        let registered = try ServiceRegistry.shared.registerServices(inDirectory: configs, environment: variables)
+        print("Services from \(configs.lastPathComponent)/: \(registered.map(\.rawValue).joined(separator: ", "))")
+        print("Demo shop online at \(online.baseURL()), offline at \(offline.baseURL())\n")
+
+        try await pageThroughTheListing()
+        try await showDetails()
+        try await placeAnOrder()
+        await showFailures()
+        try await switchToOffline()
+
+        await online.stop()
+        await offline.stop()
+    }
+
+    /// The delegate face: a param source and a delegate drive a paged manager to the end.
+    static func pageThroughTheListing() async throws {
+        print("== Paging through the listing (delegate face, 50 a page) ==")
+        let list = GoodsListManager()
+        let printer = ListingPrinter()
+        list.delegate = printer
+        list.paramSource = printer
+        let pages = try await printer.run(list)
+        print("   \(pages) pages, \(list.pagingState.loadedItems) goods, last page reached: \(list.isLastPage)\n")
+    }
+
+    /// A reformer turns a response into a catalogue line; the second load comes from the cache.
+    static func showDetails() async throws {
+        print("== Goods detail through a reformer (async face, cached) ==")
+        let detail = GoodsDetailManager()
+        for _ in 0..<2 {
+            _ = try await detail.load(["id": 42])
+            print("   " + (detail.fetchData(with: GoodsCardReformer()) ?? "nothing loaded"))
+        }
+        print()
+    }
+
+    /// Create, change and delete an order with JSON bodies.
+    static func placeAnOrder() async throws {
+        print("== An order: create, update, delete ==")
+        let created = try await CreateOrderManager().load(["goods": 7, "quantity": 2])
+        print("   POST orders → \(created.statusCode): order \(created.content.id), goods \(created.content.goodsId) × \(created.content.quantity), \(created.content.status)")
+        let updated = try await UpdateOrderManager().load(["id": .int(created.content.id), "quantity": 5])
+        print("   PUT orders/\(updated.content.id) → \(updated.statusCode): quantity \(updated.content.quantity), \(updated.content.status)")
+        let deleted = try await DeleteOrderManager().load(["id": .int(created.content.id)])
+        print("   DELETE orders/\(created.content.id) → \(deleted.statusCode), no content\n")
+    }
+
+    /// What failures look like: a validation failure (nothing sent), a cancelled request (no
+    /// delegate call), a service veto on an application error code in a 200 body, a 404.
+    static func showFailures() async {
+        print("== Failures ==")
+        do {
+            _ = try await GoodsDetailManager().load(["id": -1])
+        } catch {
+            print("   validation: \(error.kind) — \(error.message)")
+        }
+
+        let slow = SlowManager()
+        let watcher = CancellationWatcher()
+        slow.interceptor = watcher
+        slow.delegate = watcher
+        let id = slow.loadData(with: ["ms": 5000])
+        try? await Task.sleep(for: .milliseconds(100))
+        slow.cancelRequest(id)
+        let seen = await watcher.outcome()
+        print("   cancelled: request \(id) — \(seen)")
+
+        do {
+            _ = try await CouponManager().load(["code": "SPRING"])
+        } catch {
+            print("   service veto: \(error.kind) — \(error.message)")
+        }
+        let coupon = try? await CouponManager().load(["code": "WELCOME10"])
+        print("   a valid coupon: \(coupon.map { "\($0.content.coupon), \($0.content.discountPercent)% off" } ?? "none")")
+
+        do {
+            _ = try await GoodsDetailManager().load(["id": 5000])
+        } catch {
+            print("   not found: \(error.kind) — \(error.message)")
+        }
+        print()
+    }
+
+    /// The same managers against the offline environment's data.
+    static func switchToOffline() async throws {
+        print("== Switching the shop service to offline ==")
+        ServiceRegistry.shared.setEnvironment(.offline, for: .shop)
+        let list = GoodsListManager()
+        var titles: [String] = []
+        for try await page in list.pages() {
+            titles += page.content.items.map(\.title)
+        }
+        print("   offline listing: \(titles.count) goods: \(titles.prefix(3).joined(separator: ", ")), …")
+        let detail = try await GoodsDetailManager().load(["id": 2])
+        print("   offline goods 2: \(detail.content.title), \(detail.content.priceCents) cents")
+        ServiceRegistry.shared.setEnvironment(nil, for: .shop)
+    }
+
+    /// `Configs/` in the working directory, or beside this source file's package.
+    static func configsFolder() throws -> URL {
+        let here = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appending(path: "Configs")
+        if FileManager.default.fileExists(atPath: here.path) { return here }
+        let beside = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appending(path: "Configs")
+        guard FileManager.default.fileExists(atPath: beside.path) else { throw SampleError("no Configs/ folder in \(here.path) or \(beside.path)") }
+        return beside
+    }
+}
+
+/// Supplies the listing's filter and prints each page; asks for the next page until the last.
+final class ListingPrinter: APIManagerDelegate, APIManagerParamSource {
+    private let state = Mutex<(pages: Int, done: CheckedContinuation<Int, any Error>?)>((0, nil))
+
+    func run(_ list: GoodsListManager) async throws -> Int {
+        try await withCheckedThrowingContinuation { continuation in
+            state.withLock { $0.done = continuation }
+            list.loadFirstPage()
+        }
+    }
+
+    func parameters<Content>(for manager: APIManager<Content>) -> Parameters {
+        ["sort": "id"]
+    }
+
+    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+        guard let list = manager as? GoodsListManager, let page = response.content as? GoodsPage else { return }
+        let pages = state.withLock { state in
+            state.pages += 1
+            return state.pages
+        }
+        if pages <= 3 || list.isLastPage {
+            let ids = page.items.isEmpty ? "none" : "\(page.items.first!.id)–\(page.items.last!.id)"
+            print("   page \(page.page): \(page.items.count) goods (ids \(ids)), first: \(page.items.first?.title ?? "-")")
+        } else if pages == 4 {
+            print("   …")
+        }
+        if list.loadNextPage() == nil {
+            state.withLock { state in
+                state.done?.resume(returning: state.pages)
+                state.done = nil
+            }
+        }
+    }
+
+    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+        state.withLock { state in
+            state.done?.resume(throwing: error)
+            state.done = nil
+        }
+    }
+}
+
+/// Sees how the slow request ends: the delegate should hear nothing, the interceptor a
+/// cancellation.
+final class CancellationWatcher: APIManagerDelegate, APIManagerInterceptor {
+    private let state = Mutex<(seen: String?, waiter: CheckedContinuation<String, Never>?)>((nil, nil))
+
+    func outcome() async -> String {
+        await withCheckedContinuation { continuation in
+            let seen = state.withLock { state -> String? in
+                if let seen = state.seen { return seen }
+                state.waiter = continuation
+                return nil
+            }
+            if let seen { continuation.resume(returning: seen) }
+        }
+    }
+
+    private func record(_ text: String) {
+        let waiter = state.withLock { state -> CheckedContinuation<String, Never>? in
+            state.seen = state.seen.map { $0 + "; " + text } ?? text
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: text)
+    }
+
+    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) {
+        record("the interceptor saw \(error.kind), the delegate heard nothing")
+    }
+
+    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+        record("unexpected: the delegate heard of a success")
+    }
+
+    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+        record("unexpected: the delegate heard of a failure")
+    }
+}
