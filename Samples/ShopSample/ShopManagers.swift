@@ -10,7 +10,8 @@ extension ServiceName {
 /// The listing pages say how many goods there are in all, so the last page is known exactly.
 extension GoodsPage: PageContent {
     public var pageItemCount: Int { items.count }
-    public var totalCount: Int? { total }
+    public var pageTotalCount: Int? { total }
+    public var pageHasMore: Bool? { hasMore }
 }
 
 /// `GET goods?page=&page_size=`, 50 to a page.

@@ -4,7 +4,7 @@ public enum PagingStyle: Sendable, Hashable {
     case pageNumber(parameter: String = "page", first: Int = 1)
     /// An item offset: `offset=0`, `offset=20`, …
     case offset(parameter: String = "offset")
-    /// An opaque cursor from the previous page (``PageContent/nextCursor``); none for the first.
+    /// An opaque cursor from the previous page (``PageContent/pageNextCursor``); none for the first.
     case cursor(parameter: String = "cursor")
 }
 
@@ -12,11 +12,11 @@ public enum PagingStyle: Sendable, Hashable {
 public enum EndOfListDetection: Sendable, Hashable {
     /// A page with fewer items than the page size is the last.
     case shortPage
-    /// The last page is reached when the items loaded reach ``PageContent/totalCount``.
+    /// The last page is reached when the items loaded reach ``PageContent/pageTotalCount``.
     case totalCount
-    /// A page whose ``PageContent/hasMore`` is `false` is the last.
+    /// A page whose ``PageContent/pageHasMore`` is `false` is the last.
     case hasMoreFlag
-    /// A page without a ``PageContent/nextCursor`` is the last.
+    /// A page without a ``PageContent/pageNextCursor`` is the last.
     case nextCursor
 }
 
@@ -26,20 +26,20 @@ public protocol PageContent: Sendable {
     /// How many items this page holds.
     var pageItemCount: Int { get }
     /// How many items the whole listing holds, if the server says.
-    var totalCount: Int? { get }
+    var pageTotalCount: Int? { get }
     /// Whether more pages follow, if the server says.
-    var hasMore: Bool? { get }
+    var pageHasMore: Bool? { get }
     /// The cursor of the next page, if the server gives one.
-    var nextCursor: String? { get }
+    var pageNextCursor: String? { get }
 }
 
 extension PageContent {
     /// Not given.
-    public var totalCount: Int? { nil }
+    public var pageTotalCount: Int? { nil }
     /// Not given.
-    public var hasMore: Bool? { nil }
+    public var pageHasMore: Bool? { nil }
     /// Not given.
-    public var nextCursor: String? { nil }
+    public var pageNextCursor: String? { nil }
 }
 
 /// Where paging through a listing stands: a value, changed only by its `mutating` methods, so
@@ -104,12 +104,12 @@ public struct PagingState: Sendable, Hashable {
         isLoading = false
         loadedPages += 1
         loadedItems += page.pageItemCount
-        cursor = page.nextCursor
+        cursor = page.pageNextCursor
         switch endOfList {
         case .shortPage: isLastPage = page.pageItemCount < pageSize
-        case .totalCount: isLastPage = page.pageItemCount == 0 || loadedItems >= (page.totalCount ?? Int.max)
-        case .hasMoreFlag: isLastPage = !(page.hasMore ?? (page.pageItemCount >= pageSize))
-        case .nextCursor: isLastPage = (page.nextCursor ?? "").isEmpty
+        case .totalCount: isLastPage = page.pageItemCount == 0 || loadedItems >= (page.pageTotalCount ?? Int.max)
+        case .hasMoreFlag: isLastPage = !(page.pageHasMore ?? (page.pageItemCount >= pageSize))
+        case .nextCursor: isLastPage = (page.pageNextCursor ?? "").isEmpty
         }
     }
 

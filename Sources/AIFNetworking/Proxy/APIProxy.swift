@@ -190,9 +190,7 @@ public final class APIProxy: Sendable {
 
     /// The URL for a log line: no password, no signature.
     static func loggable(_ url: URL) -> String {
-        let text = TransportError.redactingPassword(in: url.absoluteString)
-        guard text.contains("sign=") else { return text }
-        return text.replacing(/([?&]sign=)[^&#]*/) { "\($0.1)***" }
+        HTTPRequest.redactedURL(url)
     }
 
     private static func milliseconds(since start: ContinuousClock.Instant) -> String {

@@ -38,8 +38,17 @@ extension HTTPRequest {
             }
         case .file(let path): parts.append("--data-binary " + quote("@" + path))
         }
-        let urlText = revealingSecrets ? url.absoluteString : TransportError.redactingPassword(in: url.absoluteString)
+        let urlText = revealingSecrets ? url.absoluteString : HTTPRequest.redactedURL(url)
         parts.append(quote(urlText))
         return parts.joined(separator: " \\\n  ")
+    }
+}
+
+extension HTTPRequest {
+    /// The URL for logs and displays: the password and an AIF-HMAC `sign` value read `***`.
+    static func redactedURL(_ url: URL) -> String {
+        let text = TransportError.redactingPassword(in: url.absoluteString)
+        guard text.contains("sign=") else { return text }
+        return text.replacing(/([?&]sign=)[^&#]*/) { "\($0.1)***" }
     }
 }

@@ -1,0 +1,195 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+@Suite("APIManager: cancellation and exactly-once endings")
+struct ManagerCancellationTests {
+    /// A slow load, cancelled by `cancel`, calls neither delegate method, shows the interceptor
+    /// a cancellation, and frees the proxy's table.
+    private func expectCancelled(_ cancel: @Sendable (ShopStack, ShopManager<NoContent>, RequestID) -> Void) async throws {
+        let stack = try await ShopStack.make()
+        let manager = stack.manager("slow", NoContent.self)
+        let recorder = Recorder(events: manager.events)
+        manager.delegate = recorder
+        manager.interceptor = recorder
+        manager.callbackExecutor = .immediate
+        manager.group = "screen-1"
+        let started = ContinuousClock.now
+        let id = manager.loadData(with: ["ms": 5000])
+        #expect(manager.isLoading)
+        #expect(stack.proxy.isInFlight(id))
+        try await Task.sleep(for: .milliseconds(50))
+        cancel(stack, manager, id)
+        #expect(await eventually { manager.events.withLock { $0.contains("interceptor.afterPerformFail(cancelled)") } })
+        #expect(ContinuousClock.now - started < .seconds(3))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(recorder.deliveries == 0)
+        #expect(!manager.isLoading)
+        #expect(stack.proxy.requestsInFlight.isEmpty)
+        #expect(manager.events.withLock { $0.filter { $0.hasPrefix("interceptor.afterPerformFail") } } == ["interceptor.afterPerformFail(cancelled)"])
+    }
+
+    @Test func cancelByID() async throws {
+        try await expectCancelled { _, manager, id in manager.cancelRequest(id) }
+    }
+
+    @Test func cancelByList() async throws {
+        try await expectCancelled { stack, _, id in stack.proxy.cancel([id, RequestID(rawValue: .max)]) }
+    }
+
+    @Test func cancelByGroup() async throws {
+        try await expectCancelled { stack, _, _ in stack.proxy.cancel(group: "screen-1") }
+    }
+
+    @Test func cancelAllOfAManager() async throws {
+        try await expectCancelled { _, manager, _ in manager.cancelAllRequests() }
+    }
+
+    @Test func aGroupCancelLeavesOtherGroupsAlone() async throws {
+        let stack = try await ShopStack.make()
+        let cancelled = stack.manager("slow", NoContent.self)
+        cancelled.group = "leaving"
+        let kept = stack.manager("slow", NoContent.self)
+        kept.group = "staying"
+        let first = Task { try await cancelled.load(["ms": 3000]) }
+        let second = Task { try await kept.load(["ms": 300]) }
+        try await Task.sleep(for: .milliseconds(50))
+        stack.proxy.cancel(group: "leaving")
+        await #expect(throws: APIError.self) { try await first.value }
+        #expect(try await second.value.statusCode == 200)
+    }
+
+    @Test func deallocatingTheManagerCancelsItsLoads() async throws {
+        let stack = try await ShopStack.make()
+        let recorder = Recorder()
+        var manager: ShopManager<NoContent>? = stack.manager("slow", NoContent.self)
+        weak let watched = manager
+        manager!.delegate = recorder
+        manager!.callbackExecutor = .immediate
+        let id = manager!.loadData(with: ["ms": 5000])
+        try await Task.sleep(for: .milliseconds(50))
+        manager = nil
+        #expect(watched == nil)
+        #expect(await eventually(timeout: .seconds(3)) { !stack.proxy.isInFlight(id) })
+        #expect(recorder.deliveries == 0)
+    }
+
+    @Test func cancellingTheTaskCancelsTheLoad() async throws {
+        let stack = try await ShopStack.make()
+        let manager = stack.manager("slow", NoContent.self)
+        let started = ContinuousClock.now
+        let task = Task { try await manager.load(["ms": 5000]) }
+        try await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        let result = await task.result
+        #expect(ContinuousClock.now - started < .seconds(3))
+        guard case .failure(let error as APIError) = result else {
+            Issue.record("expected a cancellation, got \(result)")
+            return
+        }
+        #expect(error.isCancellation)
+        #expect(stack.proxy.requestsInFlight.isEmpty)
+        #expect(manager.events.withLock { $0.last } == "manager.afterPerformFail")
+    }
+
+    @Test func anAsyncLoadCanBeCancelledByID() async throws {
+        let stack = try await ShopStack.make()
+        let manager = stack.manager("slow", NoContent.self)
+        let outcome = Task { try await manager.load(["ms": 5000]) }
+        #expect(await eventually { manager.isLoading })
+        manager.cancelRequest(manager.requestsInFlight[0])
+        let error = await #expect(throws: APIError.self) { try await outcome.value }
+        #expect(error?.kind == .cancelled)
+    }
+
+    @Test func aTaskCancelledBeforeLoadingSendsNothing() async throws {
+        let stack = try await ShopStack.make()
+        let manager = stack.manager("goods/{id}", Goods.self)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await manager.load(["id": 1])
+        }
+        let result = await task.result
+        #expect((try? result.get()) == nil)
+        #expect(stack.proxy.requestsInFlight.isEmpty)
+    }
+
+    @Test func cancellingAnEndedLoadChangesNothing() async throws {
+        let stack = try await ShopStack.make()
+        let manager = stack.manager("goods/{id}", Goods.self)
+        let recorder = Recorder()
+        manager.delegate = recorder
+        manager.callbackExecutor = .immediate
+        let id = manager.loadData(with: ["id": 1])
+        #expect(await eventually { recorder.deliveries == 1 })
+        manager.cancelRequest(id)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(recorder.deliveries == 1)
+        #expect(manager.lastResponse?.requestID == id)
+    }
+
+    @Test func aThousandConcurrentLoadsAcrossManagersEachEndExactlyOnce() async throws {
+        let stack = try await ShopStack.make()
+        let recorder = Recorder()
+        let managers: [any LoadStarter] = [
+            stack.manager("goods/{id}", Goods.self), stack.manager("goods", GoodsPage.self),
+            stack.manager("coupons/{code}", NoContent.self), stack.manager("goods/{id}", Goods.self),
+        ]
+        for manager in managers { manager.attach(recorder) }
+        var ids: [RequestID] = []
+        var cancelledIDs: Set<RequestID> = []
+        for index in 0..<1000 {
+            let manager = managers[index % managers.count]
+            let id = manager.start(index)
+            ids.append(id)
+            if index % 10 == 7 {
+                manager.cancel(id)
+                cancelledIDs.insert(id)
+            }
+        }
+        #expect(Set(ids).count == 1000)
+        #expect(ids == ids.sorted())
+        #expect(await eventually(timeout: .seconds(60)) { stack.proxy.requestsInFlight.isEmpty })
+        try await Task.sleep(for: .milliseconds(100))
+        var failed = 0
+        for id in ids {
+            let outcomes = recorder.outcome(id)
+            if cancelledIDs.contains(id) {
+                // A cancellation may lose the race against a load that had already ended.
+                #expect(outcomes.count <= 1)
+            } else {
+                #expect(outcomes.count == 1, "request \(id) ended \(outcomes.count) times")
+                if case .failure? = outcomes.first { failed += 1 }
+            }
+        }
+        // Coupons other than WELCOME10 are vetoed; the rest succeed.
+        #expect(failed == (0..<1000).filter { $0 % 4 == 2 && $0 % 10 != 7 }.count)
+    }
+}
+
+/// Starts loads on managers of different content types.
+protocol LoadStarter: Sendable {
+    func attach(_ recorder: Recorder)
+    func start(_ index: Int) -> RequestID
+    func cancel(_ id: RequestID)
+}
+
+extension ShopManager: LoadStarter {
+    func attach(_ recorder: Recorder) {
+        delegate = recorder
+        callbackExecutor = .immediate
+    }
+
+    func start(_ index: Int) -> RequestID {
+        switch methodName {
+        case "goods/{id}": loadData(with: ["id": .int(index % 1003 + 1)])
+        case "goods": loadData(with: ["page": .int(index % 50 + 1)])
+        default: loadData(with: ["code": .string("EXPIRED\(index)")])
+        }
+    }
+
+    func cancel(_ id: RequestID) {
+        cancelRequest(id)
+    }
+}

@@ -1,0 +1,238 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+
+/// The demo shop servers the manager tests run against: online (1,003 goods, with fault
+/// injection), offline (25 goods), started once per test process.
+struct ShopServers: Sendable {
+    let online: LocalServer
+    let offline: LocalServer
+    let faults: ShopFaults
+
+    private static let started = Task {
+        let faults = ShopFaults()
+        let online = try await DemoShopServer.start(environment: .online, faults: faults)
+        let offline = try await DemoShopServer.start(environment: .offline)
+        return ShopServers(online: online, offline: offline, faults: faults)
+    }
+
+    static func shared() async throws -> ShopServers {
+        try await started.value
+    }
+
+    /// The repository's `Configs/` folder.
+    static let configs = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "Configs")
+
+    /// A registry of its own holding `shop` from `Configs/shop.json`, pointed at these servers.
+    func registry(onlineURL: URL? = nil) throws -> ServiceRegistry {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        try registry.registerServices(inDirectory: Self.configs, environment: [
+            "SHOP_ONLINE_URL": (onlineURL ?? online.baseURL()).absoluteString,
+            "SHOP_OFFLINE_URL": offline.baseURL().absoluteString,
+            "SHOP_PUBLIC_KEY": ShopRoutes.publicKey,
+            "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
+        ])
+        return registry
+    }
+}
+
+/// The real transport, counting what is sent through it.
+final class CountingTransport: HTTPTransport {
+    let base: any HTTPTransport
+    private let count = Locked(0)
+
+    init(_ base: any HTTPTransport = CurlTransport.shared) {
+        self.base = base
+    }
+
+    /// How many requests were sent.
+    var sent: Int { count.withLock { $0 } }
+
+    func send(
+        _ request: AIFNetworking.HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<AIFNetworking.HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer {
+        count.withLock { $0 += 1 }
+        return base.send(request, progress: progress, completion: completion)
+    }
+
+    func send(_ request: AIFNetworking.HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?) async throws(TransportError) -> AIFNetworking.HTTPResponse {
+        count.withLock { $0 += 1 }
+        return try await base.send(request, progress: progress)
+    }
+}
+
+/// Everything one manager test needs, of its own: registry, counting transport, proxy, cache.
+struct ShopStack: Sendable {
+    let servers: ShopServers
+    let registry: ServiceRegistry
+    let transport: CountingTransport
+    let proxy: APIProxy
+    let cache: ResponseCache
+
+    static func make(onlineURL: URL? = nil, cache: ResponseCache = ResponseCache(), proxy: ((CountingTransport) -> APIProxy)? = nil) async throws -> ShopStack {
+        let servers = try await ShopServers.shared()
+        let transport = CountingTransport()
+        return ShopStack(
+            servers: servers, registry: try servers.registry(onlineURL: onlineURL), transport: transport,
+            proxy: proxy?(transport) ?? APIProxy(transport: transport), cache: cache)
+    }
+
+    /// A manager for one shop method.
+    func manager<Content: Decodable & Sendable>(
+        _ methodName: String, _ content: Content.Type, method: HTTPMethod = .get, configure: (ShopManager<Content>.Settings) -> ShopManager<Content>.Settings = { $0 }
+    ) -> ShopManager<Content> {
+        ShopManager(methodName, method: method, settings: configure(ShopManager<Content>.Settings()), stack: self)
+    }
+}
+
+/// A shop manager configured by values (tests need many variants), recording its own hooks.
+final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @unchecked Sendable {
+    struct Settings: Sendable {
+        var cache = false
+        var lifetime: Duration = .seconds(300)
+        var coalesce = false
+        var timeouts: Timeouts?
+        var service: ServiceName = "shop"
+        var rejectParameters: String?
+        var rejectResponse: String?
+        var vetoCall = false
+        var suppressDelegate = false
+        var reform: @Sendable (Parameters) -> Parameters = { $0 }
+    }
+
+    let settings: Settings
+    let method: HTTPMethod
+    let events = Locked<[String]>([])
+
+    init(_ methodName: String, method: HTTPMethod, settings: Settings, stack: ShopStack) {
+        self.settings = settings
+        self.method = method
+        super.init(service: settings.service, methodName: methodName, proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
+    }
+
+    private func record(_ event: String) { events.withLock { $0.append(event) } }
+
+    override var requestMethod: HTTPMethod { method }
+    override var shouldCache: Bool { settings.cache }
+    override var cacheLifetime: Duration { settings.lifetime }
+    override var coalescesIdenticalRequests: Bool { settings.coalesce }
+    override var timeouts: Timeouts? { settings.timeouts }
+
+    override func reformParams(_ parameters: Parameters) -> Parameters {
+        record("manager.reformParams")
+        return settings.reform(parameters)
+    }
+    override func shouldCallAPI(with parameters: Parameters) -> Bool {
+        record("manager.shouldCallAPI")
+        return !settings.vetoCall
+    }
+    override func validate(parameters: Parameters) throws {
+        record("manager.validateParameters")
+        if let reason = settings.rejectParameters { throw TestFailure(reason) }
+    }
+    override func afterCallingAPI(with parameters: Parameters) { record("manager.afterCallingAPI") }
+    override func validate(response: APIResponse<Content>) throws {
+        record("manager.validateResponse")
+        if let reason = settings.rejectResponse { throw TestFailure(reason) }
+    }
+    override func beforePerformSuccess(with response: APIResponse<Content>) -> Bool {
+        record("manager.beforePerformSuccess")
+        return !settings.suppressDelegate
+    }
+    override func afterPerformSuccess(with response: APIResponse<Content>) { record("manager.afterPerformSuccess") }
+    override func beforePerformFail(with error: APIError) -> Bool {
+        record("manager.beforePerformFail")
+        return !settings.suppressDelegate
+    }
+    override func afterPerformFail(with error: APIError) { record("manager.afterPerformFail") }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A delegate, param source, validator and interceptor that records every call, in order,
+/// into a shared event list, and every outcome by request ID.
+final class Recorder: APIManagerDelegate, APIManagerParamSource, APIManagerValidator, APIManagerInterceptor {
+    let events: Locked<[String]>
+    let outcomes = Locked<[RequestID: [Result<String, APIError>]]>([:])
+    let parameters: Parameters
+    let onDelivery: @Sendable () -> Void
+
+    init(events: Locked<[String]> = Locked([]), parameters: Parameters = [:], onDelivery: @escaping @Sendable () -> Void = {}) {
+        self.events = events
+        self.parameters = parameters
+        self.onDelivery = onDelivery
+    }
+
+    private func record(_ event: String) { events.withLock { $0.append(event) } }
+
+    /// How many loads have been told to the delegate.
+    var deliveries: Int { outcomes.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+
+    func outcome(_ id: RequestID) -> [Result<String, APIError>] { outcomes.withLock { $0[id] ?? [] } }
+
+    func parameters<Content>(for manager: APIManager<Content>) -> Parameters {
+        record("source.parameters")
+        return parameters
+    }
+    func validate<Content>(parameters: Parameters, for manager: APIManager<Content>) throws { record("validator.parameters") }
+    func validate<Content>(response: APIResponse<Content>, for manager: APIManager<Content>) throws { record("validator.response") }
+    func shouldCallAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) -> Bool {
+        record("interceptor.shouldCallAPI")
+        return true
+    }
+    func afterCallingAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) { record("interceptor.afterCallingAPI") }
+    func beforePerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) -> Bool {
+        record("interceptor.beforePerformSuccess")
+        return true
+    }
+    func afterPerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) { record("interceptor.afterPerformSuccess") }
+    func beforePerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) -> Bool {
+        record("interceptor.beforePerformFail")
+        return true
+    }
+    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) { record("interceptor.afterPerformFail(\(error.kind))") }
+
+    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+        record("delegate.success")
+        outcomes.withLock { $0[response.requestID, default: []].append(.success("\(response.content)")) }
+        onDelivery()
+    }
+    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+        record("delegate.fail(\(error.kind))")
+        outcomes.withLock { $0[error.requestID, default: []].append(.failure(error)) }
+        onDelivery()
+    }
+}
+
+/// Waits, at most `timeout`, until `condition` holds; returns whether it did.
+@discardableResult
+func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
+
+/// A clock a test moves by hand, for cache lifetimes.
+final class ManualClock: Sendable {
+    private let offset = Locked<Duration>(.zero)
+    private let start = ContinuousClock.now
+
+    func advance(by duration: Duration) { offset.withLock { $0 += duration } }
+    var now: ContinuousClock.Instant { start + offset.withLock { $0 } }
+}
+
+extension GoodsPage: PageContent {
+    public var pageItemCount: Int { items.count }
+    public var pageTotalCount: Int? { total }
+    public var pageHasMore: Bool? { hasMore }
+}
