@@ -2,22 +2,28 @@
 import DemoServer
 import Foundation
 
-/// The demo shop servers the manager tests run against: online (1,003 goods, with fault
-/// injection), offline (25 goods), started once per test process.
+/// The demo shop servers the manager tests run against: online (1,003 goods), offline (25
+/// goods), started once per test process.
 struct ShopServers: Sendable {
     let online: LocalServer
     let offline: LocalServer
-    let faults: ShopFaults
 
     private static let started = Task {
-        let faults = ShopFaults()
-        let online = try await DemoShopServer.start(environment: .online, faults: faults)
+        let online = try await DemoShopServer.start(environment: .online)
         let offline = try await DemoShopServer.start(environment: .offline)
-        return ShopServers(online: online, offline: offline, faults: faults)
+        return ShopServers(online: online, offline: offline)
     }
 
     static func shared() async throws -> ShopServers {
         try await started.value
+    }
+
+    /// The shared servers, but with an online server of the test's own that fails as `faults`
+    /// says (a shared one would let parallel tests take each other's faults). Stopped with
+    /// `stopDedicated()`.
+    static func withDedicatedOnline(faults: ShopFaults) async throws -> ShopServers {
+        let shared = try await shared()
+        return ShopServers(online: try await DemoShopServer.start(environment: .online, faults: faults), offline: shared.offline)
     }
 
     /// The repository's `Configs/` folder.
@@ -73,8 +79,10 @@ struct ShopStack: Sendable {
     let proxy: APIProxy
     let cache: ResponseCache
 
-    static func make(onlineURL: URL? = nil, cache: ResponseCache = ResponseCache(), proxy: ((CountingTransport) -> APIProxy)? = nil) async throws -> ShopStack {
-        let servers = try await ShopServers.shared()
+    static func make(
+        onlineURL: URL? = nil, faults: ShopFaults? = nil, cache: ResponseCache = ResponseCache(), proxy: ((CountingTransport) -> APIProxy)? = nil
+    ) async throws -> ShopStack {
+        let servers = if let faults { try await ShopServers.withDedicatedOnline(faults: faults) } else { try await ShopServers.shared() }
         let transport = CountingTransport()
         return ShopStack(
             servers: servers, registry: try servers.registry(onlineURL: onlineURL), transport: transport,

@@ -1,0 +1,202 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+private struct TestPage: PageContent, Hashable {
+    var pageItemCount: Int
+    var pageTotalCount: Int?
+    var pageHasMore: Bool?
+    var pageNextCursor: String?
+}
+
+@Suite("Paging: the state machine without I/O")
+struct PagingStateTests {
+    @Test func numberedPagesAdvanceAndStopOnAShortPage() {
+        var state = PagingState(style: .pageNumber(), pageSize: 20, pageSizeParameter: "page_size", endOfList: .shortPage)
+        #expect(state.startNextPage() == ["page": 1, "page_size": 20])
+        #expect(state.startNextPage() == nil, "no second page while one loads")
+        state.pageLoaded(TestPage(pageItemCount: 20))
+        #expect(state.startNextPage() == ["page": 2, "page_size": 20])
+        state.pageLoaded(TestPage(pageItemCount: 7))
+        #expect(state.isLastPage)
+        #expect(state.loadedItems == 27)
+        #expect(state.startNextPage() == nil)
+        #expect(state.startFirstPage() == ["page": 1, "page_size": 20])
+        #expect(!state.isLastPage)
+        #expect(state.loadedItems == 0)
+    }
+
+    @Test func aFailedPageIsAskedForAgain() {
+        var state = PagingState(style: .pageNumber(parameter: "p", first: 0), pageSize: 10, pageSizeParameter: nil, endOfList: .shortPage)
+        #expect(state.startNextPage() == ["p": 0])
+        state.pageLoaded(TestPage(pageItemCount: 10))
+        #expect(state.startNextPage() == ["p": 1])
+        state.pageFailed()
+        #expect(!state.isLoading)
+        #expect(state.startNextPage() == ["p": 1])
+        #expect(state.loadedPages == 1)
+    }
+
+    @Test func offsetsCountItems() {
+        var state = PagingState(style: .offset(), pageSize: 3, pageSizeParameter: "limit", endOfList: .totalCount)
+        #expect(state.startNextPage() == ["offset": 0, "limit": 3])
+        state.pageLoaded(TestPage(pageItemCount: 3, pageTotalCount: 5))
+        #expect(state.startNextPage() == ["offset": 3, "limit": 3])
+        state.pageLoaded(TestPage(pageItemCount: 2, pageTotalCount: 5))
+        #expect(state.isLastPage)
+    }
+
+    @Test func cursorsComeFromThePreviousPage() {
+        var state = PagingState(style: .cursor(parameter: "after"), pageSize: 2, pageSizeParameter: nil, endOfList: .nextCursor)
+        #expect(state.startNextPage() == [:])
+        state.pageLoaded(TestPage(pageItemCount: 2, pageNextCursor: "c2"))
+        #expect(state.startNextPage() == ["after": "c2"])
+        state.pageLoaded(TestPage(pageItemCount: 2, pageNextCursor: nil))
+        #expect(state.isLastPage)
+    }
+
+    @Test func theHasMoreFlagDecides() {
+        var state = PagingState(style: .pageNumber(), pageSize: 2, pageSizeParameter: nil, endOfList: .hasMoreFlag)
+        _ = state.startNextPage()
+        state.pageLoaded(TestPage(pageItemCount: 1, pageHasMore: true))
+        #expect(!state.isLastPage, "the flag wins over a short page")
+        _ = state.startNextPage()
+        state.pageLoaded(TestPage(pageItemCount: 2, pageHasMore: false))
+        #expect(state.isLastPage)
+    }
+
+    @Test func aTotalCountOfZeroOrAnEmptyPageEnds() {
+        var state = PagingState(style: .pageNumber(), pageSize: 2, pageSizeParameter: nil, endOfList: .totalCount)
+        _ = state.startNextPage()
+        state.pageLoaded(TestPage(pageItemCount: 0, pageTotalCount: nil))
+        #expect(state.isLastPage)
+    }
+}
+
+/// A paged manager over the demo shop's listing, 20 to a page.
+final class ShopListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
+    init(stack: ShopStack) {
+        super.init(service: "shop", methodName: "goods", proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
+    }
+    override var endOfList: EndOfListDetection { .totalCount }
+}
+
+/// Pages to the end through the delegate face: asks for the next page after each success,
+/// and again after a failure.
+private final class PageWalker: APIManagerDelegate {
+    let ids = Locked<[Int]>([])
+    let failures = Locked<[APIError]>([])
+    let finished = Locked(false)
+    let pagesAsked = Locked(0)
+
+    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+        let list = manager as! ShopListManager
+        ids.withLock { $0 += (response.content as! GoodsPage).items.map(\.id) }
+        next(list)
+    }
+
+    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+        failures.withLock { $0.append(error) }
+        next(manager as! ShopListManager)
+    }
+
+    private func next(_ list: ShopListManager) {
+        if list.loadNextPage() == nil {
+            finished.withLock { $0 = true }
+        } else {
+            pagesAsked.withLock { $0 += 1 }
+        }
+    }
+}
+
+@Suite("Paging: through the demo shop's 1,003 goods")
+struct PagingIntegrationTests {
+    @Test func theDelegateFacePagesToTheEndThroughAFailure() async throws {
+        let faults = ShopFaults()
+        faults.failOnce(page: 17)
+        let stack = try await ShopStack.make(faults: faults)
+        defer { Task { await stack.servers.online.stop() } }
+        let list = ShopListManager(stack: stack)
+        let walker = PageWalker()
+        list.delegate = walker
+        list.callbackExecutor = .queue(DispatchQueue(label: "walker"))
+        list.loadFirstPage()
+        #expect(await eventually(timeout: .seconds(60)) { walker.finished.withLock { $0 } })
+        #expect(walker.ids.withLock { $0 } == Array(1...1003))
+        #expect(walker.failures.withLock { $0.map(\.kind) } == [.httpStatus(503)])
+        #expect(list.isLastPage)
+        #expect(list.pagingState.loadedPages == 51)
+        #expect(list.pagingState.loadedItems == 1003)
+        #expect(list.loadNextPage() == nil)
+        #expect(stack.transport.sent == 52)
+    }
+
+    @Test func theAsyncSequencePagesToTheEndAndRetriesAFailedPage() async throws {
+        let faults = ShopFaults()
+        faults.failOnce(page: 33)
+        let stack = try await ShopStack.make(faults: faults)
+        defer { Task { await stack.servers.online.stop() } }
+        let list = ShopListManager(stack: stack)
+        var iterator = list.pages().makeAsyncIterator()
+        var ids: [Int] = []
+        var failures: [APIError] = []
+        var steps = 0
+        while steps < 100 {
+            steps += 1
+            do {
+                guard let page = try await iterator.next() else { break }
+                ids += page.content.items.map(\.id)
+            } catch {
+                failures.append(error)
+            }
+        }
+        #expect(ids == Array(1...1003))
+        #expect(failures.count == 1)
+        #expect(failures.first?.kind == .httpStatus(503))
+        #expect(steps == 53)  // 51 pages, one failure, one final nil
+    }
+
+    @Test func forAwaitReadsEveryPage() async throws {
+        let stack = try await ShopStack.make()
+        stack.registry.setEnvironment("offline", for: "shop")
+        let list = ShopListManager(stack: stack)
+        var titles: [String] = []
+        for try await page in list.pages() { titles += page.content.items.map(\.title) }
+        #expect(titles.count == 25)
+        #expect(titles.last == "Test article 25")
+    }
+
+    @Test func loadNextPageDoesNothingWhileAPageLoads() async throws {
+        let stack = try await ShopStack.make()
+        let list = ShopListManager(stack: stack)
+        let recorder = Recorder()
+        list.delegate = recorder
+        list.callbackExecutor = .immediate
+        let first = list.loadFirstPage()
+        #expect(list.loadNextPage() == nil)
+        #expect(await eventually { recorder.deliveries == 1 })
+        let second = try #require(list.loadNextPage())
+        #expect(second > first)
+        #expect(await eventually { recorder.deliveries == 2 })
+        #expect(list.lastResponse?.content.page == 2)
+    }
+
+    @Test func loadFirstPageCancelsThePageInFlightAndStartsOver() async throws {
+        let stack = try await ShopStack.make()
+        let list = ShopListManager(stack: stack)
+        let recorder = Recorder()
+        list.delegate = recorder
+        list.callbackExecutor = .immediate
+        list.loadFirstPage()
+        #expect(await eventually { recorder.deliveries == 1 })
+        let abandoned = try #require(list.loadNextPage())
+        let restarted = list.loadFirstPage()
+        #expect(await eventually { !list.isLoading })
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(recorder.outcome(abandoned).count <= 1)  // cancelled, unless it had already ended
+        #expect(recorder.outcome(restarted).count == 1)
+        #expect(list.lastResponse?.content.page == 1)
+        #expect(list.pagingState.loadedPages == 1)
+    }
+}
