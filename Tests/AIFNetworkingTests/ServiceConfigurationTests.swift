@@ -48,6 +48,12 @@ struct ServiceConfigurationTests {
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test", "privatekey": "${K}"}}}"#, "environments.online.privatekey"),
         (#"{"name": 5, "environments": {"online": {"baseURL": "https://a.test"}}}"#, "name"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test", "signsAllParameters": 1}}}"#, "environments.online.signsAllParameters"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"keys": "camel"}}"#, "decoding.keys"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"dates": "rfc822"}}"#, "decoding.dates"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"key": "snakeCase"}}"#, "decoding.key"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"successCodes": []}}"#, "applicationErrors.successCodes"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"successCodes": [0, true]}}"#, "applicationErrors.successCodes[1]"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"codeField": 3}}"#, "applicationErrors.codeField"),
     ])
     func malformedDefinitionsNameTheKey(json: String, key: String) {
         let error = #expect(throws: ConfigurationError.self) {
@@ -76,5 +82,21 @@ struct ServiceConfigurationTests {
         let request = try RequestGenerator().makeRequest(for: registry.resolve("shop"), methodName: "goods/{id}", method: .get, parameters: ["id": 3])
         #expect(request.url.absoluteString.hasPrefix("http://127.0.0.1:8080/v1/goods/3?app=shop-sample&api_key=pub-key&timestamp="))
         #expect(!request.curlCommand().contains("s3cr3t-value"))
+    }
+
+    @Test func applicationErrorsAndDecodingComeFromTheFile() throws {
+        let json = #"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"keys": "snakeCase"}, "applicationErrors": {"codeField": "status", "messageField": "msg", "successCodes": ["ok", 200]}}"#
+        let service = try ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
+        func response(_ body: String, status: Int = 200) -> AIFNetworking.HTTPResponse {
+            AIFNetworking.HTTPResponse(statusCode: status, headers: HTTPHeaders(), body: Data(body.utf8), httpVersion: .http1_1, url: URL(string: "https://a.test")!, metrics: TransferMetrics())
+        }
+        #expect(service.veto(response(#"{"status": "ok"}"#)) == nil)
+        #expect(service.veto(response(#"{"status": 200}"#)) == nil)
+        #expect(service.veto(response(#"{"other": 1}"#)) == nil)
+        #expect(service.veto(response("[1, 2]")) == nil)
+        #expect(service.veto(response(#"{"status": 7, "msg": "out of stock"}"#)) == ServiceVeto(code: "7", message: "out of stock"))
+        #expect(service.veto(response(#"{"status": 7}"#, status: 500)) == nil, "a failed status fails on its own")
+        struct Item: Decodable { var goodsId: Int }
+        #expect(try service.decoder?.decode(Item.self, from: Data(#"{"goods_id": 3}"#.utf8)).goodsId == 3)
     }
 }

@@ -1,0 +1,129 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Logging
+import Testing
+
+/// Records where each delegate call ran.
+private final class PlaceRecorder: APIManagerDelegate {
+    let places = Locked<[String]>([])
+    let check: @Sendable () -> String
+
+    init(check: @escaping @Sendable () -> String) {
+        self.check = check
+    }
+
+    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+        let place = check()
+        places.withLock { $0.append(place) }
+    }
+
+    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+        let place = check()
+        places.withLock { $0.append("failed: " + place) }
+    }
+}
+
+private actor DeliveryActor {
+    func isolationCheck() {}
+}
+
+@Suite("APIManager: where callbacks run, and what is logged")
+struct ManagerDeliveryTests {
+    private func deliver(on executor: CallbackExecutor, check: @escaping @Sendable () -> String) async throws -> [String] {
+        let stack = try await ShopStack.make()
+        let manager = stack.manager("goods/{id}", Goods.self)
+        let recorder = PlaceRecorder(check: check)
+        manager.delegate = recorder
+        manager.callbackExecutor = executor
+        manager.loadData(with: ["id": 1])
+        manager.loadData(with: ["id": -5])
+        #expect(await eventually { recorder.places.withLock { $0.count } == 2 })
+        return recorder.places.withLock { $0 }.sorted()
+    }
+
+    @Test func theMainActorIsTheDefault() async throws {
+        let stack = try await ShopStack.make()
+        #expect({ if case .mainActor = stack.manager("goods", GoodsPage.self).callbackExecutor { true } else { false } }())
+        // Under `dispatch_main` the main queue (the main actor's executor) may be drained by a
+        // worker thread, so the check is the actor's isolation, not `Thread.isMainThread`.
+        let places = try await deliver(on: .mainActor) {
+            MainActor.assertIsolated("the delegate must run on the main actor")
+            return "main actor"
+        }
+        #expect(places == ["failed: main actor", "main actor"])
+    }
+
+    @Test func aSerialQueue() async throws {
+        let queue = DispatchQueue(label: "delivery")
+        let key = DispatchSpecificKey<String>()
+        queue.setSpecific(key: key, value: "delivery")
+        let places = try await deliver(on: .queue(queue)) { DispatchQueue.getSpecific(key: key) ?? "elsewhere" }
+        #expect(places == ["delivery", "failed: delivery"])
+    }
+
+    @Test func anActor() async throws {
+        let actor = DeliveryActor()
+        let places = try await deliver(on: .actor(actor)) {
+            actor.assertIsolated("the delegate must run isolated to the actor")
+            return "actor"
+        }
+        #expect(places == ["actor", "failed: actor"])
+    }
+
+    @Test func immediatelyOnTheThreadThatEndedTheLoad() async throws {
+        let places = try await deliver(on: .immediate) { Thread.isMainThread ? "main" : "a worker" }
+        #expect(places == ["a worker", "failed: a worker"])
+    }
+
+    @Test func theProxyLogsALinePerRequestAndResponseWithoutSecrets() async throws {
+        let messages = Locked<[(Logger.Level, String)]>([])
+        var logger = Logger(label: "test", factory: { _ in CapturingLogHandler(messages: messages) })
+        logger.logLevel = .debug
+        let stack = try await ShopStack.make(proxy: { APIProxy(transport: $0, logger: logger) })
+        let manager = stack.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; return s }
+        let first = try await manager.load(["id": 4])
+        _ = try await manager.load(["id": 4])
+        _ = try? await manager.load(["id": 4000])
+        let lines = messages.withLock { $0 }
+        let info = lines.filter { $0.0 == .info }.map(\.1)
+        #expect(info.count == 5)
+        #expect(info[0].hasPrefix("request \(first.requestID) GET http://127.0.0.1:"))
+        #expect(info[0].contains("/v1/goods/4?"))
+        #expect(info[1].hasPrefix("response \(first.requestID) 200 GET "))
+        #expect(info[1].contains(" ms, \(first.data.count) bytes"))
+        #expect(info[2].contains("from cache"))
+        #expect(info[4].hasPrefix("response") && info[4].contains(" 404 "))
+        #expect(lines.contains { $0.0 == .debug && $0.1.contains("headers") })
+        let everything = lines.map(\.1).joined(separator: "\n")
+        #expect(!everything.contains(ShopRoutes.privateKey))
+        let signature = try #require(PercentEncoding.queryItems(of: first.request.url).first { $0.name == "sign" }?.value)
+        #expect(!everything.contains(signature))
+    }
+
+    @Test func theDefaultProxyLogsNothing() {
+        #expect(APIProxy().logger.handler is SwiftLogNoOpLogHandler)
+    }
+
+    @Test func requestIDsIncreaseAcrossProxiesAndThreads() async throws {
+        let proxies = [APIProxy(), APIProxy()]
+        let ids = await withTaskGroup(of: [RequestID].self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    (0..<500).map { _ in
+                        let id = proxies[index % 2].begin(group: nil)
+                        _ = proxies[index % 2].end(id)
+                        return id
+                    }
+                }
+            }
+            var all: [RequestID] = []
+            for await chunk in group {
+                #expect(chunk == chunk.sorted())
+                all += chunk
+            }
+            return all
+        }
+        #expect(Set(ids).count == 4000)
+    }
+}
