@@ -76,6 +76,6 @@ struct HTTPTransportDefaultsTests {
         opener.finish()
         let started = ContinuousClock.now
         _ = await task.result
-        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(ContinuousClock.now - started < .seconds(8))
     }
 }

@@ -34,6 +34,8 @@ enum ClientKind: String, CaseIterable, Sendable {
     case transportAsyncOnLoop = "transport-async-loop"
     case urlSession = "urlsession"
     case ahc
+    case manager
+    case managerAsync = "manager-async"
 
     func make(_ settings: ClientSettings) throws -> any BenchClient {
         switch self {
@@ -43,6 +45,8 @@ enum ClientKind: String, CaseIterable, Sendable {
         case .transportAsyncOnLoop: TransportAsyncClient(settings, onTransportThread: true)
         case .urlSession: URLSessionClient(settings)
         case .ahc: AsyncHTTPClientClient(settings)
+        case .manager: ManagerDelegateClient(settings)
+        case .managerAsync: ManagerAsyncClient(settings)
         }
     }
 }
@@ -77,7 +81,7 @@ final class CurlLoopClient: BenchClient, @unchecked Sendable {
 
 // MARK: - CurlTransport
 
-private func makeTransport(_ settings: ClientSettings) -> CurlTransport {
+func makeTransport(_ settings: ClientSettings) -> CurlTransport {
     var configuration = CurlTransport.Configuration(proxy: .none)
     configuration.httpVersion = settings.http2 ? .automatic : .http1Only
     if let caFile = settings.caFile {
@@ -87,7 +91,7 @@ private func makeTransport(_ settings: ClientSettings) -> CurlTransport {
 }
 
 /// Counts and the end of a run driven by completion handlers.
-private final class CallbackRun: Sendable {
+final class CallbackRun: Sendable {
     let deadline: ContinuousClock.Instant
     let completed = Atomic(0)
     let failures = Atomic(0)

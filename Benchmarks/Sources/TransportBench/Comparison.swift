@@ -68,6 +68,7 @@ struct Comparison {
             }
             say("")
             ratioLines.append(ratioLine(scenario, byClient))
+            if let line = managerRatioLine(scenario, byClient) { ratioLines.append(line) }
         }
         for line in ratioLines { say(line) }
     }
@@ -75,17 +76,28 @@ struct Comparison {
     /// `RATIO c=16 transport/libcurl-c=0.91 …`: each figure the median over rounds of that
     /// round's ratio of requests per second.
     private func ratioLine(_ scenario: Scenario, _ byClient: [ClientKind: [Measurement]]) -> String {
-        func ratio(_ numerator: ClientKind, _ denominator: ClientKind) -> String? {
-            guard let top = byClient[numerator], let bottom = byClient[denominator], top.count == bottom.count else { return nil }
-            let ratios = zip(top, bottom).map { $0.requestsPerSecond / $1.requestsPerSecond }
-            let value = median(ratios)
-            return "\(numerator.rawValue)/\(denominator.rawValue)=" + (value >= 10 ? String(format: "%.0f", value) : String(format: "%.2f", value))
-        }
         let parts = [
-            ratio(.transport, .libcurlC), ratio(.transportAsync, .libcurlC), ratio(.transport, .ahc), ratio(.transport, .urlSession),
-            ratio(.transportAsyncOnLoop, .libcurlC),
+            ratio(.transport, .libcurlC, byClient), ratio(.transportAsync, .libcurlC, byClient), ratio(.transport, .ahc, byClient),
+            ratio(.transport, .urlSession, byClient), ratio(.transportAsyncOnLoop, .libcurlC, byClient),
         ].compactMap { $0 }
         return "RATIO \(scenario.ratioLabel) " + parts.joined(separator: " ")
+    }
+
+    /// `RATIO c=16 manager/libcurl-c=0.62 manager/ahc=2.1 …`: the full manager stack (signed,
+    /// decoded, delivered) against the C loop and AsyncHTTPClient's bare request.
+    private func managerRatioLine(_ scenario: Scenario, _ byClient: [ClientKind: [Measurement]]) -> String? {
+        let parts = [
+            ratio(.manager, .libcurlC, byClient), ratio(.manager, .ahc, byClient),
+            ratio(.managerAsync, .libcurlC, byClient), ratio(.managerAsync, .ahc, byClient), ratio(.manager, .transport, byClient),
+        ].compactMap { $0 }
+        return parts.isEmpty ? nil : "RATIO \(scenario.ratioLabel) " + parts.joined(separator: " ")
+    }
+
+    /// `a/b=0.91`: the median over rounds of that round's ratio of requests per second.
+    private func ratio(_ numerator: ClientKind, _ denominator: ClientKind, _ byClient: [ClientKind: [Measurement]]) -> String? {
+        guard let top = byClient[numerator], let bottom = byClient[denominator], top.count == bottom.count else { return nil }
+        let value = median(zip(top, bottom).map { $0.requestsPerSecond / $1.requestsPerSecond })
+        return "\(numerator.rawValue)/\(denominator.rawValue)=" + (value >= 10 ? String(format: "%.0f", value) : String(format: "%.2f", value))
     }
 
     private func runClient(_ kind: ClientKind, scenario: Scenario, server: BenchServer, pinned: Bool) throws -> Measurement {
