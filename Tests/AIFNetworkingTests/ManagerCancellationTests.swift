@@ -130,7 +130,13 @@ struct ManagerCancellationTests {
     }
 
     @Test func aThousandConcurrentLoadsAcrossManagersEachEndExactlyOnce() async throws {
-        let stack = try await ShopStack.make()
+        // A server and a transport of its own, at most 32 connections, so that a thousand loads
+        // queue in the transport instead of flooding the shared demo server's accept queue
+        // (under TSan, other tests then waited out their connect timeouts).
+        let transport = makeTransport { $0.connectionPool.maxConnectionsPerHost = 32 }
+        defer { transport.shutdown() }
+        let stack = try await ShopStack.make(faults: ShopFaults(), transport: transport)
+        defer { Task { await stack.servers.online.stop() } }
         let recorder = Recorder()
         let managers: [any LoadStarter] = [
             stack.manager("goods/{id}", Goods.self), stack.manager("goods", GoodsPage.self),

@@ -79,11 +79,16 @@ struct ShopStack: Sendable {
     let proxy: APIProxy
     let cache: ResponseCache
 
+    /// - Parameters:
+    ///   - onlineURL: Points the online environment elsewhere (a closed port).
+    ///   - faults: Gives the test an online server of its own, failing as these say.
+    ///   - transport: The transport under the counter; the shared one by default.
     static func make(
-        onlineURL: URL? = nil, faults: ShopFaults? = nil, cache: ResponseCache = ResponseCache(), proxy: ((CountingTransport) -> APIProxy)? = nil
+        onlineURL: URL? = nil, faults: ShopFaults? = nil, transport base: (any HTTPTransport)? = nil,
+        cache: ResponseCache = ResponseCache(), proxy: ((CountingTransport) -> APIProxy)? = nil
     ) async throws -> ShopStack {
         let servers = if let faults { try await ShopServers.withDedicatedOnline(faults: faults) } else { try await ShopServers.shared() }
-        let transport = CountingTransport()
+        let transport = CountingTransport(base ?? CurlTransport.shared)
         return ShopStack(
             servers: servers, registry: try servers.registry(onlineURL: onlineURL), transport: transport,
             proxy: proxy?(transport) ?? APIProxy(transport: transport), cache: cache)
