@@ -16,10 +16,15 @@ let package = Package(
             name: "CurlLoop",
             linkerSettings: [.linkedLibrary("curl")]
         ),
+        .target(
+            name: "BenchSupport",
+            dependencies: [.product(name: "AIFNetworking", package: "AIFNetworking")]
+        ),
         .executableTarget(
             name: "TransportBench",
             dependencies: [
                 "CurlLoop",
+                "BenchSupport",
                 .product(name: "AIFNetworking", package: "AIFNetworking"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -36,6 +41,7 @@ let package = Package(
             name: "TransportProfile",
             dependencies: [
                 "CurlLoop",
+                "BenchSupport",
                 .product(name: "AIFNetworking", package: "AIFNetworking"),
             ]
         ),

@@ -1,46 +1,9 @@
 import AIFNetworking
+import BenchSupport
 import Foundation
 import Synchronization
 
 // MARK: - The full manager stack
-
-/// The benchmark's small JSON, decoded.
-struct BenchCatalogue: Decodable, Sendable {
-    struct Item: Decodable, Sendable {
-        var id: Int
-        var title: String
-        var priceCents: Int
-        var inStock: Bool
-    }
-
-    var page: Int
-    var pageSize: Int
-    var total: Int
-    var items: [Item]
-}
-
-/// The benchmark server as a service: AIF-HMAC signed (the server ignores the signature; the
-/// cost of making it is what is measured), snake_case keys.
-struct BenchService: Service {
-    let baseURL: URL
-    var name: ServiceName { "bench" }
-    var environments: [EnvironmentName: ServiceEnvironment] {
-        [.online: ServiceEnvironment(baseURL: baseURL, credentials: SigningCredentials(publicKey: "bench-public", privateKey: Secret("bench-private-key")))]
-    }
-    var decoder: JSONDecoder? { benchDecoder }
-}
-
-private let benchDecoder: JSONDecoder = {
-    let decoder = JSONDecoder()
-    decoder.keyDecodingStrategy = .convertFromSnakeCase
-    return decoder
-}()
-
-/// One endpoint: a signed GET of the small JSON.
-final class BenchCatalogueManager: APIManager<BenchCatalogue>, @unchecked Sendable {
-    override var serviceName: ServiceName { "bench" }
-    override var methodName: String { "small.json" }
-}
 
 /// The pieces every manager client shares: a registry holding the service, a proxy over a
 /// CurlTransport configured like the transport clients'.
@@ -134,4 +97,56 @@ final class ManagerAsyncClient: BenchClient {
     func close() async throws {
         stack.transport.shutdown()
     }
+}
+
+// MARK: - Memory over many loads
+
+/// Runs `loads` delegate-face loads, `concurrency` at a time, and returns the resident memory
+/// after each fifth of them: it should stay flat once the pools are warm.
+func soakManager(url: String, loads: Int, concurrency: Int) async -> [(loads: Int, residentKiB: Int)] {
+    let settings = ClientSettings(url: url, caFile: nil, concurrency: concurrency, http2: false)
+    let stack = ManagerStack(settings)
+    defer { stack.transport.shutdown() }
+    let manager = stack.makeManager()
+    var samples = [(loads: 0, residentKiB: residentKiB())]
+    let step = max(1, loads / 5)
+    var done = 0
+    while done < loads {
+        let batch = min(step, loads - done)
+        _ = await driveTasks(count: batch, concurrency: concurrency) { [manager] in
+            (try? await manager.load())?.content.items.count == 6
+        }
+        done += batch
+        samples.append((done, residentKiB()))
+    }
+    return samples
+}
+
+/// Runs `count` calls of `request`, `concurrency` at a time.
+private func driveTasks(count: Int, concurrency: Int, request: @escaping @Sendable () async -> Bool) async -> Int {
+    let next = Mutex(0)
+    return await withTaskGroup(of: Int.self) { group in
+        for _ in 0..<concurrency {
+            group.addTask {
+                var succeeded = 0
+                while next.withLock({ taken in
+                    guard taken < count else { return false }
+                    taken += 1
+                    return true
+                }) {
+                    if await request() { succeeded += 1 }
+                }
+                return succeeded
+            }
+        }
+        return await group.reduce(0, +)
+    }
+}
+
+/// The process's resident memory now, from `/proc/self/statm`.
+func residentKiB() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
 }

@@ -28,6 +28,15 @@ case "client":
         seconds: option("--seconds", in: arguments).flatMap(Double.init) ?? 2
     )
     print(measurement.line)
+case "soak":
+    guard let url = option("--url", in: arguments) else {
+        print("usage: TransportBench soak --url URL [--loads N] [--concurrency N]")
+        exit(2)
+    }
+    let samples = await soakManager(
+        url: url, loads: option("--loads", in: arguments).flatMap(Int.init) ?? 100_000,
+        concurrency: option("--concurrency", in: arguments).flatMap(Int.init) ?? 16)
+    print(samples.map { "\($0.loads):\($0.residentKiB)" }.joined(separator: " "))
 case "serve":
     try FallbackServer.run(port: option("--port", in: arguments).flatMap(Int.init) ?? 8080)
 case "compare", nil:

@@ -1,19 +1,24 @@
 import AIFNetworking
+import BenchSupport
 import CurlLoop
 import Dispatch
 import Foundation
+import Synchronization
 
 // A synchronous driver for instruction-level profiling: valgrind cannot follow Swift's async
 // `main` on this platform, so this runs a fixed number of requests without one.
 //
-//     valgrind --tool=callgrind TransportProfile transport|libcurl-c URL CONCURRENCY REQUESTS
+//     valgrind --tool=callgrind TransportProfile transport|manager|libcurl-c URL CONCURRENCY REQUESTS
+//
+// `manager` is the full manager stack: a signed GET through APIManager, decoded, delivered to a
+// delegate (immediately, on the thread that ended the load), which starts the next load.
 //
 // Divide the instruction total by REQUESTS (after subtracting a run with a small REQUESTS, to
 // remove start-up) for instructions per request.
 
 let arguments = CommandLine.arguments
 guard arguments.count == 5, let concurrency = Int(arguments[3]), let total = Int(arguments[4]) else {
-    print("usage: TransportProfile transport|libcurl-c URL CONCURRENCY REQUESTS")
+    print("usage: TransportProfile transport|manager|libcurl-c URL CONCURRENCY REQUESTS")
     exit(2)
 }
 let url = arguments[2]
@@ -64,6 +69,50 @@ case "transport":
     done.wait()
     transport.shutdown()
     print("completed \(counter.finished)")
+case "manager":
+    var configuration = CurlTransport.Configuration(proxy: .none)
+    configuration.httpVersion = .http1Only
+    let transport = CurlTransport(configuration: configuration)
+    let registry = ServiceRegistry(processEnvironment: [:])
+    registry.register(BenchService(baseURL: URL(string: url)!.deletingLastPathComponent()))
+    let manager = BenchCatalogueManager(proxy: APIProxy(transport: transport), registry: registry, cache: ResponseCache(capacity: 1))
+    manager.callbackExecutor = .immediate
+    final class Chain: APIManagerDelegate {
+        let counts = Mutex((started: 0, finished: 0, failed: 0))
+        let total: Int
+        let done = DispatchSemaphore(value: 0)
+
+        init(total: Int) {
+            self.total = total
+        }
+
+        func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+            next(manager, failed: (response.content as? BenchCatalogue)?.items.count != 6)
+        }
+
+        func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+            next(manager, failed: true)
+        }
+
+        private func next<Content>(_ manager: APIManager<Content>, failed: Bool) {
+            let (more, finished) = counts.withLock { counts -> (Bool, Bool) in
+                counts.finished += 1
+                if failed { counts.failed += 1 }
+                guard counts.started < total else { return (false, counts.finished == total) }
+                counts.started += 1
+                return (true, false)
+            }
+            if more { manager.loadData() } else if finished { done.signal() }
+        }
+    }
+    let chain = Chain(total: total)
+    manager.delegate = chain
+    chain.counts.withLock { $0.started = concurrency }
+    for _ in 0..<concurrency { manager.loadData() }
+    chain.done.wait()
+    transport.shutdown()
+    let counts = chain.counts.withLock { $0 }
+    print("completed \(counts.finished), failed \(counts.failed)")
 default:
     print("unknown client \(arguments[1])")
     exit(2)
