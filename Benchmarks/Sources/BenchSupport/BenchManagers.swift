@@ -31,14 +31,8 @@ public struct BenchService: Service {
     }
 
     public var name: ServiceName { "bench" }
-    public var decoder: JSONDecoder? { benchDecoder }
+    public var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase) }
 }
-
-private let benchDecoder: JSONDecoder = {
-    let decoder = JSONDecoder()
-    decoder.keyDecodingStrategy = .convertFromSnakeCase
-    return decoder
-}()
 
 /// One endpoint: a signed GET of the small JSON.
 public final class BenchCatalogueManager: APIManager<BenchCatalogue>, @unchecked Sendable {

@@ -40,7 +40,7 @@ final class ManagerDelegateClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        await CallbackRun.drive(seconds: seconds, concurrency: concurrency) { [manager, delegate] run in
+        await CallbackRun.drive(seconds: seconds, concurrency: concurrency) { [self] run in
             // The manager holds its delegate weakly: the client keeps one per run.
             let chain = delegate.withLock { current in
                 if let existing = current, existing.run === run { return existing }
@@ -124,12 +124,15 @@ func soakManager(url: String, loads: Int, concurrency: Int) async -> [(loads: In
 
 /// Runs `count` calls of `request`, `concurrency` at a time.
 private func driveTasks(count: Int, concurrency: Int, request: @escaping @Sendable () async -> Bool) async -> Int {
-    let next = Mutex(0)
+    final class Tickets: Sendable {
+        let taken = Mutex(0)
+    }
+    let tickets = Tickets()
     return await withTaskGroup(of: Int.self) { group in
         for _ in 0..<concurrency {
             group.addTask {
                 var succeeded = 0
-                while next.withLock({ taken in
+                while tickets.taken.withLock({ taken in
                     guard taken < count else { return false }
                     taken += 1
                     return true

@@ -20,8 +20,9 @@ import Foundation
 /// let goods = try await detail.load(["id": 7]).content
 /// ```
 ///
-/// Content is decoded from JSON with `Decodable` (override ``decodeContent(from:)`` for other
-/// formats; use ``NoContent`` for endpoints without a body).
+/// Content is decoded from JSON with `Decodable` by ``FastJSONDecoder`` (override ``decoder``,
+/// or ``decodeContent(from:service:)`` for other formats; use ``NoContent`` for endpoints
+/// without a body).
 ///
 /// **The load pipeline**, the same for both faces: parameters from the ``paramSource`` (or the
 /// call) → ``reformParams(_:)`` → ``shouldCallAPI(with:)`` and the interceptor's (may veto) →
@@ -110,8 +111,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     open var headers: HTTPHeaders { HTTPHeaders() }
     /// Timeouts of this endpoint; `nil` (the default) for the service's or the transport's.
     open var timeouts: Timeouts? { nil }
-    /// Decodes the content; `nil` (the default) for a plain `JSONDecoder`.
-    open var decoder: JSONDecoder? { nil }
+    /// Decodes the content; `nil` (the default) for the service's decoder, or else a default
+    /// ``FastJSONDecoder``. Foundation's `JSONDecoder` conforms to ``ContentDecoder`` too.
+    open var decoder: (any ContentDecoder)? { nil }
     /// Whether validated responses are cached and loads answered from the cache; off by default.
     open var shouldCache: Bool { false }
     /// How long a cached response is served; 300 seconds by default.
@@ -137,8 +139,8 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// ``APIError/Kind/invalidResponse``, nothing cached). Accepts everything by default.
     open func validate(response: APIResponse<Content>) throws {}
 
-    /// Decodes the body into the content type: JSON through ``decoder``, else the service's
-    /// ``Service/decoder``, else a plain `JSONDecoder`; ``NoContent`` ignores the body.
+    /// Decodes the body into the content type: through ``decoder``, else the service's
+    /// ``Service/decoder``, else a default ``FastJSONDecoder``; ``NoContent`` ignores the body.
     /// Override for other formats.
     ///
     /// - Parameters:
@@ -330,5 +332,5 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     func loadDidEnd(_ id: RequestID, result: Result<APIResponse<Content>, APIError>) {}
 }
 
-/// Shared by managers without a decoder of their own; decoding does not change it.
-let sharedJSONDecoder = JSONDecoder()
+/// Used by managers whose manager and service name no decoder.
+let sharedJSONDecoder = FastJSONDecoder()

@@ -63,9 +63,9 @@ public protocol Service: Sendable {
     /// Signs the requests, or `nil` for none. AIF-HMAC by default when the environment has
     /// credentials.
     var signer: (any RequestSigner)? { get }
-    /// Decodes the content of this service's responses, or `nil` for a plain `JSONDecoder`
-    /// (a manager's own ``APIManager/decoder`` wins).
-    var decoder: JSONDecoder? { get }
+    /// Decodes the content of this service's responses, or `nil` for a default
+    /// ``FastJSONDecoder`` (a manager's own ``APIManager/decoder`` wins).
+    var decoder: (any ContentDecoder)? { get }
 
     /// Headers sent with every request of the service, read at request time.
     func commonHeaders() -> HTTPHeaders
@@ -109,8 +109,8 @@ extension Service {
     public var timeouts: Timeouts? { nil }
     /// AIF-HMAC in query parameters.
     public var signer: (any RequestSigner)? { AIFHMACSigner() }
-    /// A plain `JSONDecoder`.
-    public var decoder: JSONDecoder? { nil }
+    /// The default ``FastJSONDecoder``.
+    public var decoder: (any ContentDecoder)? { nil }
     /// None.
     public func commonHeaders() -> HTTPHeaders { HTTPHeaders() }
     /// None.

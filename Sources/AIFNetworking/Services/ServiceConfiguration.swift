@@ -45,7 +45,7 @@ public struct ConfiguredService: Service {
     /// The signer.
     public let signer: (any RequestSigner)?
     /// The decoder of its responses, from the `decoding` key (`nil` without one).
-    public let decoder: JSONDecoder?
+    public let decoder: (any ContentDecoder)?
     /// The rule for application-level errors, from the `applicationErrors` key.
     public let applicationErrors: ApplicationErrorRule?
     /// The file it was read from.
@@ -200,11 +200,11 @@ public struct ConfiguredService: Service {
             file: file, headers: headers, parameters: parameters)
     }
 
-    private static func decoding(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> JSONDecoder? {
+    private static func decoding(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> FastJSONDecoder? {
         guard let value = object["decoding"] else { return nil }
         let decoding = try reader.object(value, at: "decoding")
         try reader.rejectUnknownKeys(decoding, at: "decoding", allowed: ["keys", "dates"])
-        let decoder = JSONDecoder()
+        var decoder = FastJSONDecoder()
         switch try reader.string(decoding, "keys", at: "decoding", required: false) ?? "default" {
         case "default": decoder.keyDecodingStrategy = .useDefaultKeys
         case "snakeCase": decoder.keyDecodingStrategy = .convertFromSnakeCase

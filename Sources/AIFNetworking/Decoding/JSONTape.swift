@@ -1,0 +1,217 @@
+import Foundation
+
+/// A JSON document parsed into a flat list of tokens: each value is one token, a container's
+/// token is followed by its children (an object's as key, value, key, value …), and every token
+/// knows where the next sibling starts, so skipping a value is one step.
+///
+/// Strings and numbers are kept as byte ranges and converted only when a value is asked for.
+struct JSONTape {
+    enum Kind: UInt8 {
+        case object, array, string, number, `true`, `false`, null
+    }
+
+    struct Token {
+        var kind: Kind
+        /// The string has escapes to undo.
+        var escaped: Bool
+        /// Byte range of the value (for strings, inside the quotes).
+        var start: Int32
+        var end: Int32
+        /// The index of the token after this value and all its children.
+        var next: Int32
+        /// Members of an object, elements of an array.
+        var count: Int32
+    }
+
+    let bytes: [UInt8]
+    private(set) var tokens: [Token] = []
+
+    /// Why the document is not valid JSON, and at which byte.
+    struct SyntaxError: Error {
+        let message: String
+        let offset: Int
+    }
+
+    /// The deepest nesting accepted, so a hostile body cannot exhaust the stack.
+    static let maximumDepth = 512
+
+    init(parsing bytes: [UInt8]) throws(SyntaxError) {
+        self.bytes = bytes
+        tokens.reserveCapacity(bytes.count / 8 + 4)
+        var parser = Parser(bytes: bytes)
+        try parser.skipWhitespace()
+        try parser.value(into: &tokens, depth: 0)
+        try parser.skipWhitespace()
+        guard parser.position == bytes.count else {
+            throw SyntaxError(message: "unexpected \(parser.describeCurrent()) after the end of the document", offset: parser.position)
+        }
+    }
+
+    private struct Parser {
+        let bytes: [UInt8]
+        var position = 0
+
+        init(bytes: [UInt8]) {
+            self.bytes = bytes
+        }
+
+        func describeCurrent() -> String {
+            guard position < bytes.count else { return "end of data" }
+            let byte = bytes[position]
+            return (0x21..<0x7F).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : String(format: "byte 0x%02X", byte)
+        }
+
+        func fail(_ expected: String) -> SyntaxError {
+            SyntaxError(message: "expected \(expected) but found \(describeCurrent())", offset: position)
+        }
+
+        mutating func skipWhitespace() throws(SyntaxError) {
+            while position < bytes.count {
+                switch bytes[position] {
+                case 0x20, 0x0A, 0x0D, 0x09: position += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func value(into tokens: inout [Token], depth: Int) throws(SyntaxError) {
+            guard position < bytes.count else { throw fail("a value") }
+            switch bytes[position] {
+            case UInt8(ascii: "{"): try object(into: &tokens, depth: depth + 1)
+            case UInt8(ascii: "["): try array(into: &tokens, depth: depth + 1)
+            case UInt8(ascii: "\""): try string(into: &tokens)
+            case UInt8(ascii: "t"): try literal("true", .true, into: &tokens)
+            case UInt8(ascii: "f"): try literal("false", .false, into: &tokens)
+            case UInt8(ascii: "n"): try literal("null", .null, into: &tokens)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number(into: &tokens)
+            default: throw fail("a value")
+            }
+        }
+
+        mutating func literal(_ text: StaticString, _ kind: Kind, into tokens: inout [Token]) throws(SyntaxError) {
+            let length = text.utf8CodeUnitCount
+            guard position + length <= bytes.count else { throw fail("\(text)") }
+            let literal = UnsafeBufferPointer(start: text.utf8Start, count: length)
+            for index in 0..<length where bytes[position + index] != literal[index] {
+                position += index
+                throw fail("\(text)")
+            }
+            let index = Int32(tokens.count)
+            tokens.append(Token(kind: kind, escaped: false, start: Int32(position), end: Int32(position + length), next: index + 1, count: 0))
+            position += length
+        }
+
+        mutating func string(into tokens: inout [Token]) throws(SyntaxError) {
+            position += 1
+            let start = position
+            var escaped = false
+            while true {
+                guard position < bytes.count else { throw SyntaxError(message: "unterminated string", offset: start - 1) }
+                let byte = bytes[position]
+                if byte == UInt8(ascii: "\"") { break }
+                if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                    position += 2
+                    continue
+                }
+                guard byte >= 0x20 else { throw SyntaxError(message: "unescaped control character in a string", offset: position) }
+                position += 1
+            }
+            let index = Int32(tokens.count)
+            tokens.append(Token(kind: .string, escaped: escaped, start: Int32(start), end: Int32(position), next: index + 1, count: 0))
+            position += 1
+        }
+
+        mutating func number(into tokens: inout [Token]) throws(SyntaxError) {
+            let start = position
+            if bytes[position] == UInt8(ascii: "-") { position += 1 }
+            guard position < bytes.count, isDigit(bytes[position]) else { throw fail("a digit") }
+            if bytes[position] == UInt8(ascii: "0") {
+                position += 1
+            } else {
+                while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+            }
+            if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+                position += 1
+                guard position < bytes.count, isDigit(bytes[position]) else { throw fail("a digit after the decimal point") }
+                while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+            }
+            if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
+                position += 1
+                if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+                guard position < bytes.count, isDigit(bytes[position]) else { throw fail("a digit in the exponent") }
+                while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+            }
+            let index = Int32(tokens.count)
+            tokens.append(Token(kind: .number, escaped: false, start: Int32(start), end: Int32(position), next: index + 1, count: 0))
+        }
+
+        func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+
+        mutating func object(into tokens: inout [Token], depth: Int) throws(SyntaxError) {
+            guard depth <= JSONTape.maximumDepth else { throw SyntaxError(message: "nested deeper than \(JSONTape.maximumDepth) levels", offset: position) }
+            let index = tokens.count
+            tokens.append(Token(kind: .object, escaped: false, start: Int32(position), end: 0, next: 0, count: 0))
+            position += 1
+            try skipWhitespace()
+            var count: Int32 = 0
+            if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
+                position += 1
+            } else {
+                while true {
+                    guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw fail("a member name in quotes") }
+                    try string(into: &tokens)
+                    try skipWhitespace()
+                    guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw fail("':'") }
+                    position += 1
+                    try skipWhitespace()
+                    try value(into: &tokens, depth: depth)
+                    count += 1
+                    try skipWhitespace()
+                    guard position < bytes.count else { throw fail("',' or '}'") }
+                    if bytes[position] == UInt8(ascii: ",") {
+                        position += 1
+                        try skipWhitespace()
+                        continue
+                    }
+                    guard bytes[position] == UInt8(ascii: "}") else { throw fail("',' or '}'") }
+                    position += 1
+                    break
+                }
+            }
+            tokens[index].end = Int32(position)
+            tokens[index].next = Int32(tokens.count)
+            tokens[index].count = count
+        }
+
+        mutating func array(into tokens: inout [Token], depth: Int) throws(SyntaxError) {
+            guard depth <= JSONTape.maximumDepth else { throw SyntaxError(message: "nested deeper than \(JSONTape.maximumDepth) levels", offset: position) }
+            let index = tokens.count
+            tokens.append(Token(kind: .array, escaped: false, start: Int32(position), end: 0, next: 0, count: 0))
+            position += 1
+            try skipWhitespace()
+            var count: Int32 = 0
+            if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
+                position += 1
+            } else {
+                while true {
+                    try value(into: &tokens, depth: depth)
+                    count += 1
+                    try skipWhitespace()
+                    guard position < bytes.count else { throw fail("',' or ']'") }
+                    if bytes[position] == UInt8(ascii: ",") {
+                        position += 1
+                        try skipWhitespace()
+                        continue
+                    }
+                    guard bytes[position] == UInt8(ascii: "]") else { throw fail("',' or ']'") }
+                    position += 1
+                    break
+                }
+            }
+            tokens[index].end = Int32(position)
+            tokens[index].next = Int32(tokens.count)
+            tokens[index].count = count
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+
+/// A keyed container over one object of the tape.
+struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let decoder: TapeDecoder
+    let object: Int
+    let codingPath: [any CodingKey]
+
+    var allKeys: [Key] {
+        var keys: [Key] = []
+        var name = object + 1
+        for _ in 0..<Int(decoder.token(object).count) {
+            if let text = try? decoder.text(of: decoder.token(name), key: nil), let key = Key(stringValue: decoder.converted(text)) {
+                keys.append(key)
+            }
+            name = Int(decoder.token(name + 1).next)
+        }
+        return keys
+    }
+
+    func contains(_ key: Key) -> Bool {
+        decoder.member(key.stringValue, in: object) != nil
+    }
+
+    private func value(_ key: Key) throws -> Int {
+        guard let index = decoder.member(key.stringValue, in: object) else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "No value associated with key \(key.stringValue)."))
+        }
+        return index
+    }
+
+    /// Runs `body` with the decoder's path at this container's.
+    private func atPath<T>(_ body: () throws -> T) rethrows -> T {
+        let saved = decoder.path
+        decoder.path = codingPath
+        defer { decoder.path = saved }
+        return try body()
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool { decoder.isNull(try value(key)) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try atPath { try decoder.bool(at: value(key), key: key) } }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try atPath { try decoder.string(at: value(key), key: key) } }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try atPath { try decoder.double(at: value(key), key: key) } }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try atPath { Float(try decoder.double(at: value(key), key: key)) } }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try atPath { try decoder.integer(type, at: value(key), key: key) } }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try atPath { try decoder.integer(type, at: value(key), key: key) } }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try atPath { try decoder.unwrap(type, at: value(key), key: key) } }
+
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
+        return try atPath { try decoder.string(at: index, key: key) }
+    }
+
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
+        return try atPath { try decoder.integer(type, at: index, key: key) }
+    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
+        return try atPath { try decoder.bool(at: index, key: key) }
+    }
+
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
+        return try atPath { try decoder.double(at: index, key: key) }
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
+        return try atPath { try decoder.unwrap(type, at: index, key: key) }
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        let index = try value(key)
+        try atPath { try decoder.expect(.object, at: index, "a dictionary", key: key) }
+        return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, object: index, codingPath: codingPath + [key]))
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        let index = try value(key)
+        try atPath { try decoder.expect(.array, at: index, "an array", key: key) }
+        return UnkeyedContainer(decoder: decoder, array: index, codingPath: codingPath + [key])
+    }
+
+    func superDecoder() throws -> any Decoder {
+        guard let index = decoder.member("super", in: object) else {
+            throw DecodingError.keyNotFound(IndexKey(0), .init(codingPath: codingPath, debugDescription: "No value associated with key super."))
+        }
+        return decoder.detached(at: index, path: codingPath)
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        decoder.detached(at: try value(key), path: codingPath + [key])
+    }
+}
+
+/// An unkeyed container over one array of the tape.
+struct UnkeyedContainer: UnkeyedDecodingContainer {
+    let decoder: TapeDecoder
+    let codingPath: [any CodingKey]
+    let count: Int?
+    private(set) var currentIndex = 0
+    private var position: Int
+
+    init(decoder: TapeDecoder, array: Int, codingPath: [any CodingKey]) {
+        self.decoder = decoder
+        self.codingPath = codingPath
+        self.count = Int(decoder.token(array).count)
+        self.position = array + 1
+    }
+
+    var isAtEnd: Bool { currentIndex >= count! }
+
+    private mutating func next<T>(_ type: T.Type, _ read: (Int, IndexKey) throws -> T) throws -> T {
+        let key = IndexKey(currentIndex)
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(type, .init(codingPath: codingPath + [key], debugDescription: "Unkeyed container is at end."))
+        }
+        let saved = decoder.path
+        decoder.path = codingPath
+        defer { decoder.path = saved }
+        let value = try read(position, key)
+        position = Int(decoder.token(position).next)
+        currentIndex += 1
+        return value
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(Any?.self, .init(codingPath: codingPath + [IndexKey(currentIndex)], debugDescription: "Unkeyed container is at end."))
+        }
+        guard decoder.isNull(position) else { return false }
+        position = Int(decoder.token(position).next)
+        currentIndex += 1
+        return true
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type) { [decoder] in try decoder.bool(at: $0, key: $1) } }
+    mutating func decode(_ type: String.Type) throws -> String { try next(type) { [decoder] in try decoder.string(at: $0, key: $1) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { try next(type) { [decoder] in try decoder.double(at: $0, key: $1) } }
+    mutating func decode(_ type: Float.Type) throws -> Float { try next(type) { [decoder] in Float(try decoder.double(at: $0, key: $1)) } }
+    mutating func decode(_ type: Int.Type) throws -> Int { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type) { [decoder] in try decoder.unwrap(type, at: $0, key: $1) } }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        let path = codingPath
+        return try next(KeyedDecodingContainer<NestedKey>.self) { [decoder] index, key in
+            try decoder.expect(.object, at: index, "a dictionary", key: key)
+            return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, object: index, codingPath: path + [key]))
+        }
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let path = codingPath
+        return try next((any UnkeyedDecodingContainer).self) { [decoder] index, key in
+            try decoder.expect(.array, at: index, "an array", key: key)
+            return UnkeyedContainer(decoder: decoder, array: index, codingPath: path + [key])
+        }
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        let path = codingPath
+        return try next((any Decoder).self) { [decoder] index, key in decoder.detached(at: index, path: path + [key]) }
+    }
+}
+
+/// A single-value container over one value of the tape.
+struct SingleValueContainer: SingleValueDecodingContainer {
+    let decoder: TapeDecoder
+    let index: Int
+    let codingPath: [any CodingKey]
+
+    private func atPath<T>(_ body: () throws -> T) rethrows -> T {
+        let saved = decoder.path
+        decoder.path = codingPath
+        defer { decoder.path = saved }
+        return try body()
+    }
+
+    func decodeNil() -> Bool { decoder.isNull(index) }
+    func decode(_ type: Bool.Type) throws -> Bool { try atPath { try decoder.bool(at: index, key: nil) } }
+    func decode(_ type: String.Type) throws -> String { try atPath { try decoder.string(at: index, key: nil) } }
+    func decode(_ type: Double.Type) throws -> Double { try atPath { try decoder.double(at: index, key: nil) } }
+    func decode(_ type: Float.Type) throws -> Float { try atPath { Float(try decoder.double(at: index, key: nil)) } }
+    func decode(_ type: Int.Type) throws -> Int { try atPath { try decoder.integer(type, at: index, key: nil) } }
+    func decode(_ type: Int8.Type) throws -> Int8 { try atPath { try decoder.integer(type, at: index, key: nil) } }
+    func decode(_ type: Int16.Type) throws -> Int16 { try atPath { try decoder.integer(type, at: index, key: nil) } }
+    func decode(_ type: Int32.Type) throws -> Int32 { try atPath { try decoder.integer(type, at: index, key: nil) } }
+    func decode(_ type: Int64.Type) throws -> Int64 { try atPath { try decoder.integer(type, at: index, key: nil) } }
+    func decode(_ type: UInt.Type) throws -> UInt { try atPath { try decoder.integer(type, at: index, key: nil) } }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try atPath { try decoder.integer(type, at: index, key: nil) } }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try atPath { try decoder.integer(type, at: index, key: nil) } }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try atPath { try decoder.integer(type, at: index, key: nil) } }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try atPath { try decoder.integer(type, at: index, key: nil) } }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        if decoder.current == index { return try decoder.unwrap(type, at: index) }
+        return try atPath { try decoder.unwrap(type, at: index) }
+    }
+}

@@ -1,0 +1,251 @@
+@testable import AIFNetworking
+import Foundation
+import Testing
+
+/// Any JSON value, decoded through a single-value container: what both decoders must agree on.
+private indirect enum AnyJSON: Decodable, Equatable {
+    case null, bool(Bool), number(Double), string(String), array([AnyJSON]), object([String: AnyJSON])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Double.self) { self = .number(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([AnyJSON].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: AnyJSON].self)) }
+    }
+
+    /// A random document, with strings that need escaping.
+    static func random(depth: Int, using generator: inout some RandomNumberGenerator) -> String {
+        let pick = depth > 3 ? Int.random(in: 0..<4, using: &generator) : Int.random(in: 0..<6, using: &generator)
+        switch pick {
+        case 0: return "null"
+        case 1: return Bool.random(using: &generator) ? "true" : "false"
+        case 2:
+            let forms = ["0", "-0", "17", "-42", "3.25", "-0.5e3", "1E-2", "123456789012345678", "9007199254740993", "6.02214076e23"]
+            return forms.randomElement(using: &generator)!
+        case 3:
+            let pieces = ["plain", "é", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\ud83d\\ude00", "😀", "tab\\t", " ", "\\u0000"]
+            return "\"" + (0..<Int.random(in: 0..<4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined() + "\""
+        case 4:
+            return "[" + (0..<Int.random(in: 0..<4, using: &generator)).map { _ in random(depth: depth + 1, using: &generator) }.joined(separator: ", ") + "]"
+        default:
+            let members = (0..<Int.random(in: 0..<4, using: &generator)).map { index in
+                "\"k\(index)\" : " + random(depth: depth + 1, using: &generator)
+            }
+            return "{" + members.joined(separator: ",") + "}"
+        }
+    }
+}
+
+private struct Catalogue: Decodable, Equatable {
+    struct Item: Decodable, Equatable {
+        var id: Int
+        var title: String
+        var priceCents: Int
+        var inStock: Bool
+        var tags: [String]?
+        var rating: Double?
+    }
+
+    var page: Int
+    var pageSize: Int
+    var items: [Item]
+    var extra: [String: Int]
+}
+
+private enum Colour: String, Decodable { case red, green }
+
+private struct Kinds: Decodable, Equatable {
+    var int8: Int8
+    var uint64: UInt64
+    var int64: Int64
+    var float: Float
+    var colour: Colour
+    var url: URL
+    var data: Data
+    var decimal: Decimal
+    var nested: [[Int]]
+    var optionalMissing: String?
+    var optionalNull: Int?
+}
+
+private class Base: Decodable {
+    var id: Int
+    enum CodingKeys: String, CodingKey { case id }
+    required init(from decoder: any Decoder) throws {
+        id = try decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .id)
+    }
+}
+
+private final class Derived: Base {
+    var name: String
+    enum DerivedKeys: String, CodingKey { case name, base }
+    required init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: DerivedKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        try super.init(from: container.superDecoder(forKey: .base))
+    }
+}
+
+@Suite("FastJSONDecoder: agrees with Foundation's JSONDecoder")
+struct FastJSONDecoderTests {
+    let fast = FastJSONDecoder()
+
+    @Test func randomDocumentsDecodeAlike() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let text = AnyJSON.random(depth: 0, using: &generator)
+            let data = Data(text.utf8)
+            let expected = try JSONDecoder().decode(AnyJSON.self, from: data)
+            #expect(try fast.decode(AnyJSON.self, from: data) == expected, "\(text)")
+        }
+    }
+
+    @Test func structsWithSnakeCaseKeys() throws {
+        let json = #"""
+        {"page": 2, "page_size": 3, "extra": {"a": 1, "b_c": 2},
+         "items": [{"id": 1, "title": "Cup", "price_cents": 990, "in_stock": true, "tags": ["x", "y"]},
+                   {"in_stock": false, "price_cents": 1, "title": "Kettle \"Pro\"", "id": 2, "rating": 4.5, "tags": null}]}
+        """#
+        let foundation = JSONDecoder()
+        foundation.keyDecodingStrategy = .convertFromSnakeCase
+        let expected = try foundation.decode(Catalogue.self, from: Data(json.utf8))
+        let decoded = try FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase).decode(Catalogue.self, from: Data(json.utf8))
+        #expect(decoded == expected)
+        #expect(decoded.items[1].title == "Kettle \"Pro\"")
+        #expect(decoded.extra == ["a": 1, "b_c": 2], "dictionary keys are data, not converted")
+    }
+
+    @Test func snakeCaseMatchingRules() {
+        func match(_ name: String, _ key: String) -> Bool {
+            let bytes = Array(name.utf8)
+            return Array(key.utf8).withUnsafeBufferPointer { TapeDecoder.matches(bytes, 0, bytes.count, $0, snake: true) }
+        }
+        #expect(match("price_cents", "priceCents"))
+        #expect(match("a_b_c", "aBC"))
+        #expect(match("_private", "_private"))
+        #expect(match("trailing_", "trailing_"))
+        #expect(match("double__under", "doubleUnder"))
+        #expect(!match("price_cents", "price_cents"))
+        #expect(!match("pricecents", "priceCents"))
+        #expect(match("id", "id"))
+    }
+
+    @Test func everyKindOfValue() throws {
+        let json = #"""
+        {"int8": -128, "uint64": 18446744073709551615, "int64": -9223372036854775808, "float": 1.5,
+         "colour": "green", "url": "https://shop.test/a?b=c", "data": "aGVsbG8=", "decimal": 12.345,
+         "nested": [[1, 2], [], [3]], "optionalNull": null}
+        """#
+        let expected = try JSONDecoder().decode(Kinds.self, from: Data(json.utf8))
+        let decoded = try fast.decode(Kinds.self, from: Data(json.utf8))
+        #expect(decoded == expected)
+        #expect(decoded.data == Data("hello".utf8))
+        #expect(decoded.decimal == Decimal(string: "12.345"))
+    }
+
+    @Test func dateStrategies() throws {
+        struct Stamp: Decodable { var at: Date }
+        let iso = FastJSONDecoder(dateDecodingStrategy: .iso8601)
+        #expect(try iso.decode(Stamp.self, from: Data(#"{"at": "2026-11-22T10:00:00Z"}"#.utf8)).at == Date(timeIntervalSince1970: 1_795_341_600))
+        #expect(try iso.decode(Stamp.self, from: Data(#"{"at": "2026-11-22T10:00:00.250Z"}"#.utf8)).at == Date(timeIntervalSince1970: 1_795_341_600.25))
+        let seconds = FastJSONDecoder(dateDecodingStrategy: .secondsSince1970)
+        #expect(try seconds.decode(Stamp.self, from: Data(#"{"at": 1795341600}"#.utf8)).at == Date(timeIntervalSince1970: 1_795_341_600))
+        let milliseconds = FastJSONDecoder(dateDecodingStrategy: .millisecondsSince1970)
+        #expect(try milliseconds.decode(Stamp.self, from: Data(#"{"at": 1795341600500}"#.utf8)).at == Date(timeIntervalSince1970: 1_795_341_600.5))
+        #expect(try fast.decode(Stamp.self, from: Data(#"{"at": 10}"#.utf8)).at == Date(timeIntervalSinceReferenceDate: 10))
+        #expect(throws: DecodingError.self) { try iso.decode(Stamp.self, from: Data(#"{"at": "yesterday"}"#.utf8)) }
+    }
+
+    @Test func superDecodersAndClasses() throws {
+        let derived = try fast.decode(Derived.self, from: Data(#"{"name": "n", "base": {"id": 7}}"#.utf8))
+        #expect(derived.name == "n")
+        #expect(derived.id == 7)
+    }
+
+    @Test func wholeNumbersInOtherFormsAreIntegers() throws {
+        #expect(try fast.decode([Int].self, from: Data("[1.0, 2e2, -3E0]".utf8)) == [1, 200, -3])
+        #expect(throws: DecodingError.self) { try fast.decode([Int].self, from: Data("[1.5]".utf8)) }
+        #expect(throws: DecodingError.self) { try fast.decode([UInt8].self, from: Data("[256]".utf8)) }
+        #expect(throws: DecodingError.self) { try fast.decode([UInt].self, from: Data("[-1]".utf8)) }
+        #expect(throws: DecodingError.self) { try fast.decode([Int].self, from: Data("[99999999999999999999]".utf8)) }
+        #expect(try fast.decode([Double].self, from: Data("[0.1, -2.5e-3, 123456789012345678901234567890]".utf8)) == [0.1, -2.5e-3, Double("123456789012345678901234567890")!])
+    }
+
+    @Test(arguments: [
+        ("", "a value"), ("{", "a member name"), (#"{"a" 1}"#, "':'"), ("[1,]", "a value"), ("[1 2]", "',' or ']'"),
+        (#"{"a": 1,}"#, "a member name"), ("01", "after the end"), ("tru", "true"), ("\"abc", "unterminated"),
+        ("\"a\u{01}b\"", "control character"), ("1.", "decimal point"), ("-", "a digit"), ("[1] x", "after the end"),
+        ("nul", "null"), ("{\"a\": 1e}", "exponent"),
+    ])
+    func malformedDocumentsAreNamed(json: String, expected: String) {
+        let error = #expect(throws: DecodingError.self) { try fast.decode(AnyJSON.self, from: Data(json.utf8)) }
+        guard case .dataCorrupted(let context)? = error else {
+            Issue.record("expected dataCorrupted, got \(String(describing: error))")
+            return
+        }
+        #expect(context.debugDescription.contains("not valid JSON"))
+        #expect(context.debugDescription.contains(expected), "\(context.debugDescription)")
+    }
+
+    @Test func deepNestingIsRefusedNotACrash() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(throws: DecodingError.self) { try fast.decode(AnyJSON.self, from: Data(deep.utf8)) }
+        let fine = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+        #expect(throws: Never.self) { try fast.decode(AnyJSON.self, from: Data(fine.utf8)) }
+    }
+
+    @Test func badEscapesAndInvalidUTF8AreRefused() {
+        for json in [#"["\x"]"#, #"["\u12"]"#, #"["\ud800"]"#, #"["\ud800\u0041"]"#] {
+            #expect(throws: DecodingError.self, "\(json)") { try fast.decode([String].self, from: Data(json.utf8)) }
+        }
+        var bytes = Array(#"["ab"]"#.utf8)
+        bytes[3] = 0xFF
+        #expect(throws: DecodingError.self) { try fast.decode([String].self, from: Data(bytes)) }
+    }
+
+    @Test func errorsCarryThePath() throws {
+        let json = #"{"page": 1, "page_size": 1, "extra": {}, "items": [{"id": 1, "title": "a", "price_cents": 1, "in_stock": true}, {"id": "two"}]}"#
+        let decoder = FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase)
+        let error = #expect(throws: DecodingError.self) { try decoder.decode(Catalogue.self, from: Data(json.utf8)) }
+        guard case .typeMismatch(_, let context)? = error else {
+            Issue.record("expected typeMismatch, got \(String(describing: error))")
+            return
+        }
+        #expect(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue } == ["items", "1", "id"])
+
+        let missing = #expect(throws: DecodingError.self) { try decoder.decode(Catalogue.self, from: Data(#"{"page": 1}"#.utf8)) }
+        guard case .keyNotFound(let key, _)? = missing else {
+            Issue.record("expected keyNotFound")
+            return
+        }
+        #expect(key.stringValue == "pageSize")
+
+        let null = #expect(throws: DecodingError.self) { try fast.decode([String: Int].self, from: Data(#"{"a": null}"#.utf8)) }
+        guard case .valueNotFound? = null else {
+            Issue.record("expected valueNotFound")
+            return
+        }
+        let described = APIError.describeDecoding(error!, body: Data(json.utf8), contentType: "application/json")
+        #expect(described == "expected Int at items[1].id: Expected a number but found a string instead.")
+    }
+
+    @Test func unkeyedContainersCountAndEnd() throws {
+        struct Pair: Decodable, Equatable {
+            var first: Int
+            var rest: [String]
+            init(from decoder: any Decoder) throws {
+                var container = try decoder.unkeyedContainer()
+                #expect(container.count == 3)
+                first = try container.decode(Int.self)
+                #expect(try container.decodeNil())
+                rest = [try container.decode(String.self)]
+                #expect(container.isAtEnd)
+                #expect(throws: DecodingError.self) { try container.decode(Int.self) }
+            }
+        }
+        #expect(try fast.decode(Pair.self, from: Data(#"[1, null, "x"]"#.utf8)).rest == ["x"])
+    }
+}
