@@ -119,6 +119,17 @@ final class TapeDecoder: Decoder {
     }
 
     var codingPath: [any CodingKey] { path }
+
+    /// Puts the decoder's path at a container's before the container reads a value.
+    ///
+    /// Values are decoded depth first, so a container in use is almost always at the depth the
+    /// path is at, with the same keys: the path is only replaced when the depth differs (a
+    /// container kept and used after a sibling's). Comparing depths instead of keys keeps
+    /// each read free of copying; a caller interleaving two sibling containers at one depth could
+    /// see the other's keys in an error's path, never a wrong value.
+    @inline(__always) func align(to containerPath: [any CodingKey]) {
+        if path.count != containerPath.count { path = containerPath }
+    }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     @inline(__always) func token(_ index: Int) -> JSONTape.Token { tape.tokens[index] }

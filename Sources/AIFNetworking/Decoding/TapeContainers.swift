@@ -29,11 +29,9 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return index
     }
 
-    /// Runs `body` with the decoder's path at this container's.
-    private func atPath<T>(_ body: () throws -> T) rethrows -> T {
-        let saved = decoder.path
-        decoder.path = codingPath
-        defer { decoder.path = saved }
+    /// Runs `body` with the decoder's path at this container's (see ``TapeDecoder/align(to:)``).
+    @inline(__always) private func atPath<T>(_ body: () throws -> T) rethrows -> T {
+        decoder.align(to: codingPath)
         return try body()
     }
 
@@ -125,9 +123,7 @@ struct UnkeyedContainer: UnkeyedDecodingContainer {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(type, .init(codingPath: codingPath + [key], debugDescription: "Unkeyed container is at end."))
         }
-        let saved = decoder.path
-        decoder.path = codingPath
-        defer { decoder.path = saved }
+        decoder.align(to: codingPath)
         let value = try read(position, key)
         position = Int(decoder.token(position).next)
         currentIndex += 1
@@ -188,10 +184,8 @@ struct SingleValueContainer: SingleValueDecodingContainer {
     let index: Int
     let codingPath: [any CodingKey]
 
-    private func atPath<T>(_ body: () throws -> T) rethrows -> T {
-        let saved = decoder.path
-        decoder.path = codingPath
-        defer { decoder.path = saved }
+    @inline(__always) private func atPath<T>(_ body: () throws -> T) rethrows -> T {
+        decoder.align(to: codingPath)
         return try body()
     }
 
@@ -211,7 +205,6 @@ struct SingleValueContainer: SingleValueDecodingContainer {
     func decode(_ type: UInt32.Type) throws -> UInt32 { try atPath { try decoder.integer(type, at: index, key: nil) } }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try atPath { try decoder.integer(type, at: index, key: nil) } }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        if decoder.current == index { return try decoder.unwrap(type, at: index) }
-        return try atPath { try decoder.unwrap(type, at: index) }
+        try atPath { try decoder.unwrap(type, at: index) }
     }
 }

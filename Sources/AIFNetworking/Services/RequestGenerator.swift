@@ -131,15 +131,19 @@ public struct RequestGenerator: Sendable {
         let (pathPart, query) = path.firstIndex(of: "?").map { (String(path[..<$0]), String(path[path.index(after: $0)...])) } ?? (path, "")
         var base = resolved.environment.baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
-        let segments = [resolved.environment.apiVersion, pathPart]
-            .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "/")) }
-            .filter { !$0.isEmpty }
-        var text = ([base] + segments).joined(separator: "/")
+        let segments = [resolved.environment.apiVersion[...], pathPart[...]].map(Self.trimmingSlashes).filter { !$0.isEmpty }
+        var text = ([base[...]] + segments).joined(separator: "/")
         if !query.isEmpty { text += "?" + query }
         guard let url = URL(string: text), url.scheme != nil, url.host != nil else {
             throw ServiceError.invalidURL(service: name, methodName: originalMethodName, reason: "\"\(text)\" is not a valid URL")
         }
         return url
+    }
+
+    /// `text` without leading and trailing `/`.
+    private static func trimmingSlashes(_ text: Substring) -> Substring {
+        guard let first = text.firstIndex(where: { $0 != "/" }), let last = text.lastIndex(where: { $0 != "/" }) else { return "" }
+        return text[first...last]
     }
 
     /// Flattens nested parameters into name/value pairs, sorted by name for a stable order.

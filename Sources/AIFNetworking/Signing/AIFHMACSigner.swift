@@ -100,8 +100,7 @@ public struct AIFHMACSigner: RequestSigner {
         let query = signedItems
             .map { (PercentEncoding.encode($0.name), PercentEncoding.encode($0.value)) }
             .sorted { lhs, rhs in
-                lhs.0 != rhs.0 ? Array(lhs.0.utf8).lexicographicallyPrecedes(Array(rhs.0.utf8))
-                    : Array(lhs.1.utf8).lexicographicallyPrecedes(Array(rhs.1.utf8))
+                lhs.0 != rhs.0 ? lhs.0.utf8.lexicographicallyPrecedes(rhs.0.utf8) : lhs.1.utf8.lexicographicallyPrecedes(rhs.1.utf8)
             }
             .map { $0.0 + "=" + $0.1 }
             .joined(separator: "&")

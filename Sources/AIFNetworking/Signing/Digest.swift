@@ -72,11 +72,15 @@ public enum Digest {
 
     /// Lowercase hexadecimal.
     public static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
+        let digits: StaticString = "0123456789abcdef"
+        let count = bytes.underestimatedCount
         var text = [UInt8]()
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        text.reserveCapacity(count * 2)
+        digits.withUTF8Buffer { digits in
+            for byte in bytes {
+                text.append(digits[Int(byte >> 4)])
+                text.append(digits[Int(byte & 0x0F)])
+            }
         }
         return String(decoding: text, as: UTF8.self)
     }

@@ -4,42 +4,68 @@ import Foundation
 /// every other byte of the UTF-8 form becomes `%XX` with upper-case hex (a space is `%20`).
 enum PercentEncoding {
     static func encode(_ text: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
+        // Most names and values (keys, numbers, hex signatures) need no encoding at all.
+        guard text.utf8.contains(where: { !isUnreserved($0) }) else { return text }
+        let hex: StaticString = "0123456789ABCDEF"
         var output = [UInt8]()
-        output.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                output.append(byte)
-            default:
-                output.append(UInt8(ascii: "%"))
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0x0F)])
+        output.reserveCapacity(text.utf8.count * 3)
+        hex.withUTF8Buffer { hex in
+            for byte in text.utf8 {
+                if isUnreserved(byte) {
+                    output.append(byte)
+                } else {
+                    output.append(UInt8(ascii: "%"))
+                    output.append(hex[Int(byte >> 4)])
+                    output.append(hex[Int(byte & 0x0F)])
+                }
             }
         }
         return String(decoding: output, as: UTF8.self)
     }
 
+    @inline(__always) private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
     /// Decodes `%XX` escapes; a `+` stays a `+` (query strings built by this library encode a
     /// space as `%20`).
     static func decode(_ text: Substring) -> String {
-        text.removingPercentEncoding ?? String(text)
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+        return text.removingPercentEncoding ?? String(text)
     }
 
     /// The query of `url` as decoded name/value pairs, in order.
     static func queryItems(of url: URL) -> [(name: String, value: String)] {
-        guard let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery, !query.isEmpty else { return [] }
+        guard let query = url.query(percentEncoded: true), !query.isEmpty else { return [] }
         return query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+            guard let equals = pair.firstIndex(of: "=") else { return (decode(pair), "") }
+            return (decode(pair[..<equals]), decode(pair[pair.index(after: equals)...]))
         }
     }
 
-    /// `url` with its query replaced by `items`, each encoded strictly.
+    /// `url` with its query replaced by `items`, each encoded strictly (the fragment is kept).
     static func url(_ url: URL, replacingQueryWith items: [(name: String, value: String)]) -> URL {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
-        components.percentEncodedQuery = items.isEmpty ? nil : items.map { encode($0.name) + "=" + encode($0.value) }.joined(separator: "&")
-        return components.url ?? url
+        let text = url.absoluteString
+        let fragmentStart = text.firstIndex(of: "#") ?? text.endIndex
+        let queryStart = text[..<fragmentStart].firstIndex(of: "?") ?? fragmentStart
+        var result = String(text[..<queryStart])
+        if !items.isEmpty {
+            result.reserveCapacity(result.utf8.count + items.count * 24)
+            result += "?"
+            for (index, item) in items.enumerated() {
+                if index > 0 { result += "&" }
+                result += encode(item.name)
+                result += "="
+                result += encode(item.value)
+            }
+        }
+        result += text[fragmentStart...]
+        return URL(string: result) ?? url
     }
 }

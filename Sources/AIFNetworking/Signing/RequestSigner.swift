@@ -108,7 +108,7 @@ extension HTTPRequest.Body {
     func sha256(url: URL) throws(SigningError) -> [UInt8] {
         switch self {
         case .empty:
-            return Digest.hash([UInt8]())
+            return emptySHA256
         case .bytes(let data):
             return Digest.hash(data)
         case .file(let path):
@@ -131,3 +131,6 @@ extension HTTPRequest.Body {
         }
     }
 }
+
+/// The SHA-256 of no bytes, which most signed requests (GET, DELETE) hash.
+private let emptySHA256 = Digest.hash([UInt8]())
