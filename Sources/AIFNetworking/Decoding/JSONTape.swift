@@ -37,21 +37,27 @@ struct JSONTape {
 
     init(parsing bytes: [UInt8]) throws(SyntaxError) {
         self.bytes = bytes
+        var tokens: [Token] = []
         tokens.reserveCapacity(bytes.count / 8 + 4)
-        var parser = Parser(bytes: bytes)
-        try parser.skipWhitespace()
-        try parser.value(into: &tokens, depth: 0)
-        try parser.skipWhitespace()
-        guard parser.position == bytes.count else {
-            throw SyntaxError(message: "unexpected \(parser.describeCurrent()) after the end of the document", offset: parser.position)
+        try bytes.withUnsafeBufferPointer { buffer throws(SyntaxError) in
+            var parser = Parser(bytes: buffer)
+            try parser.skipWhitespace()
+            try parser.value(into: &tokens, depth: 0)
+            try parser.skipWhitespace()
+            guard parser.position == buffer.count else {
+                throw SyntaxError(message: "unexpected \(parser.describeCurrent()) after the end of the document", offset: parser.position)
+            }
         }
+        self.tokens = tokens
     }
 
+    /// Reads the bytes through a buffer pointer: no bounds-check traps beyond the explicit
+    /// `position < count` tests, no reference counting in the loop.
     private struct Parser {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var position = 0
 
-        init(bytes: [UInt8]) {
+        init(bytes: UnsafeBufferPointer<UInt8>) {
             self.bytes = bytes
         }
 

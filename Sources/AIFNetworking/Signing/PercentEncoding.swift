@@ -51,21 +51,19 @@ enum PercentEncoding {
 
     /// `url` with its query replaced by `items`, each encoded strictly (the fragment is kept).
     static func url(_ url: URL, replacingQueryWith items: [(name: String, value: String)]) -> URL {
-        let text = url.absoluteString
-        let fragmentStart = text.firstIndex(of: "#") ?? text.endIndex
-        let queryStart = text[..<fragmentStart].firstIndex(of: "?") ?? fragmentStart
-        var result = String(text[..<queryStart])
-        if !items.isEmpty {
-            result.reserveCapacity(result.utf8.count + items.count * 24)
-            result += "?"
-            for (index, item) in items.enumerated() {
-                if index > 0 { result += "&" }
-                result += encode(item.name)
-                result += "="
-                result += encode(item.value)
-            }
+        let text = url.absoluteString.utf8
+        let fragmentStart = text.firstIndex(of: UInt8(ascii: "#")) ?? text.endIndex
+        let queryStart = text[..<fragmentStart].firstIndex(of: UInt8(ascii: "?")) ?? fragmentStart
+        var result = [UInt8]()
+        result.reserveCapacity(text.count + items.count * 32)
+        result.append(contentsOf: text[..<queryStart])
+        for (index, item) in items.enumerated() {
+            result.append(index == 0 ? UInt8(ascii: "?") : UInt8(ascii: "&"))
+            result.append(contentsOf: encode(item.name).utf8)
+            result.append(UInt8(ascii: "="))
+            result.append(contentsOf: encode(item.value).utf8)
         }
-        result += text[fragmentStart...]
-        return URL(string: result) ?? url
+        result.append(contentsOf: text[fragmentStart...])
+        return URL(string: String(decoding: result, as: UTF8.self)) ?? url
     }
 }
