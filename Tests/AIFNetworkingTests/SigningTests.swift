@@ -144,4 +144,23 @@ struct ClockSkewTests {
         skew.record(HTTPResponse(statusCode: 200, headers: ["Date": "yesterday"], url: url), receivedAt: local)
         #expect(skew.offset == -120)
     }
+
+    @Test func httpDatesParseLikeAFormatterWould() throws {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let date = Date(timeIntervalSince1970: TimeInterval(Int.random(in: -2_000_000_000...4_000_000_000, using: &generator)))
+            let text = formatter.string(from: date)
+            #expect(ClockSkew.parseIMFFixdate(text) == date, "\(text)")
+        }
+        #expect(ClockSkew.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(ClockSkew.parseHTTPDate("Sunday, 06-Nov-94 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(ClockSkew.parseHTTPDate("Sun Nov  6 08:49:37 1994") == Date(timeIntervalSince1970: 784_111_777))
+        for bad in ["Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", ""] {
+            #expect(ClockSkew.parseIMFFixdate(bad) == nil, "\(bad)")
+        }
+    }
 }
