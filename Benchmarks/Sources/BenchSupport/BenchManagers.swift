@@ -10,12 +10,28 @@ public struct BenchCatalogue: Decodable, Sendable {
         public var title: String
         public var priceCents: Int
         public var inStock: Bool
+
+        /// Creates an item.
+        public init(id: Int, title: String, priceCents: Int, inStock: Bool) {
+            self.id = id
+            self.title = title
+            self.priceCents = priceCents
+            self.inStock = inStock
+        }
     }
 
     public var page: Int
     public var pageSize: Int
     public var total: Int
     public var items: [Item]
+
+    /// Creates a catalogue.
+    public init(page: Int, pageSize: Int, total: Int, items: [Item]) {
+        self.page = page
+        self.pageSize = pageSize
+        self.total = total
+        self.items = items
+    }
 }
 
 /// The benchmark server as a service: AIF-HMAC signed (the server ignores the signature; the
@@ -40,3 +56,38 @@ public final class BenchCatalogueManager: APIManager<BenchCatalogue>, @unchecked
     override public var methodName: String { "small.json" }
 }
 
+
+/// The small JSON every client fetches (about 600 bytes), the same file nginx serves.
+public enum BenchPayload {
+    /// The document.
+    public static let json: String = {
+        let items = (1...6).map { index in
+            #"{"id":\#(index),"title":"Article number \#(index) of the benchmark catalogue","price_cents":\#(990 + index * 125),"in_stock":true}"#
+        }
+        return #"{"page":1,"page_size":6,"total":6,"items":["# + items.joined(separator: ",") + "]}\n"
+    }()
+}
+
+/// ``BenchCatalogue`` decoded with explicit coding keys instead of a key strategy.
+public struct ExplicitCatalogue: Decodable, Sendable {
+    /// The catalogue.
+    public let catalogue: BenchCatalogue
+
+    private enum Keys: String, CodingKey { case page, pageSize = "page_size", total, items }
+    private enum ItemKeys: String, CodingKey { case id, title, priceCents = "price_cents", inStock = "in_stock" }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        var itemsContainer = try container.nestedUnkeyedContainer(forKey: .items)
+        var items: [BenchCatalogue.Item] = []
+        while !itemsContainer.isAtEnd {
+            let item = try itemsContainer.nestedContainer(keyedBy: ItemKeys.self)
+            items.append(BenchCatalogue.Item(
+                id: try item.decode(Int.self, forKey: .id), title: try item.decode(String.self, forKey: .title),
+                priceCents: try item.decode(Int.self, forKey: .priceCents), inStock: try item.decode(Bool.self, forKey: .inStock)))
+        }
+        catalogue = BenchCatalogue(
+            page: try container.decode(Int.self, forKey: .page), pageSize: try container.decode(Int.self, forKey: .pageSize),
+            total: try container.decode(Int.self, forKey: .total), items: items)
+    }
+}

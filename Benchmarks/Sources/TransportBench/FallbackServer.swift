@@ -1,17 +1,8 @@
+import BenchSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-
-/// The small JSON every client fetches (about 600 bytes), the same file nginx serves.
-enum BenchPayload {
-    static let json: String = {
-        let items = (1...6).map { index in
-            #"{"id":\#(index),"title":"Article number \#(index) of the benchmark catalogue","price_cents":\#(990 + index * 125),"in_stock":true}"#
-        }
-        return #"{"page":1,"page_size":6,"total":6,"items":["# + items.joined(separator: ",") + "]}\n"
-    }()
-}
 
 /// An HTTP/1.1 server on SwiftNIO that answers every request with ``BenchPayload/json``: the
 /// comparison's server when nginx is not installed.

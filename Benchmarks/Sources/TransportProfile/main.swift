@@ -17,6 +17,26 @@ import Synchronization
 // remove start-up) for instructions per request.
 
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "decode", let rounds = Int(arguments[2]) {
+    // `TransportProfile decode N`: microseconds per decode of the benchmark's JSON.
+    let payload = Data(BenchPayload.json.utf8)
+    func time(_ label: String, _ decode: () throws -> BenchCatalogue) rethrows {
+        for _ in 0..<1000 { _ = try decode() }
+        let start = ContinuousClock.now
+        for _ in 0..<rounds { _ = try decode() }
+        let elapsed = ContinuousClock.now - start
+        let micros = (Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12) / Double(rounds)
+        print(label.padding(toLength: 44, withPad: " ", startingAt: 0) + String(format: "%6.1f µs", micros))
+    }
+    let foundation = JSONDecoder()
+    foundation.keyDecodingStrategy = .convertFromSnakeCase
+    let fast = FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase)
+    try time("JSONDecoder, convertFromSnakeCase") { try foundation.decode(BenchCatalogue.self, from: payload) }
+    try time("FastJSONDecoder, convertFromSnakeCase") { try fast.decode(BenchCatalogue.self, from: payload) }
+    try time("JSONDecoder, explicit keys") { try JSONDecoder().decode(ExplicitCatalogue.self, from: payload).catalogue }
+    try time("FastJSONDecoder, explicit keys") { try FastJSONDecoder().decode(ExplicitCatalogue.self, from: payload).catalogue }
+    exit(0)
+}
 guard arguments.count == 5, let concurrency = Int(arguments[3]), let total = Int(arguments[4]) else {
     print("usage: TransportProfile transport|manager|libcurl-c URL CONCURRENCY REQUESTS")
     exit(2)
