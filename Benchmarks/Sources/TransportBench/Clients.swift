@@ -36,6 +36,7 @@ enum ClientKind: String, CaseIterable, Sendable {
     case ahc
     case manager
     case managerAsync = "manager-async"
+    case managerOnLoop = "manager-loop"
 
     func make(_ settings: ClientSettings) throws -> any BenchClient {
         switch self {
@@ -45,7 +46,8 @@ enum ClientKind: String, CaseIterable, Sendable {
         case .transportAsyncOnLoop: TransportAsyncClient(settings, onTransportThread: true)
         case .urlSession: URLSessionClient(settings)
         case .ahc: AsyncHTTPClientClient(settings)
-        case .manager: ManagerDelegateClient(settings)
+        case .manager: ManagerDelegateClient(settings, onTransportThread: false)
+        case .managerOnLoop: ManagerDelegateClient(settings, onTransportThread: true)
         case .managerAsync: ManagerAsyncClient(settings)
         }
     }

@@ -12,11 +12,11 @@ private struct ManagerStack {
     let transport: CurlTransport
     let proxy: APIProxy
 
-    init(_ settings: ClientSettings) {
+    init(_ settings: ClientSettings, onTransportThread: Bool = false) {
         let url = URL(string: settings.url)!
         registry.register(BenchService(baseURL: url.deletingLastPathComponent()))
         transport = makeTransport(settings)
-        proxy = APIProxy(transport: transport)
+        proxy = APIProxy(transport: transport, runsLoadsOnTransportThread: onTransportThread)
     }
 
     func makeManager() -> BenchCatalogueManager {
@@ -25,15 +25,16 @@ private struct ManagerStack {
 }
 
 /// The delegate face: `concurrency` chains, each delegate callback (delivered immediately, on
-/// the thread that ended the load) starting the next load.
+/// the thread that ended the load) starting the next load. `manager-loop` runs the loads on the
+/// transport's thread (`APIProxy(runsLoadsOnTransportThread: true)`).
 final class ManagerDelegateClient: BenchClient {
     private let stack: ManagerStack
     private let manager: BenchCatalogueManager
     private let concurrency: Int
     private let delegate = Mutex<ChainDelegate?>(nil)
 
-    init(_ settings: ClientSettings) {
-        stack = ManagerStack(settings)
+    init(_ settings: ClientSettings, onTransportThread: Bool) {
+        stack = ManagerStack(settings, onTransportThread: onTransportThread)
         manager = stack.makeManager()
         manager.callbackExecutor = .immediate
         concurrency = settings.concurrency

@@ -229,7 +229,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let stage = prepare(id: id, parameters: parameters)
         if case .send = stage {
             let reference = WeakReference(self)
-            let task = Task { [weak self, proxy] () -> Void in
+            let task = Task(executorPreference: proxy.loadExecutor) { [weak self, proxy] () -> Void in
                 let result = await Self.execute(stage, id: id, manager: reference)
                 if let self { self.finish(id, result, deliver: true) } else { _ = proxy.end(id) }
             }
@@ -256,7 +256,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let result: Result<APIResponse<Content>, APIError>
         if case .send = stage {
             let reference = WeakReference(self)
-            let task = Task { await Self.execute(stage, id: id, manager: reference) }
+            let task = Task(executorPreference: proxy.loadExecutor) { await Self.execute(stage, id: id, manager: reference) }
             proxy.attach(id) { task.cancel() }
             let sent = await withTaskCancellationHandler { await task.value } onCancel: { [proxy] in proxy.cancel(id) }
             result = finish(id, sent, deliver: false)

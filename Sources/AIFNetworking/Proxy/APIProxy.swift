@@ -26,6 +26,9 @@ public final class APIProxy: Sendable {
     public let clockSkew: ClockSkew
     /// How many redirects a signed request follows (each hop signed afresh).
     public let maxRedirects: Int
+    /// Where loads run their work (signing, decoding, validation), or `nil` for the global
+    /// concurrent executor.
+    public let loadExecutor: (any TaskExecutor)?
 
     private let table = Locked(Table())
     private let coalescer = Coalescer()
@@ -38,16 +41,23 @@ public final class APIProxy: Sendable {
     ///   - logger: Where request and response lines go; disabled by default.
     ///   - clockSkew: The clock correction for signing; a fresh one by default.
     ///   - maxRedirects: How many redirects a signed request follows; 10 by default.
+    ///   - runsLoadsOnTransportThread: Whether loads do their work (signing, decoding,
+    ///     validation, `.immediate` delivery) on the ``CurlTransport``'s own thread instead of
+    ///     the global concurrent executor: no thread hand-off per request, so less CPU per
+    ///     load, but that work then shares one thread with all I/O. Worth it for small
+    ///     responses at high rates on few cores; off by default.
     public init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
         clockSkew: ClockSkew = ClockSkew(),
-        maxRedirects: Int = 10
+        maxRedirects: Int = 10,
+        runsLoadsOnTransportThread: Bool = false
     ) {
         self.transport = transport
         self.logger = logger
         self.clockSkew = clockSkew
         self.maxRedirects = maxRedirects
+        self.loadExecutor = runsLoadsOnTransportThread ? (transport as? CurlTransport)?.taskExecutor : nil
     }
 
     // MARK: The table
