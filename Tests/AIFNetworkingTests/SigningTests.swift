@@ -16,6 +16,27 @@ struct SigningTests {
         #expect(Digest.hex(case2) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
         #expect(Digest.hmac(Array("x".utf8), key: Array("k".utf8), algorithm: .sha1).count == 20)
         #expect(Digest.hmac(Array("x".utf8), key: Array("k".utf8), algorithm: .sha512).count == 64)
+        // Case 6: a key longer than the block is hashed first.
+        let case6 = Digest.hmac(Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8), key: [UInt8](repeating: 0xaa, count: 131))
+        #expect(Digest.hex(case6) == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+    }
+
+    @Test func hmacMatchesRFC2104ForEveryAlgorithmAndKeyLength() {
+        // The definition, written out over the plain hash: H((K ^ opad) || H((K ^ ipad) || m)).
+        func reference(_ message: [UInt8], key: [UInt8], _ algorithm: Digest.Algorithm, block: Int) -> [UInt8] {
+            var padded = key.count > block ? Digest.hash(key, algorithm: algorithm) : key
+            padded += [UInt8](repeating: 0, count: block - padded.count)
+            let inner = Digest.hash(padded.map { $0 ^ 0x36 } + message, algorithm: algorithm)
+            return Digest.hash(padded.map { $0 ^ 0x5C } + inner, algorithm: algorithm)
+        }
+        var generator = SystemRandomNumberGenerator()
+        for (algorithm, block) in [(Digest.Algorithm.sha256, 64), (.sha1, 64), (.sha512, 128), (.md5, 64)] {
+            for keyLength in [0, 1, 32, 63, 64, 65, 127, 128, 129, 300] {
+                let key = (0..<keyLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let message = (0..<Int.random(in: 0..<500, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                #expect(Digest.hmac(message, key: key, algorithm: algorithm) == reference(message, key: key, algorithm, block: block))
+            }
+        }
     }
 
     @Test func digestsAndComparison() {

@@ -44,18 +44,8 @@ public enum Digest {
     ///   - algorithm: The hash function; SHA-256 by default.
     /// - Returns: The raw authentication code.
     public static func hmac(_ data: some DataProtocol, key: some DataProtocol, algorithm: Algorithm = .sha256) -> [UInt8] {
-        let keyBytes = Array(key)
-        let message = Array(data)
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        keyBytes.withUnsafeBufferPointer { keyBuffer in
-            message.withUnsafeBufferPointer { messageBuffer in
-                _ = HMAC(
-                    algorithm.evp, keyBuffer.baseAddress ?? UnsafePointer(bitPattern: 1), Int32(keyBuffer.count),
-                    messageBuffer.baseAddress ?? UnsafePointer(bitPattern: 1), messageBuffer.count, &output, &length)
-            }
-        }
-        return Array(output.prefix(Int(length)))
+        let schedule = HMACKeySchedule.cached(for: Array(key), algorithm: algorithm)
+        return schedule.authenticate(data)
     }
 
     /// Compares two byte strings in time that depends only on their length, for checking
@@ -124,5 +114,71 @@ struct StreamingHash: ~Copyable {
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &output, &length)
         return Array(output.prefix(Int(length)))
+    }
+}
+
+/// An HMAC key prepared once: the hash states after absorbing the padded key XOR `ipad` and
+/// XOR `opad` (RFC 2104). Each code then costs two state copies and the message, instead of
+/// OpenSSL 3 fetching the algorithm and deriving the key again for every signature.
+final class HMACKeySchedule: @unchecked Sendable {
+    // Unchecked: both contexts are written only in init and afterwards only read, as the source
+    // of EVP_MD_CTX_copy_ex, which does not modify its source.
+    private let inner: OpaquePointer
+    private let outer: OpaquePointer
+
+    private struct Key: Hashable {
+        var algorithm: Digest.Algorithm
+        var bytes: [UInt8]
+    }
+
+    /// Recently used keys (a service has one or two); emptied when it grows past 32.
+    private static let cache = Locked<[Key: HMACKeySchedule]>([:])
+
+    static func cached(for key: [UInt8], algorithm: Digest.Algorithm) -> HMACKeySchedule {
+        let cacheKey = Key(algorithm: algorithm, bytes: key)
+        if let schedule = cache.withLock({ $0[cacheKey] }) { return schedule }
+        let schedule = HMACKeySchedule(key: key, algorithm: algorithm)
+        cache.withLock { cache in
+            if cache.count >= 32 { cache.removeAll() }
+            cache[cacheKey] = schedule
+        }
+        return schedule
+    }
+
+    private init(key: [UInt8], algorithm: Digest.Algorithm) {
+        let blockSize = Int(EVP_MD_get_block_size(algorithm.evp))
+        var block = key.count > blockSize ? Digest.hash(key, algorithm: algorithm) : key
+        block += [UInt8](repeating: 0, count: blockSize - block.count)
+        inner = EVP_MD_CTX_new()
+        outer = EVP_MD_CTX_new()
+        EVP_DigestInit_ex(inner, algorithm.evp, nil)
+        EVP_DigestInit_ex(outer, algorithm.evp, nil)
+        let innerPad = block.map { $0 ^ 0x36 }
+        let outerPad = block.map { $0 ^ 0x5C }
+        EVP_DigestUpdate(inner, innerPad, innerPad.count)
+        EVP_DigestUpdate(outer, outerPad, outerPad.count)
+    }
+
+    deinit {
+        EVP_MD_CTX_free(inner)
+        EVP_MD_CTX_free(outer)
+    }
+
+    func authenticate(_ data: some DataProtocol) -> [UInt8] {
+        let context = EVP_MD_CTX_new()
+        defer { EVP_MD_CTX_free(context) }
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        EVP_MD_CTX_copy_ex(context, inner)
+        for region in data.regions {
+            region.withUnsafeBytes { buffer in
+                if let base = buffer.baseAddress { _ = EVP_DigestUpdate(context, base, buffer.count) }
+            }
+        }
+        EVP_DigestFinal_ex(context, &digest, &length)
+        EVP_MD_CTX_copy_ex(context, outer)
+        EVP_DigestUpdate(context, digest, Int(length))
+        EVP_DigestFinal_ex(context, &digest, &length)
+        return Array(digest.prefix(Int(length)))
     }
 }
