@@ -12,6 +12,7 @@ public struct RequestID: Sendable, Hashable, Comparable, CustomStringConvertible
         self.rawValue = rawValue
     }
 
+    /// Earlier IDs sort first.
     public static func < (lhs: RequestID, rhs: RequestID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// `#42`.
