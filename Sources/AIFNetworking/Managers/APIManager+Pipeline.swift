@@ -113,8 +113,10 @@ extension APIManager {
             service: plan.serviceName, environment: plan.resolved.environmentName, method: plan.method,
             methodName: plan.methodName, parameters: plan.parameters
         ).description : nil
-        reference.object?.afterCallingAPI(with: plan.parameters)
-        reference.object?.interceptor?.afterCallingAPI(reference.object!, with: plan.parameters)
+        if let manager = reference.object {
+            manager.afterCallingAPI(with: plan.parameters)
+            manager.interceptor?.afterCallingAPI(manager, with: plan.parameters)
+        }
 
         let response: HTTPResponse
         do {

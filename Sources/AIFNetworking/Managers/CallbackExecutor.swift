@@ -11,7 +11,8 @@ public enum CallbackExecutor: Sendable {
     case mainActor
     /// On a dispatch queue; with a serial queue, in the order loads end.
     case queue(DispatchQueue)
-    /// Isolated to an actor.
+    /// Isolated to an actor (each delivery is a task of its own, so loads ending close together
+    /// may be told in either order).
     case actor(any Actor)
     /// On whichever thread ended the load, before `loadData` callers hear anything else: the
     /// cheapest, for servers and benchmarks whose delegates are thread-safe.
