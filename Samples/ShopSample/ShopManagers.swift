@@ -2,6 +2,10 @@ import AIFNetworking
 import DemoServer
 import Foundation
 
+// Every manager below restates `@unchecked Sendable`: Swift requires a subclass to restate the
+// unchecked conformance it inherits from `APIManager`. It is safe because these subclasses add
+// no stored state; their overrides return constants.
+
 /// The service every manager here calls; defined in `Configs/shop.json`.
 extension ServiceName {
     static let shop: ServiceName = "shop"

@@ -76,6 +76,7 @@ struct PagingStateTests {
 
 /// A paged manager over the demo shop's listing, 20 to a page.
 final class ShopListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
+    // Restated as Swift requires of subclasses; it adds no stored state.
     init(stack: ShopStack) {
         super.init(service: "shop", methodName: "goods", proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
     }

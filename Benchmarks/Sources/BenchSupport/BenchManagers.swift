@@ -52,6 +52,7 @@ public struct BenchService: Service {
 
 /// One endpoint: a signed GET of the small JSON.
 public final class BenchCatalogueManager: APIManager<BenchCatalogue>, @unchecked Sendable {
+    // Restated as Swift requires of subclasses; it adds no stored state.
     override public var serviceName: ServiceName { "bench" }
     override public var methodName: String { "small.json" }
 }

@@ -104,6 +104,8 @@ struct ShopStack: Sendable {
 
 /// A shop manager configured by values (tests need many variants), recording its own hooks.
 final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @unchecked Sendable {
+    // Restated as Swift requires of subclasses; its stored properties are `let`s of Sendable
+    // types and a lock-protected event list.
     struct Settings: Sendable {
         var cache = false
         var lifetime: Duration = .seconds(300)
