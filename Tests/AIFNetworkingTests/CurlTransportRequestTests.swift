@@ -54,6 +54,36 @@ struct CurlTransportRequestTests {
         #expect(progressCalls.withLock { $0 } == before, "a progress handler is not called for a later request")
     }
 
+    /// A URL with a query is handed to libcurl as the URL without its query plus a ready-made
+    /// request target, where that writes the same request line libcurl would; these cases,
+    /// sent one after another on one pooled handle, must each reach the server exactly.
+    @Test func theRequestTargetIsExactlyTheURLsPathAndQuery() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport { $0.redirects = .never }
+        defer { transport.shutdown() }
+        let base = server.url("").absoluteString
+        let cases: [(url: String, redirects: RedirectPolicy?, target: String)] = [
+            (base + "echo?b=2&a=%20x&sign=0123456789abcdef", nil, "/echo?b=2&a=%20x&sign=0123456789abcdef"),
+            (base + "echo", nil, "/echo"),
+            (base + "echo?", nil, "/echo?"),
+            (base + "skip/../echo?q=1", nil, "/echo?q=1"),
+            (base + "echo?q=1#fragment", nil, "/echo?q=1"),
+            (base + "echo?q=%C3%A9&empty=", nil, "/echo?q=%C3%A9&empty="),
+            (base + "echo?after=redirects", .follow(max: 3), "/echo?after=redirects"),
+            (base + "echo?last=1", nil, "/echo?last=1"),
+        ]
+        for (url, redirects, target) in cases {
+            let response = try await transport.send(HTTPRequest(url: URL(string: url)!, redirects: redirects))
+            #expect(response.statusCode == 200, "\(url)")
+            #expect(response.headers["X-Target"] == target, "\(url)")
+        }
+        // Followed redirects must not reuse a previous request's target.
+        let redirected = try await transport.send(HTTPRequest(url: URL(string: base + "redirect/2?from=test")!, redirects: .follow(max: 3)))
+        #expect(String(decoding: redirected.body, as: UTF8.self) == "landed")
+        let returned = try await transport.send(HTTPRequest(url: URL(string: base + "redirect/2?from=test")!))
+        #expect(returned.statusCode == 302)
+    }
+
     @Test func headReturnsHeadersWithoutABody() async throws {
         let server = try await TestServers.shared().plain
         let transport = makeTransport()

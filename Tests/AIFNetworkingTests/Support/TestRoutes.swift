@@ -28,6 +28,7 @@ enum TestRoutes {
                 let body = try await request.body.collect(upTo: 128 << 20)
                 var headers: HTTPFields = [:]
                 headers[HTTPField.Name("X-Method")!] = request.method.rawValue
+                headers[HTTPField.Name("X-Target")!] = request.head.path ?? ""
                 headers[HTTPField.Name("X-Body-Length")!] = "\(body.readableBytes)"
                 if let type = request.headers[.contentType] { headers[HTTPField.Name("X-Request-Content-Type")!] = type }
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))

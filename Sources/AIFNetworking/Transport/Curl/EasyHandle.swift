@@ -43,6 +43,8 @@ final class EasyHandle {
         var connectTimeout = -1
         var totalTimeout = -1
         var maxRedirects = Int.min
+        /// Whether `CURLOPT_REQUEST_TARGET` is set (see `Transfer.requestTarget(of:)`).
+        var requestTarget = false
     }
 
     /// See ``AppliedOptions``. Only the event loop's thread touches it.

@@ -143,14 +143,29 @@ extension Transfer {
         handle.set(CURLOPT_READDATA, pointer: context)
         handle.set(CURLOPT_SEEKDATA, pointer: context)
         handle.set(CURLOPT_XFERINFODATA, pointer: context)
-        guard handle.set(CURLOPT_URL, urlString) == CURLE_OK else {
-            throw TransportError(.invalidURL, url: urlString, detail: "libcurl rejected the URL")
-        }
-        // Every other per-request option is compared with what the handle's previous transfer
-        // left set (`handle.applied`) and set only when it differs: a pooled handle is never
-        // reset, so each option either is set here or already holds this request's value.
+        // Every per-request option but the URL is compared with what the handle's previous
+        // transfer left set (`handle.applied`) and set only when it differs: a pooled handle is
+        // never reset, so each option either is set here or already holds this request's value.
         var applied = handle.applied
         defer { handle.applied = applied }
+
+        let maxRedirects = request.redirects?.maxRedirects ?? options.defaultMaxRedirects
+        let target = maxRedirects < 0 && (scheme == .https || options.httpProxy.isEmpty) ? Self.requestTarget(of: urlString) : nil
+        if let target {
+            guard handle.set(CURLOPT_URL, String(urlString.utf8[..<target.queryStart])!) == CURLE_OK else {
+                throw TransportError(.invalidURL, url: urlString, detail: "libcurl rejected the URL")
+            }
+            handle.set(CURLOPT_REQUEST_TARGET, String(urlString.utf8[target.pathStart...])!)
+            applied.requestTarget = true
+        } else {
+            guard handle.set(CURLOPT_URL, urlString) == CURLE_OK else {
+                throw TransportError(.invalidURL, url: urlString, detail: "libcurl rejected the URL")
+            }
+            if applied.requestTarget {
+                handle.set(CURLOPT_REQUEST_TARGET, pointer: nil)
+                applied.requestTarget = false
+            }
+        }
 
         let wantsProgress = progress != nil
         if applied.progress != wantsProgress {
@@ -241,12 +256,61 @@ extension Transfer {
             applied.totalTimeout = totalMilliseconds
         }
 
-        let maxRedirects = request.redirects?.maxRedirects ?? options.defaultMaxRedirects
         if applied.maxRedirects != maxRedirects {
             handle.set(CURLOPT_FOLLOWLOCATION, maxRedirects >= 0)
             handle.set(CURLOPT_MAXREDIRS, Swift.max(0, maxRedirects))
             applied.maxRedirects = maxRedirects
         }
+    }
+
+    /// Where a URL's query starts and its path starts, when the request line can be handed to
+    /// libcurl ready-made (`CURLOPT_REQUEST_TARGET`) while `CURLOPT_URL` gets the URL without
+    /// its query.
+    ///
+    /// libcurl copies a URL through its `printf` one character at a time several times per
+    /// transfer (parsing it, rebuilding it, writing the request line), about 300 instructions
+    /// per character; a signed URL's query (key, time, nonce, 64-character signature) made
+    /// that a third of libcurl's work per request. A query handed over as the request target
+    /// is copied once, and the rest of the URL stays the same from one request to the next.
+    ///
+    /// Only done where the result is byte-for-byte the request line libcurl would have written
+    /// itself: the caller checks that libcurl follows no redirects (a followed redirect would
+    /// reuse the target) and that no plain-HTTP proxy wants an absolute URL; here, the URL must
+    /// have a query, no fragment, no dot segments in its path (libcurl would remove them), and
+    /// nothing but printable ASCII (libcurl would reject it).
+    static func requestTarget(of url: String) -> (pathStart: String.Index, queryStart: String.Index)? {
+        let utf8 = url.utf8
+        var index = utf8.startIndex
+        var sawColon = false
+        // Past "scheme://".
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            utf8.formIndex(after: &index)
+            if byte == UInt8(ascii: ":") { sawColon = true; break }
+        }
+        guard sawColon, utf8[index...].starts(with: "//".utf8) else { return nil }
+        index = utf8.index(index, offsetBy: 2)
+        var pathStart: String.Index?
+        var queryStart: String.Index?
+        var previous: UInt8 = 0
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            guard byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "#") else { return nil }
+            if queryStart == nil {
+                if byte == UInt8(ascii: "?") {
+                    queryStart = index
+                    if pathStart == nil { return nil }  // "http://host?query": libcurl adds the "/".
+                } else if pathStart == nil, byte == UInt8(ascii: "/") {
+                    pathStart = index
+                } else if pathStart != nil, byte == UInt8(ascii: "."), previous == UInt8(ascii: "/") {
+                    return nil
+                }
+            }
+            previous = byte
+            utf8.formIndex(after: &index)
+        }
+        guard let pathStart, let queryStart else { return nil }
+        return (pathStart, queryStart)
     }
 
     /// Builds this transfer's own header list: defaults not overridden, then its headers.
