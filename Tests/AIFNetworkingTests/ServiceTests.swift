@@ -112,6 +112,72 @@ struct ServiceTests {
         #expect(form.headers["Content-Type"] == "application/x-www-form-urlencoded")
     }
 
+    /// The generator signs the default scheme on the URL's text, without building and parsing
+    /// URLs in between; a signer it cannot see through takes the general path (URL, then
+    /// `sign`). Both must produce the same request, byte for byte, whatever the URL holds.
+    @Test(arguments: [true, false])
+    func signingOnTheURLTextMatchesSigningTheParsedURL(signsAllParameters: Bool) throws {
+        struct Opaque: RequestSigner {
+            // The generator sets an AIFHMACSigner's coverage from the environment; this one
+            // it cannot see into, so it is made with the same coverage.
+            let inner: AIFHMACSigner
+            func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
+                try inner.sign(request, credentials: credentials, context: context)
+            }
+        }
+        struct Signed: Service {
+            var name: ServiceName = "signed"
+            var base: String
+            var opaque: Bool
+            var signsAll: Bool
+            var environments: [EnvironmentName: ServiceEnvironment] {
+                [.online: ServiceEnvironment(
+                    baseURL: URL(string: base)!, apiVersion: "v1",
+                    credentials: SigningCredentials(publicKey: "pub key/+", privateKey: Secret("s3cr3t")), signsAllParameters: signsAll)]
+            }
+            var signer: (any RequestSigner)? {
+                opaque ? Opaque(inner: AIFHMACSigner(coverage: signsAll ? .allParameters : .signatureFieldsOnly)) : AIFHMACSigner()
+            }
+            func commonParameters() -> Parameters { ["device": "d 1"] }
+        }
+        let cases: [(base: String, methodName: String, method: HTTPMethod, parameters: Parameters)] = [
+            ("https://shop.test", "goods", .get, [:]),
+            ("https://shop.test/", "/goods/{id}/", .get, ["id": "42 & more", "sort": "new"]),
+            ("http://127.0.0.1:9000/api/", "goods?fixed=1&sign=old&x=%2F", .get, ["q": "café ☕", "tags": ["a", "b"], "empty": ""]),
+            ("http://[::1]:8080", "goods", .delete, ["filter": ["min": 10, "max": nil]]),
+            ("https://user:pw@shop.test/base", "orders", .post, ["goods_id": 1, "note": "a&b"]),
+            ("https://shop.test", "orders/{id}", .put, ["id": 7, "note": "x"]),
+            ("https://shop.test", "goods/a b", .get, ["q": "1"]),  // a space: parsed, not taken as text
+            ("https://shop.test", "goods;v=1/@x:y/!$'()*+,=", .head, ["q": "~._-"]),
+            ("https://shop.test", "goods#fragment", .get, ["q": "1"]),
+            ("https://shop.test", "goods/%zz", .get, [:]),
+            ("https://shop.test", "https://cdn.shop.test/banner?x=1", .get, ["q": "1"]),
+        ]
+        for item in cases {
+            var results: [String] = []
+            var failures: [String] = []
+            for opaque in [false, true] {
+                let registry = ServiceRegistry(processEnvironment: [:])
+                registry.register(Signed(base: item.base, opaque: opaque, signsAll: signsAllParameters))
+                do {
+                    let request = try RequestGenerator().makeRequest(
+                        for: registry.resolve("signed"), methodName: item.methodName, method: item.method,
+                        parameters: item.parameters, signingContext: Self.context)
+                    var body = ""
+                    if case .bytes(let data) = request.body { body = String(decoding: data, as: UTF8.self) }
+                    results.append("\(request.method.rawValue) \(request.url.absoluteString) \(body)")
+                } catch {
+                    failures.append("\(error)")
+                }
+            }
+            #expect(failures.isEmpty || failures.count == 2, "\(item.methodName): \(failures)")
+            if results.count == 2 {
+                #expect(results[0] == results[1], "\(item.base) \(item.methodName)")
+                #expect(results[0].contains("&sign="), "\(item.methodName)")
+            }
+        }
+    }
+
     @Test func curlRenderingHidesCredentials() throws {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ShopService())

@@ -44,21 +44,25 @@ public struct RequestGenerator: Sendable {
         signingContext: SigningContext = .now()
     ) throws(ServiceError) -> HTTPRequest {
         let service = resolved.service
-        var parameters = service.commonParameters().merging(parameters) { _, call in call }
+        var parameters = parameters
+        let common = service.commonParameters()
+        if !common.isEmpty { parameters = common.merging(parameters) { _, call in call } }
         let path = try fillPlaceholders(in: methodName, from: &parameters, service: service.name)
-        var url = try makeURL(path: path, originalMethodName: methodName, resolved: resolved)
+        let target = try makeURL(path: path, originalMethodName: methodName, resolved: resolved)
 
-        var request = HTTPRequest(method: method, url: url)
-        request.headers = service.commonHeaders().merging(service.extraHeaders(forMethod: methodName)).merging(headers)
+        var request = HTTPRequest(method: method, url: resolved.environment.baseURL)  // The URL is set below.
+        var allHeaders = service.commonHeaders()
+        let methodHeaders = service.extraHeaders(forMethod: methodName)
+        if !methodHeaders.isEmpty { allHeaders = allHeaders.merging(methodHeaders) }
+        if !headers.isEmpty { allHeaders = allHeaders.merging(headers) }
+        request.headers = allHeaders
         request.timeouts = service.timeouts
 
-        let flatten = { (parameters: Parameters) in Self.flatten(parameters, arrays: service.arrayEncoding) }
+        // Parameters that go in the query string, after the URL's own query.
+        var queryParameters: [(name: String, value: String)] = []
         if let rawBody {
             request.body = rawBody
-            if !parameters.isEmpty {
-                url = PercentEncoding.url(url, replacingQueryWith: PercentEncoding.queryItems(of: url) + flatten(parameters))
-                request.url = url
-            }
+            queryParameters = Self.flatten(parameters, arrays: service.arrayEncoding)
         } else if method == .post || method == .put || method == .patch {
             switch bodyEncoding ?? service.bodyEncoding {
             case .json:
@@ -71,17 +75,51 @@ public struct RequestGenerator: Sendable {
                 request.body = .bytes(data)
                 if !request.headers.contains("Content-Type") { request.headers.set(name: "Content-Type", value: "application/json") }
             case .form:
-                let form = flatten(parameters).map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
+                let form = Self.flatten(parameters, arrays: service.arrayEncoding)
+                    .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
                 request.body = .bytes(Data(form.utf8))
                 if !request.headers.contains("Content-Type") {
                     request.headers.set(name: "Content-Type", value: "application/x-www-form-urlencoded")
                 }
             }
-        } else if !parameters.isEmpty {
-            url = PercentEncoding.url(url, replacingQueryWith: PercentEncoding.queryItems(of: url) + flatten(parameters))
-            request.url = url
+        } else {
+            queryParameters = Self.flatten(parameters, arrays: service.arrayEncoding)
         }
 
+        // The default scheme (AIF-HMAC in the query) over a URL this generator wrote: the signed
+        // URL is written as text and parsed once.
+        if case .text(let text) = target, let credentials = resolved.environment.credentials,
+            var signer = service.signer as? AIFHMACSigner, signer.placement == .query
+        {
+            let bodyHash: [UInt8]
+            switch request.body {
+            case .empty: bodyHash = HTTPRequest.Body.emptySHA256
+            case .bytes(let data): bodyHash = Digest.hash(data)
+            case .file: bodyHash = []
+            }
+            if !bodyHash.isEmpty {
+                signer.coverage = resolved.environment.signsAllParameters ? .allParameters : .signatureFieldsOnly
+                let signed = signer.signedURLText(
+                    method: method, prefix: text.prefix, path: text.path,
+                    query: PercentEncoding.queryItems(of: text.query) + queryParameters,
+                    bodyHash: bodyHash, credentials: credentials, context: signingContext)
+                guard let url = URL(string: signed) else {
+                    throw ServiceError.invalidURL(service: service.name, methodName: methodName, reason: "\"\(text.prefix)\" is not a valid URL")
+                }
+                request.url = url
+                return request
+            }
+        }
+
+        var url: URL
+        switch target {
+        case .url(let parsed): url = parsed
+        case .text(let text): url = try parsedURL(text.whole, methodName: methodName, service: service.name)
+        }
+        if !queryParameters.isEmpty {
+            url = PercentEncoding.url(url, replacingQueryWith: PercentEncoding.queryItems(of: url) + queryParameters)
+        }
+        request.url = url
         return try sign(request, for: resolved, context: signingContext)
     }
 
@@ -103,6 +141,7 @@ public struct RequestGenerator: Sendable {
     /// Replaces `{name}` with the parameter `name`, percent-encoded, and removes it from the
     /// parameters.
     private func fillPlaceholders(in methodName: String, from parameters: inout Parameters, service: ServiceName) throws(ServiceError) -> String {
+        guard methodName.utf8.contains(UInt8(ascii: "{")) else { return methodName }
         var result = ""
         var rest = methodName[...]
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
@@ -118,31 +157,137 @@ public struct RequestGenerator: Sendable {
         return result + rest
     }
 
-    private func makeURL(path: String, originalMethodName: String, resolved: ResolvedService) throws(ServiceError) -> URL {
+    /// A request URL written by the generator: the text, and where its path and query are.
+    struct URLText {
+        /// The whole URL.
+        var whole: String
+        /// Up to the end of the path.
+        var prefix: Substring
+        /// The path (empty for none).
+        var path: Substring
+        /// The query, without `?` (empty for none).
+        var query: Substring
+    }
+
+    /// A request URL, parsed or still text.
+    enum Target {
+        /// A service's own URL, a full URL given as the method name, or text that had to be
+        /// parsed to be sure of it.
+        case url(URL)
+        /// The standard rule's URL, which a parser would keep exactly as written.
+        case text(URLText)
+    }
+
+    /// The request URL (see ``Target``): text is parsed only when it cannot be signed as text.
+    private func makeURL(path: String, originalMethodName: String, resolved: ResolvedService) throws(ServiceError) -> Target {
         let name = resolved.service.name
-        if let custom = resolved.service.url(for: path, in: resolved.environment) { return custom }
-        let lowered = path.lowercased()
-        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+        if let custom = resolved.service.url(for: path, in: resolved.environment) { return .url(custom) }
+        if Self.hasHTTPScheme(path) {
             guard let url = URL(string: path) else {
                 throw ServiceError.invalidURL(service: name, methodName: originalMethodName, reason: "\"\(path)\" is not a valid URL")
             }
-            return url
+            return .url(url)
         }
-        let (pathPart, query) = path.firstIndex(of: "?").map { (String(path[..<$0]), String(path[path.index(after: $0)...])) } ?? (path, "")
-        var base = resolved.environment.baseURL.absoluteString
-        while base.hasSuffix("/") { base.removeLast() }
-        let segments = [resolved.environment.apiVersion[...], pathPart[...]].map(Self.trimmingSlashes).filter { !$0.isEmpty }
-        var text = ([base[...]] + segments).joined(separator: "/")
-        if !query.isEmpty { text += "?" + query }
+        let utf8 = path.utf8
+        let questionMark = utf8.firstIndex(of: UInt8(ascii: "?"))
+        let pathPart = path[..<(questionMark ?? path.endIndex)]
+        let query = questionMark.map { path[path.utf8.index(after: $0)...] } ?? ""
+        var base = resolved.environment.baseURL.absoluteString[...]
+        while base.utf8.last == UInt8(ascii: "/") { base = base.dropLast() }
+        // The base's own path (after "scheme://authority") begins the request's path.
+        var pathStart = 0
+        var baseIsPlain = true
+        var slashes = 0
+        for (offset, byte) in base.utf8.enumerated() {
+            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { baseIsPlain = false }
+            if byte == UInt8(ascii: "/") {
+                slashes += 1
+                if slashes == 3 && pathStart == 0 { pathStart = offset }
+            }
+        }
+        if slashes < 3 { pathStart = base.utf8.count }
+        var text = String(base)
+        for segment in [resolved.environment.apiVersion[...], pathPart] {
+            let trimmed = Self.trimmingSlashes(segment)
+            if !trimmed.isEmpty {
+                text += "/"
+                text += trimmed
+            }
+        }
+        let prefixEnd = text.utf8.count
+        if !query.isEmpty {
+            text += "?"
+            text += query
+        }
+        let utf8Text = text.utf8
+        let pathStartIndex = utf8Text.index(utf8Text.startIndex, offsetBy: pathStart)
+        let prefixEndIndex = utf8Text.index(utf8Text.startIndex, offsetBy: prefixEnd)
+        let queryStartIndex = query.isEmpty ? utf8Text.endIndex : utf8Text.index(after: prefixEndIndex)
+        let urlText = URLText(
+            whole: text, prefix: text[..<prefixEndIndex], path: text[pathStartIndex..<prefixEndIndex], query: text[queryStartIndex...])
+        // Text that a URL parser would take as it stands: an absolute http(s) URL (the base
+        // comes from a parsed URL) whose path and query hold only what is allowed unencoded (no
+        // fragment, no spaces). Anything else is parsed now.
+        guard baseIsPlain, Self.hasHTTPScheme(urlText.prefix), Self.isPlainURLText(urlText.path), Self.isPlainURLText(urlText.query) else {
+            return .url(try parsedURL(text, methodName: originalMethodName, service: name))
+        }
+        return .text(urlText)
+    }
+
+    /// `text` as a URL with a scheme and a host, or the error naming it.
+    private func parsedURL(_ text: String, methodName: String, service: ServiceName) throws(ServiceError) -> URL {
         guard let url = URL(string: text), url.scheme != nil, url.host != nil else {
-            throw ServiceError.invalidURL(service: name, methodName: originalMethodName, reason: "\"\(text)\" is not a valid URL")
+            throw ServiceError.invalidURL(service: service, methodName: methodName, reason: "\"\(text)\" is not a valid URL")
         }
         return url
     }
 
+    /// Whether `text` starts with `http://` or `https://` (in any case) and a host.
+    private static func hasHTTPScheme(_ text: some StringProtocol) -> Bool {
+        var bytes = text.utf8.makeIterator()
+        for expected in "http".utf8 {
+            guard let byte = bytes.next(), byte | 0x20 == expected else { return false }
+        }
+        var next = bytes.next()
+        if let byte = next, byte | 0x20 == UInt8(ascii: "s") { next = bytes.next() }
+        guard next == UInt8(ascii: ":"), bytes.next() == UInt8(ascii: "/"), bytes.next() == UInt8(ascii: "/") else { return false }
+        guard let host = bytes.next() else { return false }
+        return host != UInt8(ascii: "/") && host != UInt8(ascii: "?")
+    }
+
+    /// Whether a URL parser keeps `text` (a path or query) exactly as it is: only characters
+    /// RFC 3986 allows there unencoded (unreserved, sub-delimiters, `:@/?`) and complete `%XX`
+    /// escapes.
+    private static func isPlainURLText(_ text: Substring) -> Bool {
+        var bytes = text.utf8.makeIterator()
+        while let byte = bytes.next() {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+                UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+                UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="),
+                UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?"):
+                continue
+            case UInt8(ascii: "%"):
+                guard let high = bytes.next(), let low = bytes.next(), isHexDigit(high), isHexDigit(low) else { return false }
+            default:
+                return false
+            }
+        }
+        return true
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): true
+        default: false
+        }
+    }
+
     /// `text` without leading and trailing `/`.
     private static func trimmingSlashes(_ text: Substring) -> Substring {
-        guard let first = text.firstIndex(where: { $0 != "/" }), let last = text.lastIndex(where: { $0 != "/" }) else { return "" }
+        let utf8 = text.utf8
+        guard let first = utf8.firstIndex(where: { $0 != UInt8(ascii: "/") }), let last = utf8.lastIndex(where: { $0 != UInt8(ascii: "/") }) else { return "" }
         return text[first...last]
     }
 

@@ -53,32 +53,72 @@ public struct AIFHMACSigner: RequestSigner {
 
     /// Signs `request` (see the type's description for the exact scheme).
     public func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
-        let fields = [
-            (name: "api_key", value: credentials.publicKey),
-            (name: "timestamp", value: String(context.unixSeconds)),
-            (name: "nonce", value: context.nonce),
-        ]
         let ownQuery = PercentEncoding.queryItems(of: request.url).filter { $0.name != "sign" }
-        let signedItems: [(name: String, value: String)]
-        switch coverage {
-        case .allParameters: signedItems = ownQuery + fields
-        case .signatureFieldsOnly: signedItems = fields
-        }
-        let canonical = try canonicalString(method: request.method, url: request.url, signedItems: signedItems, body: request.body)
-        let signature = Digest.hex(Digest.hmac(Array(canonical.utf8), key: credentials.privateKey.bytes))
+        let bodyHash = try request.body.sha256(url: request.url)
+        let fields = Self.fields(credentials, context)
+        let encodedOwn = ownQuery.map(EncodedItem.init)
+        let signature = signature(
+            method: request.method, path: request.url.path(percentEncoded: true)[...], ownQuery: encodedOwn, fields: fields,
+            bodyHash: bodyHash, key: credentials.privateKey)
 
         var signed = request
         switch placement {
         case .query:
-            signed.url = PercentEncoding.url(request.url, replacingQueryWith: ownQuery + fields + [(name: "sign", value: signature)])
+            let plainFields = [
+                (name: "api_key", value: credentials.publicKey), (name: "timestamp", value: fields[1].value), (name: "nonce", value: context.nonce),
+            ]
+            signed.url = PercentEncoding.url(request.url, replacingQueryWith: ownQuery + plainFields + [(name: "sign", value: signature)])
         case .headers:
             signed.url = PercentEncoding.url(request.url, replacingQueryWith: ownQuery)
             signed.headers.set(name: "X-API-Key", value: credentials.publicKey)
-            signed.headers.set(name: "X-Timestamp", value: String(context.unixSeconds))
+            signed.headers.set(name: "X-Timestamp", value: fields[1].value)
             signed.headers.set(name: "X-Nonce", value: context.nonce)
             signed.headers.set(name: "X-Signature", value: signature)
         }
         return signed
+    }
+
+    /// The signed URL as text, for a URL the caller has as text: exactly what
+    /// ``sign(_:credentials:context:)`` makes with ``Placement/query``, without parsing a URL
+    /// or building one in between (the request generator's path for the default scheme).
+    ///
+    /// - Parameters:
+    ///   - method: The request method.
+    ///   - prefix: The URL up to the end of its path, as it will be sent.
+    ///   - path: The path within `prefix` (empty for none).
+    ///   - query: The decoded query parameters, in order (`sign`, if present, is dropped).
+    ///   - bodyHash: The SHA-256 of the body.
+    ///   - credentials: Whose keys sign it.
+    ///   - context: The time and nonce.
+    /// - Returns: The URL with every query parameter, the signature fields and `sign`.
+    func signedURLText(
+        method: HTTPMethod,
+        prefix: Substring,
+        path: Substring,
+        query: [(name: String, value: String)],
+        bodyHash: [UInt8],
+        credentials: SigningCredentials,
+        context: SigningContext
+    ) -> String {
+        var encodedOwn: [EncodedItem] = []
+        encodedOwn.reserveCapacity(query.count)
+        for item in query where item.name != "sign" { encodedOwn.append(EncodedItem(item)) }
+        let fields = Self.fields(credentials, context)
+        let signature = signature(method: method, path: path, ownQuery: encodedOwn, fields: fields, bodyHash: bodyHash, key: credentials.privateKey)
+        var text = [UInt8]()
+        text.reserveCapacity(prefix.utf8.count + 128 + encodedOwn.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
+        text.append(contentsOf: prefix.utf8)
+        var separator = UInt8(ascii: "?")
+        for item in encodedOwn + fields {
+            text.append(separator)
+            text.append(contentsOf: item.name.utf8)
+            text.append(UInt8(ascii: "="))
+            text.append(contentsOf: item.value.utf8)
+            separator = UInt8(ascii: "&")
+        }
+        text.append(contentsOf: "&sign=".utf8)
+        text.append(contentsOf: signature.utf8)
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The string the signature is computed over, for a server's implementation to compare
@@ -96,15 +136,67 @@ public struct AIFHMACSigner: RequestSigner {
         signedItems: [(name: String, value: String)],
         body: HTTPRequest.Body
     ) throws(SigningError) -> String {
-        let path = url.path(percentEncoded: true)
-        let query = signedItems
-            .map { (PercentEncoding.encode($0.name), PercentEncoding.encode($0.value)) }
-            .sorted { lhs, rhs in
-                lhs.0 != rhs.0 ? lhs.0.utf8.lexicographicallyPrecedes(rhs.0.utf8) : lhs.1.utf8.lexicographicallyPrecedes(rhs.1.utf8)
-            }
-            .map { $0.0 + "=" + $0.1 }
-            .joined(separator: "&")
-        let bodyHash = Digest.hex(try body.sha256(url: url))
-        return [method.rawValue.uppercased(), path.isEmpty ? "/" : path, query, bodyHash].joined(separator: "\n")
+        let bytes = Self.canonicalBytes(
+            method: method, path: url.path(percentEncoded: true)[...], signedItems: signedItems.map(EncodedItem.init),
+            bodyHash: try body.sha256(url: url))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A query parameter with its name and value percent-encoded as the scheme specifies.
+    struct EncodedItem {
+        var name: String
+        var value: String
+
+        init(_ item: (name: String, value: String)) {
+            name = PercentEncoding.encode(item.name)
+            value = PercentEncoding.encode(item.value)
+        }
+
+        init(encodedName: String, encodedValue: String) {
+            name = encodedName
+            value = encodedValue
+        }
+    }
+
+    /// `api_key`, `timestamp` and `nonce`, encoded.
+    private static func fields(_ credentials: SigningCredentials, _ context: SigningContext) -> [EncodedItem] {
+        [
+            EncodedItem(encodedName: "api_key", encodedValue: PercentEncoding.encode(credentials.publicKey)),
+            EncodedItem(encodedName: "timestamp", encodedValue: String(context.unixSeconds)),
+            EncodedItem(encodedName: "nonce", encodedValue: PercentEncoding.encode(context.nonce)),
+        ]
+    }
+
+    /// The lowercase hex signature over the canonical string.
+    private func signature(
+        method: HTTPMethod, path: Substring, ownQuery: [EncodedItem], fields: [EncodedItem], bodyHash: [UInt8], key: Secret
+    ) -> String {
+        let signedItems = coverage == .allParameters ? ownQuery + fields : fields
+        let canonical = Self.canonicalBytes(method: method, path: path, signedItems: signedItems, bodyHash: bodyHash)
+        return Digest.hex(Digest.hmac(canonical, key: key.bytes))
+    }
+
+    /// The four canonical lines as bytes.
+    private static func canonicalBytes(method: HTTPMethod, path: Substring, signedItems: [EncodedItem], bodyHash: [UInt8]) -> [UInt8] {
+        let sorted = signedItems.sorted { lhs, rhs in
+            lhs.name != rhs.name ? lhs.name.utf8.lexicographicallyPrecedes(rhs.name.utf8) : lhs.value.utf8.lexicographicallyPrecedes(rhs.value.utf8)
+        }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(path.utf8.count + 80 + sorted.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
+        for byte in method.rawValue.utf8 {
+            bytes.append(byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 32 : byte)
+        }
+        bytes.append(UInt8(ascii: "\n"))
+        if path.isEmpty { bytes.append(UInt8(ascii: "/")) } else { bytes.append(contentsOf: path.utf8) }
+        bytes.append(UInt8(ascii: "\n"))
+        for (index, item) in sorted.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: "&")) }
+            bytes.append(contentsOf: item.name.utf8)
+            bytes.append(UInt8(ascii: "="))
+            bytes.append(contentsOf: item.value.utf8)
+        }
+        bytes.append(UInt8(ascii: "\n"))
+        Digest.appendHex(of: bodyHash, to: &bytes)
+        return bytes
     }
 }

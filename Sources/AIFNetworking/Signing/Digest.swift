@@ -62,17 +62,21 @@ public enum Digest {
 
     /// Lowercase hexadecimal.
     public static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits: StaticString = "0123456789abcdef"
-        let count = bytes.underestimatedCount
         var text = [UInt8]()
-        text.reserveCapacity(count * 2)
+        text.reserveCapacity(bytes.underestimatedCount * 2)
+        appendHex(of: bytes, to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Appends the lowercase hexadecimal form of `bytes` to `text`.
+    static func appendHex(of bytes: some Sequence<UInt8>, to text: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
         digits.withUTF8Buffer { digits in
             for byte in bytes {
                 text.append(digits[Int(byte >> 4)])
                 text.append(digits[Int(byte & 0x0F)])
             }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// `count` bytes from OpenSSL's cryptographically secure generator.

@@ -43,6 +43,12 @@ enum PercentEncoding {
     /// The query of `url` as decoded name/value pairs, in order.
     static func queryItems(of url: URL) -> [(name: String, value: String)] {
         guard let query = url.query(percentEncoded: true), !query.isEmpty else { return [] }
+        return queryItems(of: query[...])
+    }
+
+    /// A query string (without `?`) as decoded name/value pairs, in order.
+    static func queryItems(of query: Substring) -> [(name: String, value: String)] {
+        guard !query.isEmpty else { return [] }
         return query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
             guard let equals = pair.firstIndex(of: "=") else { return (decode(pair), "") }
             return (decode(pair[..<equals]), decode(pair[pair.index(after: equals)...]))
