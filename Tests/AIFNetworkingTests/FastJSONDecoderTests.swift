@@ -206,6 +206,31 @@ struct FastJSONDecoderTests {
         #expect(throws: DecodingError.self) { try fast.decode([String].self, from: Data(bytes)) }
     }
 
+    /// Strings are scanned eight bytes at a time: a quote, backslash, control character or
+    /// non-ASCII byte at every offset of strings of every length up to 40 must still be found.
+    @Test func everyOffsetOfEveryShortStringIsScanned() throws {
+        let specials: [(raw: String, decoded: String?)] = [
+            ("\\\"", "\""), ("\\\\", "\\"), ("\\n", "\n"), ("\u{01}", nil), ("\u{1F}", nil), ("\t", nil), ("é", "é"), ("😀", "😀"), ("\u{7F}", "\u{7F}"),
+        ]
+        for length in 0...40 {
+            let plain = String(repeating: "a", count: length)
+            let decoded = try fast.decode([String].self, from: Data("[\"\(plain)\",\"x\"]".utf8))
+            #expect(decoded == [plain, "x"])
+            for offset in 0...length {
+                for special in specials {
+                    let raw = String(plain.prefix(offset)) + special.raw + String(plain.dropFirst(offset))
+                    let json = Data("[\"\(raw)\",\"x\"]".utf8)
+                    if let expected = special.decoded {
+                        let value = try fast.decode([String].self, from: json)
+                        #expect(value == [String(plain.prefix(offset)) + expected + String(plain.dropFirst(offset)), "x"], "\(raw.debugDescription)")
+                    } else {
+                        #expect(throws: DecodingError.self, "\(raw.debugDescription)") { try fast.decode([String].self, from: json) }
+                    }
+                }
+            }
+        }
+    }
+
     @Test func errorsCarryThePath() throws {
         let json = #"{"page": 1, "page_size": 1, "extra": {}, "items": [{"id": 1, "title": "a", "price_cents": 1, "in_stock": true}, {"id": "two"}]}"#
         let decoder = FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase)

@@ -106,12 +106,15 @@ struct IndexKey: CodingKey {
 final class TapeDecoder: Decoder {
     let tape: JSONTape
     let options: FastJSONDecoder
-    var current = 0
-    var path: [any CodingKey] = []
+    // Unchecked exclusivity: a decoder is used by one thread, for one document, and no access
+    // to these overlaps another (each is read or written in a single statement), so the
+    // runtime's dynamic checks (two calls per access) would only cost time.
+    @exclusivity(unchecked) var current = 0
+    @exclusivity(unchecked) var path: [any CodingKey] = []
     /// The last member found, to start the next lookup in the same object after it.
-    var hintObject = -1
-    var hintName = 0
-    var hintOrdinal = 0
+    @exclusivity(unchecked) var hintObject = -1
+    @exclusivity(unchecked) var hintName = 0
+    @exclusivity(unchecked) var hintOrdinal = 0
 
     init(tape: JSONTape, options: FastJSONDecoder) {
         self.tape = tape
@@ -203,7 +206,11 @@ final class TapeDecoder: Decoder {
         let range = Int(token.start)..<Int(token.end)
         if !token.escaped {
             return try tape.bytes.withUnsafeBufferPointer { buffer in
-                guard let text = String(validating: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self) else {
+                let bytes = UnsafeBufferPointer(rebasing: buffer[range])
+                // ASCII (most keys and values) is valid as it stands; `String(validating:)` is
+                // an unspecialised generic call, several times slower for short strings.
+                if Self.isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
+                guard let text = String(validating: bytes, as: UTF8.self) else {
                     throw DecodingError.dataCorrupted(.init(codingPath: key.map { path + [$0] } ?? path, debugDescription: "The string is not valid UTF-8."))
                 }
                 return text
@@ -213,6 +220,22 @@ final class TapeDecoder: Decoder {
             throw DecodingError.dataCorrupted(.init(codingPath: key.map { path + [$0] } ?? path, debugDescription: "The string has an invalid escape or is not valid UTF-8."))
         }
         return text
+    }
+
+    /// Whether every byte is below 0x80, eight at a time.
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        var index = 0
+        var seen: UInt64 = 0
+        while index + 8 <= bytes.count {
+            seen |= UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            index += 8
+        }
+        while index < bytes.count {
+            seen |= UInt64(bytes[index])
+            index += 1
+        }
+        return seen & 0x8080_8080_8080_8080 == 0
     }
 
     /// Undoes JSON escapes; `nil` for a malformed one.

@@ -150,21 +150,29 @@ extension Transfer {
         defer { handle.applied = applied }
 
         let maxRedirects = request.redirects?.maxRedirects ?? options.defaultMaxRedirects
-        let target = maxRedirects < 0 && (scheme == .https || options.httpProxy.isEmpty) ? Self.requestTarget(of: urlString) : nil
-        if let target {
-            guard handle.set(CURLOPT_URL, String(urlString.utf8[..<target.queryStart])!) == CURLE_OK else {
-                throw TransportError(.invalidURL, url: urlString, detail: "libcurl rejected the URL")
-            }
-            handle.set(CURLOPT_REQUEST_TARGET, String(urlString.utf8[target.pathStart...])!)
-            applied.requestTarget = true
-        } else {
-            guard handle.set(CURLOPT_URL, urlString) == CURLE_OK else {
-                throw TransportError(.invalidURL, url: urlString, detail: "libcurl rejected the URL")
+        let splits = maxRedirects < 0 && (scheme == .https || options.httpProxy.isEmpty)
+        let accepted = urlString.withCString { text -> Bool in
+            let length = strlen(text)
+            if splits, let target = text.withMemoryRebound(to: UInt8.self, capacity: length, { Self.requestTarget(of: UnsafeBufferPointer(start: $0, count: length)) }) {
+                // The URL up to its query, as a C string of its own; the target is the rest of
+                // the text from the path on, already NUL-terminated.
+                let accepted = withUnsafeTemporaryAllocation(of: CChar.self, capacity: target.queryStart + 1) { prefix -> Bool in
+                    prefix.baseAddress!.update(from: text, count: target.queryStart)
+                    prefix[target.queryStart] = 0
+                    return aif_curl_easy_setopt_string(handle.raw, CURLOPT_URL, prefix.baseAddress!) == CURLE_OK
+                }
+                aif_curl_easy_setopt_string(handle.raw, CURLOPT_REQUEST_TARGET, text + target.pathStart)
+                applied.requestTarget = true
+                return accepted
             }
             if applied.requestTarget {
                 handle.set(CURLOPT_REQUEST_TARGET, pointer: nil)
                 applied.requestTarget = false
             }
+            return aif_curl_easy_setopt_string(handle.raw, CURLOPT_URL, text) == CURLE_OK
+        }
+        guard accepted else {
+            throw TransportError(.invalidURL, url: urlString, detail: "libcurl rejected the URL")
         }
 
         let wantsProgress = progress != nil
@@ -278,38 +286,33 @@ extension Transfer {
     /// reuse the target) and that no plain-HTTP proxy wants an absolute URL; here, the URL must
     /// have a query, no fragment, no dot segments in its path (libcurl would remove them), and
     /// nothing but printable ASCII (libcurl would reject it).
-    static func requestTarget(of url: String) -> (pathStart: String.Index, queryStart: String.Index)? {
-        let utf8 = url.utf8
-        var index = utf8.startIndex
-        var sawColon = false
+    static func requestTarget(of url: UnsafeBufferPointer<UInt8>) -> (pathStart: Int, queryStart: Int)? {
         // Past "scheme://".
-        while index != utf8.endIndex {
-            let byte = utf8[index]
-            utf8.formIndex(after: &index)
-            if byte == UInt8(ascii: ":") { sawColon = true; break }
-        }
-        guard sawColon, utf8[index...].starts(with: "//".utf8) else { return nil }
-        index = utf8.index(index, offsetBy: 2)
-        var pathStart: String.Index?
-        var queryStart: String.Index?
+        var index = 0
+        while index < url.count, url[index] != UInt8(ascii: ":") { index += 1 }
+        guard index + 2 < url.count, url[index + 1] == UInt8(ascii: "/"), url[index + 2] == UInt8(ascii: "/") else { return nil }
+        index += 3
+        var pathStart = -1
+        var queryStart = -1
         var previous: UInt8 = 0
-        while index != utf8.endIndex {
-            let byte = utf8[index]
+        while index < url.count {
+            let byte = url[index]
             guard byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "#") else { return nil }
-            if queryStart == nil {
+            if queryStart < 0 {
                 if byte == UInt8(ascii: "?") {
+                    // "http://host?query": libcurl would add the "/" itself.
+                    guard pathStart >= 0 else { return nil }
                     queryStart = index
-                    if pathStart == nil { return nil }  // "http://host?query": libcurl adds the "/".
-                } else if pathStart == nil, byte == UInt8(ascii: "/") {
-                    pathStart = index
-                } else if pathStart != nil, byte == UInt8(ascii: "."), previous == UInt8(ascii: "/") {
+                } else if pathStart < 0 {
+                    if byte == UInt8(ascii: "/") { pathStart = index }
+                } else if byte == UInt8(ascii: "."), previous == UInt8(ascii: "/") {
                     return nil
                 }
             }
             previous = byte
-            utf8.formIndex(after: &index)
+            index += 1
         }
-        guard let pathStart, let queryStart else { return nil }
+        guard pathStart >= 0, queryStart >= 0 else { return nil }
         return (pathStart, queryStart)
     }
 
