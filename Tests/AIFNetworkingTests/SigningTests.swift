@@ -164,6 +164,13 @@ struct ClockSkewTests {
         // A response without a usable Date changes nothing.
         skew.record(HTTPResponse(statusCode: 200, headers: ["Date": "yesterday"], url: url), receivedAt: local)
         #expect(skew.offset == -120)
+        // The same header again (served from the last-header memo) against a later local
+        // clock, then a new header: each is measured afresh.
+        let later = local.addingTimeInterval(60)
+        skew.record(HTTPResponse(statusCode: 200, headers: ["Date": "Tue, 14 Nov 2023 22:11:20 GMT"], url: url), receivedAt: later)
+        #expect(skew.offset == -180)
+        skew.record(HTTPResponse(statusCode: 200, headers: ["Date": "Tue, 14 Nov 2023 22:14:20 GMT"], url: url), receivedAt: later)
+        #expect(skew.offset == 0)
     }
 
     @Test func httpDatesParseLikeAFormatterWould() throws {

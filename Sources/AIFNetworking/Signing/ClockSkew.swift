@@ -9,7 +9,15 @@ public final class ClockSkew: Sendable {
     /// Differences up to this are ignored (a `Date` header has one-second resolution, and the
     /// response took time to arrive).
     public let tolerance: TimeInterval
-    private let state = Locked<TimeInterval>(0)
+    private let state = Locked(State())
+
+    private struct State {
+        var offset: TimeInterval = 0
+        /// The last `Date` header parsed, and its value: a busy client sees the same header
+        /// for a whole second, and comparing 29 bytes is cheaper than parsing them.
+        var lastHeader = ""
+        var lastDate = Date.distantPast
+    }
 
     /// Creates a tracker.
     ///
@@ -21,7 +29,7 @@ public final class ClockSkew: Sendable {
     /// How far the server's clock is ahead of ours (negative: behind), in seconds; 0 while
     /// within tolerance.
     public var offset: TimeInterval {
-        state.withLock { $0 }
+        state.withLock { $0.offset }
     }
 
     /// Learns from a response.
@@ -30,14 +38,23 @@ public final class ClockSkew: Sendable {
     ///   - response: A response; its `Date` header (RFC 9110 IMF-fixdate) is read.
     ///   - receivedAt: When it arrived, by the local clock; now by default.
     public func record(_ response: HTTPResponse, receivedAt: Date = Date()) {
-        guard let header = response.headers["Date"], let serverDate = Self.parseHTTPDate(header) else { return }
-        record(serverDate: serverDate, receivedAt: receivedAt)
+        guard let header = response.headers["Date"] else { return }
+        let known = state.withLock { $0.lastHeader == header ? $0.lastDate : nil }
+        if let known {
+            record(serverDate: known, receivedAt: receivedAt)
+        } else if let parsed = Self.parseHTTPDate(header) {
+            state.withLock { state in
+                state.lastHeader = header
+                state.lastDate = parsed
+            }
+            record(serverDate: parsed, receivedAt: receivedAt)
+        }
     }
 
     /// Learns from a server time read elsewhere.
     public func record(serverDate: Date, receivedAt: Date = Date()) {
         let difference = serverDate.timeIntervalSince(receivedAt)
-        state.withLock { $0 = abs(difference) > tolerance ? difference.rounded() : 0 }
+        state.withLock { $0.offset = abs(difference) > tolerance ? difference.rounded() : 0 }
     }
 
     /// A signing context for now, corrected by ``offset``, with a fresh nonce.
