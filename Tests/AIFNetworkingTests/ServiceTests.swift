@@ -78,6 +78,36 @@ struct ServiceTests {
         #expect(absolute.url.absoluteString.hasPrefix("https://cdn.shop.test/banner?"))
     }
 
+    /// Base, version and method name join with one slash between parts whatever slashes each
+    /// carries; the method name's query follows the path; an empty part adds nothing.
+    @Test func urlJoiningTrimsEveryPartsSlashes() throws {
+        struct Plain: Service {
+            var name: ServiceName = "plain"
+            var base: String
+            var version: String
+            var environments: [EnvironmentName: ServiceEnvironment] {
+                [.online: ServiceEnvironment(baseURL: URL(string: base)!, apiVersion: version)]
+            }
+        }
+        let cases: [(base: String, version: String, methodName: String, expected: String)] = [
+            ("https://shop.test", "", "goods", "https://shop.test/goods"),
+            ("https://shop.test///", "//v1//", "//goods//", "https://shop.test/v1/goods"),
+            ("http://127.0.0.1:9000/api/", "", "/goods/?page=2&x=%2F", "http://127.0.0.1:9000/api/goods?page=2&x=%2F"),
+            ("http://[::1]:8080/a/b", "v2", "?only=query", "http://[::1]:8080/a/b/v2?only=query"),
+            ("https://shop.test", "/", "/", "https://shop.test"),
+            ("https://shop.test/base/", "v1", "goods/{id}/reviews", "https://shop.test/base/v1/goods/7/reviews"),
+            ("https://shop.test", "v1", "goods?", "https://shop.test/v1/goods"),
+            ("https://shop.test", "v1", "caf\u{E9}/\u{2615}", "https://shop.test/v1/caf%C3%A9/%E2%98%95"),
+        ]
+        for item in cases {
+            let registry = ServiceRegistry(processEnvironment: [:])
+            registry.register(Plain(base: item.base, version: item.version))
+            let request = try RequestGenerator().makeRequest(
+                for: registry.resolve("plain"), methodName: item.methodName, method: .get, parameters: item.methodName.contains("{id}") ? ["id": 7] : [:])
+            #expect(request.url.absoluteString == item.expected, "\(item)")
+        }
+    }
+
     @Test func queryEncodingOfNestedParameters() {
         let pairs = RequestGenerator.flatten(["tags": ["a", "b"], "filter": ["min": 10, "max": nil], "q": "x"], arrays: .brackets)
         #expect(pairs.map { "\($0.name)=\($0.value)" } == ["filter[min]=10", "q=x", "tags[]=a", "tags[]=b"])

@@ -115,6 +115,9 @@ final class TapeDecoder: Decoder {
     @exclusivity(unchecked) var hintObject = -1
     @exclusivity(unchecked) var hintName = 0
     @exclusivity(unchecked) var hintOrdinal = 0
+    /// The last type found not to be a string-keyed dictionary: arrays of one type ask the
+    /// same question for every element, and the runtime's conformance lookup is not free.
+    @exclusivity(unchecked) var lastPlainType: ObjectIdentifier?
 
     init(tape: JSONTape, options: FastJSONDecoder) {
         self.tape = tape
@@ -386,9 +389,12 @@ final class TapeDecoder: Decoder {
             }
             return decimal as! T
         }
-        if options.keyDecodingStrategy == .convertFromSnakeCase, let dictionary = type as? any StringKeyedDictionary.Type {
-            // Dictionary keys are data: like JSONDecoder, the key strategy leaves them alone.
-            return try dictionary.decode(from: self, at: index, key: key) as! T
+        if options.keyDecodingStrategy == .convertFromSnakeCase, lastPlainType != ObjectIdentifier(type) {
+            if let dictionary = type as? any StringKeyedDictionary.Type {
+                // Dictionary keys are data: like JSONDecoder, the key strategy leaves them alone.
+                return try dictionary.decode(from: self, at: index, key: key) as! T
+            }
+            lastPlainType = ObjectIdentifier(type)
         }
         let savedCurrent = current
         current = index

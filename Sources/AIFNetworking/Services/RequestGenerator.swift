@@ -188,50 +188,106 @@ public struct RequestGenerator: Sendable {
             }
             return .url(url)
         }
-        let utf8 = path.utf8
-        let questionMark = utf8.firstIndex(of: UInt8(ascii: "?"))
-        let pathPart = path[..<(questionMark ?? path.endIndex)]
-        let query = questionMark.map { path[path.utf8.index(after: $0)...] } ?? ""
-        var base = resolved.environment.baseURL.absoluteString[...]
-        while base.utf8.last == UInt8(ascii: "/") { base = base.dropLast() }
-        // The base's own path (after "scheme://authority") begins the request's path.
-        var pathStart = 0
-        var baseIsPlain = true
-        var slashes = 0
-        for (offset, byte) in base.utf8.enumerated() {
-            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { baseIsPlain = false }
-            if byte == UInt8(ascii: "/") {
-                slashes += 1
-                if slashes == 3 && pathStart == 0 { pathStart = offset }
+        // Written byte by byte into one string: the base without trailing slashes, then the
+        // version and the path each trimmed of slashes and joined with one, then the query.
+        var base = resolved.environment.baseURL.absoluteString
+        var version = resolved.environment.apiVersion
+        var methodPath = path
+        var layout = Layout()
+        let text = base.withUTF8 { base in
+            version.withUTF8 { version in
+                methodPath.withUTF8 { methodPath in
+                    Self.joinURL(base: base, version: version, methodPath: methodPath, layout: &layout)
+                }
             }
         }
-        if slashes < 3 { pathStart = base.utf8.count }
-        var text = String(base)
-        for segment in [resolved.environment.apiVersion[...], pathPart] {
-            let trimmed = Self.trimmingSlashes(segment)
-            if !trimmed.isEmpty {
-                text += "/"
-                text += trimmed
-            }
-        }
-        let prefixEnd = text.utf8.count
-        if !query.isEmpty {
-            text += "?"
-            text += query
-        }
-        let utf8Text = text.utf8
-        let pathStartIndex = utf8Text.index(utf8Text.startIndex, offsetBy: pathStart)
-        let prefixEndIndex = utf8Text.index(utf8Text.startIndex, offsetBy: prefixEnd)
-        let queryStartIndex = query.isEmpty ? utf8Text.endIndex : utf8Text.index(after: prefixEndIndex)
-        let urlText = URLText(
-            whole: text, prefix: text[..<prefixEndIndex], path: text[pathStartIndex..<prefixEndIndex], query: text[queryStartIndex...])
+        let utf8 = text.utf8
+        let pathStart = utf8.index(utf8.startIndex, offsetBy: layout.pathStart)
+        let prefixEnd = utf8.index(utf8.startIndex, offsetBy: layout.prefixEnd)
+        let queryStart = utf8.index(utf8.startIndex, offsetBy: layout.queryStart)
+        let urlText = URLText(whole: text, prefix: text[..<prefixEnd], path: text[pathStart..<prefixEnd], query: text[queryStart...])
         // Text that a URL parser would take as it stands: an absolute http(s) URL (the base
         // comes from a parsed URL) whose path and query hold only what is allowed unencoded (no
         // fragment, no spaces). Anything else is parsed now.
-        guard baseIsPlain, Self.hasHTTPScheme(urlText.prefix), Self.isPlainURLText(urlText.path), Self.isPlainURLText(urlText.query) else {
+        guard layout.baseIsPlain, Self.hasHTTPScheme(urlText.prefix), Self.isPlainURLText(urlText.path), Self.isPlainURLText(urlText.query) else {
             return .url(try parsedURL(text, methodName: originalMethodName, service: name))
         }
         return .text(urlText)
+    }
+
+    /// Where ``joinURL(base:version:methodPath:layout:)`` put the parts, as UTF-8 offsets.
+    private struct Layout {
+        /// Where the path begins (after `scheme://authority`).
+        var pathStart = 0
+        /// Where the path ends (a `?` or the end).
+        var prefixEnd = 0
+        /// Where the query begins (after the `?`, or the end when there is none).
+        var queryStart = 0
+        /// Whether the base held no `?` or `#`.
+        var baseIsPlain = true
+    }
+
+    /// The request URL's text: `base` without trailing slashes, then `version` and the path of
+    /// `methodPath` each without leading and trailing slashes and after one `/` (when not
+    /// empty), then `?` and the query of `methodPath` (when not empty).
+    private static func joinURL(
+        base: UnsafeBufferPointer<UInt8>, version: UnsafeBufferPointer<UInt8>, methodPath: UnsafeBufferPointer<UInt8>, layout: inout Layout
+    ) -> String {
+        let slash = UInt8(ascii: "/")
+        var baseEnd = base.count
+        while baseEnd > 0, base[baseEnd - 1] == slash { baseEnd -= 1 }
+        var slashes = 0
+        layout.pathStart = baseEnd
+        for offset in 0..<baseEnd {
+            let byte = base[offset]
+            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { layout.baseIsPlain = false }
+            if byte == slash {
+                slashes += 1
+                if slashes == 3 { layout.pathStart = min(layout.pathStart, offset) }
+            }
+        }
+        let questionMark = methodPath.firstIndex(of: UInt8(ascii: "?"))
+        /// The bounds of `bytes[range]` without leading and trailing slashes.
+        func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
+            var lower = range.lowerBound
+            var upper = range.upperBound
+            while lower < upper, bytes[lower] == slash { lower += 1 }
+            while upper > lower, bytes[upper - 1] == slash { upper -= 1 }
+            return lower..<upper
+        }
+        let versionRange = trimmed(version, 0..<version.count)
+        let pathRange = trimmed(methodPath, 0..<(questionMark ?? methodPath.count))
+        let queryRange = (questionMark.map { $0 + 1 } ?? methodPath.count)..<methodPath.count
+        let capacity = baseEnd + versionRange.count + pathRange.count + queryRange.count + 3
+        var prefixEnd = 0
+        let text = String(unsafeUninitializedCapacity: capacity) { output in
+            var count = 0
+            func append(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+                for offset in range {
+                    output[count] = bytes[offset]
+                    count += 1
+                }
+            }
+            func appendSegment(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+                guard !range.isEmpty else { return }
+                output[count] = slash
+                count += 1
+                append(bytes, range)
+            }
+            append(base, 0..<baseEnd)
+            appendSegment(version, versionRange)
+            appendSegment(methodPath, pathRange)
+            prefixEnd = count
+            if !queryRange.isEmpty {
+                output[count] = UInt8(ascii: "?")
+                count += 1
+                append(methodPath, queryRange)
+            }
+            return count
+        }
+        layout.prefixEnd = prefixEnd
+        layout.queryStart = queryRange.isEmpty ? text.utf8.count : prefixEnd + 1
+        return text
     }
 
     /// `text` as a URL with a scheme and a host, or the error naming it.
@@ -282,13 +338,6 @@ public struct RequestGenerator: Sendable {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): true
         default: false
         }
-    }
-
-    /// `text` without leading and trailing `/`.
-    private static func trimmingSlashes(_ text: Substring) -> Substring {
-        let utf8 = text.utf8
-        guard let first = utf8.firstIndex(where: { $0 != UInt8(ascii: "/") }), let last = utf8.lastIndex(where: { $0 != UInt8(ascii: "/") }) else { return "" }
-        return text[first...last]
     }
 
     /// Flattens nested parameters into name/value pairs, sorted by name for a stable order.
