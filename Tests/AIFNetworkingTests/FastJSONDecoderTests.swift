@@ -119,18 +119,30 @@ struct FastJSONDecoderTests {
     }
 
     @Test func snakeCaseMatchingRules() {
-        func match(_ name: String, _ key: String) -> Bool {
-            let bytes = Array(name.utf8)
-            return Array(key.utf8).withUnsafeBufferPointer { TapeDecoder.matches(bytes, 0, bytes.count, $0, snake: true) }
+        func match(_ name: String, _ key: String, snake: Bool = true) -> Bool {
+            let nameBytes = Array(name.utf8)
+            let keyBytes = Array(key.utf8)
+            return nameBytes.withUnsafeBufferPointer { name in
+                keyBytes.withUnsafeBufferPointer { TapeDecoder.matches(name, $0, snake: snake) }
+            }
         }
         #expect(match("price_cents", "priceCents"))
         #expect(match("a_b_c", "aBC"))
         #expect(match("_private", "_private"))
         #expect(match("trailing_", "trailing_"))
+        #expect(match("__", "__"))
         #expect(match("double__under", "doubleUnder"))
         #expect(!match("price_cents", "price_cents"))
         #expect(!match("pricecents", "priceCents"))
+        #expect(!match("price_cents", "priceCent"))
         #expect(match("id", "id"))
+        #expect(match("", ""))
+        #expect(!match("id", "ID"))
+        #expect(!match("id", "ids"))
+        // Without the strategy, names are compared as they stand.
+        #expect(match("price_cents", "price_cents", snake: false))
+        #expect(!match("price_cents", "priceCents", snake: false))
+        #expect(!match("title", "titles", snake: false))
     }
 
     @Test func everyKindOfValue() throws {

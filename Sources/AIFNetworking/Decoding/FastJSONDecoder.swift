@@ -191,21 +191,21 @@ final class TapeDecoder: Decoder {
 
     func isNull(_ index: Int) -> Bool { token(index).kind == .null }
 
-    func bool(at index: Int, key: (any CodingKey)?) throws -> Bool {
+    func bool(at index: Int, key: @autoclosure () -> (any CodingKey)?) throws -> Bool {
         switch token(index).kind {
         case .true: return true
         case .false: return false
-        default: throw mismatch(Bool.self, at: index, key: key, "a boolean")
+        default: throw mismatch(Bool.self, at: index, key: key(), "a boolean")
         }
     }
 
-    func string(at index: Int, key: (any CodingKey)?) throws -> String {
+    func string(at index: Int, key: @autoclosure () -> (any CodingKey)?) throws -> String {
         let token = token(index)
-        guard token.kind == .string else { throw mismatch(String.self, at: index, key: key, "a string") }
-        return try text(of: token, key: key)
+        guard token.kind == .string else { throw mismatch(String.self, at: index, key: key(), "a string") }
+        return try text(of: token, key: key())
     }
 
-    func text(of token: JSONTape.Token, key: (any CodingKey)?) throws -> String {
+    func text(of token: JSONTape.Token, key: @autoclosure () -> (any CodingKey)?) throws -> String {
         let range = Int(token.start)..<Int(token.end)
         if !token.escaped {
             return try tape.bytes.withUnsafeBufferPointer { buffer in
@@ -214,13 +214,13 @@ final class TapeDecoder: Decoder {
                 // an unspecialised generic call, several times slower for short strings.
                 if Self.isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
                 guard let text = String(validating: bytes, as: UTF8.self) else {
-                    throw DecodingError.dataCorrupted(.init(codingPath: key.map { path + [$0] } ?? path, debugDescription: "The string is not valid UTF-8."))
+                    throw DecodingError.dataCorrupted(.init(codingPath: key().map { path + [$0] } ?? path, debugDescription: "The string is not valid UTF-8."))
                 }
                 return text
             }
         }
         guard let bytes = Self.unescape(tape.bytes[range]), let text = String(validating: bytes, as: UTF8.self) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: key.map { path + [$0] } ?? path, debugDescription: "The string has an invalid escape or is not valid UTF-8."))
+            throw DecodingError.dataCorrupted(.init(codingPath: key().map { path + [$0] } ?? path, debugDescription: "The string has an invalid escape or is not valid UTF-8."))
         }
         return text
     }
@@ -296,9 +296,9 @@ final class TapeDecoder: Decoder {
         return output
     }
 
-    func integer<T: FixedWidthInteger>(_ type: T.Type, at index: Int, key: (any CodingKey)?) throws -> T {
+    func integer<T: FixedWidthInteger>(_ type: T.Type, at index: Int, key: @autoclosure () -> (any CodingKey)?) throws -> T {
         let token = token(index)
-        guard token.kind == .number else { throw mismatch(type, at: index, key: key, "a number") }
+        guard token.kind == .number else { throw mismatch(type, at: index, key: key(), "a number") }
         let bytes = tape.bytes
         var position = Int(token.start)
         let end = Int(token.end)
@@ -314,14 +314,14 @@ final class TapeDecoder: Decoder {
             }
             let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
             let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(T(digit)) : shifted.addingReportingOverflow(T(digit))
-            guard !overflow1, !overflow2 else { throw notRepresentable(type, token, key: key) }
+            guard !overflow1, !overflow2 else { throw notRepresentable(type, token, key: key()) }
             value = next
             position += 1
         }
         if exact { return value }
         // 1.0, 2e3: accepted when the number is a whole one that fits.
         guard let double = Double(numberText(token)), double.rounded() == double, let whole = T(exactly: double) else {
-            throw notRepresentable(type, token, key: key)
+            throw notRepresentable(type, token, key: key())
         }
         return whole
     }
@@ -334,9 +334,9 @@ final class TapeDecoder: Decoder {
         String(decoding: tape.bytes[Int(token.start)..<Int(token.end)], as: UTF8.self)
     }
 
-    func double(at index: Int, key: (any CodingKey)?) throws -> Double {
+    func double(at index: Int, key: @autoclosure () -> (any CodingKey)?) throws -> Double {
         let token = token(index)
-        guard token.kind == .number else { throw mismatch(Double.self, at: index, key: key, "a number") }
+        guard token.kind == .number else { throw mismatch(Double.self, at: index, key: key(), "a number") }
         // Whole numbers of up to 15 digits are exact in a Double; the rest go through strtod.
         let length = Int(token.end - token.start)
         if length <= 15 {
@@ -357,7 +357,7 @@ final class TapeDecoder: Decoder {
             if simple { return Double(negative ? -value : value) }
         }
         guard let value = Double(numberText(token)), value.isFinite else {
-            throw notRepresentable(Double.self, token, key: key)
+            throw notRepresentable(Double.self, token, key: key())
         }
         return value
     }
@@ -431,36 +431,46 @@ final class TapeDecoder: Decoder {
         }
         let start = Int(token.start)
         let end = Int(token.end)
-        return key.utf8.withContiguousStorageIfAvailable { keyBytes in
-            Self.matches(tape.bytes, start, end, keyBytes, snake: options.keyDecodingStrategy == .convertFromSnakeCase)
-        } ?? (converted(String(decoding: tape.bytes[start..<end], as: UTF8.self)) == key)
+        let snake = options.keyDecodingStrategy == .convertFromSnakeCase
+        var key = key
+        return key.withUTF8 { key in
+            tape.bytes.withUnsafeBufferPointer { bytes in
+                Self.matches(UnsafeBufferPointer(rebasing: bytes[start..<end]), key, snake: snake)
+            }
+        }
     }
 
-    static func matches(_ bytes: [UInt8], _ start: Int, _ end: Int, _ key: UnsafeBufferPointer<UInt8>, snake: Bool) -> Bool {
-        if !snake {
-            guard end - start == key.count else { return false }
-            var index = 0
-            while index < key.count {
-                if bytes[start + index] != key[index] { return false }
-                index += 1
-            }
-            return true
+    /// Whether member name `name` is `key`, converted from snake case first when `snake`.
+    static func matches(_ name: UnsafeBufferPointer<UInt8>, _ key: UnsafeBufferPointer<UInt8>, snake: Bool) -> Bool {
+        // The common case, a name the strategy leaves as it is: equal bytes decide.
+        if !snake || !name.contains(UInt8(ascii: "_")) {
+            guard name.count == key.count else { return false }
+            guard let nameBase = name.baseAddress, let keyBase = key.baseAddress else { return true }
+            return memcmp(nameBase, keyBase, name.count) == 0
         }
+        return matchesSnakeCase(name, key)
+    }
+
+    /// Whether `name`, converted from snake case (`price_cents` → `priceCents`, leading and
+    /// trailing underscores kept), equals `key`, without building the converted string.
+    private static func matchesSnakeCase(_ name: UnsafeBufferPointer<UInt8>, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        let underscore = UInt8(ascii: "_")
         // Leading underscores match themselves.
-        var position = start
+        var position = 0
         var keyIndex = 0
-        while position < end, bytes[position] == UInt8(ascii: "_") {
-            guard keyIndex < key.count, key[keyIndex] == UInt8(ascii: "_") else { return false }
+        let end = name.count
+        while position < end, name[position] == underscore {
+            guard keyIndex < key.count, key[keyIndex] == underscore else { return false }
             position += 1
             keyIndex += 1
         }
         var trailing = end
-        while trailing > position, bytes[trailing - 1] == UInt8(ascii: "_") { trailing -= 1 }
+        while trailing > position, name[trailing - 1] == underscore { trailing -= 1 }
         while position < trailing {
-            var byte = bytes[position]
-            if byte == UInt8(ascii: "_") {
-                while position < trailing, bytes[position] == UInt8(ascii: "_") { position += 1 }
-                byte = bytes[position]
+            var byte = name[position]
+            if byte == underscore {
+                while position < trailing, name[position] == underscore { position += 1 }
+                byte = name[position]
                 if byte >= UInt8(ascii: "a"), byte <= UInt8(ascii: "z") { byte -= 32 }
             }
             guard keyIndex < key.count, key[keyIndex] == byte else { return false }
@@ -468,7 +478,7 @@ final class TapeDecoder: Decoder {
             keyIndex += 1
         }
         while position < end {
-            guard keyIndex < key.count, key[keyIndex] == UInt8(ascii: "_") else { return false }
+            guard keyIndex < key.count, key[keyIndex] == underscore else { return false }
             position += 1
             keyIndex += 1
         }

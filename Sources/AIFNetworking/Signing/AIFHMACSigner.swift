@@ -107,7 +107,7 @@ public struct AIFHMACSigner: RequestSigner {
         let signature = signature(method: method, path: path, ownQuery: encodedOwn, fields: fields, bodyHash: bodyHash, key: credentials.privateKey)
         var text = [UInt8]()
         text.reserveCapacity(prefix.utf8.count + 128 + encodedOwn.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
-        text.append(contentsOf: prefix.utf8)
+        text.appendUTF8(of: prefix)
         var separator = UInt8(ascii: "?")
         for item in encodedOwn + fields {
             text.append(separator)
@@ -187,7 +187,7 @@ public struct AIFHMACSigner: RequestSigner {
             bytes.append(byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 32 : byte)
         }
         bytes.append(UInt8(ascii: "\n"))
-        if path.isEmpty { bytes.append(UInt8(ascii: "/")) } else { bytes.append(contentsOf: path.utf8) }
+        if path.isEmpty { bytes.append(UInt8(ascii: "/")) } else { bytes.appendUTF8(of: path) }
         bytes.append(UInt8(ascii: "\n"))
         for (index, item) in sorted.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: "&")) }

@@ -4,23 +4,27 @@ import Foundation
 /// every other byte of the UTF-8 form becomes `%XX` with upper-case hex (a space is `%20`).
 enum PercentEncoding {
     static func encode(_ text: String) -> String {
-        // Most names and values (keys, numbers, hex signatures) need no encoding at all.
-        guard text.utf8.contains(where: { !isUnreserved($0) }) else { return text }
-        let hex: StaticString = "0123456789ABCDEF"
-        var output = [UInt8]()
-        output.reserveCapacity(text.utf8.count * 3)
-        hex.withUTF8Buffer { hex in
-            for byte in text.utf8 {
-                if isUnreserved(byte) {
-                    output.append(byte)
-                } else {
-                    output.append(UInt8(ascii: "%"))
-                    output.append(hex[Int(byte >> 4)])
-                    output.append(hex[Int(byte & 0x0F)])
+        var text = text
+        let encoded: String? = text.withUTF8 { bytes in
+            // Most names and values (keys, numbers, hex signatures) need no encoding at all.
+            guard bytes.contains(where: { !isUnreserved($0) }) else { return nil }
+            let hex: StaticString = "0123456789ABCDEF"
+            var output = [UInt8]()
+            output.reserveCapacity(bytes.count * 3)
+            hex.withUTF8Buffer { hex in
+                for byte in bytes {
+                    if isUnreserved(byte) {
+                        output.append(byte)
+                    } else {
+                        output.append(UInt8(ascii: "%"))
+                        output.append(hex[Int(byte >> 4)])
+                        output.append(hex[Int(byte & 0x0F)])
+                    }
                 }
             }
+            return String(decoding: output, as: UTF8.self)
         }
-        return String(decoding: output, as: UTF8.self)
+        return encoded ?? text
     }
 
     @inline(__always) private static func isUnreserved(_ byte: UInt8) -> Bool {
