@@ -295,24 +295,41 @@ extension Transfer {
         var pathStart = -1
         var queryStart = -1
         var previous: UInt8 = 0
-        while index < url.count {
+        while index < url.count, queryStart < 0 {
             let byte = url[index]
             guard byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "#") else { return nil }
-            if queryStart < 0 {
-                if byte == UInt8(ascii: "?") {
-                    // "http://host?query": libcurl would add the "/" itself.
-                    guard pathStart >= 0 else { return nil }
-                    queryStart = index
-                } else if pathStart < 0 {
-                    if byte == UInt8(ascii: "/") { pathStart = index }
-                } else if byte == UInt8(ascii: "."), previous == UInt8(ascii: "/") {
-                    return nil
-                }
+            if byte == UInt8(ascii: "?") {
+                // "http://host?query": libcurl would add the "/" itself.
+                guard pathStart >= 0 else { return nil }
+                queryStart = index
+            } else if pathStart < 0 {
+                if byte == UInt8(ascii: "/") { pathStart = index }
+            } else if byte == UInt8(ascii: "."), previous == UInt8(ascii: "/") {
+                return nil
             }
             previous = byte
             index += 1
         }
         guard pathStart >= 0, queryStart >= 0 else { return nil }
+        // The query (most of a signed URL) only has to be printable and fragment-free: eight
+        // bytes at a time, then byte by byte from the first word that needs a closer look.
+        if let base = url.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            while index + 8 <= url.count {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                let hash = word ^ (ones &* 0x23)
+                let delete = word ^ (ones &* 0x7F)
+                let flagged = ((word &- ones &* 0x21) & ~word) | ((hash &- ones) & ~hash) | ((delete &- ones) & ~delete) | word
+                if flagged & highs != 0 { break }
+                index += 8
+            }
+        }
+        while index < url.count {
+            let byte = url[index]
+            guard byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "#") else { return nil }
+            index += 1
+        }
         return (pathStart, queryStart)
     }
 
