@@ -92,6 +92,26 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodabl
     }
 }
 
+/// `[Element]`, decoded as the standard library's `Array.init(from:)` does (an unkeyed
+/// container, element after element), into storage reserved for the element count at once
+/// instead of regrown by unspecialised appends.
+protocol TapeDecodableArray {
+    static func decodeElements(from decoder: TapeDecoder) throws -> Self
+}
+
+extension Array: TapeDecodableArray where Element: Decodable {
+    static func decodeElements(from decoder: TapeDecoder) throws -> Self {
+        try decoder.expect(.array, at: decoder.current, "an array")
+        var container = UnkeyedContainer(decoder: decoder, array: decoder.current, codingPath: decoder.path)
+        var elements: [Element] = []
+        elements.reserveCapacity(container.count ?? 0)
+        while !container.isAtEnd {
+            elements.append(try container.decode(Element.self))
+        }
+        return elements
+    }
+}
+
 /// An array index as a coding key, for coding paths.
 struct IndexKey: CodingKey {
     let intValue: Int?
@@ -115,9 +135,11 @@ final class TapeDecoder: Decoder {
     @exclusivity(unchecked) var hintObject = -1
     @exclusivity(unchecked) var hintName = 0
     @exclusivity(unchecked) var hintOrdinal = 0
-    /// The last type found not to be a string-keyed dictionary: arrays of one type ask the
-    /// same question for every element, and the runtime's conformance lookup is not free.
-    @exclusivity(unchecked) var lastPlainType: ObjectIdentifier?
+    /// Types lately found to be neither arrays nor (under the snake-case strategy) string-keyed
+    /// dictionaries: the elements of an array ask the same question over and over, and the
+    /// runtime's conformance lookup is not free. A few slots, reused in turn.
+    @exclusivity(unchecked) var plainTypes: (ObjectIdentifier?, ObjectIdentifier?, ObjectIdentifier?, ObjectIdentifier?) = (nil, nil, nil, nil)
+    @exclusivity(unchecked) var nextPlainSlot = 0
 
     init(tape: JSONTape, options: FastJSONDecoder) {
         self.tape = tape
@@ -389,12 +411,16 @@ final class TapeDecoder: Decoder {
             }
             return decimal as! T
         }
-        if options.keyDecodingStrategy == .convertFromSnakeCase, lastPlainType != ObjectIdentifier(type) {
-            if let dictionary = type as? any StringKeyedDictionary.Type {
+        let identifier = ObjectIdentifier(type)
+        let isPlain = plainTypes.0 == identifier || plainTypes.1 == identifier || plainTypes.2 == identifier || plainTypes.3 == identifier
+        var array: (any TapeDecodableArray.Type)?
+        if !isPlain {
+            if options.keyDecodingStrategy == .convertFromSnakeCase, let dictionary = type as? any StringKeyedDictionary.Type {
                 // Dictionary keys are data: like JSONDecoder, the key strategy leaves them alone.
                 return try dictionary.decode(from: self, at: index, key: key) as! T
             }
-            lastPlainType = ObjectIdentifier(type)
+            array = type as? any TapeDecodableArray.Type
+            if array == nil { rememberPlain(identifier) }
         }
         let savedCurrent = current
         current = index
@@ -403,7 +429,18 @@ final class TapeDecoder: Decoder {
             current = savedCurrent
             if key != nil { path.removeLast() }
         }
+        if let array { return try array.decodeElements(from: self) as! T }
         return try T(from: self)
+    }
+
+    private func rememberPlain(_ identifier: ObjectIdentifier) {
+        switch nextPlainSlot {
+        case 0: plainTypes.0 = identifier
+        case 1: plainTypes.1 = identifier
+        case 2: plainTypes.2 = identifier
+        default: plainTypes.3 = identifier
+        }
+        nextPlainSlot = (nextPlainSlot + 1) & 3
     }
 
     func date(at index: Int, key: (any CodingKey)?) throws -> Date {
