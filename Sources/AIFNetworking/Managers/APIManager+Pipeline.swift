@@ -8,23 +8,7 @@ extension APIManager {
         /// Answered from the cache.
         case cached(APIResponse<Content>)
         /// To be signed and sent.
-        case send(Plan)
-    }
-
-    /// Everything needed to sign, send and check a request, read from the manager when the load
-    /// started.
-    struct Plan: Sendable {
-        var resolved: ResolvedService
-        var serviceName: ServiceName
-        var methodName: String
-        var method: HTTPMethod
-        var parameters: Parameters
-        var headers: HTTPHeaders
-        var bodyEncoding: BodyEncoding?
-        var timeouts: Timeouts?
-        var cacheKey: CacheKey?
-        var cacheLifetime: Duration
-        var coalesces: Bool
+        case send(LoadPlan)
     }
 
     /// Enters a load in the proxy's table and the manager's.
@@ -75,7 +59,7 @@ extension APIManager {
             cacheKey = key
         }
         let coalesces = coalescesIdenticalRequests && method == .get
-        return .send(Plan(
+        return .send(LoadPlan(
             resolved: resolved, serviceName: service, methodName: methodName, method: method, parameters: parameters,
             headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cacheKey: cacheKey, cacheLifetime: cacheLifetime,
             coalesces: coalesces
@@ -88,15 +72,54 @@ extension APIManager {
         return APIResponse(requestID: id, response: entry.response, content: content, request: entry.request, parameters: parameters, isFromCache: true)
     }
 
-    /// Signs, sends and checks a request. Holds the manager only between awaits, so a manager
-    /// let go of mid-flight is deallocated (and its loads cancelled).
-    static func execute(_ stage: Stage, id: RequestID, manager reference: WeakReference<APIManager<Content>>) async -> Result<APIResponse<Content>, APIError> {
-        guard case .send(let plan) = stage else { return .failure(APIError(.configuration, requestID: id, service: "", methodName: "", message: "nothing to send")) }
-        func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil) -> Result<APIResponse<Content>, APIError> {
-            .failure(APIError(kind, requestID: id, service: plan.serviceName, methodName: plan.methodName, message: message, underlyingError: underlying, response: response))
-        }
-        guard let proxy = reference.object?.proxy else { return failure(.cancelled, "the manager was deallocated") }
+    /// Signs, sends and checks a request, returning the outcome (the async face). Holds the
+    /// manager only between awaits, so a manager let go of mid-flight is deallocated (and its
+    /// loads cancelled).
+    static func execute(_ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) async -> Result<APIResponse<Content>, APIError> {
+        let exchange = await exchange(plan, id: id, manager: reference)
+        return conclude(exchange, plan: plan, id: id, manager: reference)
+    }
 
+    /// Signs, sends and checks a request, then ends the load and tells the delegate (the
+    /// delegate face): ``execute(_:id:manager:)`` with the ending done here, so that no value of
+    /// the generic response type lives in the task's frames.
+    static func executeAndFinish(_ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy) async {
+        let exchange = await exchange(plan, id: id, manager: reference)
+        finish(exchange, plan: plan, id: id, manager: reference, proxy: proxy)
+    }
+
+    /// The request sent and the response received.
+    struct Exchange: Sendable {
+        var request: HTTPRequest
+        var response: HTTPResponse
+    }
+
+    /// Signs and sends: everything up to the response, in types that do not depend on the
+    /// content type (async frames hold them directly instead of allocating room at run time).
+    private static func exchange(_ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) async -> Result<Exchange, APIError> {
+        let prepared: PreparedSend
+        switch prepareSend(plan, id: id, manager: reference) {
+        case .success(let ready): prepared = ready
+        case .failure(let error): return .failure(error)
+        }
+        do {
+            let response = try await prepared.proxy.send(prepared.request, for: plan.resolved, id: id, coalescingKey: prepared.coalescingKey)
+            return .success(Exchange(request: prepared.request, response: response))
+        } catch {
+            return .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName))
+        }
+    }
+
+    /// What ``prepareSend(_:id:manager:)`` hands to the send.
+    private struct PreparedSend {
+        var request: HTTPRequest
+        var coalescingKey: String?
+        var proxy: APIProxy
+    }
+
+    /// Signs the request and runs the after-call hooks.
+    private static func prepareSend(_ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) -> Result<PreparedSend, APIError> {
+        guard let proxy = reference.object?.proxy else { return .failure(plan.error(.cancelled, id: id, "the manager was deallocated")) }
         let request: HTTPRequest
         do {
             var made = try RequestGenerator().makeRequest(
@@ -106,9 +129,8 @@ extension APIManager {
             if let timeouts = plan.timeouts { made.timeouts = timeouts }
             request = made
         } catch {
-            return failure(.configuration, error.description, error)
+            return .failure(plan.error(.configuration, id: id, error.description, error))
         }
-
         let coalescingKey = plan.coalesces ? CacheKey(
             service: plan.serviceName, environment: plan.resolved.environmentName, method: plan.method,
             methodName: plan.methodName, parameters: plan.parameters
@@ -117,38 +139,56 @@ extension APIManager {
             manager.afterCallingAPI(with: plan.parameters)
             manager.interceptor?.afterCallingAPI(manager, with: plan.parameters)
         }
+        return .success(PreparedSend(request: request, coalescingKey: coalescingKey, proxy: proxy))
+    }
 
+    /// Ends a sent load: checks and decodes the response, then ends the load (or, when the
+    /// manager is gone, only takes it out of the proxy's table).
+    private static func finish(_ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy) {
+        let result = conclude(exchange, plan: plan, id: id, manager: reference)
+        if let manager = reference.object { manager.finish(id, result, deliver: true) } else { _ = proxy.end(id) }
+    }
+
+    /// Checks the response: the service's veto, the status, the body, decoding, validation;
+    /// stores it in the cache when it passes.
+    private static func conclude(_ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) -> Result<APIResponse<Content>, APIError> {
+        let request: HTTPRequest
         let response: HTTPResponse
-        do {
-            response = try await proxy.send(request, for: plan.resolved, id: id, coalescingKey: coalescingKey)
-        } catch {
-            return .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName))
+        switch exchange {
+        case .success(let exchange):
+            request = exchange.request
+            response = exchange.response
+        case .failure(let error):
+            return .failure(error)
         }
-        guard let manager = reference.object else { return failure(.cancelled, "the manager was deallocated") }
+        func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Result<APIResponse<Content>, APIError> {
+            .failure(plan.error(kind, id: id, message, underlying, response))
+        }
+        guard let manager = reference.object else { return .failure(plan.error(.cancelled, id: id, "the manager was deallocated")) }
 
         if let veto = plan.resolved.service.veto(response) {
-            return failure(.serviceVeto(veto), "the service refused the response: \(veto)", veto, response)
+            return failure(.serviceVeto(veto), "the service refused the response: \(veto)", veto)
         }
         guard response.isSuccess else {
             let preview = String(decoding: response.body.prefix(200), as: UTF8.self)
-            return failure(.httpStatus(response.statusCode), "the server answered \(response.statusCode)" + (preview.isEmpty ? "" : ": \(preview)"), nil, response)
+            return failure(.httpStatus(response.statusCode), "the server answered \(response.statusCode)" + (preview.isEmpty ? "" : ": \(preview)"))
         }
         if response.body.isEmpty, !(Content.self == NoContent.self) {
-            return failure(.noContent, "the \(response.statusCode) response has no body, but \(Content.self) was expected", nil, response)
+            return failure(.noContent, "the \(response.statusCode) response has no body, but \(Content.self) was expected")
         }
         let content: Content
         do {
             content = try manager.decodeContent(from: response, service: plan.resolved.service)
         } catch {
             let message = APIError.describeDecoding(error, body: response.body, contentType: response.headers["Content-Type"])
-            return failure(.decodingFailed, "the body is not a \(Content.self): \(message)", error, response)
+            return failure(.decodingFailed, "the body is not a \(Content.self): \(message)", error)
         }
         let apiResponse = APIResponse(requestID: id, response: response, content: content, request: request, parameters: plan.parameters, isFromCache: false)
         do {
             try manager.validate(response: apiResponse)
             try manager.validator?.validate(response: apiResponse, for: manager)
         } catch {
-            return failure(.invalidResponse, "the response was rejected: \(error)", error, response)
+            return failure(.invalidResponse, "the response was rejected: \(error)", error)
         }
         if let key = plan.cacheKey {
             manager.cache.store(response, request: request, content: content, for: key, lifetime: plan.cacheLifetime)
@@ -219,5 +259,27 @@ extension Result where Failure == APIError {
     var isCancellation: Bool {
         if case .failure(let error) = self { return error.isCancellation }
         return false
+    }
+}
+
+/// Everything needed to sign, send and check a request, read from the manager when the load
+/// started. Not nested in the generic manager: its layout is then known at compile time, and an
+/// async frame holds it directly.
+struct LoadPlan: Sendable {
+    var resolved: ResolvedService
+    var serviceName: ServiceName
+    var methodName: String
+    var method: HTTPMethod
+    var parameters: Parameters
+    var headers: HTTPHeaders
+    var bodyEncoding: BodyEncoding?
+    var timeouts: Timeouts?
+    var cacheKey: CacheKey?
+    var cacheLifetime: Duration
+    var coalesces: Bool
+
+    /// An error of this load.
+    func error(_ kind: APIError.Kind, id: RequestID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil) -> APIError {
+        APIError(kind, requestID: id, service: serviceName, methodName: methodName, message: message, underlyingError: underlying, response: response)
     }
 }

@@ -227,11 +227,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let id = startLoad()
         onStart?(id)
         let stage = prepare(id: id, parameters: parameters)
-        if case .send = stage {
+        if case .send(let plan) = stage {
             let reference = WeakReference(self)
-            let task = Task(executorPreference: proxy.loadExecutor) { [weak self, proxy] () -> Void in
-                let result = await Self.execute(stage, id: id, manager: reference)
-                if let self { self.finish(id, result, deliver: true) } else { _ = proxy.end(id) }
+            let task = Task(executorPreference: proxy.loadExecutor) { [proxy] () -> Void in
+                await Self.executeAndFinish(plan, id: id, manager: reference, proxy: proxy)
             }
             proxy.attach(id) { task.cancel() }
         } else {
@@ -254,9 +253,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let id = startLoad()
         let stage = prepare(id: id, parameters: parameters)
         let result: Result<APIResponse<Content>, APIError>
-        if case .send = stage {
+        if case .send(let plan) = stage {
             let reference = WeakReference(self)
-            let task = Task(executorPreference: proxy.loadExecutor) { await Self.execute(stage, id: id, manager: reference) }
+            let task = Task(executorPreference: proxy.loadExecutor) { await Self.execute(plan, id: id, manager: reference) }
             proxy.attach(id) { task.cancel() }
             let sent = await withTaskCancellationHandler { await task.value } onCancel: { [proxy] in proxy.cancel(id) }
             result = finish(id, sent, deliver: false)
