@@ -148,7 +148,8 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///   - service: The service it came from.
     /// - Returns: The content.
     open func decodeContent(from response: HTTPResponse, service: any Service) throws -> Content {
-        if let none = NoContent() as? Content { return none }
+        // A metatype comparison first: a conditional cast per load is a runtime call.
+        if Content.self == NoContent.self, let none = NoContent() as? Content { return none }
         return try (decoder ?? service.decoder ?? sharedJSONDecoder).decode(Content.self, from: response.body)
     }
 
