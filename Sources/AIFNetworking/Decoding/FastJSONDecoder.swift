@@ -253,14 +253,14 @@ final class TapeDecoder: Decoder {
         var index = 0
         var seen: UInt64 = 0
         while index + 8 <= bytes.count {
-            seen |= UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            seen |= ByteWord.load(base, at: index)
             index += 8
         }
         while index < bytes.count {
             seen |= UInt64(bytes[index])
             index += 1
         }
-        return seen & 0x8080_8080_8080_8080 == 0
+        return !ByteWord.containsNonASCII(seen)
     }
 
     /// Undoes JSON escapes; `nil` for a malformed one.

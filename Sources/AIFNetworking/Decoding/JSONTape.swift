@@ -114,16 +114,13 @@ struct JSONTape {
             // Skip eight bytes at a time while none of them is a quote, a backslash or a
             // control character (the SWAR "has zero byte" test on each of the three).
             if let base = bytes.baseAddress {
-                let ones: UInt64 = 0x0101_0101_0101_0101
-                let highs: UInt64 = 0x8080_8080_8080_8080
                 while position + 8 <= bytes.count {
-                    let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
-                    let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
-                    let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
-                    let hasQuote = (quote &- ones) & ~quote & highs
-                    let hasBackslash = (backslash &- ones) & ~backslash & highs
-                    let hasControl = (word &- ones &* 0x20) & ~word & highs
-                    if hasQuote | hasBackslash | hasControl != 0 { break }
+                    let word = ByteWord.load(base, at: position)
+                    if ByteWord.contains(word, UInt8(ascii: "\"")) || ByteWord.contains(word, UInt8(ascii: "\\"))
+                        || ByteWord.containsByte(word, below: 0x20)
+                    {
+                        break
+                    }
                     position += 8
                 }
             }

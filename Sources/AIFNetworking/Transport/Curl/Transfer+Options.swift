@@ -314,14 +314,13 @@ extension Transfer {
         // The query (most of a signed URL) only has to be printable and fragment-free: eight
         // bytes at a time, then byte by byte from the first word that needs a closer look.
         if let base = url.baseAddress {
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
             while index + 8 <= url.count {
-                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-                let hash = word ^ (ones &* 0x23)
-                let delete = word ^ (ones &* 0x7F)
-                let flagged = ((word &- ones &* 0x21) & ~word) | ((hash &- ones) & ~hash) | ((delete &- ones) & ~delete) | word
-                if flagged & highs != 0 { break }
+                let word = ByteWord.load(base, at: index)
+                if ByteWord.containsByte(word, below: 0x21) || ByteWord.containsNonASCII(word) || ByteWord.contains(word, 0x7F)
+                    || ByteWord.contains(word, UInt8(ascii: "#"))
+                {
+                    break
+                }
                 index += 8
             }
         }
