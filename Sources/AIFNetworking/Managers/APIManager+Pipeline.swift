@@ -88,12 +88,6 @@ extension APIManager {
         finish(exchange, plan: plan, id: id, manager: reference, proxy: proxy)
     }
 
-    /// The request sent and the response received.
-    struct Exchange: Sendable {
-        var request: HTTPRequest
-        var response: HTTPResponse
-    }
-
     /// Signs and sends: everything up to the response, in types that do not depend on the
     /// content type (async frames hold them directly instead of allocating room at run time).
     private static func exchange(_ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) async -> Result<Exchange, APIError> {
@@ -108,13 +102,6 @@ extension APIManager {
         } catch {
             return .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName))
         }
-    }
-
-    /// What ``prepareSend(_:id:manager:)`` hands to the send.
-    private struct PreparedSend {
-        var request: HTTPRequest
-        var coalescingKey: String?
-        var proxy: APIProxy
     }
 
     /// Signs the request and runs the after-call hooks.
@@ -282,4 +269,20 @@ struct LoadPlan: Sendable {
     func error(_ kind: APIError.Kind, id: RequestID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil) -> APIError {
         APIError(kind, requestID: id, service: serviceName, methodName: methodName, message: message, underlyingError: underlying, response: response)
     }
+}
+
+// Not nested in the generic manager: a nested type is generic too, and every use of it would
+// look its metadata up at run time.
+
+/// The request sent and the response received.
+struct Exchange: Sendable {
+    var request: HTTPRequest
+    var response: HTTPResponse
+}
+
+/// What the manager's `prepareSend` hands to the send.
+struct PreparedSend {
+    var request: HTTPRequest
+    var coalescingKey: String?
+    var proxy: APIProxy
 }

@@ -105,17 +105,23 @@ public struct AIFHMACSigner: RequestSigner {
         for item in query where item.name != "sign" { encodedOwn.append(EncodedItem(item)) }
         let fields = Self.fields(credentials, context)
         let signature = signature(method: method, path: path, ownQuery: encodedOwn, fields: fields, bodyHash: bodyHash, key: credentials.privateKey)
+        // Room for everything at once: "?" or "&", name, "=", value for each item; "&sign=" and the signature.
+        func length(_ items: [EncodedItem]) -> Int { items.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 } }
         var text = [UInt8]()
-        text.reserveCapacity(prefix.utf8.count + 128 + encodedOwn.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
+        text.reserveCapacity(prefix.utf8.count + length(encodedOwn) + length(fields) + 6 + signature.utf8.count)
         text.appendUTF8(of: prefix)
         var separator = UInt8(ascii: "?")
-        for item in encodedOwn + fields {
-            text.append(separator)
-            text.append(contentsOf: item.name.utf8)
-            text.append(UInt8(ascii: "="))
-            text.append(contentsOf: item.value.utf8)
-            separator = UInt8(ascii: "&")
+        func append(_ items: [EncodedItem]) {
+            for item in items {
+                text.append(separator)
+                text.append(contentsOf: item.name.utf8)
+                text.append(UInt8(ascii: "="))
+                text.append(contentsOf: item.value.utf8)
+                separator = UInt8(ascii: "&")
+            }
         }
+        append(encodedOwn)
+        append(fields)
         text.append(contentsOf: "&sign=".utf8)
         text.append(contentsOf: signature.utf8)
         return String(decoding: text, as: UTF8.self)

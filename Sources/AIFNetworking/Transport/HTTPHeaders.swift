@@ -58,9 +58,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         case .fields(let fields): return fields
         case .raw(let bytes):
             var fields: [Field] = []
-            Self.forEachRawField(in: bytes) { name, value in
-                fields.append(Field(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
-                return true
+            bytes.withUnsafeBufferPointer { block in
+                Self.forEachRawField(in: block) { name, value in
+                    fields.append(Field(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+                    return true
+                }
             }
             return fields
         }
@@ -178,37 +180,51 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
                 if !body(field.value) { return }
             }
         case .raw(let bytes):
-            let wanted = Array(name.utf8)
-            Self.forEachRawField(in: bytes) { fieldName, value in
-                guard Self.bytesMatchIgnoringCase(fieldName, wanted) else { return true }
-                return body(String(decoding: value, as: UTF8.self))
+            var name = name
+            name.withUTF8 { wanted in
+                bytes.withUnsafeBufferPointer { block in
+                    Self.forEachRawField(in: block) { fieldName, value in
+                        guard Self.bytesMatchIgnoringCase(fieldName, wanted) else { return true }
+                        return body(String(decoding: value, as: UTF8.self))
+                    }
+                }
             }
         }
     }
 
     /// Walks `Name: value` lines of a raw block, trimming optional whitespace, until `body`
     /// returns `false`. Lines without a colon (a stray status line, the blank end line) are
-    /// skipped.
-    private static func forEachRawField(in bytes: [UInt8], _ body: (ArraySlice<UInt8>, ArraySlice<UInt8>) -> Bool) {
-        var lineStart = bytes.startIndex
-        while lineStart < bytes.endIndex {
-            let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
-            var line = bytes[lineStart..<lineEnd]
-            lineStart = lineEnd + 1
-            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
-            let name = trimmed(line[line.startIndex..<colon])
-            let value = trimmed(line[(colon + 1)...])
-            if name.isEmpty { continue }
-            if !body(name, value) { return }
+    /// skipped. Works on the bytes in place: a lookup neither copies nor allocates.
+    private static func forEachRawField(
+        in bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool
+    ) {
+        var lineStart = 0
+        let end = bytes.count
+        while lineStart < end {
+            var colon = -1
+            var lineEnd = lineStart
+            while lineEnd < end, bytes[lineEnd] != UInt8(ascii: "\n") {
+                if colon < 0, bytes[lineEnd] == UInt8(ascii: ":") { colon = lineEnd }
+                lineEnd += 1
+            }
+            let next = lineEnd + 1
+            if lineEnd > lineStart, bytes[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
+            defer { lineStart = next }
+            guard colon >= 0, colon < lineEnd else { continue }
+            let name = trimmed(bytes, lineStart..<colon)
+            guard !name.isEmpty else { continue }
+            let value = trimmed(bytes, (colon + 1)..<lineEnd)
+            if !body(UnsafeBufferPointer(rebasing: bytes[name]), UnsafeBufferPointer(rebasing: bytes[value])) { return }
         }
     }
 
-    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        var slice = bytes
-        while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
-        while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
-        return slice
+    /// `range` without leading and trailing spaces and tabs.
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
+        var lower = range.lowerBound
+        var upper = range.upperBound
+        while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower += 1 }
+        while upper > lower, bytes[upper - 1] == 0x20 || bytes[upper - 1] == 0x09 { upper -= 1 }
+        return lower..<upper
     }
 
     static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
