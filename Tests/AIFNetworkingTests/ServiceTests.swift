@@ -196,6 +196,9 @@ struct ServiceTests {
                     var body = ""
                     if case .bytes(let data) = request.body { body = String(decoding: data, as: UTF8.self) }
                     results.append("\(request.method.rawValue) \(request.url.absoluteString) \(body)")
+                    // libcurl is given the text (unparsed on the generator's own path): it must
+                    // be what the URL, parsed from it when read, says.
+                    #expect(request.location.text == request.url.absoluteString)
                 } catch {
                     failures.append("\(error)")
                 }

@@ -27,7 +27,12 @@ public struct HTTPRequest: Sendable {
     /// The request method.
     public var method: HTTPMethod
     /// The absolute `http` or `https` URL.
-    public var url: URL
+    public var url: URL {
+        get { location.url }
+        set { location = .parsed(newValue) }
+    }
+    /// The URL as given, or as text the library wrote (see ``URLLocation``).
+    var location: URLLocation
     /// The header fields, sent after the transport's default headers (a name given here
     /// replaces a default of the same name).
     public var headers: HTTPHeaders
@@ -56,7 +61,7 @@ public struct HTTPRequest: Sendable {
         redirects: RedirectPolicy? = nil
     ) {
         self.method = method
-        self.url = url
+        self.location = .parsed(url)
         self.headers = headers
         self.body = body
         self.timeouts = timeouts

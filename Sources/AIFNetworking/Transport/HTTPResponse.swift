@@ -11,7 +11,12 @@ public struct HTTPResponse: Sendable {
     /// The protocol version the response arrived over.
     public var httpVersion: HTTPVersion
     /// The URL of the final response: the request's URL, or where redirects led.
-    public var url: URL
+    public var url: URL {
+        get { location.url }
+        set { location = .parsed(newValue) }
+    }
+    /// The URL as given, or the request's text (see ``URLLocation``).
+    var location: URLLocation
     /// Timings and counters of the transfer.
     public var metrics: TransferMetrics
 
@@ -28,7 +33,7 @@ public struct HTTPResponse: Sendable {
         self.headers = headers
         self.body = body
         self.httpVersion = httpVersion
-        self.url = url
+        self.location = .parsed(url)
         self.metrics = metrics
     }
 

@@ -59,7 +59,7 @@ final class Transfer: @unchecked Sendable {
         self.request = request
         self.progress = progress
         self.completion = completion
-        urlString = request.url.absoluteString
+        urlString = request.location.text
     }
 
     deinit {
