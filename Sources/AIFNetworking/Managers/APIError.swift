@@ -62,20 +62,20 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     }
 
     /// What kind of failure it is.
-    public let kind: Kind
+    public var kind: Kind { storage.kind }
     /// The load's ID.
-    public let requestID: RequestID
+    public var requestID: RequestID { storage.requestID }
     /// The service the manager calls.
-    public let service: ServiceName
+    public var service: ServiceName { storage.service }
     /// The manager's method name.
-    public let methodName: String
+    public var methodName: String { storage.methodName }
     /// What went wrong, in plain words (never a secret).
-    public let message: String
+    public var message: String { storage.message }
     /// The error underneath (``TransportError``, ``ServiceError``, `DecodingError`, a
     /// validator's error …), if any.
-    public let underlyingError: (any Error)?
+    public var underlyingError: (any Error)? { storage.underlyingError }
     /// The response, when one arrived.
-    public let response: HTTPResponse?
+    public var response: HTTPResponse? { storage.response }
 
     /// Creates an error; managers and reformers use this.
     ///
@@ -91,13 +91,36 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         _ kind: Kind, requestID: RequestID, service: ServiceName, methodName: String, message: String,
         underlyingError: (any Error)? = nil, response: HTTPResponse? = nil
     ) {
-        self.kind = kind
-        self.requestID = requestID
-        self.service = service
-        self.methodName = methodName
-        self.message = message
-        self.underlyingError = underlyingError
-        self.response = response
+        storage = Storage(
+            kind: kind, requestID: requestID, service: service, methodName: methodName, message: message,
+            underlyingError: underlyingError, response: response)
+    }
+
+    /// The fields, in one shared immutable box: an error is one reference wide, so every
+    /// `Result` carrying one (and every frame holding such a result) stays small.
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let kind: Kind
+        let requestID: RequestID
+        let service: ServiceName
+        let methodName: String
+        let message: String
+        let underlyingError: (any Error)?
+        let response: HTTPResponse?
+
+        init(
+            kind: Kind, requestID: RequestID, service: ServiceName, methodName: String, message: String,
+            underlyingError: (any Error)?, response: HTTPResponse?
+        ) {
+            self.kind = kind
+            self.requestID = requestID
+            self.service = service
+            self.methodName = methodName
+            self.message = message
+            self.underlyingError = underlyingError
+            self.response = response
+        }
     }
 
     /// Whether the load was cancelled rather than failed.

@@ -250,20 +250,40 @@ extension Result where Failure == APIError {
 }
 
 /// Everything needed to sign, send and check a request, read from the manager when the load
-/// started. Not nested in the generic manager: its layout is then known at compile time, and an
-/// async frame holds it directly.
-struct LoadPlan: Sendable {
-    var resolved: ResolvedService
-    var serviceName: ServiceName
-    var methodName: String
-    var method: HTTPMethod
-    var parameters: Parameters
-    var headers: HTTPHeaders
-    var bodyEncoding: BodyEncoding?
-    var timeouts: Timeouts?
-    var cacheKey: CacheKey?
-    var cacheLifetime: Duration
-    var coalesces: Bool
+/// started. Not nested in the generic manager, so its type is known at compile time; and a
+/// class, immutable, so the async frames of a load (each holding it across an await) carry one
+/// reference instead of 300-odd bytes — small frames fit in the task's own memory instead of
+/// each taking a fresh allocation.
+final class LoadPlan: Sendable {
+    let resolved: ResolvedService
+    let serviceName: ServiceName
+    let methodName: String
+    let method: HTTPMethod
+    let parameters: Parameters
+    let headers: HTTPHeaders
+    let bodyEncoding: BodyEncoding?
+    let timeouts: Timeouts?
+    let cacheKey: CacheKey?
+    let cacheLifetime: Duration
+    let coalesces: Bool
+
+    init(
+        resolved: ResolvedService, serviceName: ServiceName, methodName: String, method: HTTPMethod, parameters: Parameters,
+        headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cacheKey: CacheKey?, cacheLifetime: Duration,
+        coalesces: Bool
+    ) {
+        self.resolved = resolved
+        self.serviceName = serviceName
+        self.methodName = methodName
+        self.method = method
+        self.parameters = parameters
+        self.headers = headers
+        self.bodyEncoding = bodyEncoding
+        self.timeouts = timeouts
+        self.cacheKey = cacheKey
+        self.cacheLifetime = cacheLifetime
+        self.coalesces = coalesces
+    }
 
     /// An error of this load.
     func error(_ kind: APIError.Kind, id: RequestID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil) -> APIError {
@@ -274,10 +294,15 @@ struct LoadPlan: Sendable {
 // Not nested in the generic manager: a nested type is generic too, and every use of it would
 // look its metadata up at run time.
 
-/// The request sent and the response received.
-struct Exchange: Sendable {
-    var request: HTTPRequest
-    var response: HTTPResponse
+/// The request sent and the response received (a class for the same reason as ``LoadPlan``).
+final class Exchange: Sendable {
+    let request: HTTPRequest
+    let response: HTTPResponse
+
+    init(request: HTTPRequest, response: HTTPResponse) {
+        self.request = request
+        self.response = response
+    }
 }
 
 /// What the manager's `prepareSend` hands to the send.

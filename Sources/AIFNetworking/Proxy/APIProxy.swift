@@ -167,30 +167,53 @@ public final class APIProxy: Sendable {
     /// Signs nothing itself: sends a request made by ``RequestGenerator`` (redirects followed
     /// and re-signed), sharing one transfer with identical loads when `coalescingKey` is set.
     /// Cancelled through the calling task.
+    ///
+    /// The logging and the coalesced path live in functions of their own: an async function's
+    /// frame holds every temporary of its body, and log-message interpolation alone made this
+    /// one several kilobytes — each load's task then allocated memory for it from the heap.
     func send(_ request: HTTPRequest, for resolved: ResolvedService, id: RequestID, coalescingKey: String?) async throws -> HTTPResponse {
         let started = ContinuousClock.now
+        logSending(request, id: id)
+        do {
+            let response: HTTPResponse
+            if let coalescingKey {
+                response = try await sendCoalesced(request, for: resolved, id: id, key: coalescingKey)
+            } else {
+                response = try await generator.send(request, for: resolved, through: transport, maxRedirects: maxRedirects, clockSkew: clockSkew)
+            }
+            logReceiving(response, for: request, id: id, started: started)
+            return response
+        } catch {
+            logFailure(error, for: request, id: id, started: started)
+            throw error
+        }
+    }
+
+    private func sendCoalesced(_ request: HTTPRequest, for resolved: ResolvedService, id: RequestID, key: String) async throws -> HTTPResponse {
+        try await coalescer.response(for: key, id: id) { [generator, transport, maxRedirects, clockSkew] in
+            try await generator.send(request, for: resolved, through: transport, maxRedirects: maxRedirects, clockSkew: clockSkew)
+        }
+    }
+
+    @inline(never)
+    private func logSending(_ request: HTTPRequest, id: RequestID) {
         logger.info("request \(id) \(request.method) \(Self.loggable(request.url))")
         if logger.logLevel <= .debug {
             logger.debug("request \(id) headers: \(request.headers.redactingSecrets())")
         }
-        do {
-            let response: HTTPResponse
-            if let coalescingKey {
-                response = try await coalescer.response(for: coalescingKey, id: id) { [generator, transport, maxRedirects, clockSkew] in
-                    try await generator.send(request, for: resolved, through: transport, maxRedirects: maxRedirects, clockSkew: clockSkew)
-                }
-            } else {
-                response = try await generator.send(request, for: resolved, through: transport, maxRedirects: maxRedirects, clockSkew: clockSkew)
-            }
-            logger.info("response \(id) \(response.statusCode) \(request.method) \(Self.loggable(request.url)) in \(Self.milliseconds(since: started)) ms, \(response.body.count) bytes")
-            if logger.logLevel <= .debug {
-                logger.debug("response \(id) headers: \(response.headers.redactingSecrets())")
-            }
-            return response
-        } catch {
-            logger.info("failed \(id) \(request.method) \(Self.loggable(request.url)) after \(Self.milliseconds(since: started)) ms: \(error)")
-            throw error
+    }
+
+    @inline(never)
+    private func logReceiving(_ response: HTTPResponse, for request: HTTPRequest, id: RequestID, started: ContinuousClock.Instant) {
+        logger.info("response \(id) \(response.statusCode) \(request.method) \(Self.loggable(request.url)) in \(Self.milliseconds(since: started)) ms, \(response.body.count) bytes")
+        if logger.logLevel <= .debug {
+            logger.debug("response \(id) headers: \(response.headers.redactingSecrets())")
         }
+    }
+
+    @inline(never)
+    private func logFailure(_ error: any Error, for request: HTTPRequest, id: RequestID, started: ContinuousClock.Instant) {
+        logger.info("failed \(id) \(request.method) \(Self.loggable(request.url)) after \(Self.milliseconds(since: started)) ms: \(error)")
     }
 
     /// Logs a load answered from the cache.

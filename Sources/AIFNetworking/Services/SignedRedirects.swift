@@ -28,21 +28,35 @@ extension RequestGenerator {
         clockSkew: ClockSkew? = nil
     ) async throws -> HTTPResponse {
         var current = request
-        let signer = resolved.environment.credentials != nil ? resolved.service.signer : nil
-        if signer != nil { current.redirects = .never }
+        let signed = resolved.environment.credentials != nil && resolved.service.signer != nil
+        if signed { current.redirects = .never }
         var redirects = 0
         while true {
             let response = try await transport.send(current, progress: nil)
             clockSkew?.record(response)
-            guard signer != nil, [301, 302, 303, 307, 308].contains(response.statusCode),
-                let location = response.headers["Location"], let target = URL(string: location, relativeTo: current.url)?.absoluteURL
-            else { return response }
-            redirects += 1
-            guard redirects <= maxRedirects else {
-                throw TransportError(.tooManyRedirects, url: current.url.absoluteString, detail: "more than \(maxRedirects) redirects")
+            guard signed, let next = try nextHop(after: response, from: current, redirects: &redirects, maxRedirects: maxRedirects, resolved: resolved, clockSkew: clockSkew) else {
+                return response
             }
-            current = try redirected(current, to: target, status: response.statusCode, resolved: resolved, clockSkew: clockSkew)
+            current = next
         }
+    }
+
+    /// The re-signed request a redirect asks for, or `nil` when `response` is not one to follow.
+    /// Not part of the async loop above, whose frame would otherwise hold its temporaries.
+    @inline(never)
+    private func nextHop(
+        after response: HTTPResponse, from current: HTTPRequest, redirects: inout Int, maxRedirects: Int, resolved: ResolvedService, clockSkew: ClockSkew?
+    ) throws -> HTTPRequest? {
+        switch response.statusCode {
+        case 301, 302, 303, 307, 308: break
+        default: return nil
+        }
+        guard let location = response.headers["Location"], let target = URL(string: location, relativeTo: current.url)?.absoluteURL else { return nil }
+        redirects += 1
+        guard redirects <= maxRedirects else {
+            throw TransportError(.tooManyRedirects, url: current.location.text, detail: "more than \(maxRedirects) redirects")
+        }
+        return try redirected(current, to: target, status: response.statusCode, resolved: resolved, clockSkew: clockSkew)
     }
 
     private func redirected(

@@ -18,7 +18,18 @@ public struct HTTPResponse: Sendable {
     /// The URL as given, or the request's text (see ``URLLocation``).
     var location: URLLocation
     /// Timings and counters of the transfer.
-    public var metrics: TransferMetrics
+    public var metrics: TransferMetrics {
+        get { metricsBox.metrics }
+        set { metricsBox = MetricsBox(newValue) }
+    }
+    /// The metrics behind one reference: they are a hundred-odd bytes, and a response is copied
+    /// through several async frames on its way to the caller (each frame the larger for it).
+    private var metricsBox: MetricsBox
+
+    private final class MetricsBox: Sendable {
+        let metrics: TransferMetrics
+        init(_ metrics: TransferMetrics) { self.metrics = metrics }
+    }
 
     /// Creates a response (for stub transports and tests; the transport builds its own).
     public init(
@@ -34,7 +45,7 @@ public struct HTTPResponse: Sendable {
         self.body = body
         self.httpVersion = httpVersion
         self.location = .parsed(url)
-        self.metrics = metrics
+        self.metricsBox = MetricsBox(metrics)
     }
 
     /// Whether the status is in the `2xx` range.
