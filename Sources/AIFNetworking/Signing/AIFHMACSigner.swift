@@ -179,7 +179,7 @@ public struct AIFHMACSigner: RequestSigner {
     ) -> String {
         let signedItems = coverage == .allParameters ? ownQuery + fields : fields
         let canonical = Self.canonicalBytes(method: method, path: path, signedItems: signedItems, bodyHash: bodyHash)
-        return Digest.hex(Digest.hmac(canonical, key: key.bytes))
+        return Digest.hmacHex(canonical, key: key.bytes)
     }
 
     /// The four canonical lines as bytes.

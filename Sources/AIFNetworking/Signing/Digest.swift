@@ -68,6 +68,26 @@ public enum Digest {
         return String(decoding: text, as: UTF8.self)
     }
 
+    /// Lowercase hexadecimal of `count` bytes at `bytes`, written straight into the string's
+    /// storage (one allocation, none for the intermediate array `hex(_:)` builds).
+    static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { output in
+            digits.withUTF8Buffer { digits in
+                for (index, byte) in bytes.enumerated() {
+                    output[2 * index] = digits[Int(byte >> 4)]
+                    output[2 * index + 1] = digits[Int(byte & 0x0F)]
+                }
+            }
+            return bytes.count * 2
+        }
+    }
+
+    /// The HMAC of `data` keyed with `key`, in lowercase hexadecimal.
+    static func hmacHex(_ data: [UInt8], key: [UInt8], algorithm: Algorithm = .sha256) -> String {
+        HMACKeySchedule.cached(for: key, algorithm: algorithm).authenticate(data) { hex($0) }
+    }
+
     /// Appends the lowercase hexadecimal form of `bytes` to `text`.
     static func appendHex(of bytes: some Sequence<UInt8>, to text: inout [UInt8]) {
         let digits: StaticString = "0123456789abcdef"
@@ -129,6 +149,9 @@ final class HMACKeySchedule: @unchecked Sendable {
     // of EVP_MD_CTX_copy_ex, which does not modify its source.
     private let inner: OpaquePointer
     private let outer: OpaquePointer
+    /// A context kept for the next call (holding nothing secret once a call has finished with it,
+    /// beyond what `inner` and `outer` already hold).
+    private let spare = Locked<OpaquePointer?>(nil)
 
     private struct Key: Hashable {
         var algorithm: Digest.Algorithm
@@ -136,15 +159,31 @@ final class HMACKeySchedule: @unchecked Sendable {
     }
 
     /// Recently used keys (a service has one or two); emptied when it grows past 32.
-    private static let cache = Locked<[Key: HMACKeySchedule]>([:])
+    private struct Cache {
+        var schedules: [Key: HMACKeySchedule] = [:]
+        /// The last key asked for: a request usually signs with the key the one before it used,
+        /// and comparing with it (for the same array, no more than an identity check) costs
+        /// less than hashing the key for the dictionary.
+        var last: (key: Key, schedule: HMACKeySchedule)?
+    }
+
+    private static let cache = Locked(Cache())
 
     static func cached(for key: [UInt8], algorithm: Digest.Algorithm) -> HMACKeySchedule {
-        let cacheKey = Key(algorithm: algorithm, bytes: key)
-        if let schedule = cache.withLock({ $0[cacheKey] }) { return schedule }
+        let found = cache.withLock { cache -> HMACKeySchedule? in
+            if let last = cache.last, last.key.algorithm == algorithm, last.key.bytes == key { return last.schedule }
+            let cacheKey = Key(algorithm: algorithm, bytes: key)
+            guard let schedule = cache.schedules[cacheKey] else { return nil }
+            cache.last = (cacheKey, schedule)
+            return schedule
+        }
+        if let found { return found }
         let schedule = HMACKeySchedule(key: key, algorithm: algorithm)
+        let cacheKey = Key(algorithm: algorithm, bytes: key)
         cache.withLock { cache in
-            if cache.count >= 32 { cache.removeAll() }
-            cache[cacheKey] = schedule
+            if cache.schedules.count >= 32 { cache.schedules.removeAll() }
+            cache.schedules[cacheKey] = schedule
+            cache.last = (cacheKey, schedule)
         }
         return schedule
     }
@@ -166,23 +205,50 @@ final class HMACKeySchedule: @unchecked Sendable {
     deinit {
         EVP_MD_CTX_free(inner)
         EVP_MD_CTX_free(outer)
+        spare.withLock { spare in
+            if let spare { EVP_MD_CTX_free(spare) }
+        }
     }
 
     func authenticate(_ data: some DataProtocol) -> [UInt8] {
-        let context = EVP_MD_CTX_new()
-        defer { EVP_MD_CTX_free(context) }
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        EVP_MD_CTX_copy_ex(context, inner)
-        for region in data.regions {
-            region.withUnsafeBytes { buffer in
-                if let base = buffer.baseAddress { _ = EVP_DigestUpdate(context, base, buffer.count) }
+        authenticate(data) { Array($0.bindMemory(to: UInt8.self)) }
+    }
+
+    /// Computes the HMAC into a buffer on the stack and hands it to `body`.
+    func authenticate<Result>(_ data: some DataProtocol, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let context = takeContext()
+        defer { returnContext(context) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { digest in
+            var length: UInt32 = 0
+            EVP_MD_CTX_copy_ex(context, inner)
+            for region in data.regions {
+                region.withUnsafeBytes { buffer in
+                    if let base = buffer.baseAddress { _ = EVP_DigestUpdate(context, base, buffer.count) }
+                }
             }
+            EVP_DigestFinal_ex(context, digest.baseAddress, &length)
+            EVP_MD_CTX_copy_ex(context, outer)
+            EVP_DigestUpdate(context, digest.baseAddress, Int(length))
+            EVP_DigestFinal_ex(context, digest.baseAddress, &length)
+            return body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digest)[0..<Int(length)]))
         }
-        EVP_DigestFinal_ex(context, &digest, &length)
-        EVP_MD_CTX_copy_ex(context, outer)
-        EVP_DigestUpdate(context, digest, Int(length))
-        EVP_DigestFinal_ex(context, &digest, &length)
-        return Array(digest.prefix(Int(length)))
+    }
+
+    /// A context to compute in: the one kept from an earlier call, or a new one. Reusing it
+    /// saves OpenSSL allocating a context and its digest state per signature.
+    private func takeContext() -> OpaquePointer {
+        spare.withLock { spare in
+            defer { spare = nil }
+            return spare
+        } ?? EVP_MD_CTX_new()
+    }
+
+    private func returnContext(_ context: OpaquePointer) {
+        let extra = spare.withLock { spare -> OpaquePointer? in
+            guard spare == nil else { return context }
+            spare = context
+            return nil
+        }
+        if let extra { EVP_MD_CTX_free(extra) }
     }
 }

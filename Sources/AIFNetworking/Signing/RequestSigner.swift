@@ -104,8 +104,6 @@ final class NoncePool: Sendable {
 
     /// 32 lowercase hex characters (16 random bytes), never handed out before.
     func nonce() -> String {
-        var text = [UInt8]()
-        text.reserveCapacity(32)
         pool.withLock { pool in
             let process = getpid()
             if pool.offset + 16 > pool.bytes.count || pool.process != process {
@@ -114,12 +112,14 @@ final class NoncePool: Sendable {
                 pool.offset = 0
                 pool.process = process
             }
-            let range = pool.offset..<(pool.offset + 16)
-            Digest.appendHex(of: pool.bytes[range], to: &text)
-            for index in range { pool.bytes[index] = 0 }
+            let offset = pool.offset
             pool.offset += 16
+            return pool.bytes.withUnsafeMutableBytes { bytes in
+                let drawn = UnsafeMutableRawBufferPointer(rebasing: bytes[offset..<(offset + 16)])
+                defer { drawn.initializeMemory(as: UInt8.self, repeating: 0) }
+                return Digest.hex(UnsafeRawBufferPointer(drawn))
+            }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 }
 
