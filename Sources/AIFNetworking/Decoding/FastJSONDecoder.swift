@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A JSON decoder for `Decodable` types, several times faster than Foundation's `JSONDecoder`
 /// on Linux for the small documents APIs return: the body is parsed once into a flat token list,
@@ -71,7 +72,7 @@ struct NameKey: CodingKey {
 }
 
 /// `[String: Value]`, decoded with its keys as they are written.
-protocol StringKeyedDictionary {
+protocol StringKeyedDictionary: SendableMetatype {
     static func decode(from decoder: TapeDecoder, at index: Int, key: (any CodingKey)?) throws -> Self
 }
 
@@ -95,7 +96,7 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodabl
 /// `[Element]`, decoded as the standard library's `Array.init(from:)` does (an unkeyed
 /// container, element after element), into storage reserved for the element count at once
 /// instead of regrown by unspecialised appends.
-protocol TapeDecodableArray {
+protocol TapeDecodableArray: SendableMetatype {
     static func decodeElements(from decoder: TapeDecoder) throws -> Self
 }
 
@@ -415,12 +416,18 @@ final class TapeDecoder: Decoder {
         let isPlain = plainTypes.0 == identifier || plainTypes.1 == identifier || plainTypes.2 == identifier || plainTypes.3 == identifier
         var array: (any TapeDecodableArray.Type)?
         if !isPlain {
-            if options.keyDecodingStrategy == .convertFromSnakeCase, let dictionary = type as? any StringKeyedDictionary.Type {
-                // Dictionary keys are data: like JSONDecoder, the key strategy leaves them alone.
-                return try dictionary.decode(from: self, at: index, key: key) as! T
+            switch Self.shape(of: type) {
+            case .plain:
+                rememberPlain(identifier)
+            case .array(let arrayType):
+                array = arrayType
+            case .stringKeyedDictionary(let dictionary):
+                if options.keyDecodingStrategy == .convertFromSnakeCase {
+                    // Dictionary keys are data: like JSONDecoder, the key strategy leaves them alone.
+                    return try dictionary.decode(from: self, at: index, key: key) as! T
+                }
+                rememberPlain(identifier)
             }
-            array = type as? any TapeDecodableArray.Type
-            if array == nil { rememberPlain(identifier) }
         }
         let savedCurrent = current
         current = index
@@ -431,6 +438,36 @@ final class TapeDecoder: Decoder {
         }
         if let array { return try array.decodeElements(from: self) as! T }
         return try T(from: self)
+    }
+
+    /// How a type is decoded here, apart from its own `init(from:)`.
+    enum Shape: Sendable {
+        case plain
+        case array(any TapeDecodableArray.Type)
+        case stringKeyedDictionary(any StringKeyedDictionary.Type)
+    }
+
+    /// Shapes already worked out, for every decoder: a conformance check (`as?` on a metatype)
+    /// costs the runtime a lookup several times dearer than this table's, and every document
+    /// asks again about the same few types. Bounded, like the runtime's own cache is not.
+    private static let shapes = Mutex<[ObjectIdentifier: Shape]>([:])
+
+    static func shape(of type: any Decodable.Type) -> Shape {
+        let identifier = ObjectIdentifier(type)
+        if let known = shapes.withLock({ $0[identifier] }) { return known }
+        let shape: Shape
+        if let dictionary = type as? any StringKeyedDictionary.Type {
+            shape = .stringKeyedDictionary(dictionary)
+        } else if let array = type as? any TapeDecodableArray.Type {
+            shape = .array(array)
+        } else {
+            shape = .plain
+        }
+        shapes.withLock { shapes in
+            if shapes.count >= 1024 { shapes.removeAll() }
+            shapes[identifier] = shape
+        }
+        return shape
     }
 
     private func rememberPlain(_ identifier: ObjectIdentifier) {
