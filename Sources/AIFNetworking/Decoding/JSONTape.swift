@@ -24,7 +24,7 @@ struct JSONTape {
     }
 
     let bytes: [UInt8]
-    private(set) var tokens: [Token] = []
+    let tokens: TokenList
 
     /// Why the document is not valid JSON, and at which byte.
     struct SyntaxError: Error {
@@ -37,12 +37,11 @@ struct JSONTape {
 
     init(parsing bytes: [UInt8]) throws(SyntaxError) {
         self.bytes = bytes
-        var tokens: [Token] = []
-        tokens.reserveCapacity(bytes.count / 8 + 4)
+        let tokens = TokenList(capacity: bytes.count / 8 + 4)
         try bytes.withUnsafeBufferPointer { buffer throws(SyntaxError) in
-            var parser = Parser(bytes: buffer)
+            var parser = Parser(bytes: buffer, tokens: tokens)
             try parser.skipWhitespace()
-            try parser.value(into: &tokens, depth: 0)
+            try parser.value(depth: 0)
             try parser.skipWhitespace()
             guard parser.position == buffer.count else {
                 throw SyntaxError(message: "unexpected \(parser.describeCurrent()) after the end of the document", offset: parser.position)
@@ -55,10 +54,12 @@ struct JSONTape {
     /// `position < count` tests, no reference counting in the loop.
     private struct Parser {
         let bytes: UnsafeBufferPointer<UInt8>
+        let tokens: TokenList
         var position = 0
 
-        init(bytes: UnsafeBufferPointer<UInt8>) {
+        init(bytes: UnsafeBufferPointer<UInt8>, tokens: TokenList) {
             self.bytes = bytes
+            self.tokens = tokens
         }
 
         func describeCurrent() -> String {
@@ -80,21 +81,21 @@ struct JSONTape {
             }
         }
 
-        mutating func value(into tokens: inout [Token], depth: Int) throws(SyntaxError) {
+        mutating func value(depth: Int) throws(SyntaxError) {
             guard position < bytes.count else { throw fail("a value") }
             switch bytes[position] {
-            case UInt8(ascii: "{"): try object(into: &tokens, depth: depth + 1)
-            case UInt8(ascii: "["): try array(into: &tokens, depth: depth + 1)
-            case UInt8(ascii: "\""): try string(into: &tokens)
-            case UInt8(ascii: "t"): try literal("true", .true, into: &tokens)
-            case UInt8(ascii: "f"): try literal("false", .false, into: &tokens)
-            case UInt8(ascii: "n"): try literal("null", .null, into: &tokens)
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number(into: &tokens)
+            case UInt8(ascii: "{"): try object(depth: depth + 1)
+            case UInt8(ascii: "["): try array(depth: depth + 1)
+            case UInt8(ascii: "\""): try string()
+            case UInt8(ascii: "t"): try literal("true", .true)
+            case UInt8(ascii: "f"): try literal("false", .false)
+            case UInt8(ascii: "n"): try literal("null", .null)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
             default: throw fail("a value")
             }
         }
 
-        mutating func literal(_ text: StaticString, _ kind: Kind, into tokens: inout [Token]) throws(SyntaxError) {
+        mutating func literal(_ text: StaticString, _ kind: Kind) throws(SyntaxError) {
             let length = text.utf8CodeUnitCount
             guard position + length <= bytes.count else { throw fail("\(text)") }
             let literal = UnsafeBufferPointer(start: text.utf8Start, count: length)
@@ -107,7 +108,7 @@ struct JSONTape {
             position += length
         }
 
-        mutating func string(into tokens: inout [Token]) throws(SyntaxError) {
+        mutating func string() throws(SyntaxError) {
             position += 1
             let start = position
             var escaped = false
@@ -141,7 +142,7 @@ struct JSONTape {
             position += 1
         }
 
-        mutating func number(into tokens: inout [Token]) throws(SyntaxError) {
+        mutating func number() throws(SyntaxError) {
             let start = position
             if bytes[position] == UInt8(ascii: "-") { position += 1 }
             guard position < bytes.count, isDigit(bytes[position]) else { throw fail("a digit") }
@@ -167,7 +168,7 @@ struct JSONTape {
 
         func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
 
-        mutating func object(into tokens: inout [Token], depth: Int) throws(SyntaxError) {
+        mutating func object(depth: Int) throws(SyntaxError) {
             guard depth <= JSONTape.maximumDepth else { throw SyntaxError(message: "nested deeper than \(JSONTape.maximumDepth) levels", offset: position) }
             let index = tokens.count
             tokens.append(Token(kind: .object, escaped: false, start: Int32(position), end: 0, next: 0, count: 0))
@@ -179,12 +180,12 @@ struct JSONTape {
             } else {
                 while true {
                     guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw fail("a member name in quotes") }
-                    try string(into: &tokens)
+                    try string()
                     try skipWhitespace()
                     guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw fail("':'") }
                     position += 1
                     try skipWhitespace()
-                    try value(into: &tokens, depth: depth)
+                    try value(depth: depth)
                     count += 1
                     try skipWhitespace()
                     guard position < bytes.count else { throw fail("',' or '}'") }
@@ -198,12 +199,10 @@ struct JSONTape {
                     break
                 }
             }
-            tokens[index].end = Int32(position)
-            tokens[index].next = Int32(tokens.count)
-            tokens[index].count = count
+            tokens.close(index, end: Int32(position), count: count)
         }
 
-        mutating func array(into tokens: inout [Token], depth: Int) throws(SyntaxError) {
+        mutating func array(depth: Int) throws(SyntaxError) {
             guard depth <= JSONTape.maximumDepth else { throw SyntaxError(message: "nested deeper than \(JSONTape.maximumDepth) levels", offset: position) }
             let index = tokens.count
             tokens.append(Token(kind: .array, escaped: false, start: Int32(position), end: 0, next: 0, count: 0))
@@ -214,7 +213,7 @@ struct JSONTape {
                 position += 1
             } else {
                 while true {
-                    try value(into: &tokens, depth: depth)
+                    try value(depth: depth)
                     count += 1
                     try skipWhitespace()
                     guard position < bytes.count else { throw fail("',' or ']'") }
@@ -228,9 +227,53 @@ struct JSONTape {
                     break
                 }
             }
-            tokens[index].end = Int32(position)
-            tokens[index].next = Int32(tokens.count)
-            tokens[index].count = count
+            tokens.close(index, end: Int32(position), count: count)
         }
+    }
+}
+
+/// The tape's tokens, in memory of their own: the parser appends to it without an array's
+/// uniqueness and capacity checks on every token, and the decoder reads tokens by index — always
+/// an index the tape itself produced, still checked.
+final class TokenList {
+    private var base: UnsafeMutablePointer<JSONTape.Token>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = Swift.max(capacity, 4)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        base.deallocate()
+    }
+
+    @inline(__always) subscript(index: Int) -> JSONTape.Token {
+        precondition(index >= 0 && index < count, "token index out of range")
+        return base[index]
+    }
+
+    /// Appends a token (tokens are plain values: nothing to retain or release).
+    @inline(__always) func append(_ token: JSONTape.Token) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: token)
+        count += 1
+    }
+
+    /// Completes the container token at `index` once its children are in.
+    func close(_ index: Int, end: Int32, count childCount: Int32) {
+        base[index].end = end
+        base[index].next = Int32(count)
+        base[index].count = childCount
+    }
+
+    private func grow() {
+        let newCapacity = capacity * 2
+        let newBase = UnsafeMutablePointer<JSONTape.Token>.allocate(capacity: newCapacity)
+        newBase.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
     }
 }
