@@ -177,7 +177,7 @@ public struct AIFHMACSigner: RequestSigner {
     private func signature(
         method: HTTPMethod, path: Substring, ownQuery: [EncodedItem], fields: [EncodedItem], bodyHash: [UInt8], key: Secret
     ) -> String {
-        let signedItems = coverage == .allParameters ? ownQuery + fields : fields
+        let signedItems = coverage == .allParameters && !ownQuery.isEmpty ? ownQuery + fields : fields
         let canonical = Self.canonicalBytes(method: method, path: path, signedItems: signedItems, bodyHash: bodyHash)
         return Digest.hmacHex(canonical, key: key.bytes)
     }
