@@ -506,11 +506,15 @@ final class TapeDecoder: Decoder {
         let start = Int(token.start)
         let end = Int(token.end)
         let snake = options.keyDecodingStrategy == .convertFromSnakeCase
-        var key = key
-        return key.withUTF8 { key in
-            tape.bytes.withUnsafeBufferPointer { bytes in
-                Self.matches(UnsafeBufferPointer(rebasing: bytes[start..<end]), key, snake: snake)
+        return tape.bytes.withUnsafeBufferPointer { bytes in
+            let name = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            // Keys are native or literal strings: their bytes are at hand without a copy of
+            // the string (and the reference counting a mutable copy for `withUTF8` costs).
+            if let matched = key.utf8.withContiguousStorageIfAvailable({ Self.matches(name, $0, snake: snake) }) {
+                return matched
             }
+            var key = key
+            return key.withUTF8 { Self.matches(name, $0, snake: snake) }
         }
     }
 
