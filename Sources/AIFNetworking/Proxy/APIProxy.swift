@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Dispatches every load: hands out request IDs, keeps the table of loads in flight, cancels
 /// them by ID, by list or by group, signs and sends their requests, and logs each request and
@@ -74,10 +75,7 @@ public final class APIProxy: Sendable {
 
     /// Starts a load: hands out its ID and enters it in the table.
     func begin(group: RequestGroup?) -> RequestID {
-        let id = RequestID(rawValue: requestIDCounter.withLock { counter in
-            counter += 1
-            return counter
-        })
+        let id = RequestID(rawValue: requestIDCounter.add(1, ordering: .relaxed).newValue)
         table.withLock { $0.entries[id] = Entry(group: group) }
         return id
     }

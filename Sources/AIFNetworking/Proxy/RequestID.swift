@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Identifies one load: returned by `loadData()`, carried by its response or error, and used to
 /// cancel it.
 ///
@@ -20,4 +22,4 @@ public struct RequestID: Sendable, Hashable, Comparable, CustomStringConvertible
 }
 
 /// A counter shared by every proxy, so request IDs never repeat within a process.
-let requestIDCounter = Locked<UInt64>(0)
+let requestIDCounter = Atomic<UInt64>(0)
