@@ -1,15 +1,18 @@
 import Foundation
 
+/// Where a load stands once the steps before sending have run. Not nested in the generic
+/// manager, and the cached response travels boxed with its type erased: the common case, a
+/// load to send, then needs no run-time type lookups to be passed around.
+enum Stage: Sendable {
+    /// Ended before sending (veto, invalid parameters, unknown service).
+    case failed(APIError)
+    /// Answered from the cache: an `APIResponse` of the manager's content type.
+    case cached(any Sendable)
+    /// To be signed and sent.
+    case send(LoadPlan)
+}
+
 extension APIManager {
-    /// Where a load stands once the steps before sending have run.
-    enum Stage: Sendable {
-        /// Ended before sending (veto, invalid parameters, unknown service).
-        case failed(APIError)
-        /// Answered from the cache.
-        case cached(APIResponse<Content>)
-        /// To be signed and sent.
-        case send(LoadPlan)
-    }
 
     /// Enters a load in the proxy's table and the manager's.
     func startLoad() -> RequestID {
@@ -189,7 +192,9 @@ extension APIManager {
         switch stage {
         case .failed(let error):
             return finish(id, .failure(error), deliver: deliver)
-        case .cached(let response):
+        case .cached(let answer):
+            // Put there by `prepare` of this manager, so of this type.
+            let response = answer as! APIResponse<Content>
             afterCallingAPI(with: response.parameters)
             interceptor?.afterCallingAPI(self, with: response.parameters)
             return finish(id, .success(response), deliver: deliver)
