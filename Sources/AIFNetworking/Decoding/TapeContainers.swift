@@ -29,63 +29,113 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return index
     }
 
-    /// Runs `body` with the decoder's path at this container's (see ``TapeDecoder/align(to:)``).
-    @inline(__always) private func atPath<T>(_ body: () throws -> T) rethrows -> T {
-        decoder.align(to: codingPath)
-        return try body()
-    }
+    // Every read first puts the decoder's path at this container's (see
+    // ``TapeDecoder/align(to:)``), written out in each method rather than through a closure,
+    // which the optimiser left as a call of its own per value.
 
     func decodeNil(forKey key: Key) throws -> Bool { decoder.isNull(try value(key)) }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try atPath { try decoder.bool(at: value(key), key: key) } }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try atPath { try decoder.string(at: value(key), key: key) } }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try atPath { try decoder.double(at: value(key), key: key) } }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try atPath { Float(try decoder.double(at: value(key), key: key)) } }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try atPath { try decoder.integer(type, at: value(key), key: key) } }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try atPath { try decoder.integer(type, at: value(key), key: key) } }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try atPath { try decoder.integer(type, at: value(key), key: key) } }
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try atPath { try decoder.unwrap(type, at: value(key), key: key) } }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        decoder.align(to: codingPath)
+        return try decoder.bool(at: value(key), key: key)
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        decoder.align(to: codingPath)
+        return try decoder.string(at: value(key), key: key)
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        decoder.align(to: codingPath)
+        return try decoder.double(at: value(key), key: key)
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        decoder.align(to: codingPath)
+        return Float(try decoder.double(at: value(key), key: key))
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: value(key), key: key)
+    }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: value(key), key: key)
+    }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: value(key), key: key)
+    }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: value(key), key: key)
+    }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: value(key), key: key)
+    }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: value(key), key: key)
+    }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: value(key), key: key)
+    }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: value(key), key: key)
+    }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: value(key), key: key)
+    }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: value(key), key: key)
+    }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        decoder.align(to: codingPath)
+        return try decoder.unwrap(type, at: value(key), key: key)
+    }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
         guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
-        return try atPath { try decoder.string(at: index, key: key) }
+        decoder.align(to: codingPath)
+        return try decoder.string(at: index, key: key)
     }
 
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
         guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
-        return try atPath { try decoder.integer(type, at: index, key: key) }
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: key)
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
         guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
-        return try atPath { try decoder.bool(at: index, key: key) }
+        decoder.align(to: codingPath)
+        return try decoder.bool(at: index, key: key)
     }
 
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
         guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
-        return try atPath { try decoder.double(at: index, key: key) }
+        decoder.align(to: codingPath)
+        return try decoder.double(at: index, key: key)
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
-        return try atPath { try decoder.unwrap(type, at: index, key: key) }
+        decoder.align(to: codingPath)
+        return try decoder.unwrap(type, at: index, key: key)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         let index = try value(key)
-        try atPath { try decoder.expect(.object, at: index, "a dictionary", key: key) }
+        decoder.align(to: codingPath)
+        try decoder.expect(.object, at: index, "a dictionary", key: key)
         return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, object: index, codingPath: codingPath + [key]))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let index = try value(key)
-        try atPath { try decoder.expect(.array, at: index, "an array", key: key) }
+        decoder.align(to: codingPath)
+        try decoder.expect(.array, at: index, "an array", key: key)
         return UnkeyedContainer(decoder: decoder, array: index, codingPath: codingPath + [key])
     }
 
@@ -184,27 +234,65 @@ struct SingleValueContainer: SingleValueDecodingContainer {
     let index: Int
     let codingPath: [any CodingKey]
 
-    @inline(__always) private func atPath<T>(_ body: () throws -> T) rethrows -> T {
-        decoder.align(to: codingPath)
-        return try body()
-    }
-
     func decodeNil() -> Bool { decoder.isNull(index) }
-    func decode(_ type: Bool.Type) throws -> Bool { try atPath { try decoder.bool(at: index, key: nil) } }
-    func decode(_ type: String.Type) throws -> String { try atPath { try decoder.string(at: index, key: nil) } }
-    func decode(_ type: Double.Type) throws -> Double { try atPath { try decoder.double(at: index, key: nil) } }
-    func decode(_ type: Float.Type) throws -> Float { try atPath { Float(try decoder.double(at: index, key: nil)) } }
-    func decode(_ type: Int.Type) throws -> Int { try atPath { try decoder.integer(type, at: index, key: nil) } }
-    func decode(_ type: Int8.Type) throws -> Int8 { try atPath { try decoder.integer(type, at: index, key: nil) } }
-    func decode(_ type: Int16.Type) throws -> Int16 { try atPath { try decoder.integer(type, at: index, key: nil) } }
-    func decode(_ type: Int32.Type) throws -> Int32 { try atPath { try decoder.integer(type, at: index, key: nil) } }
-    func decode(_ type: Int64.Type) throws -> Int64 { try atPath { try decoder.integer(type, at: index, key: nil) } }
-    func decode(_ type: UInt.Type) throws -> UInt { try atPath { try decoder.integer(type, at: index, key: nil) } }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try atPath { try decoder.integer(type, at: index, key: nil) } }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try atPath { try decoder.integer(type, at: index, key: nil) } }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try atPath { try decoder.integer(type, at: index, key: nil) } }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try atPath { try decoder.integer(type, at: index, key: nil) } }
+    func decode(_ type: Bool.Type) throws -> Bool {
+        decoder.align(to: codingPath)
+        return try decoder.bool(at: index, key: nil)
+    }
+    func decode(_ type: String.Type) throws -> String {
+        decoder.align(to: codingPath)
+        return try decoder.string(at: index, key: nil)
+    }
+    func decode(_ type: Double.Type) throws -> Double {
+        decoder.align(to: codingPath)
+        return try decoder.double(at: index, key: nil)
+    }
+    func decode(_ type: Float.Type) throws -> Float {
+        decoder.align(to: codingPath)
+        return Float(try decoder.double(at: index, key: nil))
+    }
+    func decode(_ type: Int.Type) throws -> Int {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: nil)
+    }
+    func decode(_ type: Int8.Type) throws -> Int8 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: nil)
+    }
+    func decode(_ type: Int16.Type) throws -> Int16 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: nil)
+    }
+    func decode(_ type: Int32.Type) throws -> Int32 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: nil)
+    }
+    func decode(_ type: Int64.Type) throws -> Int64 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: nil)
+    }
+    func decode(_ type: UInt.Type) throws -> UInt {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: nil)
+    }
+    func decode(_ type: UInt8.Type) throws -> UInt8 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: nil)
+    }
+    func decode(_ type: UInt16.Type) throws -> UInt16 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: nil)
+    }
+    func decode(_ type: UInt32.Type) throws -> UInt32 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: nil)
+    }
+    func decode(_ type: UInt64.Type) throws -> UInt64 {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: nil)
+    }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try atPath { try decoder.unwrap(type, at: index) }
+        decoder.align(to: codingPath)
+        return try decoder.unwrap(type, at: index)
     }
 }
