@@ -204,7 +204,17 @@ struct UnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type) { [decoder] in try decoder.unwrap(type, at: $0, key: $1) } }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        // `next` written out: the element path of every array goes through here.
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(type, .init(codingPath: codingPath + [IndexKey(currentIndex)], debugDescription: "Unkeyed container is at end."))
+        }
+        decoder.align(to: codingPath)
+        let value = try decoder.unwrap(type, at: position, key: IndexKey(currentIndex))
+        position = Int(decoder.token(position).next)
+        currentIndex += 1
+        return value
+    }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let path = codingPath
