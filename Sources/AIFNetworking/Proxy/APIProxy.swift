@@ -84,9 +84,10 @@ public final class APIProxy: Sendable {
     /// cancelled already.
     func attach(_ id: RequestID, onCancel: @escaping @Sendable () -> Void) {
         let runNow = table.withLock { table -> Bool in
-            guard table.entries[id] != nil else { return false }
-            if table.entries[id]!.cancelled { return true }
-            table.entries[id]!.onCancel = onCancel
+            // One hash lookup: the entry is then read and changed in place through its index.
+            guard let index = table.entries.index(forKey: id) else { return false }
+            if table.entries.values[index].cancelled { return true }
+            table.entries.values[index].onCancel = onCancel
             return false
         }
         if runNow { onCancel() }
