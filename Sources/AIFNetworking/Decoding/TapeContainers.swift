@@ -33,6 +33,12 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     // ``TapeDecoder/align(to:)``), written out in each method rather than through a closure,
     // which the optimiser left as a call of its own per value.
 
+    /// The integer types' reads, specialised for each (no closure, so nothing left unspecialised).
+    @inline(__always) private func integer<T: FixedWidthInteger>(_ type: T.Type, forKey key: Key) throws -> T {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: value(key), key: key)
+    }
+
     func decodeNil(forKey key: Key) throws -> Bool { decoder.isNull(try value(key)) }
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
         decoder.align(to: codingPath)
@@ -50,46 +56,16 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         decoder.align(to: codingPath)
         return Float(try decoder.double(at: value(key), key: key))
     }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: value(key), key: key)
-    }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: value(key), key: key)
-    }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: value(key), key: key)
-    }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: value(key), key: key)
-    }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: value(key), key: key)
-    }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: value(key), key: key)
-    }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: value(key), key: key)
-    }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: value(key), key: key)
-    }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: value(key), key: key)
-    }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: value(key), key: key)
-    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, forKey: key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, forKey: key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, forKey: key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(type, forKey: key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(type, forKey: key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(type, forKey: key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(type, forKey: key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(type, forKey: key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, forKey: key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, forKey: key) }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         decoder.align(to: codingPath)
         return try decoder.unwrap(type, at: value(key), key: key)
@@ -244,6 +220,12 @@ struct SingleValueContainer: SingleValueDecodingContainer {
     let index: Int
     let codingPath: [any CodingKey]
 
+    /// The integer types' reads, specialised for each.
+    @inline(__always) private func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
+        decoder.align(to: codingPath)
+        return try decoder.integer(type, at: index, key: nil)
+    }
+
     func decodeNil() -> Bool { decoder.isNull(index) }
     func decode(_ type: Bool.Type) throws -> Bool {
         decoder.align(to: codingPath)
@@ -261,46 +243,16 @@ struct SingleValueContainer: SingleValueDecodingContainer {
         decoder.align(to: codingPath)
         return Float(try decoder.double(at: index, key: nil))
     }
-    func decode(_ type: Int.Type) throws -> Int {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: index, key: nil)
-    }
-    func decode(_ type: Int8.Type) throws -> Int8 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: index, key: nil)
-    }
-    func decode(_ type: Int16.Type) throws -> Int16 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: index, key: nil)
-    }
-    func decode(_ type: Int32.Type) throws -> Int32 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: index, key: nil)
-    }
-    func decode(_ type: Int64.Type) throws -> Int64 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: index, key: nil)
-    }
-    func decode(_ type: UInt.Type) throws -> UInt {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: index, key: nil)
-    }
-    func decode(_ type: UInt8.Type) throws -> UInt8 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: index, key: nil)
-    }
-    func decode(_ type: UInt16.Type) throws -> UInt16 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: index, key: nil)
-    }
-    func decode(_ type: UInt32.Type) throws -> UInt32 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: index, key: nil)
-    }
-    func decode(_ type: UInt64.Type) throws -> UInt64 {
-        decoder.align(to: codingPath)
-        return try decoder.integer(type, at: index, key: nil)
-    }
+    func decode(_ type: Int.Type) throws -> Int { try integer(type) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try integer(type) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try integer(type) }
+    func decode(_ type: UInt.Type) throws -> UInt { try integer(type) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(type) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         decoder.align(to: codingPath)
         return try decoder.unwrap(type, at: index)
