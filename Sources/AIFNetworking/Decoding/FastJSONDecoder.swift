@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A JSON decoder for `Decodable` types, several times faster than Foundation's `JSONDecoder`
 /// on Linux for the small documents APIs return: the body is parsed once into a flat token list,
@@ -450,7 +449,7 @@ final class TapeDecoder: Decoder {
     /// Shapes already worked out, for every decoder: a conformance check (`as?` on a metatype)
     /// costs the runtime a lookup several times dearer than this table's, and every document
     /// asks again about the same few types. Bounded, like the runtime's own cache is not.
-    private static let shapes = Mutex<[ObjectIdentifier: Shape]>([:])
+    private static let shapes = Locked<[ObjectIdentifier: Shape]>([:])
 
     static func shape(of type: any Decodable.Type) -> Shape {
         let identifier = ObjectIdentifier(type)
