@@ -145,8 +145,9 @@ struct StreamingHash: ~Copyable {
 /// XOR `opad` (RFC 2104). Each code then costs two state copies and the message, instead of
 /// OpenSSL 3 fetching the algorithm and deriving the key again for every signature.
 final class HMACKeySchedule: @unchecked Sendable {
-    // Unchecked: both contexts are written only in init and afterwards only read, as the source
-    // of EVP_MD_CTX_copy_ex, which does not modify its source.
+    // Unchecked: `inner` and `outer` are written only in init and afterwards only read, as the
+    // source of EVP_MD_CTX_copy_ex, which does not modify its source; the spare context is
+    // handed from call to call under its lock, so one call at a time uses it.
     private let inner: OpaquePointer
     private let outer: OpaquePointer
     /// A context kept for the next call (holding nothing secret once a call has finished with it,
