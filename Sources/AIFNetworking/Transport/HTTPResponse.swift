@@ -40,11 +40,16 @@ public struct HTTPResponse: Sendable {
         url: URL,
         metrics: TransferMetrics = TransferMetrics()
     ) {
+        self.init(statusCode: statusCode, headers: headers, body: body, httpVersion: httpVersion, location: .parsed(url), metrics: metrics)
+    }
+
+    /// Creates a response whose URL may still be text (the transport's, from its request).
+    init(statusCode: Int, headers: HTTPHeaders, body: Data, httpVersion: HTTPVersion, location: URLLocation, metrics: TransferMetrics) {
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
         self.httpVersion = httpVersion
-        self.location = .parsed(url)
+        self.location = location
         self.metricsBox = MetricsBox(metrics)
     }
 

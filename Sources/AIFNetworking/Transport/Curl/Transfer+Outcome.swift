@@ -15,21 +15,17 @@ extension Transfer {
         }
         let redirectCount = handle.info(long: CURLINFO_REDIRECT_COUNT)
         let finalURL = redirectCount > 0 ? handle.info(string: CURLINFO_EFFECTIVE_URL).flatMap { URL(string: $0) } : nil
-        var response = HTTPResponse(
+        let response = HTTPResponse(
             statusCode: handle.info(long: CURLINFO_RESPONSE_CODE),
             headers: HTTPHeaders(rawBlock: headerBlock.copyBytes()),
             body: body.takeData(),
             httpVersion: Self.httpVersion(handle.info(long: CURLINFO_HTTP_VERSION)),
-            url: Self.placeholderURL,
+            location: finalURL.map(URLLocation.parsed) ?? request.location,
             metrics: metrics(handle, redirectCount: redirectCount)
         )
-        response.location = finalURL.map(URLLocation.parsed) ?? request.location
         headerBlock.release()
         return .success(response)
     }
-
-    /// Stands in for the URL until the real one (often unparsed text) is put in its place.
-    private static let placeholderURL = URL(string: "http://localhost/")!
 
     private func metrics(_ handle: EasyHandle, redirectCount: Int) -> TransferMetrics {
         TransferMetrics(
