@@ -68,8 +68,8 @@ public enum Digest {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// Lowercase hexadecimal of `count` bytes at `bytes`, written straight into the string's
-    /// storage (one allocation, none for the intermediate array `hex(_:)` builds).
+    /// Lowercase hexadecimal of `bytes`, written straight into the string's storage (one
+    /// allocation, none for the intermediate array the general `hex(_:)` builds).
     static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
         let digits: StaticString = "0123456789abcdef"
         return String(unsafeUninitializedCapacity: bytes.count * 2) { output in
