@@ -72,8 +72,24 @@ struct ManagerDeliveryTests {
     }
 
     @Test func immediatelyOnTheThreadThatEndedTheLoad() async throws {
-        let places = try await deliver(on: .immediate) { Thread.isMainThread ? "main" : "a worker" }
-        #expect(places == ["a worker", "failed: a worker"])
+        // By default, a thread draining the library's load executor.
+        let places = try await deliver(on: .immediate) {
+            Thread.isMainThread ? "main" : DrainingExecutor.shared.isDrainingOnCurrentThread ? "the load executor" : "elsewhere"
+        }
+        #expect(places == ["failed: the load executor", "the load executor"])
+    }
+
+    @Test func immediatelyOnTheTransportThreadWhenLoadsRunThere() async throws {
+        // The proxy over the CurlTransport itself (the stack's counting wrapper has no thread).
+        let stack = try await ShopStack.make(proxy: { _ in APIProxy(transport: CurlTransport.shared, runsLoadsOnTransportThread: true) })
+        let manager = stack.manager("goods/{id}", Goods.self)
+        let recorder = PlaceRecorder { ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines) }
+        manager.delegate = recorder
+        manager.callbackExecutor = .immediate
+        manager.loadData(with: ["id": 1])
+        manager.loadData(with: ["id": -5])
+        #expect(await eventually { recorder.places.withLock { $0.count } == 2 })
+        #expect(recorder.places.withLock { $0 }.sorted() == ["aif-curl-shared", "failed: aif-curl-shared"])
     }
 
     @Test func theProxyLogsALinePerRequestAndResponseWithoutSecrets() async throws {

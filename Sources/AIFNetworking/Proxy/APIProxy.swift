@@ -27,8 +27,12 @@ public final class APIProxy: Sendable {
     public let clockSkew: ClockSkew
     /// How many redirects a signed request follows (each hop signed afresh).
     public let maxRedirects: Int
-    /// Where loads run their work (signing, decoding, validation), or `nil` for the global
-    /// concurrent executor.
+    /// Where loads run their work (signing, decoding, validation, `.immediate` delivery): the
+    /// transport's own thread when the proxy was made with `runsLoadsOnTransportThread`,
+    /// otherwise a process-wide executor of the library's that runs the loads a batch of
+    /// responses resumes on one Dispatch worker thread, one after another, instead of waking a
+    /// thread of the global concurrent executor for each (at most one thread per processor,
+    /// less one for the transport; jobs in arrival order). The work must not block.
     public let loadExecutor: (any TaskExecutor)?
 
     private let table = Locked(Table())
@@ -44,9 +48,9 @@ public final class APIProxy: Sendable {
     ///   - maxRedirects: How many redirects a signed request follows; 10 by default.
     ///   - runsLoadsOnTransportThread: Whether loads do their work (signing, decoding,
     ///     validation, `.immediate` delivery) on the ``CurlTransport``'s own thread instead of
-    ///     the global concurrent executor: no thread hand-off per request, so less CPU per
-    ///     load, but that work then shares one thread with all I/O. Worth it for small
-    ///     responses at high rates on few cores; off by default.
+    ///     the library's load executor (see ``loadExecutor``): no thread hand-off at all, so
+    ///     less CPU per load, but that work then shares one thread with all I/O. Worth it for
+    ///     small responses at high rates on few cores; off by default.
     public init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
@@ -58,7 +62,7 @@ public final class APIProxy: Sendable {
         self.logger = logger
         self.clockSkew = clockSkew
         self.maxRedirects = maxRedirects
-        self.loadExecutor = runsLoadsOnTransportThread ? (transport as? CurlTransport)?.taskExecutor : nil
+        self.loadExecutor = runsLoadsOnTransportThread ? (transport as? CurlTransport)?.taskExecutor ?? DrainingExecutor.shared : DrainingExecutor.shared
     }
 
     // MARK: The table
