@@ -8,8 +8,14 @@
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
 #include <sys/prctl.h>
+#include <malloc.h>
 
 #pragma clang assume_nonnull begin
+
+/// The usable size of a block from `malloc` (glibc's `malloc_usable_size`).
+static inline size_t aif_malloc_usable_size(void *block) {
+    return malloc_usable_size(block);
+}
 
 // MARK: - Constants Swift cannot import (macros built from other macros or casts)
 

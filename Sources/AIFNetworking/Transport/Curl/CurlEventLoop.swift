@@ -9,9 +9,10 @@ import Glibc
 import Musl
 #endif
 
-/// libcurl's process-wide initialisation, done once before the first handle is created.
+/// libcurl's process-wide initialisation, done once before the first handle is created, with
+/// the memory functions of ``CurlMemory``.
 private let curlGlobalInitialization: Void = {
-    _ = curl_global_init(aif_curl_global_all)
+    CurlMemory.initializeLibcurl()
 }()
 
 /// Identifies the event-loop thread: each loop stores a pointer to itself in this key on its
