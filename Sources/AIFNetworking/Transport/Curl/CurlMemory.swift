@@ -24,7 +24,7 @@ import Musl
 enum CurlMemory {
     /// The size libcurl asks for its transfer buffer: the default `CURLOPT_BUFFERSIZE`
     /// (`CURL_MAX_WRITE_SIZE`) plus a terminating byte.
-    static let transferBufferSize = Int(CURL_MAX_WRITE_SIZE) + 1
+    @inline(__always) static var transferBufferSize: Int { Int(CURL_MAX_WRITE_SIZE) + 1 }
 
     /// The kept transfer buffers: at most 64 (1 MiB).
     static let transferBuffers = BlockShelf(blockSize: transferBufferSize, capacity: 64)
@@ -47,10 +47,12 @@ enum CurlMemory {
         return malloc(size)
     }
 
-    /// `free`, unless the shelf keeps the block.
+    /// `free`, unless the shelf keeps the block. (Most blocks are told apart by their size
+    /// alone, before the shelf is touched: libcurl frees some hundred blocks a transfer.)
     static func release(_ block: UnsafeMutableRawPointer?) {
         guard let block else { return }
-        if !transferBuffers.put(block) { free(block) }
+        if BlockShelf.fits(block, size: transferBufferSize), transferBuffers.put(block) { return }
+        free(block)
     }
 }
 
@@ -92,12 +94,17 @@ final class BlockShelf: Sendable {
         }
     }
 
-    /// Keeps `block` if it can serve as one of this shelf's (its usable size — all `free` can
-    /// learn of a block — is at least the block size, and not much more) and the shelf has
-    /// room; otherwise the caller frees it.
-    func put(_ block: UnsafeMutableRawPointer) -> Bool {
+    /// Whether `block` can serve as a block of `size` bytes on a shelf: its usable size — all
+    /// `free` can learn of a block — is at least `size`, and not much more.
+    @inline(__always) static func fits(_ block: UnsafeMutableRawPointer, size: Int) -> Bool {
         let usable = aif_malloc_usable_size(block)
-        guard usable >= blockSize, usable < blockSize + 64 else { return false }
+        return usable >= size && usable < size + 64
+    }
+
+    /// Keeps `block` if it fits (see ``fits(_:size:)``) and the shelf has room; otherwise the
+    /// caller frees it.
+    func put(_ block: UnsafeMutableRawPointer) -> Bool {
+        guard Self.fits(block, size: blockSize) else { return false }
         return shelf.withLock { shelf in
             guard shelf.blocks.count < capacity else { return false }
             shelf.blocks.append(block)
