@@ -12,7 +12,7 @@
 
 #pragma clang assume_nonnull begin
 
-/// The usable size of a block from `malloc` (glibc's `malloc_usable_size`).
+/// The usable size of a block from `malloc` (`malloc_usable_size`, in glibc and musl).
 static inline size_t aif_malloc_usable_size(void *block) {
     return malloc_usable_size(block);
 }

@@ -50,7 +50,8 @@ public final class APIProxy: Sendable {
     ///     validation, `.immediate` delivery) on the ``CurlTransport``'s own thread instead of
     ///     the library's load executor (see ``loadExecutor``): no thread hand-off at all, so
     ///     less CPU per load, but that work then shares one thread with all I/O. Worth it for
-    ///     small responses at high rates on few cores; off by default.
+    ///     small responses at high rates on few cores; off by default, and without effect over
+    ///     a transport other than ``CurlTransport``.
     public init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
@@ -62,7 +63,11 @@ public final class APIProxy: Sendable {
         self.logger = logger
         self.clockSkew = clockSkew
         self.maxRedirects = maxRedirects
-        self.loadExecutor = runsLoadsOnTransportThread ? (transport as? CurlTransport)?.taskExecutor ?? DrainingExecutor.shared : DrainingExecutor.shared
+        if runsLoadsOnTransportThread, let curl = transport as? CurlTransport {
+            self.loadExecutor = curl.taskExecutor
+        } else {
+            self.loadExecutor = DrainingExecutor.shared
+        }
     }
 
     // MARK: The table

@@ -318,7 +318,7 @@ final class CurlEventLoop: @unchecked Sendable {
     /// continuations are resumed together, from one Dispatch block per batch; tasks that prefer
     /// the library's load executor (the manager's loads) are then run by that same worker, one
     /// after another, without further wake-ups (see ``DrainingExecutor/runBatch(_:)``;
-    /// measured: 0.24 context switches per request).
+    /// measured: 0.23 context switches per request).
     private func completeFinishedTransfers() {
         var remaining: Int32 = 0
         var resumptions: [(Transfer, Result<HTTPResponse, TransportError>)] = []
