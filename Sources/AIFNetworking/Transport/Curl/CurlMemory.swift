@@ -51,7 +51,7 @@ enum CurlMemory {
     /// alone, before the shelf is touched: libcurl frees some hundred blocks a transfer.)
     static func release(_ block: UnsafeMutableRawPointer?) {
         guard let block else { return }
-        if BlockShelf.fits(block, size: transferBufferSize), transferBuffers.put(block) { return }
+        if BlockShelf.fits(block, size: transferBufferSize), transferBuffers.keep(block) { return }
         free(block)
     }
 }
@@ -104,8 +104,12 @@ final class BlockShelf: Sendable {
     /// Keeps `block` if it fits (see ``fits(_:size:)``) and the shelf has room; otherwise the
     /// caller frees it.
     func put(_ block: UnsafeMutableRawPointer) -> Bool {
-        guard Self.fits(block, size: blockSize) else { return false }
-        return shelf.withLock { shelf in
+        Self.fits(block, size: blockSize) && keep(block)
+    }
+
+    /// Keeps `block`, already known to fit, if the shelf has room.
+    func keep(_ block: UnsafeMutableRawPointer) -> Bool {
+        shelf.withLock { shelf in
             guard shelf.blocks.count < capacity else { return false }
             shelf.blocks.append(block)
             return true
