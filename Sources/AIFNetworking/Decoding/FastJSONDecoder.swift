@@ -158,13 +158,24 @@ final class TapeDecoder: Decoder {
     @inline(__always) func align(to containerPath: [any CodingKey]) {
         if path.count != containerPath.count { path = containerPath }
     }
+
+    /// ``align(to:)`` for a keyed container that may keep only its path's length: a nested
+    /// one's own path replaces the decoder's; for the decoder's own, the keys past its depth
+    /// (a nested container's, read meanwhile) are dropped.
+    @inline(never) func realign(depth: Int, ownPath: [any CodingKey]?) {
+        if let ownPath {
+            path = ownPath
+        } else if path.count > depth {
+            path.removeLast(path.count - depth)
+        }
+    }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     @inline(__always) func token(_ index: Int) -> JSONTape.Token { tape.tokens[index] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         try expect(.object, at: current, "a dictionary")
-        return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, object: current, codingPath: path))
+        return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, object: current))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {

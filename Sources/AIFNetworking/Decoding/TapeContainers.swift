@@ -1,10 +1,43 @@
 import Foundation
 
 /// A keyed container over one object of the tape.
+///
+/// A container the decoder makes for the value it is at keeps no copy of its coding path, only
+/// the path's length: its path is the decoder's first `depth` keys for as long as the value
+/// decodes (the standard library's box copies the container for every value read, and each
+/// stored reference is retained and released with it). A nested container, whose path the
+/// decoder never held, keeps its own.
 struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: TapeDecoder
     let object: Int
-    let codingPath: [any CodingKey]
+    let depth: Int
+    let ownPath: [any CodingKey]?
+
+    /// A container for the value the decoder is at, under the decoder's path.
+    init(decoder: TapeDecoder, object: Int) {
+        self.decoder = decoder
+        self.object = object
+        self.depth = decoder.path.count
+        self.ownPath = nil
+    }
+
+    /// A container for a nested value, under `codingPath`.
+    init(decoder: TapeDecoder, object: Int, codingPath: [any CodingKey]) {
+        self.decoder = decoder
+        self.object = object
+        self.depth = codingPath.count
+        self.ownPath = codingPath
+    }
+
+    var codingPath: [any CodingKey] {
+        ownPath ?? Array(decoder.path.prefix(depth))
+    }
+
+    /// Puts the decoder's path at this container's before a read (see
+    /// ``TapeDecoder/align(to:)``).
+    @inline(__always) private func align() {
+        if decoder.path.count != depth { decoder.realign(depth: depth, ownPath: ownPath) }
+    }
 
     var allKeys: [Key] {
         var keys: [Key] = []
@@ -29,31 +62,31 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return index
     }
 
-    // Every read first puts the decoder's path at this container's (see
-    // ``TapeDecoder/align(to:)``), written out in each method rather than through a closure,
-    // which the optimiser left as a call of its own per value.
+    // Every read first puts the decoder's path at this container's (`align()`), written out
+    // in each method rather than through a closure, which the optimiser left as a call of its
+    // own per value.
 
     /// The integer types' reads, specialised for each (no closure, so nothing left unspecialised).
     @inline(__always) private func integer<T: FixedWidthInteger>(_ type: T.Type, forKey key: Key) throws -> T {
-        decoder.align(to: codingPath)
+        align()
         return try decoder.integer(type, at: value(key), key: key)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { decoder.isNull(try value(key)) }
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        decoder.align(to: codingPath)
+        align()
         return try decoder.bool(at: value(key), key: key)
     }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        decoder.align(to: codingPath)
+        align()
         return try decoder.string(at: value(key), key: key)
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        decoder.align(to: codingPath)
+        align()
         return try decoder.double(at: value(key), key: key)
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        decoder.align(to: codingPath)
+        align()
         return Float(try decoder.double(at: value(key), key: key))
     }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, forKey: key) }
@@ -67,50 +100,50 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, forKey: key) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, forKey: key) }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        decoder.align(to: codingPath)
+        align()
         return try decoder.unwrap(type, at: value(key), key: key)
     }
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
         guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
-        decoder.align(to: codingPath)
+        align()
         return try decoder.string(at: index, key: key)
     }
 
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
         guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
-        decoder.align(to: codingPath)
+        align()
         return try decoder.integer(type, at: index, key: key)
     }
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
         guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
-        decoder.align(to: codingPath)
+        align()
         return try decoder.bool(at: index, key: key)
     }
 
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
         guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
-        decoder.align(to: codingPath)
+        align()
         return try decoder.double(at: index, key: key)
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let index = decoder.member(key.stringValue, in: object), !decoder.isNull(index) else { return nil }
-        decoder.align(to: codingPath)
+        align()
         return try decoder.unwrap(type, at: index, key: key)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         let index = try value(key)
-        decoder.align(to: codingPath)
+        align()
         try decoder.expect(.object, at: index, "a dictionary", key: key)
         return KeyedDecodingContainer(KeyedContainer<NestedKey>(decoder: decoder, object: index, codingPath: codingPath + [key]))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let index = try value(key)
-        decoder.align(to: codingPath)
+        align()
         try decoder.expect(.array, at: index, "an array", key: key)
         return UnkeyedContainer(decoder: decoder, array: index, codingPath: codingPath + [key])
     }
