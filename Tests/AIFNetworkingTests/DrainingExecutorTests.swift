@@ -59,6 +59,42 @@ struct DrainingExecutorTests {
         #expect(executor.isIdle)
     }
 
+    @Test func aQueueThatNeverEmptiesStaysBoundedAndReleasesWhatRanAtOnce() async {
+        let executor = DrainingExecutor(width: 1)
+        let total = 20_000
+        let state = Locked((ran: 0, mostStored: 0))
+        // Two chains of work, each link queueing the next: a link always waits, so the queue
+        // does not empty until the end.
+        @Sendable func link(_ remaining: Int) {
+            executor.run {
+                if remaining > 0 { link(remaining - 1) }
+                let stored = executor.storedEntries
+                state.withLock { state in
+                    state.ran += 1
+                    state.mostStored = max(state.mostStored, stored)
+                }
+            }
+        }
+        // Work lets go of what it captured as soon as it has run, busy queue or not: the work
+        // queued right behind it finds it gone.
+        final class Captured: Sendable {}
+        let released = Locked(0)
+        @Sendable func watched() {
+            let captured = Captured()
+            weak let reference = captured
+            executor.run { withExtendedLifetime(captured) {} }
+            executor.run { if reference == nil { released.withLock { $0 += 1 } } }
+        }
+        link(total / 2 - 1)
+        link(total / 2 - 1)
+        for _ in 0..<100 { watched() }
+        #expect(await eventually(timeout: .seconds(30)) { state.withLock { $0.ran } == total && executor.isIdle })
+        let mostStored = state.withLock { $0.mostStored }
+        #expect(mostStored <= 2100, "the queue held \(mostStored) entries")
+        #expect(released.withLock { $0 } == 100)
+        #expect(executor.storedEntries == 0)
+    }
+
     @Test func jobsQueuedWhileABatchIsOpenStillRunWhenItQueuesNothing() async {
         let executor = DrainingExecutor(width: 1)
         let ran = Locked(false)

@@ -129,13 +129,17 @@ struct ManagerCancellationTests {
         #expect(manager.lastResponse?.requestID == id)
     }
 
-    @Test func aThousandConcurrentLoadsAcrossManagersEachEndExactlyOnce() async throws {
+    /// Over the counting wrapper, completions come one by one on the transport's thread and
+    /// hop to the load executor; over the `CurlTransport` itself, they come in its batches.
+    @Test(arguments: [false, true])
+    func aThousandConcurrentLoadsAcrossManagersEachEndExactlyOnce(overLibcurlDirectly: Bool) async throws {
         // A server and a transport of its own, at most 32 connections, so that a thousand loads
         // queue in the transport instead of flooding the shared demo server's accept queue
         // (under TSan, other tests then waited out their connect timeouts).
         let transport = makeTransport { $0.connectionPool.maxConnectionsPerHost = 32 }
         defer { transport.shutdown() }
-        let stack = try await ShopStack.make(faults: ShopFaults(), transport: transport)
+        let stack = try await ShopStack.make(
+            faults: ShopFaults(), transport: transport, proxy: overLibcurlDirectly ? { _ in APIProxy(transport: transport) } : nil)
         defer { Task { await stack.servers.online.stop() } }
         let recorder = Recorder()
         let managers: [any LoadStarter] = [

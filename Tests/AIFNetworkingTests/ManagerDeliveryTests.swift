@@ -79,6 +79,20 @@ struct ManagerDeliveryTests {
         #expect(places == ["failed: the load executor", "the load executor"])
     }
 
+    @Test func immediatelyOnTheLoadExecutorOverLibcurlItself() async throws {
+        // Without the stack's counting wrapper, the transport hands the completions over in its
+        // batches; the loads still end on a thread draining the load executor.
+        let stack = try await ShopStack.make(proxy: { _ in APIProxy(transport: CurlTransport.shared) })
+        let manager = stack.manager("goods/{id}", Goods.self)
+        let recorder = PlaceRecorder { DrainingExecutor.shared.isDrainingOnCurrentThread ? "the load executor" : "elsewhere" }
+        manager.delegate = recorder
+        manager.callbackExecutor = .immediate
+        manager.loadData(with: ["id": 1])
+        manager.loadData(with: ["id": -5])
+        #expect(await eventually { recorder.places.withLock { $0.count } == 2 })
+        #expect(recorder.places.withLock { $0 }.sorted() == ["failed: the load executor", "the load executor"])
+    }
+
     @Test func immediatelyOnTheTransportThreadWhenLoadsRunThere() async throws {
         // The proxy over the CurlTransport itself (the stack's counting wrapper has no thread).
         let stack = try await ShopStack.make(proxy: { _ in APIProxy(transport: CurlTransport.shared, runsLoadsOnTransportThread: true) })

@@ -179,6 +179,45 @@ struct SigningIntegrationTests {
         #expect(response.url.path == "/verify/aif/landing")
     }
 
+    /// Both faces of a manager follow a signed service's redirects the same way: each hop is
+    /// signed afresh (the landing verifies it), and the proxy's limit ends a chain that is too
+    /// long with a transport error naming it. `wrapped` puts a transport of no known kind
+    /// between the proxy and libcurl (its completions are not batched).
+    @Test(arguments: [false, true])
+    func managersFollowSignedRedirectsOnBothFaces(wrapped: Bool) async throws {
+        let server = try await TestServers.shared().plain
+        let registry = setUp(VerifiedService(online: server.url("")))
+        let curl = makeTransport()
+        defer { curl.shutdown() }
+        let transport = CountingTransport(curl)
+        let proxy = APIProxy(transport: wrapped ? transport : curl, maxRedirects: 1)
+        func manager(_ path: String) -> APIManager<NoContent> {
+            let manager = APIManager<NoContent>(service: "verified", methodName: server.url(path).absoluteString, proxy: proxy, registry: registry)
+            manager.callbackExecutor = .immediate
+            return manager
+        }
+        let signed = manager("redirect-signed")
+        #expect(try await signed.load(["goods_id": 9]).statusCode == 200)
+        let catcher = OutcomeCatcher()
+        signed.delegate = catcher
+        let id = signed.loadData(with: ["goods_id": 9])
+        #expect(await eventually { catcher.outcomes.withLock { $0.count } == 1 })
+        #expect(catcher.outcomes.withLock { $0 } == ["\(id): 200"])
+        if wrapped { #expect(transport.sent == 4) }
+
+        let endless = manager("redirect/3")
+        let thrown = await #expect(throws: APIError.self) { try await endless.load() }
+        endless.delegate = catcher
+        let failing = endless.loadData()
+        #expect(await eventually { catcher.outcomes.withLock { $0.count } == 2 })
+        let told = try #require(catcher.failures.withLock { $0[failing] })
+        for error in [thrown, told] {
+            #expect(error?.kind == .transport)
+            #expect((error?.underlyingError as? TransportError)?.code == .tooManyRedirects)
+            #expect(error?.message.contains("more than 1 redirects") == true)
+        }
+    }
+
     @Test func switchingEnvironmentMovesRequestsToTheOtherServer() async throws {
         let servers = try await TestServers.shared()
         let registry = setUp(VerifiedService(online: servers.plain.baseURL(), offline: servers.tls.baseURL(secure: true)))
@@ -189,5 +228,20 @@ struct SigningIntegrationTests {
         registry.setEnvironment(.offline, for: "verified")
         let offline = try await transport.send(RequestGenerator().makeRequest(for: registry.resolve("verified"), methodName: "aif/x", method: .get))
         #expect(offline.url.port == servers.tls.port && offline.statusCode == 200)
+    }
+}
+
+/// Notes each load's outcome as the delegate hears it: "ID: status" or "ID: failed".
+private final class OutcomeCatcher: APIManagerDelegate {
+    let outcomes = Locked<[String]>([])
+    let failures = Locked<[RequestID: APIError]>([:])
+
+    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+        outcomes.withLock { $0.append("\(response.requestID): \(response.statusCode)") }
+    }
+
+    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+        failures.withLock { $0[error.requestID] = error }
+        outcomes.withLock { $0.append("\(error.requestID): failed") }
     }
 }

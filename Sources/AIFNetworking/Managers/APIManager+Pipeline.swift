@@ -53,12 +53,7 @@ extension APIManager {
         var cacheKey: CacheKey?
         if shouldCache {
             let key = CacheKey(service: service, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters)
-            if let entry = cache.entry(for: key) {
-                if let response = cachedResponse(entry, id: id, parameters: parameters, service: resolved.service) {
-                    proxy.logCacheHit(id, methodName: methodName, service: service, bytes: entry.response.body.count)
-                    return .cached(response)
-                }
-            }
+            if let answer = cachedAnswer(for: key, id: id, parameters: parameters, service: resolved.service) { return answer }
             cacheKey = key
         }
         let coalesces = coalescesIdenticalRequests && method == .get
@@ -67,6 +62,15 @@ extension APIManager {
             headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cacheKey: cacheKey, cacheLifetime: cacheLifetime,
             coalesces: coalesces
         ))
+    }
+
+    /// The cache's answer to a load, if it has one. Out of line, so that loads that do not
+    /// cache never look up the response type's metadata for it.
+    @inline(never)
+    private func cachedAnswer(for key: CacheKey, id: RequestID, parameters: Parameters, service: any Service) -> Stage? {
+        guard let entry = cache.entry(for: key), let response = cachedResponse(entry, id: id, parameters: parameters, service: service) else { return nil }
+        proxy.logCacheHit(id, methodName: key.methodName, service: key.service, bytes: entry.response.body.count)
+        return .cached(response)
     }
 
     private func cachedResponse(_ entry: ResponseCache.Entry, id: RequestID, parameters: Parameters, service: any Service) -> APIResponse<Content>? {
@@ -89,6 +93,36 @@ extension APIManager {
     static func executeAndFinish(_ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy) async {
         let exchange = await exchange(plan, id: id, manager: reference)
         finish(exchange, plan: plan, id: id, manager: reference, proxy: proxy)
+    }
+
+    /// ``executeAndFinish(_:id:manager:proxy:)`` without a task, driven by completion handlers
+    /// on `runner` (the delegate face's loads that do not coalesce): the same steps, without a
+    /// task to create, executor switches or a continuation per load.
+    static func sendAndFinish(
+        _ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy,
+        cancellation: AsyncCancellation, runner: any LoadRunner
+    ) {
+        let prepared: PreparedSend
+        switch prepareSend(plan, id: id, manager: reference) {
+        case .success(let ready): prepared = ready
+        case .failure(let error): return finishUnsent(error, plan: plan, id: id, manager: reference, proxy: proxy)
+        }
+        let request = prepared.request
+        prepared.proxy.send(request, for: plan.resolved, id: id, cancellation: cancellation, runner: runner) { result in
+            let exchange: Result<Exchange, APIError>
+            switch result {
+            case .success(let response): exchange = .success(Exchange(request: request, response: response))
+            case .failure(let error): exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName))
+            }
+            finish(exchange, plan: plan, id: id, manager: reference, proxy: proxy)
+        }
+    }
+
+    /// Ends a load whose request could not be made. Out of line, so that ``sendAndFinish``
+    /// itself does not look up the response types' metadata.
+    @inline(never)
+    private static func finishUnsent(_ error: APIError, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy) {
+        finish(.failure(error), plan: plan, id: id, manager: reference, proxy: proxy)
     }
 
     /// Signs and sends: everything up to the response, in types that do not depend on the
@@ -133,7 +167,10 @@ extension APIManager {
     }
 
     /// Ends a sent load: checks and decodes the response, then ends the load (or, when the
-    /// manager is gone, only takes it out of the proxy's table).
+    /// manager is gone, only takes it out of the proxy's table). It and ``conclude`` are inlined
+    /// into their callers: each generic function looks up the metadata of the response types
+    /// it touches on every call.
+    @inline(__always)
     private static func finish(_ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy) {
         let result = conclude(exchange, plan: plan, id: id, manager: reference)
         if let manager = reference.object { manager.finish(id, result, deliver: true) } else { _ = proxy.end(id) }
@@ -141,6 +178,7 @@ extension APIManager {
 
     /// Checks the response: the service's veto, the status, the body, decoding, validation;
     /// stores it in the cache when it passes.
+    @inline(__always)
     private static func conclude(_ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) -> Result<APIResponse<Content>, APIError> {
         let request: HTTPRequest
         let response: HTTPResponse

@@ -148,9 +148,18 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///   - service: The service it came from.
     /// - Returns: The content.
     open func decodeContent(from response: HTTPResponse, service: any Service) throws -> Content {
-        // A metatype comparison first: a conditional cast per load is a runtime call.
-        if Content.self == NoContent.self, let none = NoContent() as? Content { return none }
+        // A metatype comparison first: a conditional cast per load is a runtime call (and kept
+        // out of line, as is its optional's type lookup).
+        if Content.self == NoContent.self { return try Self.noContent() }
         return try (decoder ?? service.decoder ?? sharedJSONDecoder).decode(Content.self, from: response.body)
+    }
+
+    @inline(never)
+    private static func noContent() throws -> Content {
+        guard let none = NoContent() as? Content else {
+            throw DecodingError.typeMismatch(Content.self, .init(codingPath: [], debugDescription: "NoContent is not \(Content.self)"))
+        }
+        return none
     }
 
     /// Whether to go on with a load (the interceptor is asked too); yes by default.
@@ -230,10 +239,19 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let stage = prepare(id: id, parameters: parameters)
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
-            let task = Task(executorPreference: proxy.loadExecutor) { [proxy] () -> Void in
-                await Self.executeAndFinish(plan, id: id, manager: reference, proxy: proxy)
+            if plan.coalesces {
+                let task = Task(executorPreference: proxy.loadExecutor) { [proxy] () -> Void in
+                    await Self.executeAndFinish(plan, id: id, manager: reference, proxy: proxy)
+                }
+                proxy.attach(id, work: TaskCancellation(task: task))
+            } else {
+                let cancellation = AsyncCancellation()
+                proxy.attach(id, work: cancellation)
+                let runner = proxy.loadRunner
+                runner.run { [proxy] in
+                    Self.sendAndFinish(plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner)
+                }
             }
-            proxy.attach(id) { task.cancel() }
         } else {
             // Answered without sending: still ended off the caller's stack, like every load.
             callbackExecutor.run { [weak self, proxy] in
@@ -257,7 +275,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
             let task = Task(executorPreference: proxy.loadExecutor) { await Self.execute(plan, id: id, manager: reference) }
-            proxy.attach(id) { task.cancel() }
+            proxy.attach(id, work: TaskCancellation(task: task))
             let sent = await withTaskCancellationHandler { await task.value } onCancel: { [proxy] in proxy.cancel(id) }
             result = finish(id, sent, deliver: false)
         } else {

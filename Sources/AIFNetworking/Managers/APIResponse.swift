@@ -37,6 +37,7 @@ public struct APIResponse<Content: Sendable>: Sendable {
     ///   - request: The request sent.
     ///   - parameters: The parameters used.
     ///   - isFromCache: Whether it came from the cache.
+    @inline(__always)
     public init(requestID: RequestID, response: HTTPResponse, content: Content, request: HTTPRequest, parameters: Parameters, isFromCache: Bool) {
         self.details = ResponseDetails(requestID: requestID, response: response, request: request, parameters: parameters, isFromCache: isFromCache)
         self.content = content

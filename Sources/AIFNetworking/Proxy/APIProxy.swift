@@ -32,12 +32,17 @@ public final class APIProxy: Sendable {
     /// otherwise a process-wide executor of the library's that runs the loads a batch of
     /// responses resumes on one Dispatch worker thread, one after another, instead of waking a
     /// thread of the global concurrent executor for each (at most one thread per processor,
-    /// less one for the transport; jobs in arrival order). The work must not block.
+    /// less one for the transport; jobs in arrival order). The work must not block. Loads of
+    /// the async face run there as tasks; loads of the delegate face as plain work, queued by
+    /// the transport's completion handlers (no task per load).
     public let loadExecutor: (any TaskExecutor)?
+    /// The same place as ``loadExecutor``, for the delegate face's loads, which run there as
+    /// plain work driven by completion handlers rather than as tasks.
+    let loadRunner: any LoadRunner
 
     private let table = Locked(Table())
     private let coalescer = Coalescer()
-    private let generator = RequestGenerator()
+    let generator = RequestGenerator()
 
     /// Creates a proxy.
     ///
@@ -65,8 +70,10 @@ public final class APIProxy: Sendable {
         self.maxRedirects = maxRedirects
         if runsLoadsOnTransportThread, let curl = transport as? CurlTransport {
             self.loadExecutor = curl.taskExecutor
+            self.loadRunner = curl.loadRunner
         } else {
             self.loadExecutor = DrainingExecutor.shared
+            self.loadRunner = DrainingExecutor.shared
         }
     }
 
@@ -75,7 +82,8 @@ public final class APIProxy: Sendable {
     private struct Entry {
         var group: RequestGroup?
         var cancelled = false
-        var onCancel: (@Sendable () -> Void)?
+        /// What stops the load's work: its transfer, or its task.
+        var work: (any CancellableTransfer)?
     }
 
     private struct Table {
@@ -89,17 +97,17 @@ public final class APIProxy: Sendable {
         return id
     }
 
-    /// Attaches the work to stop when the load is cancelled; runs it at once if the load was
+    /// Attaches the work to stop when the load is cancelled; stops it at once if the load was
     /// cancelled already.
-    func attach(_ id: RequestID, onCancel: @escaping @Sendable () -> Void) {
-        let runNow = table.withLock { table -> Bool in
+    func attach(_ id: RequestID, work: any CancellableTransfer) {
+        let cancelNow = table.withLock { table -> Bool in
             // One hash lookup: the entry is then read and changed in place through its index.
             guard let index = table.entries.index(forKey: id) else { return false }
             if table.entries.values[index].cancelled { return true }
-            table.entries.values[index].onCancel = onCancel
+            table.entries.values[index].work = work
             return false
         }
-        if runNow { onCancel() }
+        if cancelNow { work.cancel() }
     }
 
     /// Ends a load, removing it from the table.
@@ -158,16 +166,16 @@ public final class APIProxy: Sendable {
     }
 
     private func cancel(where matches: (RequestID, Entry) -> Bool) {
-        let actions = table.withLock { table -> [@Sendable () -> Void] in
-            var actions: [@Sendable () -> Void] = []
+        let stopping = table.withLock { table -> [any CancellableTransfer] in
+            var stopping: [any CancellableTransfer] = []
             for (id, entry) in table.entries where !entry.cancelled && matches(id, entry) {
                 table.entries[id]!.cancelled = true
-                if let action = entry.onCancel { actions.append(action) }
-                table.entries[id]!.onCancel = nil
+                if let work = entry.work { stopping.append(work) }
+                table.entries[id]!.work = nil
             }
-            return actions
+            return stopping
         }
-        for action in actions { action() }
+        for work in stopping { work.cancel() }
     }
 
     // MARK: Sending
@@ -204,7 +212,7 @@ public final class APIProxy: Sendable {
     }
 
     @inline(never)
-    private func logSending(_ request: HTTPRequest, id: RequestID) {
+    func logSending(_ request: HTTPRequest, id: RequestID) {
         logger.info("request \(id) \(request.method) \(Self.loggable(request.url))")
         if logger.logLevel <= .debug {
             logger.debug("request \(id) headers: \(request.headers.redactingSecrets())")
@@ -212,7 +220,7 @@ public final class APIProxy: Sendable {
     }
 
     @inline(never)
-    private func logReceiving(_ response: HTTPResponse, for request: HTTPRequest, id: RequestID, started: ContinuousClock.Instant) {
+    func logReceiving(_ response: HTTPResponse, for request: HTTPRequest, id: RequestID, started: ContinuousClock.Instant) {
         logger.info("response \(id) \(response.statusCode) \(request.method) \(Self.loggable(request.url)) in \(Self.milliseconds(since: started)) ms, \(response.body.count) bytes")
         if logger.logLevel <= .debug {
             logger.debug("response \(id) headers: \(response.headers.redactingSecrets())")
@@ -220,7 +228,7 @@ public final class APIProxy: Sendable {
     }
 
     @inline(never)
-    private func logFailure(_ error: any Error, for request: HTTPRequest, id: RequestID, started: ContinuousClock.Instant) {
+    func logFailure(_ error: any Error, for request: HTTPRequest, id: RequestID, started: ContinuousClock.Instant) {
         logger.info("failed \(id) \(request.method) \(Self.loggable(request.url)) after \(Self.milliseconds(since: started)) ms: \(error)")
     }
 

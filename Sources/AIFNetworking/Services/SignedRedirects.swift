@@ -44,7 +44,7 @@ extension RequestGenerator {
     /// The re-signed request a redirect asks for, or `nil` when `response` is not one to follow.
     /// Not part of the async loop above, whose frame would otherwise hold its temporaries.
     @inline(never)
-    private func nextHop(
+    func nextHop(
         after response: HTTPResponse, from current: HTTPRequest, redirects: inout Int, maxRedirects: Int, resolved: ResolvedService, clockSkew: ClockSkew?
     ) throws -> HTTPRequest? {
         switch response.statusCode {

@@ -21,9 +21,18 @@ final class DrainingExecutor: TaskExecutor {
     /// The executor loads prefer unless their proxy runs them on the transport's thread.
     static let shared = DrainingExecutor(width: ProcessInfo.processInfo.activeProcessorCount - 1)
 
+    /// What waits in the queue: a task's job, or a load's plain work (see ``LoadRunner``).
+    private enum Work {
+        case job(UnownedJob)
+        case call(@Sendable () -> Void)
+    }
+
     private struct State {
-        var jobs: [UnownedJob] = []
-        /// Where the next job to run is in `jobs` (run jobs are dropped when the queue empties).
+        /// The queue: taken entries are left `nil` (so work releases what it captured as soon
+        /// as it has run) and dropped when the queue empties, or in bulk once they are the
+        /// larger part of a queue that stays busy.
+        var jobs: [Work?] = []
+        /// Where the next job to run is in `jobs`.
         var head = 0
         var drainers = 0
         /// Batches under way: the jobs they queue are run by the batch's own thread at its end.
@@ -31,15 +40,20 @@ final class DrainingExecutor: TaskExecutor {
 
         var waiting: Int { jobs.count - head }
 
-        mutating func take() -> UnownedJob? {
+        mutating func take() -> Work? {
             guard head < jobs.count else { return nil }
-            let job = jobs[head]
+            // Moved out, not copied: released by the drainer after running, not under the lock.
+            let work = jobs[head].take()
             head += 1
             if head == jobs.count {
                 jobs.removeAll(keepingCapacity: true)
                 head = 0
+            } else if head >= 1024, head * 2 >= jobs.count {
+                // A queue that never empties (each job queues the next) stays bounded.
+                jobs.removeFirst(head)
+                head = 0
             }
-            return job
+            return work
         }
 
         /// Counts one more drainer if one more is wanted.
@@ -78,10 +92,23 @@ final class DrainingExecutor: TaskExecutor {
         state.withLock { $0.drainers == 0 && $0.waiting == 0 }
     }
 
+    /// How many entries the queue holds, run ones not yet dropped included (for tests).
+    var storedEntries: Int {
+        state.withLock { $0.jobs.count }
+    }
+
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+        add(.job(UnownedJob(job)))
+    }
+
+    /// Queues plain work, run like a job.
+    func run(_ work: @escaping @Sendable () -> Void) {
+        add(.call(work))
+    }
+
+    private func add(_ work: Work) {
         let startsDrainer = state.withLock { state -> Bool in
-            state.jobs.append(job)
+            state.jobs.append(work)
             return state.openBatches == 0 && state.needsDrainer(width: width)
         }
         if startsDrainer {
@@ -110,13 +137,16 @@ final class DrainingExecutor: TaskExecutor {
         if outermost { pthread_setspecific(drainingKey, Unmanaged.passUnretained(self).toOpaque()) }
         defer { if outermost { pthread_setspecific(drainingKey, nil) } }
         while true {
-            let next = state.withLock { state -> UnownedJob? in
-                if let job = state.take() { return job }
+            let next = state.withLock { state -> Work? in
+                if let work = state.take() { return work }
                 state.drainers -= 1
                 return nil
             }
-            guard let next else { return }
-            next.runSynchronously(on: executor)
+            switch next {
+            case .job(let job): job.runSynchronously(on: executor)
+            case .call(let work): work()
+            case nil: return
+            }
         }
     }
 }

@@ -91,7 +91,7 @@ public final class CurlTransport: HTTPTransport {
             // one outcome, or `submit` refuses it and it is resumed here instead.
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, TransportError>, Never>) in
                 transfer.completion = { continuation.resume(returning: $0) }
-                transfer.resumesTaskElsewhere = !loop.isOnLoopThread
+                transfer.completesInBatches = !loop.isOnLoopThread
                 if !loop.submit(transfer) {
                     transfer.completion = nil
                     continuation.resume(returning: .failure(Self.shutDownError(transfer)))
@@ -120,7 +120,21 @@ public final class CurlTransport: HTTPTransport {
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> CurlTransferTask {
+        sendTransfer(request, progress: progress, completingInBatches: false, completion: completion)
+    }
+
+    /// ``sendTransfer(_:progress:completion:)``, with the completion called — when
+    /// `completingInBatches` — from the Dispatch block that ends each batch of finished
+    /// transfers (see `CurlEventLoop.completeFinishedTransfers`), for completions that only
+    /// hand the outcome to ``DrainingExecutor``.
+    func sendTransfer(
+        _ request: HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completingInBatches: Bool,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> CurlTransferTask {
         let transfer = Transfer(request: request, progress: progress, completion: completion)
+        transfer.completesInBatches = completingInBatches
         let task = CurlTransferTask(transfer: transfer, loop: loop)
         if !loop.submit(transfer) {
             transfer.completion = nil
@@ -148,6 +162,9 @@ public final class CurlTransport: HTTPTransport {
     /// Such tasks share the thread with every transfer: keep their work between awaits short.
     /// After ``shutdown()`` their jobs run on Dispatch's global queue.
     public var taskExecutor: any TaskExecutor { loop }
+
+    /// The transport's thread as a place for loads' work (see ``LoadRunner``).
+    var loadRunner: any LoadRunner { loop }
 
     /// Stops the transport: requests in flight end as cancelled, connections close, and the
     /// thread exits before this returns (unless called from a completion handler, on the

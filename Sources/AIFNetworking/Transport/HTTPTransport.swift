@@ -118,9 +118,10 @@ extension HTTPTransport {
     }
 }
 
-/// Bridges Swift task cancellation to a transfer that may not have been submitted yet when the
-/// task is cancelled.
-final class AsyncCancellation: Sendable {
+/// Bridges a cancellation to a transfer that may not have been submitted yet when the
+/// cancellation comes: Swift task cancellation (the async face), or the proxy's (a load driven
+/// by completion handlers, whose successive transfers — redirect hops — attach in turn).
+final class AsyncCancellation: CancellableTransfer {
     private enum State {
         case waiting
         case attached(any CancellableTransfer)
@@ -129,7 +130,7 @@ final class AsyncCancellation: Sendable {
 
     private let state = Locked(State.waiting)
 
-    /// Records the transfer; cancels it at once if the task was cancelled before it existed.
+    /// Records the transfer; cancels it at once if the cancellation came before it existed.
     func attach(_ transfer: any CancellableTransfer) {
         let cancelNow = state.withLock { state in
             if case .cancelled = state { return true }

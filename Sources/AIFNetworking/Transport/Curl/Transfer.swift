@@ -26,10 +26,11 @@ final class Transfer: @unchecked Sendable {
     /// inbox lock) and cleared when called.
     var completion: Completion?
     let progress: (@Sendable (TransferProgress) -> Void)?
-    /// Whether the completion resumes a task that does not run on the loop thread; such
-    /// completions are delivered in batches (see `CurlEventLoop.completeFinishedTransfers`).
+    /// Whether the completion hands the outcome to another thread — it resumes a task that does
+    /// not run on the loop thread, or queues a manager's load on ``DrainingExecutor`` — so that
+    /// it is better called in a batch with others (see `CurlEventLoop.completeFinishedTransfers`).
     /// Set before submission, like ``completion``.
-    var resumesTaskElsewhere = false
+    var completesInBatches = false
 
     @exclusivity(unchecked) var state = TransferStateMachine()
     /// The easy handle while the transfer is configured or running.
