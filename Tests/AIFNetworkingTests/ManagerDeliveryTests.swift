@@ -30,8 +30,11 @@ private actor DeliveryActor {
 
 @Suite("APIManager: where callbacks run, and what is logged")
 struct ManagerDeliveryTests {
-    private func deliver(on executor: CallbackExecutor, check: @escaping @Sendable () -> String) async throws -> [String] {
-        let stack = try await ShopStack.make()
+    /// Where a success and a failure were told, sorted; `proxy` replaces the stack's own.
+    private func deliver(
+        on executor: CallbackExecutor, proxy: (@Sendable () -> APIProxy)? = nil, check: @escaping @Sendable () -> String
+    ) async throws -> [String] {
+        let stack = try await ShopStack.make(proxy: proxy.map { make in { _ in make() } })
         let manager = stack.manager("goods/{id}", Goods.self)
         let recorder = PlaceRecorder(check: check)
         manager.delegate = recorder
@@ -82,28 +85,18 @@ struct ManagerDeliveryTests {
     @Test func immediatelyOnTheLoadExecutorOverLibcurlItself() async throws {
         // Without the stack's counting wrapper, the transport hands the completions over in its
         // batches; the loads still end on a thread draining the load executor.
-        let stack = try await ShopStack.make(proxy: { _ in APIProxy(transport: CurlTransport.shared) })
-        let manager = stack.manager("goods/{id}", Goods.self)
-        let recorder = PlaceRecorder { DrainingExecutor.shared.isDrainingOnCurrentThread ? "the load executor" : "elsewhere" }
-        manager.delegate = recorder
-        manager.callbackExecutor = .immediate
-        manager.loadData(with: ["id": 1])
-        manager.loadData(with: ["id": -5])
-        #expect(await eventually { recorder.places.withLock { $0.count } == 2 })
-        #expect(recorder.places.withLock { $0 }.sorted() == ["failed: the load executor", "the load executor"])
+        let places = try await deliver(on: .immediate, proxy: { APIProxy(transport: CurlTransport.shared) }) {
+            DrainingExecutor.shared.isDrainingOnCurrentThread ? "the load executor" : "elsewhere"
+        }
+        #expect(places == ["failed: the load executor", "the load executor"])
     }
 
     @Test func immediatelyOnTheTransportThreadWhenLoadsRunThere() async throws {
         // The proxy over the CurlTransport itself (the stack's counting wrapper has no thread).
-        let stack = try await ShopStack.make(proxy: { _ in APIProxy(transport: CurlTransport.shared, runsLoadsOnTransportThread: true) })
-        let manager = stack.manager("goods/{id}", Goods.self)
-        let recorder = PlaceRecorder { ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines) }
-        manager.delegate = recorder
-        manager.callbackExecutor = .immediate
-        manager.loadData(with: ["id": 1])
-        manager.loadData(with: ["id": -5])
-        #expect(await eventually { recorder.places.withLock { $0.count } == 2 })
-        #expect(recorder.places.withLock { $0 }.sorted() == ["aif-curl-shared", "failed: aif-curl-shared"])
+        let places = try await deliver(on: .immediate, proxy: { APIProxy(transport: CurlTransport.shared, runsLoadsOnTransportThread: true) }) {
+            ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(places == ["aif-curl-shared", "failed: aif-curl-shared"])
     }
 
     @Test func theProxyLogsALinePerRequestAndResponseWithoutSecrets() async throws {
