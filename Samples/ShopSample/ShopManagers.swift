@@ -20,6 +20,7 @@ extension GoodsPage: PageContent {
 
 /// `GET goods?page=&page_size=`, 50 to a page.
 final class GoodsListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
+    // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
     override var methodName: String { "goods" }
     override var pageSize: Int { 50 }
@@ -28,6 +29,7 @@ final class GoodsListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
 
 /// `GET goods/{id}`, cached for a minute; the id must be positive.
 final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
+    // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
     override var methodName: String { "goods/{id}" }
     override var shouldCache: Bool { true }
@@ -40,6 +42,7 @@ final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
 
 /// `POST orders` with a JSON body; the manager renames the caller's `goods` to the API's `goods_id`.
 final class CreateOrderManager: APIManager<Order>, @unchecked Sendable {
+    // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
     override var methodName: String { "orders" }
     override var requestMethod: HTTPMethod { .post }
@@ -57,6 +60,7 @@ final class CreateOrderManager: APIManager<Order>, @unchecked Sendable {
 
 /// `PUT orders/{id}`.
 final class UpdateOrderManager: APIManager<Order>, @unchecked Sendable {
+    // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
     override var methodName: String { "orders/{id}" }
     override var requestMethod: HTTPMethod { .put }
@@ -64,6 +68,7 @@ final class UpdateOrderManager: APIManager<Order>, @unchecked Sendable {
 
 /// `DELETE orders/{id}`, answered with 204 and no body.
 final class DeleteOrderManager: APIManager<NoContent>, @unchecked Sendable {
+    // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
     override var methodName: String { "orders/{id}" }
     override var requestMethod: HTTPMethod { .delete }
@@ -71,6 +76,7 @@ final class DeleteOrderManager: APIManager<NoContent>, @unchecked Sendable {
 
 /// `GET slow?ms=`: takes as long as asked.
 final class SlowManager: APIManager<Slept>, @unchecked Sendable {
+    // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
     override var methodName: String { "slow" }
 }
@@ -83,6 +89,7 @@ struct Slept: Decodable, Sendable {
 /// `GET coupons/{code}`: answers 200 even for an expired coupon, with an error code in the
 /// body that the service's `applicationErrors` rule turns into a veto.
 final class CouponManager: APIManager<Coupon>, @unchecked Sendable {
+    // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
     override var methodName: String { "coupons/{code}" }
 }

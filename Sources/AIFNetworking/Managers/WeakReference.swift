@@ -1,5 +1,5 @@
-/// A weak reference to a manager that a load's task carries, so that the task does not keep
-/// the manager alive.
+/// A weak reference to a manager that a load carries (in its task, or in the completion
+/// handlers of a task-free load), so that the load does not keep the manager alive.
 struct WeakReference<Object: AnyObject & Sendable>: @unchecked Sendable {
     // Unchecked: the object is `Sendable`, and the reference is set once at creation and only
     // loaded afterwards (weak loads are atomic); the checker does not accept `weak var` in a
