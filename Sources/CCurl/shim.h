@@ -9,6 +9,8 @@
 #include <curl/curl.h>
 #include <sys/prctl.h>
 #include <malloc.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #pragma clang assume_nonnull begin
 
@@ -116,6 +118,16 @@ static inline CURLcode aif_curl_msg_result(const CURLMsg *message) {
 /// `prctl` is variadic too, hence the wrapper.
 static inline int aif_set_current_thread_name(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
+
+// MARK: - Processors
+
+/// The raw `sched_getaffinity` system call: fills `mask` (`size` bytes, zeroed by the caller)
+/// with the CPUs process `pid` may run on and returns how many bytes the kernel wrote, or -1
+/// (`EINVAL` when `size` is smaller than the kernel's mask). glibc declares its wrapper only
+/// under `_GNU_SOURCE`, which a module cannot switch on for headers another module owns.
+static inline long aif_sched_getaffinity(int pid, size_t size, void *mask) {
+    return syscall(SYS_sched_getaffinity, pid, size, mask);
 }
 
 #pragma clang assume_nonnull end

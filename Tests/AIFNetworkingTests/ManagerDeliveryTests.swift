@@ -85,7 +85,7 @@ struct ManagerDeliveryTests {
     @Test func immediatelyOnTheLoadExecutorOverLibcurlItself() async throws {
         // Without the stack's counting wrapper, the transport hands the completions over in its
         // batches; the loads still end on a thread draining the load executor.
-        let places = try await deliver(on: .immediate, proxy: { APIProxy(transport: CurlTransport.shared) }) {
+        let places = try await deliver(on: .immediate, proxy: { APIProxy(transport: CurlTransport.shared, loadPlacement: .loadExecutor) }) {
             DrainingExecutor.shared.isDrainingOnCurrentThread ? "the load executor" : "elsewhere"
         }
         #expect(places == ["failed: the load executor", "the load executor"])
@@ -93,7 +93,7 @@ struct ManagerDeliveryTests {
 
     @Test func immediatelyOnTheTransportThreadWhenLoadsRunThere() async throws {
         // The proxy over the CurlTransport itself (the stack's counting wrapper has no thread).
-        let places = try await deliver(on: .immediate, proxy: { APIProxy(transport: CurlTransport.shared, runsLoadsOnTransportThread: true) }) {
+        let places = try await deliver(on: .immediate, proxy: { APIProxy(transport: CurlTransport.shared, loadPlacement: .transportThread) }) {
             ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(places == ["aif-curl-shared", "failed: aif-curl-shared"])

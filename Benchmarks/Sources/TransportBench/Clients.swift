@@ -36,7 +36,7 @@ enum ClientKind: String, CaseIterable, Sendable {
     case ahc
     case manager
     case managerAsync = "manager-async"
-    case managerOnLoop = "manager-loop"
+    case managerHandOff = "manager-handoff"
 
     func make(_ settings: ClientSettings) throws -> any BenchClient {
         switch self {
@@ -46,8 +46,8 @@ enum ClientKind: String, CaseIterable, Sendable {
         case .transportAsyncOnLoop: TransportAsyncClient(settings, onTransportThread: true)
         case .urlSession: URLSessionClient(settings)
         case .ahc: AsyncHTTPClientClient(settings)
-        case .manager: ManagerDelegateClient(settings, onTransportThread: false)
-        case .managerOnLoop: ManagerDelegateClient(settings, onTransportThread: true)
+        case .manager: ManagerDelegateClient(settings, loadPlacement: .automatic)
+        case .managerHandOff: ManagerDelegateClient(settings, loadPlacement: .loadExecutor)
         case .managerAsync: ManagerAsyncClient(settings)
         }
     }

@@ -90,8 +90,8 @@ struct Comparison {
     private func managerRatioLine(_ scenario: Scenario, _ byClient: [ClientKind: [Measurement]]) -> String? {
         let parts = [
             ratio(.manager, .libcurlC, byClient), ratio(.manager, .ahc, byClient),
-            ratio(.managerAsync, .libcurlC, byClient), ratio(.managerAsync, .ahc, byClient), ratio(.managerOnLoop, .libcurlC, byClient),
-            ratio(.managerOnLoop, .ahc, byClient), ratio(.manager, .transport, byClient),
+            ratio(.managerAsync, .libcurlC, byClient), ratio(.managerAsync, .ahc, byClient), ratio(.managerHandOff, .libcurlC, byClient),
+            ratio(.managerHandOff, .ahc, byClient), ratio(.manager, .transport, byClient),
         ].compactMap { $0 }
         return parts.isEmpty ? nil : "RATIO \(scenario.ratioLabel) " + parts.joined(separator: " ")
     }

@@ -12,11 +12,11 @@ private struct ManagerStack {
     let transport: CurlTransport
     let proxy: APIProxy
 
-    init(_ settings: ClientSettings, onTransportThread: Bool = false) {
+    init(_ settings: ClientSettings, loadPlacement: LoadPlacement = .automatic) {
         let url = URL(string: settings.url)!
         registry.register(BenchService(baseURL: url.deletingLastPathComponent()))
         transport = makeTransport(settings)
-        proxy = APIProxy(transport: transport, runsLoadsOnTransportThread: onTransportThread)
+        proxy = APIProxy(transport: transport, loadPlacement: loadPlacement)
     }
 
     func makeManager() -> BenchCatalogueManager {
@@ -25,16 +25,17 @@ private struct ManagerStack {
 }
 
 /// The delegate face: `concurrency` chains, each delegate callback (delivered immediately, on
-/// the thread that ended the load) starting the next load. `manager-loop` runs the loads on the
-/// transport's thread (`APIProxy(runsLoadsOnTransportThread: true)`).
+/// the thread that ended the load) starting the next load. `manager` leaves the proxy's load
+/// placement automatic (under the comparison's pinning, one CPU: the transport's thread);
+/// `manager-handoff` forces the load executor (`APIProxy(loadPlacement: .loadExecutor)`).
 final class ManagerDelegateClient: BenchClient {
     private let stack: ManagerStack
     private let manager: BenchCatalogueManager
     private let concurrency: Int
     private let delegate = Mutex<ChainDelegate?>(nil)
 
-    init(_ settings: ClientSettings, onTransportThread: Bool) {
-        stack = ManagerStack(settings, onTransportThread: onTransportThread)
+    init(_ settings: ClientSettings, loadPlacement: LoadPlacement) {
+        stack = ManagerStack(settings, loadPlacement: loadPlacement)
         manager = stack.makeManager()
         manager.callbackExecutor = .immediate
         concurrency = settings.concurrency

@@ -8,11 +8,12 @@ import Synchronization
 // A synchronous driver for instruction-level profiling: valgrind cannot follow Swift's async
 // `main` on this platform, so this runs a fixed number of requests without one.
 //
-//     valgrind --tool=callgrind TransportProfile transport|manager|manager-loop|libcurl-c URL CONCURRENCY REQUESTS
+//     valgrind --tool=callgrind TransportProfile transport|manager|manager-loop|manager-handoff|libcurl-c URL CONCURRENCY REQUESTS
 //
 // `manager` is the full manager stack: a signed GET through APIManager, decoded, delivered to a
 // delegate (immediately, on the thread that ended the load), which starts the next load;
-// `manager-loop` the same with the loads' work on the transport's thread.
+// `manager-loop` the same with the loads' work on the transport's thread, `manager-handoff` with it
+// on the library's load executor (`manager` leaves the choice to the proxy: automatic).
 //
 // Divide the instruction total by REQUESTS (after subtracting a run with a small REQUESTS, to
 // remove start-up) for instructions per request.
@@ -39,7 +40,7 @@ if arguments.count == 3, arguments[1] == "decode", let rounds = Int(arguments[2]
     exit(0)
 }
 guard arguments.count == 5, let concurrency = Int(arguments[3]), let total = Int(arguments[4]) else {
-    print("usage: TransportProfile transport|manager|manager-loop|libcurl-c URL CONCURRENCY REQUESTS")
+    print("usage: TransportProfile transport|manager|manager-loop|manager-handoff|libcurl-c URL CONCURRENCY REQUESTS")
     exit(2)
 }
 let url = arguments[2]
@@ -90,13 +91,18 @@ case "transport":
     done.wait()
     transport.shutdown()
     print("completed \(counter.finished)")
-case "manager", "manager-loop":
+case "manager", "manager-loop", "manager-handoff":
     var configuration = CurlTransport.Configuration(proxy: .none)
     configuration.httpVersion = .http1Only
     let transport = CurlTransport(configuration: configuration)
     let registry = ServiceRegistry(processEnvironment: [:])
     registry.register(BenchService(baseURL: URL(string: url)!.deletingLastPathComponent()))
-    let manager = BenchCatalogueManager(proxy: APIProxy(transport: transport, runsLoadsOnTransportThread: arguments[1] == "manager-loop"), registry: registry, cache: ResponseCache(capacity: 1))
+    let placement: LoadPlacement = switch arguments[1] {
+    case "manager-loop": .transportThread
+    case "manager-handoff": .loadExecutor
+    default: .automatic
+    }
+    let manager = BenchCatalogueManager(proxy: APIProxy(transport: transport, loadPlacement: placement), registry: registry, cache: ResponseCache(capacity: 1))
     manager.callbackExecutor = .immediate
     final class Chain: APIManagerDelegate {
         let counts = Mutex((started: 0, finished: 0, failed: 0))

@@ -27,18 +27,21 @@ public final class APIProxy: Sendable {
     public let clockSkew: ClockSkew
     /// How many redirects a signed request follows (each hop signed afresh).
     public let maxRedirects: Int
-    /// Where loads run their work (signing, decoding, validation, `.immediate` delivery): the
-    /// transport's own thread when the proxy was made with `runsLoadsOnTransportThread`,
-    /// otherwise a process-wide executor of the library's that runs the loads a batch of
-    /// responses resumes on one Dispatch worker thread, one after another, instead of waking a
-    /// thread of the global concurrent executor for each (at most one thread per processor,
-    /// less one for the transport; jobs in arrival order). The work must not block. Loads of
-    /// the async face run there as tasks; loads of the delegate face as plain work, queued by
-    /// the transport's completion handlers (no task per load).
+    /// Where loads run their work (signing, decoding, validation, `.immediate` delivery), as
+    /// the proxy's ``LoadPlacement`` decided: the transport's own thread, or a process-wide
+    /// executor of the library's that runs the loads a batch of responses resumes on one
+    /// Dispatch worker thread, one after another, instead of waking a thread of the global
+    /// concurrent executor for each (at most one thread per usable processor, less one for the
+    /// transport; jobs in arrival order). The work must not block. Loads of the async face run
+    /// there as tasks; loads of the delegate face as plain work, queued by the transport's
+    /// completion handlers (no task per load).
     public let loadExecutor: (any TaskExecutor)?
     /// The same place as ``loadExecutor``, for the delegate face's loads, which run there as
     /// plain work driven by completion handlers rather than as tasks.
     let loadRunner: any LoadRunner
+    /// Whether loads run on the transport's own thread (``LoadPlacement/transportThread``, or
+    /// what ``LoadPlacement/automatic`` chose), rather than on the library's load executor.
+    public let runsLoadsOnTransportThread: Bool
 
     private let table = Locked(Table())
     private let coalescer = Coalescer()
@@ -51,29 +54,33 @@ public final class APIProxy: Sendable {
     ///   - logger: Where request and response lines go; disabled by default.
     ///   - clockSkew: The clock correction for signing; a fresh one by default.
     ///   - maxRedirects: How many redirects a signed request follows; 10 by default.
-    ///   - runsLoadsOnTransportThread: Whether loads do their work (signing, decoding,
-    ///     validation, `.immediate` delivery) on the ``CurlTransport``'s own thread instead of
-    ///     the library's load executor (see ``loadExecutor``): no thread hand-off at all, so
-    ///     less CPU per load, but that work then shares one thread with all I/O. Worth it for
-    ///     small responses at high rates on few cores; off by default, and without effect over
-    ///     a transport other than ``CurlTransport``.
+    ///   - loadPlacement: Where loads do their work between the transport's I/O (see
+    ///     ``LoadPlacement``): by default the transport's thread when the process can use only
+    ///     one processor, the library's load executor otherwise.
     public init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
         clockSkew: ClockSkew = ClockSkew(),
         maxRedirects: Int = 10,
-        runsLoadsOnTransportThread: Bool = false
+        loadPlacement: LoadPlacement = .automatic
     ) {
         self.transport = transport
         self.logger = logger
         self.clockSkew = clockSkew
         self.maxRedirects = maxRedirects
-        if runsLoadsOnTransportThread, let curl = transport as? CurlTransport {
+        let onTransportThread = switch loadPlacement {
+        case .loadExecutor: false
+        case .transportThread: true
+        case .automatic: ProcessorBudget.current == 1
+        }
+        if onTransportThread, let curl = transport as? CurlTransport {
             self.loadExecutor = curl.taskExecutor
             self.loadRunner = curl.loadRunner
+            self.runsLoadsOnTransportThread = true
         } else {
             self.loadExecutor = DrainingExecutor.shared
             self.loadRunner = DrainingExecutor.shared
+            self.runsLoadsOnTransportThread = false
         }
     }
 
