@@ -3,30 +3,32 @@ import Foundation
 /// A successful load: the decoded content with everything about how it was obtained.
 public struct APIResponse<Content: Sendable>: Sendable {
     /// The load's ID.
-    public var requestID: RequestID { details.requestID }
+    public var requestID: RequestID { storage.requestID }
     /// The HTTP status.
-    public var statusCode: Int { details.statusCode }
+    public var statusCode: Int { storage.statusCode }
     /// The response headers.
-    public var headers: HTTPHeaders { details.headers }
+    public var headers: HTTPHeaders { storage.headers }
     /// The body as received.
-    public var data: Data { details.data }
+    public var data: Data { storage.data }
     /// The body decoded into the manager's content type.
-    public let content: Content
+    public var content: Content { storage.content }
     /// The request that was sent, signature included (see ``requestDescription`` for a form
     /// safe to show).
-    public var request: HTTPRequest { details.request }
+    public var request: HTTPRequest { storage.request }
     /// The parameters the load was made with, after reforming (before the service's common
     /// parameters and signing).
-    public var parameters: Parameters { details.parameters }
+    public var parameters: Parameters { storage.parameters }
     /// Whether it was served from the cache (no request was sent for this load).
-    public var isFromCache: Bool { details.isFromCache }
+    public var isFromCache: Bool { storage.isFromCache }
     /// How the transfer went; for a cached response, the transfer that filled the cache.
-    public var metrics: TransferMetrics { details.metrics }
+    public var metrics: TransferMetrics { storage.metrics }
 
-    /// Everything but the content, immutable and shared: a response is handed along the
-    /// pipeline (result, cache, hooks, delegate) by copy, and one reference is cheaper to copy
-    /// than a dozen fields.
-    private let details: ResponseDetails
+    /// Everything, immutable and shared. A response is handed along the pipeline (result,
+    /// cache, hooks, delegate) by copy: one reference is cheaper to copy than a dozen fields,
+    /// and it keeps the struct's layout the same whatever `Content` is, so that code generic
+    /// over the content type copies responses (and results holding them) without looking up
+    /// their type metadata first.
+    private let storage: ResponseStorage<Content>
 
     /// Creates a response; managers do this, and tests of reformers.
     ///
@@ -39,8 +41,9 @@ public struct APIResponse<Content: Sendable>: Sendable {
     ///   - isFromCache: Whether it came from the cache.
     @inline(__always)
     public init(requestID: RequestID, response: HTTPResponse, content: Content, request: HTTPRequest, parameters: Parameters, isFromCache: Bool) {
-        self.details = ResponseDetails(requestID: requestID, response: response, request: request, parameters: parameters, isFromCache: isFromCache)
-        self.content = content
+        storage = ResponseStorage(
+            requestID: requestID, statusCode: response.statusCode, headers: response.headers, data: response.body, request: request,
+            parameters: parameters, isFromCache: isFromCache, metrics: response.metrics, content: content)
     }
 
     /// The request as a `curl` command with credentials and signatures shown as `***`.
@@ -51,18 +54,17 @@ public struct APIResponse<Content: Sendable>: Sendable {
     /// - Parameter transform: Makes the new content from the old.
     /// - Returns: The response carrying the new content.
     public func map<Other: Sendable>(_ transform: (Content) throws -> Other) rethrows -> APIResponse<Other> {
-        APIResponse<Other>(sharing: details, content: try transform(content))
+        APIResponse<Other>(storage: storage.replacing(content: try transform(content)))
     }
 
-    private init(sharing details: ResponseDetails, content: Content) {
-        self.details = details
-        self.content = content
+    private init(storage: ResponseStorage<Content>) {
+        self.storage = storage
     }
 }
 
-/// The part of an ``APIResponse`` that does not depend on its content type (not generic, so
-/// responses of every content type share it and its type metadata costs no lookup).
-private final class ResponseDetails: Sendable {
+/// What an ``APIResponse`` holds. The content comes last, so that the other fields sit at the
+/// same offsets whatever its type.
+private final class ResponseStorage<Content: Sendable>: Sendable {
     let requestID: RequestID
     let statusCode: Int
     let headers: HTTPHeaders
@@ -71,16 +73,28 @@ private final class ResponseDetails: Sendable {
     let parameters: Parameters
     let isFromCache: Bool
     let metrics: TransferMetrics
+    let content: Content
 
-    init(requestID: RequestID, response: HTTPResponse, request: HTTPRequest, parameters: Parameters, isFromCache: Bool) {
+    init(
+        requestID: RequestID, statusCode: Int, headers: HTTPHeaders, data: Data, request: HTTPRequest, parameters: Parameters,
+        isFromCache: Bool, metrics: TransferMetrics, content: Content
+    ) {
         self.requestID = requestID
-        self.statusCode = response.statusCode
-        self.headers = response.headers
-        self.data = response.body
+        self.statusCode = statusCode
+        self.headers = headers
+        self.data = data
         self.request = request
         self.parameters = parameters
         self.isFromCache = isFromCache
-        self.metrics = response.metrics
+        self.metrics = metrics
+        self.content = content
+    }
+
+    /// The same fields with other content.
+    func replacing<Other: Sendable>(content: Other) -> ResponseStorage<Other> {
+        ResponseStorage<Other>(
+            requestID: requestID, statusCode: statusCode, headers: headers, data: data, request: request, parameters: parameters,
+            isFromCache: isFromCache, metrics: metrics, content: content)
     }
 }
 
