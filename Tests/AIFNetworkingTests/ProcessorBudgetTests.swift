@@ -127,15 +127,32 @@ struct ProcessorBudgetTests {
 
     // MARK: Placement
 
+    @Test func automaticPlacementRunsDelegateLoadsOnTheTransportThreadOnlyWithOneProcessor() {
+        #expect(LoadPlacement.automatic.onTransportThread(processors: 1) == (loads: true, tasks: false))
+        #expect(LoadPlacement.automatic.onTransportThread(processors: 2) == (loads: false, tasks: false))
+        #expect(LoadPlacement.automatic.onTransportThread(processors: 64) == (loads: false, tasks: false))
+        for processors in [1, 2] {
+            #expect(LoadPlacement.transportThread.onTransportThread(processors: processors) == (loads: true, tasks: true))
+            #expect(LoadPlacement.loadExecutor.onTransportThread(processors: processors) == (loads: false, tasks: false))
+        }
+    }
+
     @Test func aProxyPlacesLoadsWhereAskedAndDecidesByTheBudgetWhenAutomatic() {
         let curl = CurlTransport.shared
-        #expect(APIProxy(transport: curl, loadPlacement: .transportThread).runsLoadsOnTransportThread)
-        #expect(!APIProxy(transport: curl, loadPlacement: .loadExecutor).runsLoadsOnTransportThread)
-        #expect(APIProxy(transport: curl).runsLoadsOnTransportThread == (ProcessorBudget.current == 1))
+        let onThread = APIProxy(transport: curl, loadPlacement: .transportThread)
+        #expect(onThread.runsDelegateLoadsOnTransportThread)
+        #expect(onThread.loadExecutor === curl.taskExecutor)
+        let onExecutor = APIProxy(transport: curl, loadPlacement: .loadExecutor)
+        #expect(!onExecutor.runsDelegateLoadsOnTransportThread)
+        #expect(onExecutor.loadExecutor === DrainingExecutor.shared)
+        // Automatic: delegate-face loads by the budget, async-face tasks on the load executor.
+        let automatic = APIProxy(transport: curl)
+        #expect(automatic.runsDelegateLoadsOnTransportThread == (ProcessorBudget.current == 1))
+        #expect(automatic.loadExecutor === DrainingExecutor.shared)
         // Another transport has no thread to offer: the load executor, whatever was asked.
-        let other = ForwardingTransport()
-        #expect(!APIProxy(transport: other, loadPlacement: .transportThread).runsLoadsOnTransportThread)
-        #expect(APIProxy(transport: other).loadExecutor === DrainingExecutor.shared)
+        let other = APIProxy(transport: ForwardingTransport(), loadPlacement: .transportThread)
+        #expect(!other.runsDelegateLoadsOnTransportThread)
+        #expect(other.loadExecutor === DrainingExecutor.shared)
         #expect(DrainingExecutor.shared.width == max(1, ProcessorBudget.current - 1))
     }
 }

@@ -33,15 +33,17 @@ public final class APIProxy: Sendable {
     /// Dispatch worker thread, one after another, instead of waking a thread of the global
     /// concurrent executor for each (at most one thread per usable processor, less one for the
     /// transport; jobs in arrival order). The work must not block. Loads of the async face run
-    /// there as tasks; loads of the delegate face as plain work, queued by the transport's
-    /// completion handlers (no task per load).
+    /// here as tasks; loads of the delegate face as plain work queued by the transport's
+    /// completion handlers (no task per load), here too unless
+    /// ``runsDelegateLoadsOnTransportThread``.
     public let loadExecutor: (any TaskExecutor)?
-    /// The same place as ``loadExecutor``, for the delegate face's loads, which run there as
-    /// plain work driven by completion handlers rather than as tasks.
+    /// Where the delegate face's loads run, as plain work driven by completion handlers rather
+    /// than as tasks: the load executor or the transport's thread.
     let loadRunner: any LoadRunner
-    /// Whether loads run on the transport's own thread (``LoadPlacement/transportThread``, or
-    /// what ``LoadPlacement/automatic`` chose), rather than on the library's load executor.
-    public let runsLoadsOnTransportThread: Bool
+    /// Whether the delegate face's loads (`loadData`) run on the transport's own thread
+    /// (``LoadPlacement/transportThread``, or what ``LoadPlacement/automatic`` chose) rather than
+    /// on the library's load executor. The async face's run on ``loadExecutor``.
+    public let runsDelegateLoadsOnTransportThread: Bool
 
     private let table = Locked(Table())
     private let coalescer = Coalescer()
@@ -55,8 +57,8 @@ public final class APIProxy: Sendable {
     ///   - clockSkew: The clock correction for signing; a fresh one by default.
     ///   - maxRedirects: How many redirects a signed request follows; 10 by default.
     ///   - loadPlacement: Where loads do their work between the transport's I/O (see
-    ///     ``LoadPlacement``): by default the transport's thread when the process can use only
-    ///     one processor, the library's load executor otherwise.
+    ///     ``LoadPlacement``): by default the transport's thread for delegate-face loads when
+    ///     the process can use only one processor, the library's load executor otherwise.
     public init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
@@ -68,19 +70,19 @@ public final class APIProxy: Sendable {
         self.logger = logger
         self.clockSkew = clockSkew
         self.maxRedirects = maxRedirects
-        let onTransportThread = switch loadPlacement {
-        case .loadExecutor: false
-        case .transportThread: true
-        case .automatic: ProcessorBudget.current == 1
-        }
-        if onTransportThread, let curl = transport as? CurlTransport {
-            self.loadExecutor = curl.taskExecutor
+        let (loads, tasks) = loadPlacement.onTransportThread(processors: ProcessorBudget.current)
+        let curl = transport as? CurlTransport
+        if loads, let curl {
             self.loadRunner = curl.loadRunner
-            self.runsLoadsOnTransportThread = true
+            self.runsDelegateLoadsOnTransportThread = true
+        } else {
+            self.loadRunner = DrainingExecutor.shared
+            self.runsDelegateLoadsOnTransportThread = false
+        }
+        if tasks, let curl {
+            self.loadExecutor = curl.taskExecutor
         } else {
             self.loadExecutor = DrainingExecutor.shared
-            self.loadRunner = DrainingExecutor.shared
-            self.runsLoadsOnTransportThread = false
         }
     }
 
