@@ -34,8 +34,8 @@ final class ManagerDelegateClient: BenchClient {
     private let concurrency: Int
     private let delegate = Mutex<ChainDelegate?>(nil)
 
-    init(_ settings: ClientSettings) {
-        stack = ManagerStack(settings)
+    init(_ settings: ClientSettings, loadPlacement: LoadPlacement) {
+        stack = ManagerStack(settings, loadPlacement: loadPlacement)
         manager = stack.makeManager()
         manager.callbackExecutor = .immediate
         concurrency = settings.concurrency
@@ -84,8 +84,8 @@ final class ManagerAsyncClient: BenchClient {
     private let manager: BenchCatalogueManager
     private let concurrency: Int
 
-    init(_ settings: ClientSettings, loadPlacement: LoadPlacement) {
-        stack = ManagerStack(settings, loadPlacement: loadPlacement)
+    init(_ settings: ClientSettings) {
+        stack = ManagerStack(settings)
         manager = stack.makeManager()
         concurrency = settings.concurrency
     }
