@@ -4,10 +4,11 @@
 SWIFT ?= swift
 # The library and its samples: libcurl (OpenSSL flavour) and libcrypto headers.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config
-# The tests also generate certificates with openssl and gzip fixtures with gzip.
-TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip
-# The benchmark adds nginx as the common server and taskset (util-linux) to pin cores.
-BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light util-linux
+# The tests also generate certificates with openssl and gzip fixtures with gzip, and pin a
+# process to one CPU with taskset (util-linux).
+TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux
+# The benchmark adds nginx as the common server (and pins cores with taskset, as the tests do).
+BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light
 
 .PHONY: demo transport-sample test test-plain test-tsan bench build clean
 
