@@ -101,7 +101,7 @@ enum ProcessorBudget {
         directories.compactMap(limit).min()
     }
 
-    /// A small file's text, or `nil` (missing, unreadable, or over 1 MiB).
+    /// A small file's text (its first MiB at most), or `nil` if it cannot be read.
     private static func readSmallFile(_ path: String) -> String? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
@@ -113,7 +113,9 @@ enum ProcessorBudget {
 /// The lines of `/proc/self/cgroup` that matter: the group of the v1 hierarchy carrying the
 /// `cpu` controller (`4:cpu,cpuacct:/a/b`) and the v2 group (`0::/a/b`).
 struct CgroupMembership {
+    /// The group in the v1 hierarchy with the `cpu` controller, if there is one.
     var version1CPU: String?
+    /// The group in the unified v2 hierarchy, if there is one.
     var version2: String?
 
     init(parsing text: String) {
@@ -134,8 +136,11 @@ struct CgroupMembership {
 struct CgroupMount {
     /// The group the mount shows at its mount point (not `/` inside many containers).
     var root: String
+    /// Where the mount is in the file system.
     var mountPoint: String
+    /// Whether it is the unified (v2) hierarchy.
     var isVersion2: Bool
+    /// Whether it is a v1 hierarchy carrying the `cpu` controller.
     var isVersion1CPU: Bool
 
     init?(line: Substring) {
