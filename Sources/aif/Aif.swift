@@ -125,7 +125,7 @@ struct Call: AsyncParsableCommand {
         }
         let transport = CurlTransport()
         defer { transport.shutdown() }
-        let response = try await transport.send(request)
+        let response = try await RequestGenerator().send(request, for: resolved, through: transport)
         if verbose {
             printError("< \(response.httpVersion) \(response.statusCode)")
             for field in response.headers { printError("< \(field.name): \(field.value)") }

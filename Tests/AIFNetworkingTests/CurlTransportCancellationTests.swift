@@ -11,7 +11,7 @@ struct CurlTransportCancellationTests {
         defer { transport.shutdown() }
         let ledger = CompletionLedger()
         let results = Locked([Result<HTTPResponse, TransportError>]())
-        let task = transport.sendTransfer(HTTPRequest(url: server.url("slow/2000"))) { result in
+        let task = transport.send(HTTPRequest(url: server.url("slow/2000"))) { result in
             results.withLock { $0.append(result) }
             ledger.record(0)
         }
@@ -30,7 +30,7 @@ struct CurlTransportCancellationTests {
         let ledger = CompletionLedger()
         let results = Locked([Result<HTTPResponse, TransportError>]())
         let received = Locked(Int64(0))
-        let task = transport.sendTransfer(
+        let task = transport.send(
             HTTPRequest(url: server.url("drip/400")),
             progress: { progress in received.withLock { $0 = progress.bytesReceived } }
         ) { result in
@@ -53,7 +53,7 @@ struct CurlTransportCancellationTests {
         defer { transport.shutdown() }
         let ledger = CompletionLedger()
         let results = Locked([Result<HTTPResponse, TransportError>]())
-        let task = transport.sendTransfer(HTTPRequest(url: server.url("bytes/10"))) { result in
+        let task = transport.send(HTTPRequest(url: server.url("bytes/10"))) { result in
             results.withLock { $0.append(result) }
             ledger.record(0)
         }

@@ -208,7 +208,8 @@ struct CurlTransportRequestTests {
         }
         #expect(error?.code == .tooManyRedirects)
         #expect(error?.url == url.absoluteString)
-        #expect(error?.curlCode == 47)
+        #expect(error?.detail.contains("more than 2 redirects") == true)
+        #expect(error?.detail.contains("/redirect/3") == true)
     }
 
     @Test func temporaryRedirectResendsTheBody() async throws {

@@ -218,6 +218,45 @@ struct SigningIntegrationTests {
         }
     }
 
+    /// A signed load redirected to another origin arrives there without any signature or
+    /// credential (a signature names no host, so it could be replayed against the service),
+    /// on both faces of a manager and through `RequestGenerator.send`; within the origin the
+    /// next hop is signed afresh and verifies.
+    @Test func signaturesDoNotLeaveTheOrigin() async throws {
+        let server = try await TestServers.shared().plain
+        let registry = setUp(VerifiedService(online: server.url("")))
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let proxy = APIProxy(transport: transport)
+        let elsewhere = "http://localhost:\(server.port)/landing"
+        let manager = APIManager<NoContent>(
+            service: "verified", methodName: server.url("hop/307?to=\(PercentEncoding.encode(elsewhere))").absoluteString, proxy: proxy, registry: registry)
+        manager.callbackExecutor = .immediate
+        let catcher = OutcomeCatcher()
+        manager.delegate = catcher
+        let delegated = manager.loadData(with: ["goods_id": 9])
+        let awaited = try await manager.load(["goods_id": 9])
+        #expect(await eventually { catcher.outcomes.withLock { $0.count } == 1 })
+        #expect(catcher.outcomes.withLock { $0 } == ["\(delegated): 200"])
+        #expect(awaited.statusCode == 200)
+        let generator = RequestGenerator()
+        let request = try generator.makeRequest(
+            for: registry.resolve("verified"), methodName: server.url("hop/302?to=\(PercentEncoding.encode(elsewhere))").absoluteString, method: .get,
+            parameters: ["goods_id": 9])
+        let response = try await generator.send(request, for: registry.resolve("verified"), through: transport)
+        let target = try #require(response.headers["X-Target"])
+        #expect(target.hasPrefix("/landing"))
+        for field in ["sign=", "api_key=", "nonce=", "timestamp="] {
+            #expect(!target.contains(field), "\(field) reached another origin: \(target)")
+        }
+        // Within the origin, the hop is signed again and the landing verifies it.
+        let same = try generator.makeRequest(
+            for: registry.resolve("verified"), methodName: server.url("hop/308?to=%2Fverify%2Faif%2Flanding").absoluteString, method: .post,
+            parameters: ["goods_id": 9])
+        let verified = try await generator.send(same, for: registry.resolve("verified"), through: transport)
+        #expect(verified.statusCode == 200, "\(verified.headers["X-Reason"] ?? "")")
+    }
+
     @Test func switchingEnvironmentMovesRequestsToTheOtherServer() async throws {
         let servers = try await TestServers.shared()
         let registry = setUp(VerifiedService(online: servers.plain.baseURL(), offline: servers.tls.baseURL(secure: true)))

@@ -25,7 +25,7 @@ public final class APIProxy: Sendable {
     public let logger: Logger
     /// Learns the servers' clocks from their `Date` headers and corrects signing times.
     public let clockSkew: ClockSkew
-    /// How many redirects a signed request follows (each hop signed afresh).
+    /// How many redirects a load follows (each hop of a signed request signed afresh).
     public let maxRedirects: Int
     /// Where loads run their work (signing, decoding, validation, `.immediate` delivery), as
     /// the proxy's ``LoadPlacement`` decided: the transport's own thread, or a process-wide
@@ -55,7 +55,7 @@ public final class APIProxy: Sendable {
     ///   - transport: Where requests go; the shared ``CurlTransport`` by default.
     ///   - logger: Where request and response lines go; disabled by default.
     ///   - clockSkew: The clock correction for signing; a fresh one by default.
-    ///   - maxRedirects: How many redirects a signed request follows; 10 by default.
+    ///   - maxRedirects: How many redirects a load follows; 10 by default.
     ///   - loadPlacement: Where loads do their work between the transport's I/O (see
     ///     ``LoadPlacement``): by default the transport's thread for delegate-face loads when
     ///     the process can use only one processor, the library's load executor otherwise.
@@ -191,7 +191,8 @@ public final class APIProxy: Sendable {
 
     /// Signs nothing itself: sends a request made by ``RequestGenerator`` (redirects followed
     /// and re-signed), sharing one transfer with identical loads when `coalescingKey` is set.
-    /// Cancelled through the calling task.
+    /// Cancelled through the calling task. The async face of the completion-driven send in
+    /// `APIProxy+Completion.swift`: one continuation over the same redirect loop.
     ///
     /// The logging and the coalesced path live in functions of their own: an async function's
     /// frame holds every temporary of its body, and log-message interpolation alone made this
@@ -204,7 +205,7 @@ public final class APIProxy: Sendable {
             if let coalescingKey {
                 response = try await sendCoalesced(request, for: resolved, id: id, key: coalescingKey)
             } else {
-                response = try await generator.send(request, for: resolved, through: transport, maxRedirects: maxRedirects, clockSkew: clockSkew)
+                response = try await redirectingSend(request, for: resolved, runner: nil).response()
             }
             logReceiving(response, for: request, id: id, started: started)
             return response
@@ -215,8 +216,32 @@ public final class APIProxy: Sendable {
     }
 
     private func sendCoalesced(_ request: HTTPRequest, for resolved: ResolvedService, id: RequestID, key: String) async throws -> HTTPResponse {
-        try await coalescer.response(for: key, id: id) { [generator, transport, maxRedirects, clockSkew] in
-            try await generator.send(request, for: resolved, through: transport, maxRedirects: maxRedirects, clockSkew: clockSkew)
+        try await coalescer.response(for: key, id: id) { [self] in
+            try await redirectingSend(request, for: resolved, runner: nil).response()
+        }
+    }
+
+    /// The redirect loop for one load's request (not started): each hop through ``transport``,
+    /// re-signed as the service requires, every response shown to ``clockSkew``.
+    ///
+    /// - Parameters:
+    ///   - request: The load's request.
+    ///   - resolved: The service and environment it was made for.
+    ///   - runner: Where each hop's outcome is handled (and the loop's completion called), or
+    ///     `nil` to handle it where the transport completes it.
+    func redirectingSend(_ request: HTTPRequest, for resolved: ResolvedService, runner: (any LoadRunner)?) -> RedirectingSend<any Error> {
+        generator.redirectingSend(request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew) { [transport] hop, done in
+            let arrived: @Sendable (Result<HTTPResponse, TransportError>) -> Void
+            if let runner {
+                arrived = { result in runner.run { done(result) } }
+            } else {
+                arrived = done
+            }
+            if let curl = transport as? CurlTransport {
+                let batches = runner?.takesCurlCompletionsInBatches ?? !curl.isOnTransportThread
+                return curl.exchange(hop, progress: nil, completingInBatches: batches, completion: arrived)
+            }
+            return transport.send(hop, progress: nil, completion: arrived)
         }
     }
 

@@ -51,6 +51,10 @@ public final class CurlTransport: HTTPTransport {
 
     /// Submits a request and returns at once.
     ///
+    /// Redirects are followed as the request's ``HTTPRequest/redirects`` (or the
+    /// configuration's) allow, by the rules of ``HTTPRequest/redirected(by:)``: each hop is a
+    /// transfer of its own, and libcurl itself never follows a redirect.
+    ///
     /// - Parameters:
     ///   - request: The request to send.
     ///   - progress: Called on the transport's thread as bytes go out and come in, or `nil`.
@@ -64,7 +68,7 @@ public final class CurlTransport: HTTPTransport {
         progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
-        sendTransfer(request, progress: progress, completion: completion)
+        send(request, progress: progress, completingInBatches: false, completion: completion)
     }
 
     /// Sends a request and waits for its response.
@@ -72,6 +76,7 @@ public final class CurlTransport: HTTPTransport {
     /// Cancelling the calling `Task` cancels the transfer, which then throws
     /// ``TransportError/Code-swift.struct/cancelled``. The task resumes on its own executor
     /// (for a task that prefers ``taskExecutor``, on the transport's thread without a hop).
+    /// Redirects are followed as in ``send(_:progress:completion:)``.
     ///
     /// - Parameters:
     ///   - request: The request to send.
@@ -82,53 +87,65 @@ public final class CurlTransport: HTTPTransport {
         _ request: HTTPRequest,
         progress: (@Sendable (TransferProgress) -> Void)?
     ) async throws(TransportError) -> HTTPResponse {
-        // The transfer exists before it is submitted, so a cancellation that races ahead of the
-        // submission has something to name: the loop notes it and ends the transfer as
-        // cancelled when the start command arrives (see TransferStateMachine).
-        let transfer = Transfer(request: request, progress: progress, completion: nil)
-        let result = await withTaskCancellationHandler { [loop] in
-            // An unsafe continuation is sound: the transfer's state machine delivers exactly
-            // one outcome, or `submit` refuses it and it is resumed here instead.
+        let batches = !loop.isOnLoopThread
+        let cancellation = AsyncCancellation()
+        let result = await withTaskCancellationHandler {
+            // An unsafe continuation is sound: the send's completion runs exactly once (the
+            // transfer state machine and the redirect loop each guarantee it).
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, TransportError>, Never>) in
-                transfer.completion = { continuation.resume(returning: $0) }
-                transfer.completesInBatches = !loop.isOnLoopThread
-                if !loop.submit(transfer) {
-                    transfer.completion = nil
-                    continuation.resume(returning: .failure(Self.shutDownError(transfer)))
-                }
+                let transfer = send(request, progress: progress, completingInBatches: batches) { continuation.resume(returning: $0) }
+                cancellation.attach(transfer)
             }
-        } onCancel: { [loop] in
-            loop.cancel(transfer)
+        } onCancel: {
+            cancellation.cancel()
         }
         return try result.get()
     }
 
-    private static func shutDownError(_ transfer: Transfer) -> TransportError {
-        TransportError(.transportShutDown, url: transfer.urlString, detail: "the transport was shut down before the request was submitted")
+    /// ``send(_:progress:completion:)``, with the completion called — when
+    /// `completingInBatches` — from the Dispatch block that ends each batch of finished
+    /// transfers (see `CurlEventLoop.completeFinishedTransfers`), for completions that hand the
+    /// outcome to another thread.
+    func send(
+        _ request: HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completingInBatches: Bool,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer {
+        let maxRedirects = (request.redirects ?? configuration.redirects).maxRedirects
+        guard maxRedirects >= 0 else {
+            return exchange(request, progress: progress, completingInBatches: completingInBatches, completion: completion)
+        }
+        // The loop, not the transport, is captured: a transport released with requests in
+        // flight shuts down and cancels them.
+        let redirecting = RedirectingSend(request: request, maxRedirects: maxRedirects) { [loop] hop, done in
+            Self.exchange(hop, on: loop, progress: progress, completingInBatches: completingInBatches, completion: done)
+        }
+        redirecting.start(completion: completion)
+        return redirecting
     }
 
-    /// Like ``send(_:progress:completion:)``, returning the concrete task type.
+    /// One exchange: the request as one libcurl transfer, which follows no redirect.
     ///
     /// - Parameters:
     ///   - request: The request to send.
     ///   - progress: Called on the transport's thread as bytes go out and come in, or `nil`.
-    ///   - completion: Called exactly once, on the transport's thread.
+    ///   - completingInBatches: Whether the completion is called from the batch's Dispatch
+    ///     block rather than on the transport's thread.
+    ///   - completion: Called exactly once.
     /// - Returns: The task, which cancels the transfer.
-    @discardableResult
-    public func sendTransfer(
+    func exchange(
         _ request: HTTPRequest,
-        progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completingInBatches: Bool,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> CurlTransferTask {
-        sendTransfer(request, progress: progress, completingInBatches: false, completion: completion)
+        Self.exchange(request, on: loop, progress: progress, completingInBatches: completingInBatches, completion: completion)
     }
 
-    /// ``sendTransfer(_:progress:completion:)``, with the completion called — when
-    /// `completingInBatches` — from the Dispatch block that ends each batch of finished
-    /// transfers (see `CurlEventLoop.completeFinishedTransfers`), for completions that only
-    /// hand the outcome to ``DrainingExecutor``.
-    func sendTransfer(
+    private static func exchange(
         _ request: HTTPRequest,
+        on loop: CurlEventLoop,
         progress: (@Sendable (TransferProgress) -> Void)?,
         completingInBatches: Bool,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
@@ -138,7 +155,7 @@ public final class CurlTransport: HTTPTransport {
         let task = CurlTransferTask(transfer: transfer, loop: loop)
         if !loop.submit(transfer) {
             transfer.completion = nil
-            completion(.failure(Self.shutDownError(transfer)))
+            completion(.failure(TransportError(.transportShutDown, url: transfer.urlString, detail: "the transport was shut down before the request was submitted")))
         }
         return task
     }
@@ -162,6 +179,9 @@ public final class CurlTransport: HTTPTransport {
     /// Such tasks share the thread with every transfer: keep their work between awaits short.
     /// After ``shutdown()`` their jobs run on Dispatch's global queue.
     public var taskExecutor: any TaskExecutor { loop }
+
+    /// Whether the caller runs on the transport's own thread.
+    var isOnTransportThread: Bool { loop.isOnLoopThread }
 
     /// The transport's thread as a place for loads' work (see ``LoadRunner``).
     var loadRunner: any LoadRunner { loop }

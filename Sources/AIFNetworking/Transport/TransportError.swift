@@ -26,6 +26,10 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case tooManyRedirects = "too many redirects"
             case bodySourceFailed = "request body source failed"
             case transportShutDown = "transport shut down"
+            case invalidResponse = "invalid response"
+            case responseTooLarge = "response too large"
+            case responseHeadersTooLarge = "response headers too large"
+            case stalled = "transfer stalled"
             case other = "transfer failed"
         }
 
@@ -62,6 +66,19 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let bodySourceFailed = Code(.bodySourceFailed)
         /// The transport was shut down before the request was submitted.
         public static let transportShutDown = Code(.transportShutDown)
+        /// The server's answer is not valid HTTP (a garbage status line, a malformed header, a
+        /// redirect to a `Location` that cannot be followed).
+        public static let invalidResponse = Code(.invalidResponse)
+        /// The response body is larger than the transport's
+        /// ``CurlTransport/Limits-swift.struct/maxResponseBodySize``; the transfer was stopped
+        /// and what had arrived was freed.
+        public static let responseTooLarge = Code(.responseTooLarge)
+        /// The response's header section is larger than libcurl accepts (100 KiB of one header
+        /// line, 300 KiB in all).
+        public static let responseHeadersTooLarge = Code(.responseHeadersTooLarge)
+        /// Data moved slower than the low-speed limit for longer than its window (see
+        /// ``Timeouts/idle``): the peer stopped sending or receiving.
+        public static let stalled = Code(.stalled)
         /// Any other libcurl failure; see ``TransportError/curlCode``.
         public static let other = Code(.other)
 
@@ -131,9 +148,9 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         code == .connectionRefused || code == .hostUnreachable || code == .nameResolutionFailed
     }
 
-    /// Whether a timeout ended the transfer (connect or total).
+    /// Whether a timeout ended the transfer (connect, total, or a stall past the idle limit).
     public var isTimeout: Bool {
-        code == .connectTimeout || code == .totalTimeout
+        code == .connectTimeout || code == .totalTimeout || code == .stalled
     }
 
     /// One line: the kind, the reason for TLS failures, the URL, and libcurl's code and message.

@@ -60,6 +60,36 @@ enum TestRoutes {
             )
         }
 
+        // The redirect matrix: `hop/:status?to=URL` answers any method with that status and
+        // `Location: URL`; `landing` answers any method with what arrived (method, body, and
+        // the headers a redirect may or may not carry along).
+        for method in methods {
+            router.on("hop/:status", method: method) { request, context -> Response in
+                _ = try await request.body.collect(upTo: 1 << 20)
+                let status = context.parameters.get("status", as: Int.self) ?? 302
+                let target = request.uri.queryParameters.get("to") ?? "/landing"
+                return Response(status: .init(code: status), headers: [.location: target])
+            }
+            router.on("landing", method: method) { request, _ -> Response in
+                let body = try await request.body.collect(upTo: 1 << 20)
+                var headers: HTTPFields = [:]
+                headers[HTTPField.Name("X-Method")!] = request.method.rawValue
+                headers[HTTPField.Name("X-Target")!] = request.head.path ?? ""
+                headers[HTTPField.Name("X-Body-Length")!] = "\(body.readableBytes)"
+                for name in ["Authorization", "Cookie", "Content-Type", "X-Custom", "X-Signature"] {
+                    let value = request.headers[HTTPField.Name(name)!]
+                    headers[HTTPField.Name("X-Got-" + name)!] = value ?? "-"
+                }
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+            }
+        }
+
+        // A redirect that takes its time: sleeps, then `302` to `to`.
+        router.get("slow-hop/:milliseconds") { request, context -> Response in
+            try await Task.sleep(for: .milliseconds(context.parameters.get("milliseconds", as: Int.self) ?? 0))
+            return Response(status: .found, headers: [.location: request.uri.queryParameters.get("to") ?? "/landing"])
+        }
+
         router.get("redirect/:hops") { _, context -> Response in
             let hops = context.parameters.get("hops", as: Int.self) ?? 0
             if hops <= 0 { return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "landed"))) }

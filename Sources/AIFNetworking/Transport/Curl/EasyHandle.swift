@@ -42,7 +42,6 @@ final class EasyHandle {
         var headersSet = false
         var connectTimeout = -1
         var totalTimeout = -1
-        var maxRedirects = Int.min
         /// Whether `CURLOPT_REQUEST_TARGET` is set (see `Transfer.requestTarget(of:)`).
         var requestTarget = false
     }

@@ -16,8 +16,6 @@ struct PreparedOptions: Sendable {
     /// The default timeouts in libcurl's milliseconds (0: no limit), converted once.
     let defaultConnectTimeoutMilliseconds: Int
     let defaultTotalTimeoutMilliseconds: Int
-    /// The default redirect limit, -1 for never following.
-    let defaultMaxRedirects: Int
     /// The proxy for each scheme ("" for none), and whether that scheme's transfers wait to
     /// multiplex on a connection being set up.
     let httpProxy: String
@@ -37,7 +35,6 @@ struct PreparedOptions: Sendable {
         invalidDefaultHeader = defaults.first { !Transfer.isValidHeader($0) }?.name
         defaultConnectTimeoutMilliseconds = configuration.timeouts.connect?.roundedUpMilliseconds ?? 0
         defaultTotalTimeoutMilliseconds = configuration.timeouts.total?.roundedUpMilliseconds ?? 0
-        defaultMaxRedirects = configuration.redirects.maxRedirects
         httpProxy = configuration.proxy.proxy(forScheme: "http") ?? ""
         httpsProxy = configuration.proxy.proxy(forScheme: "https") ?? ""
         httpMultiplexes = configuration.httpVersion == .http2PriorKnowledge
@@ -83,7 +80,10 @@ extension EasyHandle {
         let configuration = options.configuration
         set(CURLOPT_NOSIGNAL, true)
         set(CURLOPT_PROTOCOLS_STR, "http,https")
-        set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        // Redirects are followed above libcurl, one transfer per hop (`RedirectingSend`):
+        // libcurl 7.88 would resend PUT, PATCH and DELETE without their bodies after a 301/302,
+        // and keep their method after a 303.
+        set(CURLOPT_FOLLOWLOCATION, false)
         _ = aif_curl_easy_setopt_data_callback(raw, CURLOPT_WRITEFUNCTION, curlReceiveBody)
         _ = aif_curl_easy_setopt_data_callback(raw, CURLOPT_HEADERFUNCTION, curlReceiveHeader)
         _ = aif_curl_easy_setopt_data_callback(raw, CURLOPT_READFUNCTION, curlSendBody)
@@ -149,8 +149,7 @@ extension Transfer {
         var applied = handle.applied
         defer { handle.applied = applied }
 
-        let maxRedirects = request.redirects?.maxRedirects ?? options.defaultMaxRedirects
-        let splits = maxRedirects < 0 && (scheme == .https || options.httpProxy.isEmpty)
+        let splits = scheme == .https || options.httpProxy.isEmpty
         let accepted = urlString.withCString { text -> Bool in
             let length = strlen(text)
             if splits, let target = text.withMemoryRebound(to: UInt8.self, capacity: length, { Self.requestTarget(of: UnsafeBufferPointer(start: $0, count: length)) }) {
@@ -264,11 +263,6 @@ extension Transfer {
             applied.totalTimeout = totalMilliseconds
         }
 
-        if applied.maxRedirects != maxRedirects {
-            handle.set(CURLOPT_FOLLOWLOCATION, maxRedirects >= 0)
-            handle.set(CURLOPT_MAXREDIRS, Swift.max(0, maxRedirects))
-            applied.maxRedirects = maxRedirects
-        }
     }
 
     /// Where a URL's query starts and its path starts, when the request line can be handed to
@@ -282,8 +276,8 @@ extension Transfer {
     /// is copied once, and the rest of the URL stays the same from one request to the next.
     ///
     /// Only done where the result is byte-for-byte the request line libcurl would have written
-    /// itself: the caller checks that libcurl follows no redirects (a followed redirect would
-    /// reuse the target) and that no plain-HTTP proxy wants an absolute URL; here, the URL must
+    /// itself (libcurl never follows a redirect here, which would reuse the target): the caller
+    /// checks that no plain-HTTP proxy wants an absolute URL; here, the URL must
     /// have a query, no fragment, no dot segments in its path (libcurl would remove them), and
     /// nothing but printable ASCII (libcurl would reject it).
     static func requestTarget(of url: UnsafeBufferPointer<UInt8>) -> (pathStart: Int, queryStart: Int)? {

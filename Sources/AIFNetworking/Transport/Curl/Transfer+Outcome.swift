@@ -13,21 +13,19 @@ extension Transfer {
         guard code == CURLE_OK else {
             return .failure(error(for: code, handle: handle))
         }
-        let redirectCount = handle.info(long: CURLINFO_REDIRECT_COUNT)
-        let finalURL = redirectCount > 0 ? handle.info(string: CURLINFO_EFFECTIVE_URL).flatMap { URL(string: $0) } : nil
         let response = HTTPResponse(
             statusCode: handle.info(long: CURLINFO_RESPONSE_CODE),
             headers: HTTPHeaders(rawBlock: headerBlock.copyBytes()),
             body: body.takeData(),
             httpVersion: Self.httpVersion(handle.info(long: CURLINFO_HTTP_VERSION)),
-            location: finalURL.map(URLLocation.parsed) ?? request.location,
-            metrics: metrics(handle, redirectCount: redirectCount)
+            location: request.location,
+            metrics: metrics(handle)
         )
         headerBlock.release()
         return .success(response)
     }
 
-    private func metrics(_ handle: EasyHandle, redirectCount: Int) -> TransferMetrics {
+    private func metrics(_ handle: EasyHandle) -> TransferMetrics {
         TransferMetrics(
             nameLookup: handle.info(time: CURLINFO_NAMELOOKUP_TIME_T),
             connect: handle.info(time: CURLINFO_CONNECT_TIME_T),
@@ -36,7 +34,6 @@ extension Transfer {
             total: handle.info(time: CURLINFO_TOTAL_TIME_T),
             bytesSent: handle.info(long: CURLINFO_REQUEST_SIZE) + Int(handle.info(offset: CURLINFO_SIZE_UPLOAD_T)),
             bytesReceived: handle.info(long: CURLINFO_HEADER_SIZE) + Int(handle.info(offset: CURLINFO_SIZE_DOWNLOAD_T)),
-            redirectCount: redirectCount,
             reusedConnection: handle.info(long: CURLINFO_NUM_CONNECTS) == 0
         )
     }

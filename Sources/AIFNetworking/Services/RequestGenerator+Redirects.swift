@@ -1,0 +1,90 @@
+import Foundation
+
+extension RequestGenerator {
+    /// Sends a generated request, following redirects through the library's one redirect loop
+    /// (the rules of ``HTTPRequest/redirected(by:)``) and signing every hop afresh.
+    ///
+    /// A signature covers the exact URL, so it cannot be carried to a redirect's target: each
+    /// hop within the first request's origin has its old signature fields removed and is
+    /// signed again with a fresh time and nonce. A hop to another origin goes without any
+    /// signature (a signature names no host, so one made for another origin could be replayed
+    /// against this service), and, as with every request, without `Authorization` or
+    /// `Cookie`.
+    ///
+    /// - Parameters:
+    ///   - request: A request from ``makeRequest(for:methodName:method:parameters:headers:bodyEncoding:rawBody:signingContext:)``.
+    ///   - resolved: The service and environment it was made for.
+    ///   - transport: Where to send it.
+    ///   - maxRedirects: How many redirects to follow; 10 by default.
+    ///   - clockSkew: Corrects the time of re-signed hops, and learns from every response.
+    /// - Returns: The final response.
+    /// - Throws: ``TransportError`` from the transport (``TransportError/Code-swift.struct/tooManyRedirects``
+    ///   past the limit), or ``ServiceError`` when a hop cannot be signed.
+    public func send(
+        _ request: HTTPRequest,
+        for resolved: ResolvedService,
+        through transport: any HTTPTransport,
+        maxRedirects: Int = 10,
+        clockSkew: ClockSkew? = nil
+    ) async throws -> HTTPResponse {
+        let send = redirectingSend(request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew) { hop, done in
+            transport.send(hop, progress: nil, completion: done)
+        }
+        return try await send.response()
+    }
+
+    /// The redirect loop for a generated request: hops re-signed as ``send(_:for:through:maxRedirects:clockSkew:)``
+    /// describes, every response shown to `clockSkew`. Not started.
+    ///
+    /// - Parameters:
+    ///   - request: The first request.
+    ///   - resolved: The service and environment it was made for.
+    ///   - maxRedirects: How many redirects to follow.
+    ///   - clockSkew: Learns from every response and corrects re-signing times, or `nil`.
+    ///   - exchange: Sends one hop.
+    /// - Returns: The loop; call `start(completion:)`.
+    func redirectingSend(
+        _ request: HTTPRequest, for resolved: ResolvedService, maxRedirects: Int, clockSkew: ClockSkew?,
+        exchange: @escaping RedirectingSend<any Error>.Exchange
+    ) -> RedirectingSend<any Error> {
+        let signed = resolved.environment.credentials != nil && resolved.service.signer != nil
+        var prepareHop: RedirectingSend<any Error>.PrepareHop?
+        if signed {
+            prepareHop = { @Sendable [self] hop, original throws(any Error) in
+                try resigned(hop, original: original, for: resolved, clockSkew: clockSkew)
+            }
+        }
+        let observed: RedirectingSend<any Error>.Exchange
+        if let clockSkew {
+            observed = { hop, done in
+                exchange(hop) { result in
+                    if case .success(let response) = result { clockSkew.record(response) }
+                    done(result)
+                }
+            }
+        } else {
+            observed = exchange
+        }
+        return RedirectingSend(request: request, maxRedirects: maxRedirects, prepareHop: prepareHop, mapError: { $0 }, exchange: observed)
+    }
+
+    /// A redirect hop of a signed request: the old signature removed, then signed afresh when
+    /// it stays within the first request's origin.
+    private func resigned(_ hop: HTTPRequest, original: HTTPRequest, for resolved: ResolvedService, clockSkew: ClockSkew?) throws(ServiceError) -> HTTPRequest {
+        var next = hop
+        let items = PercentEncoding.queryItems(of: hop.url)
+        if items.contains(where: { Self.signatureQueryFields.contains($0.name) }) {
+            next.url = PercentEncoding.url(hop.url, replacingQueryWith: items.filter { !Self.signatureQueryFields.contains($0.name) })
+        }
+        for name in Self.signatureHeaderNames {
+            next.headers.remove(name: name)
+        }
+        guard HTTPRequest.sameOrigin(original.url, next.url) else { return next }
+        return try sign(next, for: resolved, context: clockSkew?.context() ?? .now())
+    }
+
+    /// The query fields the built-in signers add.
+    static let signatureQueryFields: Set<String> = ["api_key", "timestamp", "nonce", "sign"]
+    /// The headers the built-in signers add.
+    static let signatureHeaderNames = ["X-API-Key", "X-Timestamp", "X-Nonce", "X-Signature", "Signature", "Signature-Input", "Content-Digest"]
+}

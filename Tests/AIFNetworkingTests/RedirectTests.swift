@@ -1,0 +1,179 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+/// Redirects keep what a request means: every method against every redirect status, to the
+/// same origin and to another, against a real server that reports what arrived.
+@Suite("Redirects: the method, the body and the credentials each status keeps")
+struct RedirectTests {
+    static let methods: [HTTPMethod] = [.get, .head, .post, .put, .patch, .delete, .options, "PURGE"]
+
+    enum Origin: String, CaseIterable, Sendable {
+        case same, cross
+    }
+
+    /// What RFC 9110 §15.4 says arrives after `status`: the method, and whether the body does.
+    static func expected(_ method: HTTPMethod, after status: Int) -> (method: HTTPMethod, keepsBody: Bool) {
+        switch status {
+        case 303: (method == .head ? .head : .get, false)
+        case 301, 302: method == .post ? (.get, false) : (method, true)
+        default: (method, true)
+        }
+    }
+
+    @Test(arguments: [301, 302, 303, 307, 308], Origin.allCases)
+    func everyMethodArrivesAsTheStatusSays(status: Int, origin: Origin) async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        // 127.0.0.1 and localhost are the same server, but two origins.
+        let landing = origin == .same ? "/landing" : "http://localhost:\(server.port)/landing"
+        let hop = server.url("hop/\(status)?to=\(PercentEncoding.encode(landing))")
+        for method in Self.methods {
+            let payload = Data("body of \(method) through \(status)".utf8)
+            let hasBody = method != .get && method != .head
+            var headers: HTTPHeaders = ["Authorization": "Bearer t0ken", "Cookie": "session=abc", "X-Custom": "kept"]
+            if hasBody { headers.set(name: "Content-Type", value: "text/plain") }
+            let request = HTTPRequest(method: method, url: hop, headers: headers, body: hasBody ? .bytes(payload) : .empty)
+            let response = try await transport.send(request)
+            let (expectedMethod, keepsBody) = Self.expected(method, after: status)
+            let arrivedBody = hasBody && keepsBody
+            let context = "\(method) after \(status), \(origin) origin"
+            #expect(response.statusCode == 200, "\(context)")
+            #expect(response.headers["X-Method"] == expectedMethod.rawValue, "\(context)")
+            #expect(response.headers["X-Body-Length"] == "\(arrivedBody ? payload.count : 0)", "\(context)")
+            if method != .head && arrivedBody { #expect(response.body == payload, "\(context)") }
+            #expect(response.headers["X-Got-Content-Type"] == (arrivedBody ? "text/plain" : "-"), "\(context)")
+            #expect(response.headers["X-Got-Authorization"] == (origin == .same ? "Bearer t0ken" : "-"), "\(context)")
+            #expect(response.headers["X-Got-Cookie"] == (origin == .same ? "session=abc" : "-"), "\(context)")
+            #expect(response.headers["X-Got-X-Custom"] == "kept", "\(context)")
+            #expect(response.metrics.redirectCount == 1, "\(context)")
+            #expect(response.url.path == "/landing", "\(context)")
+        }
+    }
+
+    /// The completion-handler face goes through the same loop.
+    @Test func theCompletionFaceFollowsTheSameRules() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let calls = Locked(0)
+        let request = HTTPRequest(method: .delete, url: server.url("hop/302?to=%2Flanding"), body: .bytes(Data("gone".utf8)))
+        let response = try await sendWithCompletion(transport, request, calls: calls).get()
+        #expect(response.headers["X-Method"] == "DELETE")
+        #expect(response.body == Data("gone".utf8))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(calls.withLock { $0 } == 1)
+    }
+
+    /// A file body is read again from the start for the next hop.
+    @Test func aFileBodyIsSentAgainWhole() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let file = FileManager.default.temporaryDirectory.appending(path: "aif-redirect-\(UUID().uuidString)")
+        let payload = Data(TestRoutes.pattern(count: 300_000))
+        try payload.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        for status in [301, 307, 308] {
+            let response = try await transport.send(HTTPRequest(method: .put, url: server.url("hop/\(status)?to=%2Flanding"), body: .file(path: file.path)))
+            #expect(response.headers["X-Method"] == "PUT")
+            #expect(response.body == payload, "after \(status)")
+        }
+    }
+
+    @Test(arguments: ["ftp://127.0.0.1/file", "file:///etc/passwd", "http://", "http://[::1"])
+    func aLocationThatCannotBeFollowedIsAnInvalidResponse(location: String) async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let url = server.url("hop/302?to=\(PercentEncoding.encode(location))")
+        let error = await #expect(throws: TransportError.self) {
+            try await transport.send(HTTPRequest(url: url))
+        }
+        #expect(error?.code == .invalidResponse)
+        #expect(error?.detail.contains("302") == true)
+        #expect(error?.url == url.absoluteString)
+    }
+
+    @Test func aRedirectWithoutLocationIsTheAnswer() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(url: server.url("status/302")))
+        #expect(response.statusCode == 302)
+        #expect(response.metrics.redirectCount == 0)
+    }
+
+    /// The first request's total timeout bounds the whole chain: two hops of 700 ms each
+    /// cannot finish within one second, though each alone would.
+    @Test func theTotalTimeoutCoversEveryHop() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let request = HTTPRequest(url: server.url("slow-hop/700?to=%2Fslow%2F700"), timeouts: Timeouts(connect: .seconds(5), total: .seconds(1)))
+        let started = ContinuousClock.now
+        let error = await #expect(throws: TransportError.self) {
+            try await transport.send(request)
+        }
+        #expect(error?.code == .totalTimeout)
+        #expect(ContinuousClock.now - started < .milliseconds(1400))
+        // With room for both, the same chain arrives.
+        let relaxed = HTTPRequest(url: server.url("slow-hop/100?to=%2Fslow%2F100"), timeouts: Timeouts(connect: .seconds(5), total: .seconds(5)))
+        #expect(try await transport.send(relaxed).body == Data("slow".utf8))
+    }
+
+    /// Cancelling between hops ends the request once, as cancelled.
+    @Test func cancellingDuringTheSecondHopEndsOnce() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let results = Locked([Result<HTTPResponse, TransportError>]())
+        let task = transport.send(HTTPRequest(url: server.url("hop/302?to=%2Fslow%2F3000"))) { result in
+            results.withLock { $0.append(result) }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        task.cancel()
+        #expect(await waitUntil(timeout: .seconds(2)) { results.withLock { $0.count } == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        let ended = results.withLock { $0 }
+        #expect(ended.count == 1)
+        #expect(ended.first?.error?.code == .cancelled)
+    }
+
+    // MARK: The rules, without I/O
+
+    @Test func theRulesAsAFunction() throws {
+        let request = HTTPRequest(
+            method: .post, url: URL(string: "https://api.example/v1/orders#top")!,
+            headers: ["Content-Type": "application/json", "Content-Digest": "sha-256=:x:", "Authorization": "Bearer a"],
+            body: .bytes(Data("{}".utf8))
+        )
+        func response(_ status: Int, _ location: String?) -> HTTPResponse {
+            HTTPResponse(statusCode: status, headers: location.map { ["Location": $0] } ?? [:], url: request.url)
+        }
+        // Not redirects.
+        #expect(try request.redirected(by: response(200, "/x")) == nil)
+        #expect(try request.redirected(by: response(304, "/x")) == nil)
+        #expect(try request.redirected(by: response(302, nil)) == nil)
+        // POST after 302: a bodiless GET, content headers gone, the relative target resolved.
+        let afterFound = try #require(try request.redirected(by: response(302, "../v2/orders?page=2")))
+        #expect(afterFound.method == .get)
+        #expect(afterFound.body.byteCount == 0)
+        #expect(afterFound.url.absoluteString == "https://api.example/v2/orders?page=2")
+        #expect(afterFound.headers["Content-Type"] == nil)
+        #expect(afterFound.headers["Content-Digest"] == nil)
+        #expect(afterFound.headers["Authorization"] == "Bearer a")
+        // POST after 307 keeps everything; across origins the credentials go.
+        let afterTemporary = try #require(try request.redirected(by: response(307, "https://other.example/orders")))
+        #expect(afterTemporary.method == .post)
+        #expect(afterTemporary.body.byteCount == 2)
+        #expect(afterTemporary.headers["Content-Type"] == "application/json")
+        #expect(afterTemporary.headers["Authorization"] == nil)
+        // Another port or scheme is another origin; the default port is the same one.
+        #expect(HTTPRequest.sameOrigin(URL(string: "https://a.example/x")!, URL(string: "https://A.EXAMPLE:443/y")!))
+        #expect(!HTTPRequest.sameOrigin(URL(string: "https://a.example/x")!, URL(string: "http://a.example/x")!))
+        #expect(!HTTPRequest.sameOrigin(URL(string: "http://a.example/x")!, URL(string: "http://a.example:8080/x")!))
+    }
+}
