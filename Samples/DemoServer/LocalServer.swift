@@ -34,6 +34,7 @@ public final class LocalServer: Sendable {
     ///   - server: The channel setup: HTTP/1.1 by default; TLS or HTTP/2 with the Hummingbird
     ///     TLS and HTTP2 modules.
     ///   - host: The loopback address to bind.
+    ///   - backlog: How many connections may wait to be accepted; 256 by default.
     ///   - logger: The server's logger; quiet by default.
     /// - Returns: The running server.
     /// - Throws: When the server cannot bind.
@@ -41,13 +42,14 @@ public final class LocalServer: Sendable {
         router: Router<Context>,
         server: HTTPServerBuilder = .http1(),
         host: String = "127.0.0.1",
+        backlog: Int = 256,
         logger: Logger = Logger(label: "LocalServer", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> LocalServer where Context.Source == ApplicationRequestContextSource {
         let (ports, portSink) = AsyncStream<Int>.makeStream()
         let application = Application(
             router: router,
             server: server,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: 0), serverName: nil),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: 0), serverName: nil, backlog: backlog),
             onServerRunning: { channel in
                 portSink.yield(channel.localAddress?.port ?? 0)
                 portSink.finish()

@@ -68,6 +68,59 @@ struct CurlTransportConnectionTests {
         #expect(ports.count == 1)
     }
 
+    /// A burst of 2,000 loads at once against a server with a backlog of 8 goes over the default
+    /// eight connections and every load ends with its answer; without the cap libcurl opened
+    /// one connection per load and most timed out.
+    @Test func aBurstIsServedByTheDefaultPerHostCap() async throws {
+        let server = try await LocalServer.start(router: TestRoutes.makeRouter(gzippedBody: Data()), backlog: 8)
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let ports = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<2_000 {
+                group.addTask {
+                    let request = HTTPRequest(url: server.url("whoami"), timeouts: Timeouts(connect: .seconds(10), total: .seconds(30)))
+                    return String(decoding: try await transport.send(request).body, as: UTF8.self)
+                }
+            }
+            var ports: [String: Int] = [:]
+            for try await port in group { ports[port, default: 0] += 1 }
+            return ports
+        }
+        await server.stop()
+        #expect(ports.values.reduce(0, +) == 2_000)
+        #expect(ports.count <= 8, "\(ports.count) connections")
+    }
+
+    /// 256 requests in flight over HTTPS/2 share a few connections (the server allows 100
+    /// streams on each) instead of opening one each.
+    @Test func http2MultiplexesManyRequestsOnFewConnections() async throws {
+        let servers = try await TestServers.shared()
+        let transport = makeTransport { $0.tls.certificateAuthorities = .file(path: servers.certificates.caPath) }
+        defer { transport.shutdown() }
+        let answers = try await withThrowingTaskGroup(of: (String, HTTPVersion).self) { group in
+            for _ in 0..<256 {
+                group.addTask {
+                    // A short wait on the server keeps all 256 in flight together.
+                    let response = try await transport.send(HTTPRequest(url: servers.http2.url("slow-whoami/200", secure: true)))
+                    return (String(decoding: response.body, as: UTF8.self), response.httpVersion)
+                }
+            }
+            var answers: [(String, HTTPVersion)] = []
+            for try await answer in group { answers.append(answer) }
+            return answers
+        }
+        #expect(answers.count == 256)
+        #expect(answers.allSatisfy { $0.1 == .http2 })
+        var perConnection: [String: Int] = [:]
+        for answer in answers { perConnection[answer.0, default: 0] += 1 }
+        let loads = perConnection.values.sorted(by: >)
+        // Bounded by the per-host cap (without it libcurl 7.88 opened ~150). Within it, libcurl
+        // cannot wait for a connection still being set up once the first is known to be
+        // HTTP/2 and full, so a few requests get connections of their own.
+        #expect(loads.count <= 8, "\(loads.count) connections for 256 requests: \(loads)")
+        #expect(loads.prefix(3).reduce(0, +) >= 200, "too little multiplexing: \(loads)")
+    }
+
     @Test func anExplicitProxyReceivesTheRequest() async throws {
         let proxy = try RawServer(.echoRequestLine)
         defer { proxy.stop() }

@@ -125,7 +125,8 @@ struct PagingIntegrationTests {
         list.loadFirstPage()
         #expect(await eventually(timeout: .seconds(60)) { walker.finished.withLock { $0 } })
         #expect(walker.ids.withLock { $0 } == Array(1...1003))
-        #expect(walker.failures.withLock { $0.map(\.kind) } == [.httpStatus(503)])
+        #expect(walker.failures.withLock { $0.map(\.kind) } == [.httpStatus])
+        #expect(walker.failures.withLock { $0.map(\.statusCode) } == [503])
         #expect(list.isLastPage)
         #expect(list.pagingState.loadedPages == 51)
         #expect(list.pagingState.loadedItems == 1003)
@@ -154,7 +155,8 @@ struct PagingIntegrationTests {
         }
         #expect(ids == Array(1...1003))
         #expect(failures.count == 1)
-        #expect(failures.first?.kind == .httpStatus(503))
+        #expect(failures.first?.kind == .httpStatus)
+        #expect(failures.first?.statusCode == 503)
         #expect(steps == 53)  // 51 pages, one failure, one final nil
     }
 

@@ -8,57 +8,71 @@ import Foundation
 ///     switch error.kind {
 ///     case .invalidParameters: showForm(error.message)
 ///     case .noNetwork, .timeout: offerRetry()
-///     case .httpStatus(401), .serviceVeto: signIn()
+///     case .httpStatus where error.statusCode == 401: signIn()
+///     case .serviceVeto: show(error.serviceVeto?.message ?? error.message)
 ///     default: show(error.description)
 ///     }
 /// }
 /// ```
 public struct APIError: Error, Sendable, CustomStringConvertible {
-    /// The kinds of failure.
-    public enum Kind: Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure. An extensible set, like ``TransportError/Code-swift.struct``: kinds
+    /// may be added (by retries, token refresh, downloads) without breaking code that switches
+    /// over the existing ones with a `default` branch. What a kind carries is on the error:
+    /// ``APIError/statusCode`` for ``httpStatus``, ``APIError/serviceVeto`` for ``serviceVeto``.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case invalidParameters = "invalid parameters"
+            case vetoedByInterceptor = "vetoed by an interceptor"
+            case configuration = "configuration"
+            case httpStatus = "HTTP status"
+            case serviceVeto = "service veto"
+            case noContent = "no content"
+            case decodingFailed = "decoding failed"
+            case invalidResponse = "invalid response"
+            case timeout = "timeout"
+            case noNetwork = "no network"
+            case transport = "transport"
+            case cancelled = "cancelled"
+        }
+
+        private let base: Base
+
+        private init(_ base: Base) {
+            self.base = base
+        }
+
         /// A validator rejected the parameters; no request was sent.
-        case invalidParameters
+        public static let invalidParameters = Kind(.invalidParameters)
         /// An interceptor's `shouldCallAPI` said no; no request was sent.
-        case vetoedByInterceptor
+        public static let vetoedByInterceptor = Kind(.vetoedByInterceptor)
         /// The service, its environment or the request could not be resolved or built (unknown
         /// service, bad URL, missing path parameter, signing failure); no request was sent.
-        case configuration
-        /// The response arrived with a status outside 200–299 (the response carries the body).
-        case httpStatus(Int)
-        /// The service recognised an application-level failure in the response.
-        case serviceVeto(ServiceVeto)
+        public static let configuration = Kind(.configuration)
+        /// The response arrived with a status outside 200–299 (``APIError/statusCode``; the
+        /// response carries the body).
+        public static let httpStatus = Kind(.httpStatus)
+        /// The service recognised an application-level failure in the response
+        /// (``APIError/serviceVeto``).
+        public static let serviceVeto = Kind(.serviceVeto)
         /// The response had no body where content was expected.
-        case noContent
+        public static let noContent = Kind(.noContent)
         /// The body could not be decoded into the manager's content type.
-        case decodingFailed
+        public static let decodingFailed = Kind(.decodingFailed)
         /// A validator rejected the response.
-        case invalidResponse
-        /// The connection or the whole request took too long.
-        case timeout
+        public static let invalidResponse = Kind(.invalidResponse)
+        /// The connection or the whole request took too long, or the transfer stalled.
+        public static let timeout = Kind(.timeout)
         /// The server could not be reached (refused, unreachable, name not found).
-        case noNetwork
-        /// Any other transport failure (TLS, a dropped connection, too many redirects …).
-        case transport
+        public static let noNetwork = Kind(.noNetwork)
+        /// Any other transport failure (TLS, a dropped connection, too many redirects, an
+        /// invalid or oversized response …); ``APIError/underlyingError`` is the
+        /// ``TransportError``.
+        public static let transport = Kind(.transport)
         /// The load was cancelled: by ID, group, deallocation of its manager, or its task.
-        case cancelled
+        public static let cancelled = Kind(.cancelled)
 
         /// A short name for the kind.
-        public var description: String {
-            switch self {
-            case .invalidParameters: "invalid parameters"
-            case .vetoedByInterceptor: "vetoed by an interceptor"
-            case .configuration: "configuration"
-            case .httpStatus(let code): "HTTP status \(code)"
-            case .serviceVeto(let veto): "service veto \(veto.code)"
-            case .noContent: "no content"
-            case .decodingFailed: "decoding failed"
-            case .invalidResponse: "invalid response"
-            case .timeout: "timeout"
-            case .noNetwork: "no network"
-            case .transport: "transport"
-            case .cancelled: "cancelled"
-            }
-        }
+        public var description: String { base.rawValue }
     }
 
     /// What kind of failure it is.
@@ -129,9 +143,19 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     /// The HTTP status, when a response arrived.
     public var statusCode: Int? { response?.statusCode }
 
+    /// For a ``Kind-swift.struct/serviceVeto``, the service's verdict: its code and message.
+    public var serviceVeto: ServiceVeto? { underlyingError as? ServiceVeto }
+
     /// `request #12 (service "shop", method "goods/{id}"): HTTP status 404: …`.
     public var description: String {
-        "request \(requestID) (service \"\(service)\", method \"\(methodName)\"): \(kind): \(message)"
+        "request \(requestID) (service \"\(service)\", method \"\(methodName)\"): \(kindDescription): \(message)"
+    }
+
+    /// The kind with what it carries: `HTTP status 404`, `service veto 4001`.
+    private var kindDescription: String {
+        if kind == .httpStatus, let statusCode { return "\(kind) \(statusCode)" }
+        if kind == .serviceVeto, let serviceVeto { return "\(kind) \(serviceVeto.code)" }
+        return kind.description
     }
 }
 

@@ -195,11 +195,11 @@ extension APIManager {
         guard let manager = reference.object else { return .failure(plan.error(.cancelled, id: id, "the manager was deallocated")) }
 
         if let veto = plan.resolved.service.veto(response) {
-            return failure(.serviceVeto(veto), "the service refused the response: \(veto)", veto)
+            return failure(.serviceVeto, "the service refused the response: \(veto)", veto)
         }
         guard response.isSuccess else {
             let preview = String(decoding: response.body.prefix(200), as: UTF8.self)
-            return failure(.httpStatus(response.statusCode), "the server answered \(response.statusCode)" + (preview.isEmpty ? "" : ": \(preview)"))
+            return failure(.httpStatus, "the server answered \(response.statusCode)" + (preview.isEmpty ? "" : ": \(preview)"))
         }
         if response.body.isEmpty, !(Content.self == NoContent.self) {
             return failure(.noContent, "the \(response.statusCode) response has no body, but \(Content.self) was expected")

@@ -11,6 +11,8 @@ extension CurlTransport {
         public var redirects: RedirectPolicy
         /// Connection limits and reuse.
         public var connectionPool: ConnectionPool
+        /// How large a response may be, and how many requests share one HTTP/2 connection.
+        public var limits: Limits
         /// Which HTTP versions to speak.
         public var httpVersion: HTTPVersionPreference
         /// Certificate verification, trusted CAs and pinning.
@@ -29,7 +31,9 @@ extension CurlTransport {
         /// - Parameters:
         ///   - timeouts: 10 s to connect, 60 s in all, by default.
         ///   - redirects: Follow up to 10 by default.
-        ///   - connectionPool: No caps, a connection cache sized to the concurrency, by default.
+        ///   - connectionPool: Eight connections per host, a connection cache sized to the
+        ///     concurrency, by default.
+        ///   - limits: In-memory bodies up to 64 MiB, 100 streams per HTTP/2 connection.
         ///   - httpVersion: HTTP/2 over TLS where the server offers it, HTTP/1.1 otherwise.
         ///   - tls: Full verification against the system CA store.
         ///   - proxy: From the standard environment variables.
@@ -40,6 +44,7 @@ extension CurlTransport {
             timeouts: Timeouts = .default,
             redirects: RedirectPolicy = .default,
             connectionPool: ConnectionPool = ConnectionPool(),
+            limits: Limits = Limits(),
             httpVersion: HTTPVersionPreference = .automatic,
             tls: TLS = TLS(),
             proxy: ProxyConfiguration = .environment(),
@@ -50,6 +55,7 @@ extension CurlTransport {
             self.timeouts = timeouts
             self.redirects = redirects
             self.connectionPool = connectionPool
+            self.limits = limits
             self.httpVersion = httpVersion
             self.tls = tls
             self.proxy = proxy
@@ -61,8 +67,11 @@ extension CurlTransport {
 
     /// Connection limits and the connection cache.
     public struct ConnectionPool: Sendable, Hashable {
-        /// The most connections open to one host at a time; `nil` for no cap. Over HTTP/2 one
-        /// connection carries many requests, so this rarely binds there.
+        /// The most connections open to one host at a time; `nil` for no cap. Requests beyond
+        /// it wait (in order) for a connection to come free rather than opening more, so a
+        /// burst of thousands of loads does not open thousands of connections to a small
+        /// server. Over HTTP/2 each connection carries up to
+        /// ``Limits-swift.struct/maxConcurrentStreamsPerConnection`` requests at once.
         public var maxConnectionsPerHost: Int?
         /// The most connections open at a time in all; `nil` for no cap. Requests beyond the
         /// caps wait for a connection rather than failing.
@@ -77,12 +86,12 @@ extension CurlTransport {
         /// Creates connection-pool settings.
         ///
         /// - Parameters:
-        ///   - maxConnectionsPerHost: No cap by default.
+        ///   - maxConnectionsPerHost: Eight by default (as AsyncHTTPClient; browsers use six).
         ///   - maxConnections: No cap by default.
         ///   - connectionCacheSize: Automatic by default.
         ///   - maxIdleTime: 60 seconds by default.
         public init(
-            maxConnectionsPerHost: Int? = nil,
+            maxConnectionsPerHost: Int? = 8,
             maxConnections: Int? = nil,
             connectionCacheSize: Int? = nil,
             maxIdleTime: Duration = .seconds(60)
@@ -91,6 +100,30 @@ extension CurlTransport {
             self.maxConnections = maxConnections
             self.connectionCacheSize = connectionCacheSize
             self.maxIdleTime = maxIdleTime
+        }
+    }
+
+    /// Limits on what one response may hold and on multiplexing.
+    public struct Limits: Sendable, Hashable {
+        /// The largest response body kept in memory, in bytes (after any decompression, so a
+        /// small compressed body cannot unpack into gigabytes); `nil` for no limit. A body that
+        /// announces or reaches more ends the request with
+        /// ``TransportError/Code-swift.struct/responseTooLarge`` and what had arrived is freed
+        /// at once. A request's own ``HTTPRequest/maxResponseBodySize`` replaces it.
+        public var maxResponseBodySize: Int?
+        /// How many requests may share one HTTP/2 connection at a time (the server's own
+        /// `SETTINGS_MAX_CONCURRENT_STREAMS` may lower it). New requests wait for a stream on a
+        /// connection being set up rather than opening connections of their own.
+        public var maxConcurrentStreamsPerConnection: Int
+
+        /// Creates limits.
+        ///
+        /// - Parameters:
+        ///   - maxResponseBodySize: 64 MiB by default.
+        ///   - maxConcurrentStreamsPerConnection: 100 by default (libcurl's and most servers').
+        public init(maxResponseBodySize: Int? = 64 << 20, maxConcurrentStreamsPerConnection: Int = 100) {
+            self.maxResponseBodySize = maxResponseBodySize
+            self.maxConcurrentStreamsPerConnection = maxConcurrentStreamsPerConnection
         }
     }
 

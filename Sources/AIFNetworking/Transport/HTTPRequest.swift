@@ -42,6 +42,9 @@ public struct HTTPRequest: Sendable {
     public var timeouts: Timeouts?
     /// The redirect policy for this request, or `nil` for the transport's.
     public var redirects: RedirectPolicy?
+    /// The largest response body this request accepts in memory, in bytes, or `nil` for the
+    /// transport's limit (``CurlTransport/Limits-swift.struct/maxResponseBodySize``).
+    public var maxResponseBodySize: Int?
 
     /// Creates a request.
     ///
@@ -52,13 +55,15 @@ public struct HTTPRequest: Sendable {
     ///   - body: The body; none by default.
     ///   - timeouts: Timeouts overriding the transport's, or `nil`.
     ///   - redirects: A redirect policy overriding the transport's, or `nil`.
+    ///   - maxResponseBodySize: A response size limit overriding the transport's, or `nil`.
     public init(
         method: HTTPMethod = .get,
         url: URL,
         headers: HTTPHeaders = HTTPHeaders(),
         body: Body = .empty,
         timeouts: Timeouts? = nil,
-        redirects: RedirectPolicy? = nil
+        redirects: RedirectPolicy? = nil,
+        maxResponseBodySize: Int? = nil
     ) {
         self.method = method
         self.location = .parsed(url)
@@ -66,6 +71,7 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.timeouts = timeouts
         self.redirects = redirects
+        self.maxResponseBodySize = maxResponseBodySize
     }
 }
 
@@ -76,18 +82,28 @@ public struct Timeouts: Sendable, Hashable {
     public var connect: Duration?
     /// The longest the whole transfer may take, from start to the last byte. `nil` means none.
     public var total: Duration?
+    /// The longest the transfer may go without moving a byte either way once connected (a
+    /// server that stopped sending, or one still thinking about its answer): a stall ends
+    /// the request with ``TransportError/Code-swift.struct/stalled`` however much of the
+    /// total time is left, so a long download can have a generous ``total`` and still notice
+    /// a dead peer. Whole seconds (rounded up); libcurl measures the speed as an average over
+    /// the last five seconds, so bytes that came just before a stall can delay its detection
+    /// by up to that much. `nil` means no stall detection.
+    public var idle: Duration?
 
     /// Creates timeouts.
     ///
     /// - Parameters:
     ///   - connect: The connection-phase limit; 10 seconds by default.
     ///   - total: The whole-transfer limit; 60 seconds by default.
-    public init(connect: Duration? = .seconds(10), total: Duration? = .seconds(60)) {
+    ///   - idle: The stall limit; 30 seconds by default.
+    public init(connect: Duration? = .seconds(10), total: Duration? = .seconds(60), idle: Duration? = .seconds(30)) {
         self.connect = connect
         self.total = total
+        self.idle = idle
     }
 
-    /// Ten seconds to connect, sixty for the whole transfer.
+    /// Ten seconds to connect, sixty for the whole transfer, thirty without a byte moving.
     public static let `default` = Timeouts()
 }
 
@@ -112,6 +128,12 @@ public enum RedirectPolicy: Sendable, Hashable {
 }
 
 extension Duration {
+    /// The duration in whole seconds, rounded up, at least one.
+    var roundedUpSeconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(max(1, seconds + (attoseconds > 0 ? 1 : 0)))
+    }
+
     /// The duration in whole milliseconds, rounded up so that a positive duration never becomes
     /// zero (which libcurl reads as "no limit").
     var roundedUpMilliseconds: Int {

@@ -15,6 +15,14 @@ final class RawServer: Sendable {
         case silent
         /// Answer like a forward proxy: the body is the request line received.
         case echoRequestLine
+        /// Write these bytes as the whole answer, then close.
+        case reply(String)
+        /// `200` without a length, then body bytes as fast as the peer takes them, until it
+        /// hangs up (or 4 GiB, or 60 seconds, whichever comes first).
+        case endlessBody
+        /// Promise `promised` body bytes, send `sent`, then fall silent with the connection
+        /// open until the peer or `stop()` closes it.
+        case stallMidBody(promised: Int, sent: Int)
     }
 
     let port: Int
@@ -118,6 +126,24 @@ final class RawServer: Sendable {
             state.withLock { $0.requestLines.append(line) }
             write(client, "HTTP/1.1 200 OK\r\nContent-Length: \(line.utf8.count)\r\nConnection: close\r\n\r\n\(line)")
             finish(client)
+        case .reply(let text):
+            write(client, text)
+            finish(client)
+        case .endlessBody:
+            write(client, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n")
+            let chunk = String(repeating: "e", count: 64 << 10)
+            let deadline = ContinuousClock.now + .seconds(60)
+            var sent = 0
+            while sent < 4 << 30, ContinuousClock.now < deadline, write(client, chunk) {
+                sent += chunk.utf8.count
+            }
+            finish(client)
+        case .stallMidBody(let promised, let sent):
+            write(client, "HTTP/1.1 200 OK\r\nContent-Length: \(promised)\r\n\r\n")
+            write(client, String(repeating: "s", count: sent))
+            var buffer = [UInt8](repeating: 0, count: 1024)
+            while recv(client, &buffer, buffer.count, 0) > 0 {}
+            finish(client)
         }
     }
 
@@ -149,14 +175,17 @@ final class RawServer: Sendable {
         return String(decoding: received, as: UTF8.self)
     }
 
-    private func write(_ client: Int32, _ text: String) {
+    /// Writes all of `text`; returns `false` when the peer is gone.
+    @discardableResult
+    private func write(_ client: Int32, _ text: String) -> Bool {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeMutableBytes { send(client, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if written <= 0 { return }
+            if written <= 0 { return false }
             offset += written
         }
+        return true
     }
 
     /// A port on 127.0.0.1 where nothing listens: bound, then closed again.

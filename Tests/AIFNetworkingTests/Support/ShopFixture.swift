@@ -212,7 +212,7 @@ final class Recorder: APIManagerDelegate, APIManagerParamSource, APIManagerValid
         record("interceptor.beforePerformFail")
         return true
     }
-    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) { record("interceptor.afterPerformFail(\(error.kind))") }
+    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) { record("interceptor.afterPerformFail(\(error.kind)\(error.statusCode.map { " \($0)" } ?? ""))") }
 
     func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
         record("delegate.success")
@@ -220,7 +220,7 @@ final class Recorder: APIManagerDelegate, APIManagerParamSource, APIManagerValid
         onDelivery()
     }
     func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
-        record("delegate.fail(\(error.kind))")
+        record("delegate.fail(\(error.kind)\(error.statusCode.map { " \($0)" } ?? ""))")
         outcomes.withLock { $0[error.requestID, default: []].append(.failure(error)) }
         onDelivery()
     }

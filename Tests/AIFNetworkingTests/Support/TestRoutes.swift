@@ -126,6 +126,10 @@ enum TestRoutes {
         router.get("whoami") { _, context -> String in
             "\(context.remotePort)"
         }
+        router.get("slow-whoami/:milliseconds") { _, context -> String in
+            try await Task.sleep(for: .milliseconds(context.parameters.get("milliseconds", as: Int.self) ?? 0))
+            return "\(context.remotePort)"
+        }
 
         router.get("status/:code") { _, context -> Response in
             Response(status: .init(code: context.parameters.get("code", as: Int.self) ?? 500))

@@ -94,6 +94,7 @@ final class CurlEventLoop: @unchecked Sendable {
         if let total = pool.maxConnections, total > 0 {
             _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, total)
         }
+        _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, configuration.limits.maxConcurrentStreamsPerConnection))
         automaticConnectionCache = pool.connectionCacheSize == nil
         connectionCacheSize = pool.connectionCacheSize ?? 16
         _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connectionCacheSize)

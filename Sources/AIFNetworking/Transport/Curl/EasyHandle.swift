@@ -42,6 +42,8 @@ final class EasyHandle {
         var headersSet = false
         var connectTimeout = -1
         var totalTimeout = -1
+        var idleSeconds = -1
+        var maxBodySize: Int64 = -1
         /// Whether `CURLOPT_REQUEST_TARGET` is set (see `Transfer.requestTarget(of:)`).
         var requestTarget = false
     }

@@ -16,6 +16,8 @@ struct PreparedOptions: Sendable {
     /// The default timeouts in libcurl's milliseconds (0: no limit), converted once.
     let defaultConnectTimeoutMilliseconds: Int
     let defaultTotalTimeoutMilliseconds: Int
+    /// The default stall limit in whole seconds (0: none).
+    let defaultIdleSeconds: Int
     /// The proxy for each scheme ("" for none), and whether that scheme's transfers wait to
     /// multiplex on a connection being set up.
     let httpProxy: String
@@ -35,6 +37,7 @@ struct PreparedOptions: Sendable {
         invalidDefaultHeader = defaults.first { !Transfer.isValidHeader($0) }?.name
         defaultConnectTimeoutMilliseconds = configuration.timeouts.connect?.roundedUpMilliseconds ?? 0
         defaultTotalTimeoutMilliseconds = configuration.timeouts.total?.roundedUpMilliseconds ?? 0
+        defaultIdleSeconds = configuration.timeouts.idle?.roundedUpSeconds ?? 0
         httpProxy = configuration.proxy.proxy(forScheme: "http") ?? ""
         httpsProxy = configuration.proxy.proxy(forScheme: "https") ?? ""
         httpMultiplexes = configuration.httpVersion == .http2PriorKnowledge
@@ -243,16 +246,25 @@ extension Transfer {
             applied.scheme = scheme
         }
 
+        applyTimeouts(to: handle, options, &applied)
+        applyResponseLimit(to: handle, options, &applied)
+    }
+
+    /// The connect, total and idle limits: the request's own, or the transport's.
+    private func applyTimeouts(to handle: EasyHandle, _ options: PreparedOptions, _ applied: inout EasyHandle.AppliedOptions) {
         let connectMilliseconds: Int
         let totalMilliseconds: Int
+        let idleSeconds: Int
         if let timeouts = request.timeouts {
             effectiveTimeouts = timeouts
             connectMilliseconds = timeouts.connect?.roundedUpMilliseconds ?? 0
             totalMilliseconds = timeouts.total?.roundedUpMilliseconds ?? 0
+            idleSeconds = timeouts.idle?.roundedUpSeconds ?? 0
         } else {
             effectiveTimeouts = options.configuration.timeouts
             connectMilliseconds = options.defaultConnectTimeoutMilliseconds
             totalMilliseconds = options.defaultTotalTimeoutMilliseconds
+            idleSeconds = options.defaultIdleSeconds
         }
         if applied.connectTimeout != connectMilliseconds {
             handle.set(CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds)
@@ -262,7 +274,23 @@ extension Transfer {
             handle.set(CURLOPT_TIMEOUT_MS, totalMilliseconds)
             applied.totalTimeout = totalMilliseconds
         }
+        if applied.idleSeconds != idleSeconds {
+            // Under one byte a second for `idleSeconds` is a stall (0 turns the check off).
+            handle.set(CURLOPT_LOW_SPEED_LIMIT, idleSeconds > 0 ? 1 : 0)
+            handle.set(CURLOPT_LOW_SPEED_TIME, idleSeconds)
+            applied.idleSeconds = idleSeconds
+        }
+    }
 
+    /// The response size limit: libcurl refuses a body that announces more, and
+    /// ``receiveBody(_:)`` stops one that grows past it.
+    private func applyResponseLimit(to handle: EasyHandle, _ options: PreparedOptions, _ applied: inout EasyHandle.AppliedOptions) {
+        maxBodySize = request.maxResponseBodySize ?? options.configuration.limits.maxResponseBodySize ?? Int.max
+        let announced = maxBodySize == Int.max ? 0 : Int64(maxBodySize)
+        if applied.maxBodySize != announced {
+            handle.set(CURLOPT_MAXFILESIZE_LARGE, offset: announced)
+            applied.maxBodySize = announced
+        }
     }
 
     /// Where a URL's query starts and its path starts, when the request line can be handed to

@@ -56,8 +56,25 @@ extension Transfer {
             TransportError(kind, url: urlString, detail: message, tlsReason: tlsReason, curlCode: number)
         }
         switch code {
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
+        case CURLE_URL_MALFORMAT:
             return make(.invalidURL)
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING:
+            // The URL's scheme was checked before libcurl saw it, so "unsupported protocol"
+            // here is the response's ("HTTP/0.9 not allowed": a garbage status line).
+            return TransportError(.invalidResponse, url: urlString, detail: "the server's answer is not valid HTTP: \(message)", curlCode: number)
+        case CURLE_WRITE_ERROR where exceededBodyLimit, CURLE_FILESIZE_EXCEEDED:
+            let limit = "the response body is larger than the limit of \(maxBodySize) bytes"
+            return TransportError(.responseTooLarge, url: urlString, detail: limit + " (maxResponseBodySize)", curlCode: number)
+        case CURLE_OUT_OF_MEMORY where !hasReceivedBody:
+            // libcurl 7.88 reports a header line past its 100 KiB limit as out of memory, with
+            // no message of its own; before the body, header growth is what it allocates.
+            return TransportError(
+                .responseHeadersTooLarge, url: urlString,
+                detail: "the response's headers are larger than libcurl accepts (100 KiB a line): \(message)", curlCode: number)
+        case CURLE_OPERATION_TIMEDOUT where message.contains("too slow"):
+            // The low-speed check: "Operation too slow. Less than 1 bytes/sec transferred …".
+            let idle = effectiveTimeouts.idle.map { "\($0.roundedUpSeconds) s" } ?? "the idle limit"
+            return TransportError(.stalled, url: urlString, detail: "no byte moved for \(idle) (Timeouts.idle): \(message)", curlCode: number)
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return make(.nameResolutionFailed)
         case CURLE_COULDNT_CONNECT:

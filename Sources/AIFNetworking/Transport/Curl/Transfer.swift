@@ -47,6 +47,10 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var headerBlock = ResponseBytes()
     @exclusivity(unchecked) var body = ResponseBytes()
     @exclusivity(unchecked) private var reservedBody = false
+    /// The largest body this transfer keeps (set when it is configured).
+    @exclusivity(unchecked) var maxBodySize = Int.max
+    /// Set when the body grew past ``maxBodySize`` and the transfer was stopped for it.
+    @exclusivity(unchecked) var exceededBodyLimit = false
 
     @exclusivity(unchecked) private var upload: UploadSource?
     /// Set when reading the request body failed, to report it instead of libcurl's generic code.
@@ -185,15 +189,26 @@ final class Transfer: @unchecked Sendable {
         headerBlock.append(bytes)
     }
 
-    func receiveBody(_ bytes: UnsafeRawBufferPointer) {
+    /// Whether any body byte of the current response has arrived.
+    var hasReceivedBody: Bool { reservedBody }
+
+    /// Keeps body bytes; returns `false` (to stop the transfer) once they pass the size limit,
+    /// freeing what had arrived.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count <= maxBodySize - body.count else {
+            exceededBodyLimit = true
+            body.release()
+            return false
+        }
         if !reservedBody, let handle {
             reservedBody = true
             let expected = handle.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
-            if expected > 0 && expected < 1 << 31 {
+            if expected > 0 && expected < 1 << 31 && expected <= maxBodySize {
                 body.reserve(Int(expected))
             }
         }
         body.append(bytes)
+        return true
     }
 
     // MARK: - Teardown
@@ -220,8 +235,9 @@ final class Transfer: @unchecked Sendable {
 func curlReceiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
     let length = size * count
     guard let buffer, let userdata, length > 0 else { return length }
-    Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().receiveBody(UnsafeRawBufferPointer(start: buffer, count: length))
-    return length
+    let kept = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().receiveBody(UnsafeRawBufferPointer(start: buffer, count: length))
+    // Fewer bytes than offered tells libcurl to stop (CURLE_WRITE_ERROR).
+    return kept ? length : 0
 }
 
 func curlReceiveHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
