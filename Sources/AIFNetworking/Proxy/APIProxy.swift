@@ -16,8 +16,24 @@ import Synchronization
 /// whether it came from the cache), headers at `debug`. The default logger is disabled, and
 /// the library never bootstraps logging.
 public final class APIProxy: Sendable {
-    /// The proxy managers use unless given another: ``CurlTransport/shared``, no logging.
-    public static let shared = APIProxy()
+    /// The proxy managers use unless given another: ``CurlTransport/shared``, no logging — or
+    /// the proxy given to ``setShared(_:)`` before first use.
+    public static var shared: APIProxy { sharedInstance.value }
+
+    private static let sharedInstance = SharedInstance("APIProxy.shared") { APIProxy() }
+
+    /// Makes `proxy` the one managers use unless given another. Call it once at start-up,
+    /// before any manager uses ``shared``.
+    ///
+    /// ```swift
+    /// try APIProxy.setShared(APIProxy(logger: Logger(label: "shop.network")))
+    /// ```
+    ///
+    /// - Parameter proxy: The proxy to share.
+    /// - Throws: ``SharedInstanceError`` when ``shared`` is in use already.
+    public static func setShared(_ proxy: APIProxy) throws(SharedInstanceError) {
+        try sharedInstance.configure { proxy }
+    }
 
     /// Where requests are sent.
     public let transport: any HTTPTransport

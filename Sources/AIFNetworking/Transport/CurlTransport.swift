@@ -18,9 +18,28 @@ import Logging
 /// which shuts it down without waiting). ``shared`` is a transport that lives for the whole
 /// process and cannot be shut down.
 public final class CurlTransport: HTTPTransport {
-    /// A transport with the default ``Configuration``, for the whole process. Calling
-    /// ``shutdown()`` on it does nothing (and logs a warning through its logger).
-    public static let shared = CurlTransport(configuration: Configuration(), isShared: true)
+    /// A transport for the whole process, with the default ``Configuration`` or the one given
+    /// to ``configureShared(_:)`` before first use. Calling ``shutdown()`` on it does nothing
+    /// (and logs a warning through its logger).
+    public static var shared: CurlTransport { sharedInstance.value }
+
+    private static let sharedInstance = SharedInstance("CurlTransport.shared") {
+        CurlTransport(configuration: Configuration(), isShared: true)
+    }
+
+    /// Sets the configuration ``shared`` is made with. Call it once at start-up, before
+    /// anything uses ``shared`` (every ``APIProxy`` made without a transport of its own does,
+    /// ``APIProxy/shared`` among them).
+    ///
+    /// ```swift
+    /// try CurlTransport.configureShared(.init(connectionPool: .init(maxConnectionsPerHost: 16)))
+    /// ```
+    ///
+    /// - Parameter configuration: The shared transport's configuration.
+    /// - Throws: ``SharedInstanceError`` when ``shared`` is in use already.
+    public static func configureShared(_ configuration: Configuration) throws(SharedInstanceError) {
+        try sharedInstance.configure { CurlTransport(configuration: configuration, isShared: true) }
+    }
 
     /// The configuration the transport was created with.
     public let configuration: Configuration
