@@ -205,8 +205,91 @@ struct FastJSONDecoderTests {
     @Test func deepNestingIsRefusedNotACrash() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         #expect(throws: DecodingError.self) { try fast.decode(AnyJSON.self, from: Data(deep.utf8)) }
-        let fine = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+        let fine = String(repeating: "[", count: 128) + String(repeating: "]", count: 128)
         #expect(throws: Never.self) { try fast.decode(AnyJSON.self, from: Data(fine.utf8)) }
+        let over = String(repeating: "[", count: 129) + String(repeating: "]", count: 129)
+        let error = #expect(throws: DecodingError.self) { try fast.decode(AnyJSON.self, from: Data(over.utf8)) }
+        #expect(String(describing: error).contains("nested deeper than 128 levels"))
+    }
+
+    /// Every key `allKeys` lists under the snake-case strategy is one a lookup finds, whatever
+    /// the letters (the listing and the lookup once upper-cased differently: `a_é`).
+    @Test func snakeCaseKeysListedAreKeysFound() throws {
+        struct Everything: Decodable {
+            var values: [String: Int] = [:]
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: NameKey.self)
+                for key in container.allKeys {
+                    values[key.stringValue] = try container.decode(Int.self, forKey: key)
+                }
+            }
+        }
+        let decoder = FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase)
+        let json = #"{"a_é": 6, "price_cents": 1, "_private_x": 2, "ünï_côdé": 3, "x_1": 4, "plain": 5, "a__b_": 7}"#
+        let decoded = try decoder.decode(Everything.self, from: Data(json.utf8))
+        #expect(decoded.values.count == 7)
+        #expect(decoded.values["priceCents"] == 1)
+        #expect(decoded.values["_privateX"] == 2)
+        #expect(decoded.values["plain"] == 5)
+    }
+
+    @Test func numbersAtTheEdges() throws {
+        // Beyond Float's range is an error, not infinity; within it, a value.
+        #expect(throws: DecodingError.self) { try fast.decode([Float].self, from: Data("[1e39]".utf8)) }
+        #expect(throws: DecodingError.self) { try fast.decode([Float].self, from: Data("[-3.5e38]".utf8)) }
+        #expect(try fast.decode([Float].self, from: Data("[3.4e38, 1.5]".utf8)) == [3.4e38, 1.5])
+        // -0 keeps its sign.
+        let zero = try fast.decode([Double].self, from: Data("[-0, -0.0, 0]".utf8))
+        #expect(zero.map(\.sign) == [.minus, .minus, .plus])
+        // Whole numbers written with an exponent or a fraction, exactly.
+        #expect(try fast.decode([Int].self, from: Data("[100000000000000000000e-10, 1.0, 2e3, 9007199254740993e0, -1.20e1]".utf8))
+            == [10_000_000_000, 1, 2000, 9_007_199_254_740_993, -12])
+        #expect(try fast.decode([Int64].self, from: Data("[9223372036854775807.000e0, -922337203685477580.8e1]".utf8)) == [.max, .min])
+        for notWhole in ["1.5", "1e-1", "9223372036854775808", "1e19", "12345678901234567890123e-2", "1e1000000000"] {
+            #expect(throws: DecodingError.self, "\(notWhole)") { try fast.decode([Int].self, from: Data("[\(notWhole)]".utf8)) }
+        }
+        #expect(try fast.decode([Int].self, from: Data("[0e1000000000, 0.000e-5]".utf8)) == [0, 0])
+        #expect(try fast.decode([UInt8].self, from: Data("[2.55e2]".utf8)) == [255])
+    }
+
+    /// A member name that is not text is a malformed document, not a member `allKeys` skips.
+    @Test func memberNamesMustBeText() throws {
+        var invalidUTF8 = Array(#"{"ab": 1}"#.utf8)
+        invalidUTF8[2] = 0xFF
+        for bytes in [invalidUTF8, Array(#"{"a\x": 1}"#.utf8), Array(#"{"\ud800": 1}"#.utf8)] {
+            let error = #expect(throws: DecodingError.self) { try fast.decode([String: Int].self, from: Data(bytes)) }
+            #expect(String(describing: error).contains("member name"), "\(String(describing: error))")
+        }
+        #expect(try fast.decode([String: Int].self, from: Data(#"{"caf\u00e9": 1, "é": 2}"#.utf8)) == ["café": 1, "é": 2])
+    }
+
+    /// A recursive type as deep as the limit allows decodes on every thread loads decode on —
+    /// the transport's own (the smallest stack), the load executor's, the global executor's —
+    /// and one level more is an error, never a stack overflow. (The test suite is a debug
+    /// build, where each level takes the most stack.)
+    @Test func theDepthLimitHoldsOnEveryDecodingThread() async throws {
+        final class Nest: Decodable, Sendable {
+            let a: Nest?
+            var depth: Int { 1 + (a?.depth ?? 0) }
+        }
+        func document(depth: Int) -> Data {
+            Data((String(repeating: #"{"a":"#, count: depth - 1) + "{}" + String(repeating: "}", count: depth - 1)).utf8)
+        }
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let executors: [(String, (any TaskExecutor)?)] = [
+            ("transport thread", transport.taskExecutor), ("load executor", DrainingExecutor.shared), ("global executor", nil),
+        ]
+        for (name, executor) in executors {
+            let decoded = try await Task(executorPreference: executor) {
+                try FastJSONDecoder().decode(Nest.self, from: document(depth: 128)).depth
+            }.value
+            #expect(decoded == 128, "\(name)")
+            let refused = await Task(executorPreference: executor) {
+                (try? FastJSONDecoder().decode(Nest.self, from: document(depth: 129))) == nil
+            }.value
+            #expect(refused, "\(name)")
+        }
     }
 
     @Test func badEscapesAndInvalidUTF8AreRefused() {

@@ -54,6 +54,12 @@ struct ServiceConfigurationTests {
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"successCodes": []}}"#, "applicationErrors.successCodes"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"successCodes": [0, true]}}"#, "applicationErrors.successCodes[1]"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"codeField": 3}}"#, "applicationErrors.codeField"),
+        // Numbers out of range: refused, never a trap converting them.
+        (#"{"name":"s","timeoutSeconds":9223372036854775,"environments":{"online":{"baseURL":"http://h"}}}"#, "timeoutSeconds"),
+        (#"{"name":"s","timeoutSeconds":1e300,"environments":{"online":{"baseURL":"http://h"}}}"#, "timeoutSeconds"),
+        (#"{"name":"s","timeoutSeconds":604801,"environments":{"online":{"baseURL":"http://h"}}}"#, "timeoutSeconds"),
+        (#"{"name":"s","timeoutSeconds":-1,"environments":{"online":{"baseURL":"http://h"}}}"#, "timeoutSeconds"),
+        (#"{"name":"s","timeoutSeconds":0,"environments":{"online":{"baseURL":"http://h"}}}"#, "timeoutSeconds"),
     ])
     func malformedDefinitionsNameTheKey(json: String, key: String) {
         let error = #expect(throws: ConfigurationError.self) {
@@ -61,6 +67,14 @@ struct ServiceConfigurationTests {
         }
         #expect(error?.key == key, "\(error.map { "\($0)" } ?? "no error")")
         #expect(error?.description.hasPrefix("test.json: ") == true)
+    }
+
+    @Test func aTimeoutUpToAWeekIsTaken() throws {
+        let json = #"{"name":"s","timeoutSeconds":604800,"environments":{"online":{"baseURL":"http://h"}}}"#
+        let service = try ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
+        #expect(service.timeouts?.total == .seconds(604_800))
+        let fractional = try ConfiguredService.parse(Data(json.replacing("604800", with: "0.25").utf8), file: "test.json", environment: [:])
+        #expect(fractional.timeouts?.total == .milliseconds(250))
     }
 
     @Test func invalidJSONNamesTheFile() {

@@ -347,16 +347,83 @@ final class TapeDecoder: Decoder {
             }
             let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
             let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(T(digit)) : shifted.addingReportingOverflow(T(digit))
-            guard !overflow1, !overflow2 else { throw notRepresentable(type, token, key: key()) }
+            guard !overflow1, !overflow2 else {
+                exact = false
+                break
+            }
             value = next
             position += 1
         }
         if exact { return value }
-        // 1.0, 2e3: accepted when the number is a whole one that fits.
-        guard let double = Double(numberText(token)), double.rounded() == double, let whole = T(exactly: double) else {
+        // 1.0, 2e3, 100000000000000000000e-10: accepted when the number is a whole one that
+        // fits, worked out from its digits (a Double would round past 2^53).
+        guard let whole = Self.wholeNumber(T.self, bytes[Int(token.start)..<end]) else {
             throw notRepresentable(type, token, key: key())
         }
         return whole
+    }
+
+    /// The value of a JSON number (checked by the parser) when it is a whole number that fits
+    /// in `T`, exactly; `nil` otherwise.
+    static func wholeNumber<T: FixedWidthInteger>(_ type: T.Type, _ text: ArraySlice<UInt8>) -> T? {
+        var index = text.startIndex
+        let negative = text[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var digits: [UInt8] = []
+        var fractionDigits = 0
+        var inFraction = false
+        while index < text.endIndex, text[index] != UInt8(ascii: "e"), text[index] != UInt8(ascii: "E") {
+            let byte = text[index]
+            if byte == UInt8(ascii: ".") {
+                inFraction = true
+            } else {
+                digits.append(byte &- UInt8(ascii: "0"))
+                if inFraction { fractionDigits += 1 }
+            }
+            index += 1
+        }
+        var exponent = 0
+        if index < text.endIndex {
+            index += 1
+            let negativeExponent = text[index] == UInt8(ascii: "-")
+            if text[index] == UInt8(ascii: "-") || text[index] == UInt8(ascii: "+") { index += 1 }
+            while index < text.endIndex {
+                // Past a million the answer is settled (zero, or too large): stop counting.
+                if exponent < 1_000_000 { exponent = exponent * 10 + Int(text[index] &- UInt8(ascii: "0")) }
+                index += 1
+            }
+            if negativeExponent { exponent = -exponent }
+        }
+        // digits × 10^shift: a negative shift must only remove zeros.
+        var shift = exponent - fractionDigits
+        while shift < 0, let last = digits.last {
+            guard last == 0 else { return nil }
+            digits.removeLast()
+            shift += 1
+        }
+        var value: T = 0
+        for digit in digits {
+            let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(T(digit)) : shifted.addingReportingOverflow(T(digit))
+            guard !overflow1, !overflow2 else { return nil }
+            value = next
+        }
+        while shift > 0, value != 0 {
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return nil }
+            value = shifted
+            shift -= 1
+        }
+        return value
+    }
+
+    /// A JSON number as a `Float`: refused when it is beyond `Float`'s range rather than
+    /// turned into infinity.
+    func float(at index: Int, key: @autoclosure () -> (any CodingKey)?) throws -> Float {
+        let double = try double(at: index, key: key())
+        let float = Float(double)
+        guard float.isFinite else { throw notRepresentable(Float.self, token(index), key: key()) }
+        return float
     }
 
     func notRepresentable<T>(_ type: T.Type, _ token: JSONTape.Token, key: (any CodingKey)?) -> DecodingError {
@@ -387,7 +454,8 @@ final class TapeDecoder: Decoder {
                 value = value * 10 + Int(digit)
                 position += 1
             }
-            if simple { return Double(negative ? -value : value) }
+            // Negated as a Double, so that -0 keeps its sign.
+            if simple { return negative ? -Double(value) : Double(value) }
         }
         guard let value = Double(numberText(token)), value.isFinite else {
             throw notRepresentable(Double.self, token, key: key())
@@ -583,8 +651,15 @@ final class TapeDecoder: Decoder {
         let trailing = core.suffix(core.count - trimmed.count)
         let parts = trimmed.split(separator: "_", omittingEmptySubsequences: true)
         guard let first = parts.first else { return name }
-        let rest = parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }
+        // The first letter of each later word upper-cased as ASCII only, exactly as
+        // `matchesSnakeCase` compares: `allKeys` lists no key a lookup would not find.
+        let rest = parts.dropFirst().map { Self.asciiUppercasingFirst($0) }
         return String(leading) + first + rest.joined() + trailing
+    }
+
+    private static func asciiUppercasingFirst(_ word: Substring) -> String {
+        guard let first = word.utf8.first, first >= UInt8(ascii: "a"), first <= UInt8(ascii: "z") else { return String(word) }
+        return String(UnicodeScalar(first - 32)) + word.dropFirst()
     }
 
     /// The value token of member `key` of the object at `object`, or `nil`.

@@ -32,8 +32,12 @@ struct JSONTape {
         let offset: Int
     }
 
-    /// The deepest nesting accepted, so a hostile body cannot exhaust the stack.
-    static let maximumDepth = 512
+    /// The deepest nesting accepted (objects and arrays), so that a hostile body cannot exhaust
+    /// the stack of the thread decoding it: `Decodable` goes a few kilobytes deeper into the
+    /// stack for every level. 128 levels fit in the smallest stack decoding runs on (the
+    /// transport's thread, 8 MiB) in debug builds and under AddressSanitizer with room to
+    /// spare; real APIs nest a handful of levels.
+    static let maximumDepth = 128
 
     init(parsing bytes: [UInt8]) throws(SyntaxError) {
         self.bytes = bytes
@@ -168,6 +172,19 @@ struct JSONTape {
 
         func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
 
+        /// A member name must be text: valid escapes and valid UTF-8. (String values are
+        /// checked when they are read; a name is read by every lookup and by `allKeys`, which
+        /// cannot report a bad one.)
+        func checkMemberName(_ token: Token, at start: Int) throws(SyntaxError) {
+            let name = UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)])
+            if !token.escaped {
+                if TapeDecoder.isASCII(name) || String(validating: name, as: UTF8.self) != nil { return }
+            } else if let unescaped = TapeDecoder.unescape(ArraySlice(name)), String(validating: unescaped, as: UTF8.self) != nil {
+                return
+            }
+            throw SyntaxError(message: "a member name with an invalid escape or invalid UTF-8", offset: start)
+        }
+
         mutating func object(depth: Int) throws(SyntaxError) {
             guard depth <= JSONTape.maximumDepth else { throw SyntaxError(message: "nested deeper than \(JSONTape.maximumDepth) levels", offset: position) }
             let index = tokens.count
@@ -180,7 +197,9 @@ struct JSONTape {
             } else {
                 while true {
                     guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw fail("a member name in quotes") }
+                    let nameStart = position
                     try string()
+                    try checkMemberName(tokens[tokens.count - 1], at: nameStart)
                     try skipWhitespace()
                     guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw fail("':'") }
                     position += 1

@@ -87,7 +87,7 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
         align()
-        return Float(try decoder.double(at: value(key), key: key))
+        return try decoder.float(at: value(key), key: key)
     }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, forKey: key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, forKey: key) }
@@ -202,7 +202,7 @@ struct UnkeyedContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type) { [decoder] in try decoder.bool(at: $0, key: $1) } }
     mutating func decode(_ type: String.Type) throws -> String { try next(type) { [decoder] in try decoder.string(at: $0, key: $1) } }
     mutating func decode(_ type: Double.Type) throws -> Double { try next(type) { [decoder] in try decoder.double(at: $0, key: $1) } }
-    mutating func decode(_ type: Float.Type) throws -> Float { try next(type) { [decoder] in Float(try decoder.double(at: $0, key: $1)) } }
+    mutating func decode(_ type: Float.Type) throws -> Float { try next(type) { [decoder] in try decoder.float(at: $0, key: $1) } }
     mutating func decode(_ type: Int.Type) throws -> Int { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
     mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type) { [decoder] in try decoder.integer(type, at: $0, key: $1) } }
@@ -274,7 +274,7 @@ struct SingleValueContainer: SingleValueDecodingContainer {
     }
     func decode(_ type: Float.Type) throws -> Float {
         decoder.align(to: codingPath)
-        return Float(try decoder.double(at: index, key: nil))
+        return try decoder.float(at: index, key: nil)
     }
     func decode(_ type: Int.Type) throws -> Int { try integer(type) }
     func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }

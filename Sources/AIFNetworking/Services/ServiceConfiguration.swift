@@ -30,6 +30,9 @@ import Foundation
 /// response whose JSON body carries another code than a success code fail as a service veto
 /// (see ``ApplicationErrorRule``).
 public struct ConfiguredService: Service {
+    /// The longest `timeoutSeconds` a config file may give: a week.
+    static let maxTimeoutSeconds: Double = 604_800
+
     /// The name.
     public let name: ServiceName
     /// The environments.
@@ -154,8 +157,11 @@ public struct ConfiguredService: Service {
             case .integer(let number): seconds = Double(number)
             default: seconds = -1
             }
-            guard seconds > 0 else {
-                throw ConfigurationError(file: file, key: "timeoutSeconds", problem: "must be a positive number of seconds")
+            // A week at most: a larger number is a mistake, and past about 9.2e15 the
+            // conversion to whole milliseconds would overflow.
+            guard seconds > 0, seconds <= Self.maxTimeoutSeconds else {
+                throw ConfigurationError(
+                    file: file, key: "timeoutSeconds", problem: "must be a positive number of seconds, at most \(Int(Self.maxTimeoutSeconds)) (a week)")
             }
             timeouts = Timeouts(connect: .seconds(min(seconds, 10)), total: .milliseconds(Int(seconds * 1000)))
         }

@@ -107,7 +107,11 @@ final class CurlEventLoop: @unchecked Sendable {
             _ = aif_set_current_thread_name(threadName)
             run()
         }
-        thread.stackSize = 1 << 20
+        // Loads may decode responses on this thread (`LoadPlacement.transportThread`), and
+        // `Decodable` goes a few kilobytes deeper per level of nesting: 8 MiB, like a main
+        // thread's, so that the decoder's depth limit holds here in every build. Only the
+        // pages used become resident.
+        thread.stackSize = 8 << 20
         thread.start()
     }
 
