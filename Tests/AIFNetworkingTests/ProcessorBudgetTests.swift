@@ -141,18 +141,25 @@ struct ProcessorBudgetTests {
         let curl = CurlTransport.shared
         let onThread = APIProxy(transport: curl, loadPlacement: .transportThread)
         #expect(onThread.runsDelegateLoadsOnTransportThread)
-        #expect(onThread.loadExecutor === curl.taskExecutor)
+        #expect(onThread.runsAsyncLoadsOnTransportThread)
+        #expect(onThread.loadRunner === curl.ownThreadExecutor)
+        #expect(onThread.asyncLoadRunner === curl.ownThreadExecutor)
         let onExecutor = APIProxy(transport: curl, loadPlacement: .loadExecutor)
         #expect(!onExecutor.runsDelegateLoadsOnTransportThread)
-        #expect(onExecutor.loadExecutor === DrainingExecutor.shared)
+        #expect(!onExecutor.runsAsyncLoadsOnTransportThread)
+        #expect(onExecutor.loadRunner === DrainingExecutor.shared)
+        #expect(onExecutor.asyncLoadRunner === DrainingExecutor.shared)
         // Automatic: delegate-face loads by the budget, async-face tasks on the load executor.
         let automatic = APIProxy(transport: curl)
         #expect(automatic.runsDelegateLoadsOnTransportThread == (ProcessorBudget.current == 1))
-        #expect(automatic.loadExecutor === DrainingExecutor.shared)
+        #expect(!automatic.runsAsyncLoadsOnTransportThread)
+        #expect(automatic.asyncLoadRunner === DrainingExecutor.shared)
         // Another transport has no thread to offer: the load executor, whatever was asked.
         let other = APIProxy(transport: ForwardingTransport(), loadPlacement: .transportThread)
         #expect(!other.runsDelegateLoadsOnTransportThread)
-        #expect(other.loadExecutor === DrainingExecutor.shared)
+        #expect(!other.runsAsyncLoadsOnTransportThread)
+        #expect(other.loadRunner === DrainingExecutor.shared)
+        #expect(other.asyncLoadRunner === DrainingExecutor.shared)
         #expect(DrainingExecutor.shared.width == max(1, ProcessorBudget.current - 1))
     }
 }

@@ -79,66 +79,38 @@ extension APIManager {
         return APIResponse(requestID: id, response: entry.response, content: content, request: entry.request, parameters: parameters, isFromCache: true)
     }
 
-    /// Signs, sends and checks a request, returning the outcome (the async face). Holds the
-    /// manager only between awaits, so a manager let go of mid-flight is deallocated (and its
-    /// loads cancelled).
-    static func execute(_ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) async -> Result<APIResponse<Content>, APIError> {
-        let exchange = await exchange(plan, id: id, manager: reference)
-        return conclude(exchange, plan: plan, id: id, manager: reference)
-    }
-
-    /// Signs, sends and checks a request, then ends the load and tells the delegate (the
-    /// delegate face): ``execute(_:id:manager:)`` with the ending done here, so that no value of
-    /// the generic response type lives in the task's frames.
-    static func executeAndFinish(_ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy) async {
-        let exchange = await exchange(plan, id: id, manager: reference)
-        finish(exchange, plan: plan, id: id, manager: reference, proxy: proxy)
-    }
-
-    /// ``executeAndFinish(_:id:manager:proxy:)`` without a task, driven by completion handlers
-    /// on `runner` (the delegate face's loads that do not coalesce): the same steps, without a
-    /// task to create, executor switches or a continuation per load.
-    static func sendAndFinish(
+    /// The load engine: signs and sends the request (redirects followed and re-signed,
+    /// identical loads coalesced when the plan says so), checks and decodes the response, and
+    /// calls `completion` exactly once with the outcome, on `runner`. Both faces run it: the
+    /// delegate face ends the load in the completion, the async face resumes its caller.
+    ///
+    /// Holds the manager only while a step runs, so a manager let go of mid-flight is
+    /// deallocated (and its loads cancelled).
+    static func run(
         _ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy,
-        cancellation: AsyncCancellation, runner: any LoadRunner
+        cancellation: AsyncCancellation, runner: any CompletionExecutor, completion: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
     ) {
         let prepared: PreparedSend
         switch prepareSend(plan, id: id, manager: reference) {
         case .success(let ready): prepared = ready
-        case .failure(let error): return finishUnsent(error, plan: plan, id: id, manager: reference, proxy: proxy)
+        case .failure(let error): return fail(error, completion)
         }
         let request = prepared.request
-        prepared.proxy.send(request, for: plan.resolved, id: id, cancellation: cancellation, runner: runner) { result in
+        proxy.send(request, for: plan.resolved, id: id, coalescingKey: prepared.coalescingKey, cancellation: cancellation, runner: runner) { result in
             let exchange: Result<Exchange, APIError>
             switch result {
             case .success(let response): exchange = .success(Exchange(request: request, response: response))
             case .failure(let error): exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName))
             }
-            finish(exchange, plan: plan, id: id, manager: reference, proxy: proxy)
+            completion(conclude(exchange, plan: plan, id: id, manager: reference))
         }
     }
 
-    /// Ends a load whose request could not be made. Out of line, so that ``sendAndFinish``
-    /// itself does not look up the response types' metadata.
+    /// Ends a load whose request could not be made. Out of line, so that ``run`` itself does
+    /// not look up the response types' metadata.
     @inline(never)
-    private static func finishUnsent(_ error: APIError, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy) {
-        finish(.failure(error), plan: plan, id: id, manager: reference, proxy: proxy)
-    }
-
-    /// Signs and sends: everything up to the response, in types that do not depend on the
-    /// content type (async frames hold them directly instead of allocating room at run time).
-    private static func exchange(_ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) async -> Result<Exchange, APIError> {
-        let prepared: PreparedSend
-        switch prepareSend(plan, id: id, manager: reference) {
-        case .success(let ready): prepared = ready
-        case .failure(let error): return .failure(error)
-        }
-        do {
-            let response = try await prepared.proxy.send(prepared.request, for: plan.resolved, id: id, coalescingKey: prepared.coalescingKey)
-            return .success(Exchange(request: prepared.request, response: response))
-        } catch {
-            return .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName))
-        }
+    private static func fail(_ error: APIError, _ completion: @Sendable (Result<APIResponse<Content>, APIError>) -> Void) {
+        completion(.failure(error))
     }
 
     /// Signs the request and runs the after-call hooks.
@@ -166,18 +138,9 @@ extension APIManager {
         return .success(PreparedSend(request: request, coalescingKey: coalescingKey, proxy: proxy))
     }
 
-    /// Ends a sent load: checks and decodes the response, then ends the load (or, when the
-    /// manager is gone, only takes it out of the proxy's table). It and ``conclude`` are inlined
-    /// into their callers: each generic function looks up the metadata of the response types
-    /// it touches on every call.
-    @inline(__always)
-    private static func finish(_ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy) {
-        let result = conclude(exchange, plan: plan, id: id, manager: reference)
-        if let manager = reference.object { manager.finish(id, result, deliver: true) } else { _ = proxy.end(id) }
-    }
-
     /// Checks the response: the service's veto, the status, the body, decoding, validation;
-    /// stores it in the cache when it passes.
+    /// stores it in the cache when it passes. Inlined into the engine: each generic function
+    /// looks up the metadata of the response types it touches on every call.
     @inline(__always)
     private static func conclude(_ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) -> Result<APIResponse<Content>, APIError> {
         let request: HTTPRequest
@@ -237,7 +200,7 @@ extension APIManager {
             interceptor?.afterCallingAPI(self, with: response.parameters)
             return finish(id, .success(response), deliver: deliver)
         case .send:
-            preconditionFailure("a load to send is finished by its task")
+            preconditionFailure("a load to send is finished by the load engine")
         }
     }
 

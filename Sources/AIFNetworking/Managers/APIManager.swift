@@ -239,17 +239,12 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let stage = prepare(id: id, parameters: parameters)
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
-            if plan.coalesces {
-                let task = Task(executorPreference: proxy.loadExecutor) { [proxy] () -> Void in
-                    await Self.executeAndFinish(plan, id: id, manager: reference, proxy: proxy)
-                }
-                proxy.attach(id, work: TaskCancellation(task: task))
-            } else {
-                let cancellation = AsyncCancellation()
-                proxy.attach(id, work: cancellation)
-                let runner = proxy.loadRunner
-                runner.run { [proxy] in
-                    Self.sendAndFinish(plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner)
+            let cancellation = AsyncCancellation()
+            proxy.attach(id, work: cancellation)
+            let runner = proxy.loadRunner
+            runner.run { [proxy] in
+                Self.run(plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner) { result in
+                    if let manager = reference.object { manager.finish(id, result, deliver: true) } else { _ = proxy.end(id) }
                 }
             }
         } else {
@@ -274,9 +269,21 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let result: Result<APIResponse<Content>, APIError>
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
-            let task = Task(executorPreference: proxy.loadExecutor) { await Self.execute(plan, id: id, manager: reference) }
-            proxy.attach(id, work: TaskCancellation(task: task))
-            let sent = await withTaskCancellationHandler { await task.value } onCancel: { [proxy] in proxy.cancel(id) }
+            let cancellation = AsyncCancellation()
+            proxy.attach(id, work: cancellation)
+            let runner = proxy.asyncLoadRunner
+            let sent = await withTaskCancellationHandler {
+                // An unsafe continuation is sound: the engine calls its completion exactly once.
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<APIResponse<Content>, APIError>, Never>) in
+                    runner.run { [proxy] in
+                        Self.run(plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner) {
+                            continuation.resume(returning: $0)
+                        }
+                    }
+                }
+            } onCancel: { [proxy] in
+                proxy.cancel(id)
+            }
             result = finish(id, sent, deliver: false)
         } else {
             if Task.isCancelled { proxy.cancel(id) }

@@ -1,30 +1,42 @@
 extension APIProxy {
-    /// ``send(_:for:id:coalescingKey:)`` for a load driven by completion handlers instead of a
-    /// task (the delegate face): sends `request` through the redirect loop (each hop of a
-    /// signed request signed afresh), logs, and calls `completion` exactly once, through
-    /// `runner`. No coalescing: such loads take the task path.
+    /// Sends a request made by ``RequestGenerator`` for a load: through the redirect loop (each
+    /// hop of a signed request signed afresh), sharing one transfer with identical loads in
+    /// flight when `coalescingKey` is set, logging the request and its outcome, and calling
+    /// `completion` exactly once, on `runner`.
     ///
     /// - Parameters:
     ///   - request: A request made by ``RequestGenerator``.
     ///   - resolved: The service and environment it was made for.
-    ///   - id: The load's ID, for the log.
-    ///   - cancellation: Cancels the transfer in flight (each hop's in turn).
+    ///   - id: The load's ID, for the log and the coalescer.
+    ///   - coalescingKey: Identical loads' shared key, or `nil` to send alone.
+    ///   - cancellation: Cancels the load's part: its transfer (each hop's in turn), or its
+    ///     place among a coalesced transfer's waiters.
     ///   - runner: Where `completion` (and the signing of redirect hops) runs.
     ///   - completion: Gets the final response, or the transport's or signing's error.
     func send(
-        _ request: HTTPRequest, for resolved: ResolvedService, id: RequestID, cancellation: AsyncCancellation,
-        runner: any LoadRunner, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
+        _ request: HTTPRequest, for resolved: ResolvedService, id: RequestID, coalescingKey: String?, cancellation: AsyncCancellation,
+        runner: any CompletionExecutor, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
         let started = ContinuousClock.now
         logSending(request, id: id)
-        let send = redirectingSend(request, for: resolved, runner: runner)
-        cancellation.attach(send)
-        send.start { [self] result in
+        let logged: @Sendable (Result<HTTPResponse, any Error>) -> Void = { [self] result in
             switch result {
             case .success(let response): logReceiving(response, for: request, id: id, started: started)
             case .failure(let error): logFailure(error, for: request, id: id, started: started)
             }
             completion(result)
         }
+        guard let coalescingKey else {
+            let send = redirectingSend(request, for: resolved, runner: runner)
+            cancellation.attach(send)
+            send.start(completion: logged)
+            return
+        }
+        let seat = coalescer.join(coalescingKey, id: id, completion: logged) { [self] landed in
+            let send = redirectingSend(request, for: resolved, runner: runner)
+            send.start(completion: landed)
+            return send
+        }
+        cancellation.attach(seat)
     }
 }

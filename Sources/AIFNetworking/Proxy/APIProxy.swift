@@ -43,26 +43,26 @@ public final class APIProxy: Sendable {
     public let clockSkew: ClockSkew
     /// How many redirects a load follows (each hop of a signed request signed afresh).
     public let maxRedirects: Int
-    /// Where loads run their work (signing, decoding, validation, `.immediate` delivery), as
-    /// the proxy's ``LoadPlacement`` decided: the transport's own thread, or a process-wide
-    /// executor of the library's that runs the loads a batch of responses resumes on one
-    /// Dispatch worker thread, one after another, instead of waking a thread of the global
-    /// concurrent executor for each (at most one thread per usable processor, less one for the
-    /// transport; jobs in arrival order). The work must not block. Loads of the async face run
-    /// here as tasks; loads of the delegate face as plain work queued by the transport's
-    /// completion handlers (no task per load), here too unless
-    /// ``runsDelegateLoadsOnTransportThread``.
-    public let loadExecutor: (any TaskExecutor)?
-    /// Where the delegate face's loads run, as plain work driven by completion handlers rather
-    /// than as tasks: the load executor or the transport's thread.
-    let loadRunner: any LoadRunner
+    /// Where the delegate face's loads (`loadData`) run their steps — signing, decoding,
+    /// validation, `.immediate` delivery — between the transport's I/O, as the proxy's
+    /// ``LoadPlacement`` decided: the transport's own thread, or the library's load executor,
+    /// which runs the loads a batch of responses resumes on one Dispatch worker thread, one
+    /// after another, instead of waking a thread for each (at most one thread per usable
+    /// processor, less one for the transport; work in arrival order). The work must not block.
+    let loadRunner: any CompletionExecutor
+    /// Where the async face's loads (`load()`) run their steps: the load executor, unless the
+    /// placement is ``LoadPlacement/transportThread``.
+    let asyncLoadRunner: any CompletionExecutor
     /// Whether the delegate face's loads (`loadData`) run on the transport's own thread
     /// (``LoadPlacement/transportThread``, or what ``LoadPlacement/automatic`` chose) rather than
-    /// on the library's load executor. The async face's run on ``loadExecutor``.
+    /// on the library's load executor.
     public let runsDelegateLoadsOnTransportThread: Bool
+    /// Whether the async face's loads (`load()`) run on the transport's own thread
+    /// (``LoadPlacement/transportThread`` only) rather than on the library's load executor.
+    public let runsAsyncLoadsOnTransportThread: Bool
 
     private let table = Locked(Table())
-    private let coalescer = Coalescer()
+    let coalescer = Coalescer()
     let generator = RequestGenerator()
 
     /// Creates a proxy.
@@ -87,19 +87,11 @@ public final class APIProxy: Sendable {
         self.clockSkew = clockSkew
         self.maxRedirects = maxRedirects
         let (loads, tasks) = loadPlacement.onTransportThread(processors: ProcessorBudget.current)
-        let curl = transport as? CurlTransport
-        if loads, let curl {
-            self.loadRunner = curl.loadRunner
-            self.runsDelegateLoadsOnTransportThread = true
-        } else {
-            self.loadRunner = DrainingExecutor.shared
-            self.runsDelegateLoadsOnTransportThread = false
-        }
-        if tasks, let curl {
-            self.loadExecutor = curl.taskExecutor
-        } else {
-            self.loadExecutor = DrainingExecutor.shared
-        }
+        let ownThread = transport.ownThreadExecutor
+        loadRunner = (loads ? ownThread : nil) ?? DrainingExecutor.shared
+        asyncLoadRunner = (tasks ? ownThread : nil) ?? DrainingExecutor.shared
+        runsDelegateLoadsOnTransportThread = loads && ownThread != nil
+        runsAsyncLoadsOnTransportThread = tasks && ownThread != nil
     }
 
     // MARK: The table
@@ -205,59 +197,17 @@ public final class APIProxy: Sendable {
 
     // MARK: Sending
 
-    /// Signs nothing itself: sends a request made by ``RequestGenerator`` (redirects followed
-    /// and re-signed), sharing one transfer with identical loads when `coalescingKey` is set.
-    /// Cancelled through the calling task. The async face of the completion-driven send in
-    /// `APIProxy+Completion.swift`: one continuation over the same redirect loop.
-    ///
-    /// The logging and the coalesced path live in functions of their own: an async function's
-    /// frame holds every temporary of its body, and log-message interpolation alone made this
-    /// one several kilobytes — each load's task then allocated memory for it from the heap.
-    func send(_ request: HTTPRequest, for resolved: ResolvedService, id: RequestID, coalescingKey: String?) async throws -> HTTPResponse {
-        let started = ContinuousClock.now
-        logSending(request, id: id)
-        do {
-            let response: HTTPResponse
-            if let coalescingKey {
-                response = try await sendCoalesced(request, for: resolved, id: id, key: coalescingKey)
-            } else {
-                response = try await redirectingSend(request, for: resolved, runner: nil).response()
-            }
-            logReceiving(response, for: request, id: id, started: started)
-            return response
-        } catch {
-            logFailure(error, for: request, id: id, started: started)
-            throw error
-        }
-    }
-
-    private func sendCoalesced(_ request: HTTPRequest, for resolved: ResolvedService, id: RequestID, key: String) async throws -> HTTPResponse {
-        try await coalescer.response(for: key, id: id) { [self] in
-            try await redirectingSend(request, for: resolved, runner: nil).response()
-        }
-    }
-
-    /// The redirect loop for one load's request (not started): each hop through ``transport``,
-    /// re-signed as the service requires, every response shown to ``clockSkew``.
+    /// The redirect loop for one load's request (not started): each hop through ``transport``
+    /// as one exchange completing on `runner`, re-signed as the service requires, every
+    /// response shown to ``clockSkew``.
     ///
     /// - Parameters:
     ///   - request: The load's request.
     ///   - resolved: The service and environment it was made for.
-    ///   - runner: Where each hop's outcome is handled (and the loop's completion called), or
-    ///     `nil` to handle it where the transport completes it.
-    func redirectingSend(_ request: HTTPRequest, for resolved: ResolvedService, runner: (any LoadRunner)?) -> RedirectingSend<any Error> {
+    ///   - runner: Where each hop's outcome is handled and the loop's completion called.
+    func redirectingSend(_ request: HTTPRequest, for resolved: ResolvedService, runner: any CompletionExecutor) -> RedirectingSend<any Error> {
         generator.redirectingSend(request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew) { [transport] hop, done in
-            let arrived: @Sendable (Result<HTTPResponse, TransportError>) -> Void
-            if let runner {
-                arrived = { result in runner.run { done(result) } }
-            } else {
-                arrived = done
-            }
-            if let curl = transport as? CurlTransport {
-                let batches = runner?.takesCurlCompletionsInBatches ?? !curl.isOnTransportThread
-                return curl.exchange(hop, progress: nil, completingInBatches: batches, completion: arrived)
-            }
-            return transport.send(hop, progress: nil, completion: arrived)
+            transport.exchange(hop, progress: nil, completingOn: runner, completion: done)
         }
     }
 

@@ -1,14 +1,16 @@
 /// Lets identical loads in flight at the same time share one transfer.
 ///
-/// The first load with a key starts the transfer (a "flight"); later ones join it. Each waits
-/// on a continuation of its own, so each can be cancelled on its own: a cancelled waiter leaves
-/// at once with `CancellationError`, and when the last waiter leaves, the transfer itself is
-/// cancelled and the key is free for a new flight.
+/// The first load with a key starts the transfer (a "flight"); later ones join it. Each keeps
+/// its own completion and can leave on its own: a load that leaves is told at once that it was
+/// cancelled, and when the last one leaves, the transfer itself is cancelled and the key is
+/// free for a new flight. When the transfer lands, every load still aboard gets its outcome.
 final class Coalescer: Sendable {
+    typealias Completion = @Sendable (Result<HTTPResponse, any Error>) -> Void
+
     private struct Flight {
         var serial: UInt64
-        var waiters: [RequestID: CheckedContinuation<HTTPResponse, any Error>]
-        var task: Task<Void, Never>?
+        var waiters: [RequestID: Completion]
+        var transfer: (any CancellableTransfer)?
     }
 
     private struct State {
@@ -22,59 +24,66 @@ final class Coalescer: Sendable {
     var flightCount: Int { state.withLock { $0.flights.count } }
 
     /// Joins the flight for `key`, or starts one with `start`.
-    func response(
-        for key: String,
-        id: RequestID,
-        start: @escaping @Sendable () async throws -> HTTPResponse
-    ) async throws -> HTTPResponse {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                let newSerial = state.withLock { state -> UInt64? in
-                    if state.flights[key] != nil {
-                        state.flights[key]!.waiters[id] = continuation
-                        return nil
-                    }
-                    state.nextSerial += 1
-                    state.flights[key] = Flight(serial: state.nextSerial, waiters: [id: continuation])
-                    return state.nextSerial
-                }
-                if let serial = newSerial {
-                    let task = Task {
-                        let result: Result<HTTPResponse, any Error>
-                        do { result = .success(try await start()) } catch { result = .failure(error) }
-                        self.land(key, serial: serial, result)
-                    }
-                    let keep = state.withLock { state -> Bool in
-                        guard state.flights[key]?.serial == serial else { return false }
-                        state.flights[key]!.task = task
-                        return true
-                    }
-                    if !keep { task.cancel() }
-                }
-                // A cancellation that came before the waiter was registered found nothing to
-                // remove; the flag it set is seen here.
-                if Task.isCancelled { leave(key, id: id) }
+    ///
+    /// - Parameters:
+    ///   - key: What makes loads identical.
+    ///   - id: The joining load.
+    ///   - completion: Called exactly once: with the flight's outcome, or as cancelled when the
+    ///     load leaves first.
+    ///   - start: Starts the transfer, which calls the completion it is given exactly once.
+    /// - Returns: The load's seat: cancelling it makes the load leave.
+    func join(
+        _ key: String, id: RequestID, completion: @escaping Completion,
+        start: @Sendable (_ landed: @escaping Completion) -> any CancellableTransfer
+    ) -> any CancellableTransfer {
+        let newSerial = state.withLock { state -> UInt64? in
+            if state.flights[key] != nil {
+                state.flights[key]!.waiters[id] = completion
+                return nil
             }
-        } onCancel: {
-            leave(key, id: id)
+            state.nextSerial += 1
+            state.flights[key] = Flight(serial: state.nextSerial, waiters: [id: completion])
+            return state.nextSerial
         }
+        if let serial = newSerial {
+            let transfer = start { [self] result in land(key, serial: serial, result) }
+            let kept = state.withLock { state -> Bool in
+                guard state.flights[key]?.serial == serial else { return false }
+                state.flights[key]!.transfer = transfer
+                return true
+            }
+            // Everyone left before the transfer was recorded: nobody waits for it.
+            if !kept { transfer.cancel() }
+        }
+        return Seat(coalescer: self, key: key, id: id)
     }
 
     private func land(_ key: String, serial: UInt64, _ result: Result<HTTPResponse, any Error>) {
-        let waiters = state.withLock { state -> [CheckedContinuation<HTTPResponse, any Error>] in
+        let waiters = state.withLock { state -> [Completion] in
             guard state.flights[key]?.serial == serial else { return [] }
             return Array(state.flights.removeValue(forKey: key)!.waiters.values)
         }
-        for waiter in waiters { waiter.resume(with: result) }
+        for waiter in waiters { waiter(result) }
     }
 
-    private func leave(_ key: String, id: RequestID) {
-        let (waiter, orphaned) = state.withLock { state -> (CheckedContinuation<HTTPResponse, any Error>?, Task<Void, Never>?) in
+    fileprivate func leave(_ key: String, id: RequestID) {
+        let (waiter, orphaned) = state.withLock { state -> (Completion?, (any CancellableTransfer)?) in
             guard let waiter = state.flights[key]?.waiters.removeValue(forKey: id) else { return (nil, nil) }
             guard state.flights[key]!.waiters.isEmpty else { return (waiter, nil) }
-            return (waiter, state.flights.removeValue(forKey: key)!.task)
+            return (waiter, state.flights.removeValue(forKey: key)!.transfer)
         }
-        waiter?.resume(throwing: CancellationError())
+        waiter?(.failure(CancellationError()))
         orphaned?.cancel()
+    }
+
+    /// One load's place in a flight.
+    private struct Seat: CancellableTransfer {
+        let coalescer: Coalescer
+        let key: String
+        let id: RequestID
+
+        func cancel() {
+            coalescer.leave(key, id: id)
+        }
     }
 }

@@ -133,44 +133,54 @@ public final class CurlTransport: HTTPTransport {
     ) -> any CancellableTransfer {
         let maxRedirects = (request.redirects ?? configuration.redirects).maxRedirects
         guard maxRedirects >= 0 else {
-            return exchange(request, progress: progress, completingInBatches: completingInBatches, completion: completion)
+            return Self.submit(request, on: loop, progress: progress, batches: completingInBatches, executor: nil, completion: completion)
         }
         // The loop, not the transport, is captured: a transport released with requests in
         // flight shuts down and cancels them.
         let redirecting = RedirectingSend(request: request, maxRedirects: maxRedirects) { [loop] hop, done in
-            Self.exchange(hop, on: loop, progress: progress, completingInBatches: completingInBatches, completion: done)
+            Self.submit(hop, on: loop, progress: progress, batches: completingInBatches, executor: nil, completion: done)
         }
         redirecting.start(completion: completion)
         return redirecting
     }
 
-    /// One exchange: the request as one libcurl transfer, which follows no redirect.
+    /// One exchange: the request as one libcurl transfer (libcurl follows no redirect), its
+    /// completion run on `executor` — called on the transport's thread when that is the
+    /// transport's own, and otherwise with the rest of its batch inside the executor's
+    /// ``CompletionExecutor/runBatch(_:)``.
     ///
     /// - Parameters:
     ///   - request: The request to send.
     ///   - progress: Called on the transport's thread as bytes go out and come in, or `nil`.
-    ///   - completingInBatches: Whether the completion is called from the batch's Dispatch
-    ///     block rather than on the transport's thread.
-    ///   - completion: Called exactly once.
-    /// - Returns: The task, which cancels the transfer.
-    func exchange(
+    ///   - executor: Where `completion` runs.
+    ///   - completion: Called exactly once, on `executor`.
+    /// - Returns: A handle that cancels the transfer.
+    public func exchange(
         _ request: HTTPRequest,
         progress: (@Sendable (TransferProgress) -> Void)?,
-        completingInBatches: Bool,
+        completingOn executor: any CompletionExecutor,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
-    ) -> CurlTransferTask {
-        Self.exchange(request, on: loop, progress: progress, completingInBatches: completingInBatches, completion: completion)
+    ) -> any CancellableTransfer {
+        let ownThread = executor === loop
+        return Self.submit(request, on: loop, progress: progress, batches: !ownThread, executor: ownThread ? nil : executor) { result in
+            executor.run { completion(result) }
+        }
     }
 
-    private static func exchange(
+    /// The transport's thread, as a place for loads' work.
+    public var ownThreadExecutor: (any CompletionExecutor)? { loop }
+
+    private static func submit(
         _ request: HTTPRequest,
         on loop: CurlEventLoop,
         progress: (@Sendable (TransferProgress) -> Void)?,
-        completingInBatches: Bool,
+        batches: Bool,
+        executor: (any CompletionExecutor)?,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> CurlTransferTask {
         let transfer = Transfer(request: request, progress: progress, completion: completion)
-        transfer.completesInBatches = completingInBatches
+        transfer.completesInBatches = batches
+        transfer.batchExecutor = executor
         let task = CurlTransferTask(transfer: transfer, loop: loop)
         if !loop.submit(transfer) {
             transfer.completion = nil
@@ -198,12 +208,6 @@ public final class CurlTransport: HTTPTransport {
     /// Such tasks share the thread with every transfer: keep their work between awaits short.
     /// After ``shutdown()`` their jobs run on Dispatch's global queue.
     public var taskExecutor: any TaskExecutor { loop }
-
-    /// Whether the caller runs on the transport's own thread.
-    var isOnTransportThread: Bool { loop.isOnLoopThread }
-
-    /// The transport's thread as a place for loads' work (see ``LoadRunner``).
-    var loadRunner: any LoadRunner { loop }
 
     /// Stops the transport: requests in flight end as cancelled, connections close, and the
     /// thread exits before this returns (unless called from a completion handler, on the

@@ -35,6 +35,30 @@ public protocol HTTPTransport: Sendable {
         _ request: HTTPRequest,
         progress: (@Sendable (TransferProgress) -> Void)?
     ) async throws(TransportError) -> HTTPResponse
+
+    /// Sends a request as one exchange — no redirect following of its own: the library's
+    /// redirect loop calls this for every hop — and calls `completion` through `executor`.
+    ///
+    /// The default sends the request with ``RedirectPolicy/never`` through
+    /// ``send(_:progress:completion:)`` and runs the completion on `executor`; a transport can
+    /// do better (``CurlTransport`` hands a batch of completions over at once).
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - progress: Called as bytes go out and come in, or `nil`.
+    ///   - executor: Where `completion` runs.
+    ///   - completion: Called exactly once, on `executor`.
+    /// - Returns: A handle that cancels the transfer.
+    func exchange(
+        _ request: HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completingOn executor: any CompletionExecutor,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer
+
+    /// The transport's own thread as a place to run loads' work without a thread hand-off
+    /// (see ``LoadPlacement/transportThread``), or `nil` when it has none. `nil` by default.
+    var ownThreadExecutor: (any CompletionExecutor)? { get }
 }
 
 /// A handle on one submitted transfer.
@@ -89,6 +113,31 @@ extension HTTPTransport {
     public func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
         try await send(request, progress: nil)
     }
+
+    /// The default exchange: ``send(_:progress:completion:)`` with redirects off, the
+    /// completion run on `executor`.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - progress: Called as bytes go out and come in, or `nil`.
+    ///   - executor: Where `completion` runs.
+    ///   - completion: Called exactly once, on `executor`.
+    /// - Returns: A handle that cancels the transfer.
+    public func exchange(
+        _ request: HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completingOn executor: any CompletionExecutor,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer {
+        var single = request
+        single.redirects = .never
+        return send(single, progress: progress) { result in
+            executor.run { completion(result) }
+        }
+    }
+
+    /// No thread of its own.
+    public var ownThreadExecutor: (any CompletionExecutor)? { nil }
 
     /// The default async face: bridges the completion-handler requirement to async/await.
     ///

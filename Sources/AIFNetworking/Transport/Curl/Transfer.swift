@@ -27,10 +27,13 @@ final class Transfer: @unchecked Sendable {
     var completion: Completion?
     let progress: (@Sendable (TransferProgress) -> Void)?
     /// Whether the completion hands the outcome to another thread — it resumes a task that does
-    /// not run on the loop thread, or queues a manager's load on ``DrainingExecutor`` — so that
-    /// it is better called in a batch with others (see `CurlEventLoop.completeFinishedTransfers`).
+    /// not run on the loop thread, or runs work on a ``CompletionExecutor`` — so that it is
+    /// better called in a batch with others (see `CurlEventLoop.completeFinishedTransfers`).
     /// Set before submission, like ``completion``.
     var completesInBatches = false
+    /// The executor the completion runs work on, if any: a batch's completions are called
+    /// inside its ``CompletionExecutor/runBatch(_:)``. Set before submission.
+    var batchExecutor: (any CompletionExecutor)?
 
     @exclusivity(unchecked) var state = TransferStateMachine()
     /// The easy handle while the transfer is configured or running.
