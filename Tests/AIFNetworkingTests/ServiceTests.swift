@@ -148,8 +148,9 @@ struct ServiceTests {
     @Test(arguments: [true, false])
     func signingOnTheURLTextMatchesSigningTheParsedURL(signsAllParameters: Bool) throws {
         struct Opaque: RequestSigner {
-            // The generator sets an AIFHMACSigner's coverage from the environment; this one
-            // it cannot see into, so it is made with the same coverage.
+            // Signs through the plain path (it offers no text fast path, and keeps the default
+            // `covering(allParameters:)`), so it is made with the environment's coverage; the
+            // bare AIFHMACSigner takes the generator's fast path. Both must give the same URL.
             let inner: AIFHMACSigner
             func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
                 try inner.sign(request, credentials: credentials, context: context)

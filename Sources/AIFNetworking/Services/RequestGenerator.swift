@@ -89,7 +89,7 @@ public struct RequestGenerator: Sendable {
         // The default scheme (AIF-HMAC in the query) over a URL this generator wrote: the signed
         // URL is written as text and not parsed at all.
         if case .text(let text) = target, let credentials = resolved.environment.credentials,
-            var signer = service.signer as? AIFHMACSigner, signer.placement == .query
+            let signer = service.signer?.covering(allParameters: resolved.environment.signsAllParameters) as? any URLTextSigning
         {
             let bodyHash: [UInt8]
             switch request.body {
@@ -97,12 +97,11 @@ public struct RequestGenerator: Sendable {
             case .bytes(let data): bodyHash = Digest.hash(data)
             case .file: bodyHash = []
             }
-            if !bodyHash.isEmpty {
-                signer.coverage = resolved.environment.signsAllParameters ? .allParameters : .signatureFieldsOnly
-                let signed = signer.signedURLText(
-                    method: method, prefix: text.prefix, path: text.path,
-                    query: PercentEncoding.queryItems(of: text.query) + queryParameters,
-                    bodyHash: bodyHash, credentials: credentials, context: signingContext)
+            if !bodyHash.isEmpty, let signed = signer.signedURLText(
+                method: method, prefix: text.prefix, path: text.path,
+                query: PercentEncoding.queryItems(of: text.query) + queryParameters,
+                bodyHash: bodyHash, credentials: credentials, context: signingContext)
+            {
                 // Plain text by construction (a checked prefix, then percent-encoded items), so
                 // it goes to libcurl unparsed; `request.url` parses it if anyone asks.
                 assert(URL(string: signed) != nil, "the signed URL does not parse")
@@ -126,11 +125,9 @@ public struct RequestGenerator: Sendable {
     /// Signs with the service's signer and the environment's keys (unchanged when either is
     /// missing); AIF-HMAC covers all parameters or only its own fields, as the environment says.
     func sign(_ request: HTTPRequest, for resolved: ResolvedService, context: SigningContext) throws(ServiceError) -> HTTPRequest {
-        guard let credentials = resolved.environment.credentials, var signer = resolved.service.signer else { return request }
-        if var hmac = signer as? AIFHMACSigner {
-            hmac.coverage = resolved.environment.signsAllParameters ? .allParameters : .signatureFieldsOnly
-            signer = hmac
-        }
+        guard let credentials = resolved.environment.credentials,
+            let signer = resolved.service.signer?.covering(allParameters: resolved.environment.signsAllParameters)
+        else { return request }
         do {
             return try signer.sign(request, credentials: credentials, context: context)
         } catch {

@@ -19,7 +19,7 @@ import Foundation
 /// `X-Signature` instead, and the canonical string is the same as if the first three were
 /// query parameters. The URL's own query is re-encoded the same way, so what is sent and what
 /// is signed agree.
-public struct AIFHMACSigner: RequestSigner {
+public struct AIFHMACSigner: RequestSigner, URLTextSigning {
     /// Where the signature fields go.
     public enum Placement: Sendable, Hashable {
         /// Query parameters `api_key`, `timestamp`, `nonce`, then `sign` last.
@@ -51,6 +51,16 @@ public struct AIFHMACSigner: RequestSigner {
         self.coverage = coverage
     }
 
+    /// The signer with ``coverage`` set: every parameter, or only the signature fields.
+    ///
+    /// - Parameter allParameters: Whether every query parameter is signed.
+    /// - Returns: The signer to sign with.
+    public func covering(allParameters: Bool) -> any RequestSigner {
+        var signer = self
+        signer.coverage = allParameters ? .allParameters : .signatureFieldsOnly
+        return signer
+    }
+
     /// Signs `request` (see the type's description for the exact scheme).
     public func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
         let ownQuery = PercentEncoding.queryItems(of: request.url).filter { $0.name != "sign" }
@@ -80,7 +90,8 @@ public struct AIFHMACSigner: RequestSigner {
 
     /// The signed URL as text, for a URL the caller has as text: exactly what
     /// ``sign(_:credentials:context:)`` makes with ``Placement/query``, without parsing a URL
-    /// or building one in between (the request generator's path for the default scheme).
+    /// or building one in between (the request generator's path for the default scheme);
+    /// `nil` with ``Placement/headers``.
     ///
     /// - Parameters:
     ///   - method: The request method.
@@ -99,7 +110,8 @@ public struct AIFHMACSigner: RequestSigner {
         bodyHash: [UInt8],
         credentials: SigningCredentials,
         context: SigningContext
-    ) -> String {
+    ) -> String? {
+        guard placement == .query else { return nil }
         var encodedOwn: [EncodedItem] = []
         encodedOwn.reserveCapacity(query.count)
         for item in query where item.name != "sign" { encodedOwn.append(EncodedItem(item)) }

@@ -17,6 +17,43 @@ public protocol RequestSigner: Sendable {
     /// - Returns: The signed request.
     /// - Throws: ``SigningError`` when the request cannot be signed (an unreadable body file).
     func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest
+
+    /// The signer as it signs for an environment: covering every query parameter, or — when
+    /// `allParameters` is `false` (``ServiceEnvironment/signsAllParameters``) — only the fields
+    /// it adds itself. A scheme that always covers the same parts returns itself, the default.
+    ///
+    /// - Parameter allParameters: Whether every query parameter is signed.
+    /// - Returns: The signer to sign with.
+    func covering(allParameters: Bool) -> any RequestSigner
+}
+
+extension RequestSigner {
+    /// Returns `self`: the scheme covers what it covers.
+    ///
+    /// - Parameter allParameters: Ignored.
+    /// - Returns: `self`.
+    public func covering(allParameters: Bool) -> any RequestSigner { self }
+}
+
+/// A signer that can sign a URL the request generator wrote as text — giving exactly the URL
+/// ``RequestSigner/sign(_:credentials:context:)`` would — without parsing a `URL` or building
+/// one in between. The generator's fast path for the default scheme; a test holds it equal to
+/// the plain path.
+protocol URLTextSigning: RequestSigner {
+    /// The signed URL as text, or `nil` when this signer does not sign in the URL.
+    ///
+    /// - Parameters:
+    ///   - method: The request method.
+    ///   - prefix: The URL up to the end of its path, as it will be sent.
+    ///   - path: The path within `prefix` (empty for none).
+    ///   - query: The decoded query parameters, in order.
+    ///   - bodyHash: The SHA-256 of the body.
+    ///   - credentials: Whose keys sign it.
+    ///   - context: The time and nonce.
+    func signedURLText(
+        method: HTTPMethod, prefix: Substring, path: Substring, query: [(name: String, value: String)], bodyHash: [UInt8],
+        credentials: SigningCredentials, context: SigningContext
+    ) -> String?
 }
 
 /// A secret key. Its description never shows the key.
