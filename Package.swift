@@ -81,6 +81,12 @@ let package = Package(
             ],
             path: "Samples/ShopSample"
         ),
+        // A program the tests start in processes of their own.
+        .executableTarget(
+            name: "aif-test-helper",
+            dependencies: ["AIFNetworking"],
+            path: "Tests/ProcessHelper"
+        ),
         .testTarget(
             name: "AIFNetworkingTests",
             dependencies: [

@@ -86,6 +86,8 @@ final class CurlLoopClient: BenchClient, @unchecked Sendable {
 func makeTransport(_ settings: ClientSettings) -> CurlTransport {
     var configuration = CurlTransport.Configuration(proxy: .none)
     configuration.httpVersion = settings.http2 ? .automatic : .http1Only
+    // As many connections as requests in flight, like the C loop and AsyncHTTPClient here.
+    configuration.connectionPool.maxConnectionsPerHost = settings.concurrency
     if let caFile = settings.caFile {
         configuration.tls.certificateAuthorities = .file(path: caFile)
     }

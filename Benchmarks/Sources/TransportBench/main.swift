@@ -1,3 +1,4 @@
+import AIFNetworking
 import Foundation
 
 // TransportBench: `compare` runs the whole side-by-side comparison (what `make bench` runs);
@@ -10,6 +11,11 @@ func option(_ name: String, in arguments: [String]) -> String? {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+// The library's opt-in for libcurl's transfer buffers (see Benchmarks/README.md), unless the run
+// measures without it.
+if ProcessInfo.processInfo.environment["AIF_BENCH_PLAIN_MALLOC"] == nil {
+    CurlTransport.recycleLibcurlTransferBuffers()
+}
 switch arguments.first {
 case "client":
     guard arguments.count > 1, let kind = ClientKind(rawValue: arguments[1]), let url = option("--url", in: arguments) else {

@@ -44,6 +44,10 @@ guard arguments.count == 5, let concurrency = Int(arguments[3]), let total = Int
     exit(2)
 }
 let url = arguments[2]
+// As in TransportBench: the opt-in for libcurl's transfer buffers, unless measuring without it.
+if ProcessInfo.processInfo.environment["AIF_BENCH_PLAIN_MALLOC"] == nil {
+    CurlTransport.recycleLibcurlTransferBuffers()
+}
 
 switch arguments[1] {
 case "libcurl-c":
@@ -59,6 +63,7 @@ case "libcurl-c":
 case "transport":
     var configuration = CurlTransport.Configuration(proxy: .none)
     configuration.httpVersion = .http1Only
+    configuration.connectionPool.maxConnectionsPerHost = concurrency
     if ProcessInfo.processInfo.environment["PROFILE_BARE"] != nil {
         // For finding what the features cost: no default headers, no Accept-Encoding.
         configuration.defaultHeaders = [:]
@@ -94,6 +99,7 @@ case "transport":
 case "manager", "manager-loop", "manager-handoff":
     var configuration = CurlTransport.Configuration(proxy: .none)
     configuration.httpVersion = .http1Only
+    configuration.connectionPool.maxConnectionsPerHost = concurrency
     let transport = CurlTransport(configuration: configuration)
     let registry = ServiceRegistry(processEnvironment: [:])
     registry.register(BenchService(baseURL: URL(string: url)!.deletingLastPathComponent()))

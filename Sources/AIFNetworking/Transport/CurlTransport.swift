@@ -189,6 +189,26 @@ public final class CurlTransport: HTTPTransport {
         return task
     }
 
+    /// Initialises libcurl, for the whole process, with memory functions that keep the 16 KiB
+    /// buffer libcurl allocates for every transfer for the next one, instead of freeing it.
+    ///
+    /// Freed, that buffer kept tripping glibc's trimming of the transport thread's `malloc`
+    /// arena once responses are consumed on other threads: memory handed back to the kernel
+    /// and faulted in again a transfer later (0.2 page faults a request, about 2 µs of CPU per
+    /// manager load at concurrency 16 on the benchmark machine; see `Benchmarks/README.md`).
+    ///
+    /// It is an opt-in because it is process-wide: every user of libcurl in the process gets
+    /// these functions, Foundation's URLSession included (they are the C library's `malloc`
+    /// and `free` but for that one size, so nothing breaks). Call it once at start-up,
+    /// before any transport is made; once libcurl is initialised it changes nothing.
+    ///
+    /// - Returns: Whether libcurl uses the recycling functions (`false` when a transport of
+    ///   this library initialised libcurl without them first).
+    @discardableResult
+    public static func recycleLibcurlTransferBuffers() -> Bool {
+        CurlGlobal.initializeWithRecyclingMemory()
+    }
+
     /// A task executor that runs jobs on the transport's own thread.
     ///
     /// A task that prefers it resumes from `await transport.send(…)` on the thread that

@@ -9,11 +9,6 @@ import Glibc
 import Musl
 #endif
 
-/// libcurl's process-wide initialisation, done once before the first handle is created, with
-/// the memory functions of ``CurlMemory``.
-private let curlGlobalInitialization: Void = {
-    CurlMemory.initializeLibcurl()
-}()
 
 /// Identifies the event-loop thread: each loop stores a pointer to itself in this key on its
 /// own thread, so "am I on the loop?" is one `pthread_getspecific`.
@@ -77,7 +72,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private let automaticConnectionCache: Bool
 
     init(configuration: CurlTransport.Configuration, threadName: String) {
-        _ = curlGlobalInitialization
+        CurlGlobal.initialize()
         guard let multi = curl_multi_init() else {
             fatalError("curl_multi_init failed: libcurl could not allocate a multi handle")
         }

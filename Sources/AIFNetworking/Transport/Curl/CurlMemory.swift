@@ -6,8 +6,45 @@ import Glibc
 import Musl
 #endif
 
-/// The memory functions libcurl is initialised with: the C library's, except that the buffer
-/// libcurl allocates for every transfer (16 KiB, `malloc`ed when the transfer starts and
+/// libcurl's process-wide initialisation, done once, before the first handle is made: with
+/// the C library's memory functions, unless a program asked for ``CurlMemory``'s first
+/// (``CurlTransport/recycleLibcurlTransferBuffers()``).
+enum CurlGlobal {
+    private enum State {
+        case uninitialized
+        case initialized(withRecyclingMemory: Bool)
+    }
+
+    private static let state = Locked(State.uninitialized)
+
+    /// Initialises libcurl the plain way, if nothing has yet.
+    static func initialize() {
+        state.withLock { state in
+            guard case .uninitialized = state else { return }
+            _ = curl_global_init(aif_curl_global_all)
+            state = .initialized(withRecyclingMemory: false)
+        }
+    }
+
+    /// Initialises libcurl with ``CurlMemory``'s functions, if nothing has yet.
+    ///
+    /// - Returns: Whether libcurl now uses them.
+    static func initializeWithRecyclingMemory() -> Bool {
+        state.withLock { state in
+            switch state {
+            case .uninitialized:
+                let code = CurlMemory.initializeLibcurl()
+                state = .initialized(withRecyclingMemory: code == CURLE_OK)
+                return code == CURLE_OK
+            case .initialized(let recycling):
+                return recycling
+            }
+        }
+    }
+}
+
+/// Memory functions for libcurl that a program may choose: the C library's, except that the
+/// buffer libcurl allocates for every transfer (16 KiB, `malloc`ed when the transfer starts and
 /// `free`d when it ends) is kept for the next transfer instead of going back to `malloc`.
 ///
 /// Why: the buffer is allocated on the transport's thread, whose `malloc` arena also takes back
@@ -17,10 +54,11 @@ import Musl
 /// and 2 µs of CPU (4%) per manager load at concurrency 16. Kept here, the buffer never reaches
 /// `free`, and the cycle is gone.
 ///
-/// The functions are process-wide: they are installed only if this library initialises libcurl
-/// first (when another user of libcurl in the process did, `curl_global_init_mem` changes
-/// nothing and the C library's functions stay). Every block comes from the C library's `malloc`,
-/// so blocks pass freely between these functions and the C library's.
+/// The functions are process-wide — every libcurl user in the process gets them, Foundation's
+/// URLSession included — so the library installs them only when a program asks
+/// (``CurlTransport/recycleLibcurlTransferBuffers()``), and only if libcurl has not been
+/// initialised in this process yet. Every block comes from the C library's `malloc`, so blocks
+/// pass freely between these functions and the C library's.
 enum CurlMemory {
     /// The size libcurl asks for its transfer buffer: the default `CURLOPT_BUFFERSIZE`
     /// (`CURL_MAX_WRITE_SIZE`) plus a terminating byte.
@@ -29,9 +67,10 @@ enum CurlMemory {
     /// The kept transfer buffers: at most 64 (1 MiB).
     static let transferBuffers = BlockShelf(blockSize: transferBufferSize, capacity: 64)
 
-    /// Initialises libcurl with these functions.
-    static func initializeLibcurl() {
-        _ = curl_global_init_mem(
+    /// Initialises libcurl with these functions (when it was not initialised before in this
+    /// process; otherwise libcurl keeps the functions it has).
+    static func initializeLibcurl() -> CURLcode {
+        curl_global_init_mem(
             aif_curl_global_all,
             { size in CurlMemory.allocate(size) },
             { block in CurlMemory.release(block) },
