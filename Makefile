@@ -27,6 +27,7 @@ test: test-plain test-tsan
 
 test-plain:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
+	scripts/check-consumer-dependencies.sh
 	scripts/build-without-warnings.sh
 	$(SWIFT) test --skip-build
 

@@ -11,11 +11,12 @@ let sharedSwiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "AIFNetworking",
     platforms: [.macOS(.v15)],
+    // The library is the one product. The command-line tool, the samples, the demo server and
+    // the tests are targets of this package only (`swift run aif`, `swift run ShopSample`): a
+    // package that depends on AIFNetworking resolves and builds none of their dependencies —
+    // only swift-log (scripts/check-consumer-dependencies.sh, run by `make test`, checks it).
     products: [
         .library(name: "AIFNetworking", targets: ["AIFNetworking"]),
-        .executable(name: "TransportSample", targets: ["TransportSample"]),
-        .executable(name: "ShopSample", targets: ["ShopSample"]),
-        .executable(name: "aif", targets: ["aif"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -23,7 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
-        // Only the demo server, the samples and the tests use Hummingbird; the library does not.
+        // Only the demo server, the samples and the tests use these; the library does not.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
     ],
     targets: [
