@@ -228,19 +228,42 @@ extension APIManager {
     }
 
     /// The perform hooks around the delegate.
+    /// Tells the ``mainActorDelegate``, if any: here when this runs on the main actor (the
+    /// `.mainActor` callback executor), on the main actor later otherwise.
+    private func tellMainActorDelegate(_ outcome: Result<APIResponse<Content>, APIError>) {
+        guard let delegate = mainActorDelegate else { return }
+        @MainActor func tell() {
+            switch outcome {
+            case .success(let response): delegate.manager(self, didSucceedWith: response)
+            case .failure(let error): delegate.manager(self, didFailWith: error)
+            }
+        }
+        if isOnMainActor() {
+            MainActor.assumeIsolated { tell() }
+        } else {
+            DispatchQueue.main.async { MainActor.assumeIsolated { tell() } }
+        }
+    }
+
     private func perform(_ outcome: Result<APIResponse<Content>, APIError>, tellingDelegate: Bool) {
         let interceptor = interceptor
         switch outcome {
         case .success(let response):
             let own = beforePerformSuccess(with: response)
             let theirs = interceptor?.beforePerformSuccess(self, with: response) ?? true
-            if tellingDelegate, own, theirs { delegate?.managerCallAPIDidSucceed(self, response: response) }
+            if tellingDelegate, own, theirs {
+                delegate?.managerCallAPIDidSucceed(self, response: response)
+                tellMainActorDelegate(outcome)
+            }
             afterPerformSuccess(with: response)
             interceptor?.afterPerformSuccess(self, with: response)
         case .failure(let error):
             let own = beforePerformFail(with: error)
             let theirs = interceptor?.beforePerformFail(self, with: error) ?? true
-            if tellingDelegate, own, theirs, !error.isCancellation { delegate?.managerCallAPIDidFail(self, error: error) }
+            if tellingDelegate, own, theirs, !error.isCancellation {
+                delegate?.managerCallAPIDidFail(self, error: error)
+                tellMainActorDelegate(outcome)
+            }
             afterPerformFail(with: error)
             interceptor?.afterPerformFail(self, with: error)
         }

@@ -62,6 +62,8 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         weak var delegate: (any APIManagerDelegate)?
         weak var validator: (any APIManagerValidator)?
         weak var interceptor: (any APIManagerInterceptor)?
+        weak var mainActorDelegate: (any MainActorManagerDelegate<Content>)?
+        weak var mainActorParamSource: (any MainActorParamSource<Content>)?
         var callbackExecutor = CallbackExecutor.mainActor
         var group: RequestGroup?
         var inFlight: Set<RequestID> = []
@@ -189,6 +191,20 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         set { state.withLock { $0.delegate = newValue } }
     }
 
+    /// Hears `loadData` loads on the main actor, typed (see ``MainActorManagerDelegate``);
+    /// held weakly.
+    public var mainActorDelegate: (any MainActorManagerDelegate<Content>)? {
+        get { state.withLock { $0.mainActorDelegate } }
+        set { state.withLock { $0.mainActorDelegate = newValue } }
+    }
+
+    /// Supplies the parameters of `loadData()` on the main actor, typed (see
+    /// ``MainActorParamSource``); held weakly. ``paramSource`` wins when both are set.
+    public var mainActorParamSource: (any MainActorParamSource<Content>)? {
+        get { state.withLock { $0.mainActorParamSource } }
+        set { state.withLock { $0.mainActorParamSource = newValue } }
+    }
+
     /// Validates after the manager's own validation; held weakly.
     public var validator: (any APIManagerValidator)? {
         get { state.withLock { $0.validator } }
@@ -215,12 +231,26 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
 
     // MARK: Loading
 
-    /// Starts a load with the parameters from ``paramSource`` (none without one).
+    /// Starts a load with the parameters from ``paramSource`` or ``mainActorParamSource`` (none
+    /// without either).
     ///
     /// - Returns: The load's ID, to cancel it; the outcome goes to the delegate.
     @discardableResult
     public func loadData() -> RequestID {
-        loadData(with: paramSource?.parameters(for: self) ?? [:])
+        if let source = paramSource { return loadData(with: source.parameters(for: self)) }
+        guard let source = mainActorParamSource else { return loadData(with: [:]) }
+        guard isOnMainActor() else {
+            let id = startLoad()
+            let error = APIError(
+                .configuration, requestID: id, service: serviceName, methodName: methodName,
+                message: "the param source is a MainActorParamSource, which can only be asked on the main actor: call loadData() there")
+            callbackExecutor.run { [weak self, proxy] in
+                if let self { self.finishWithoutSending(id, .failed(error), deliver: true) } else { _ = proxy.end(id) }
+            }
+            return id
+        }
+        let parameters = MainActor.assumeIsolated { source.parameters(for: self) }
+        return loadData(with: parameters)
     }
 
     /// Starts a load with the given parameters.
