@@ -66,6 +66,7 @@ struct ManagerCancellationTests {
         var manager: ShopManager<NoContent>? = stack.manager("slow", NoContent.self)
         weak let watched = manager
         manager!.delegate = recorder
+        manager!.interceptor = recorder
         manager!.callbackExecutor = .immediate
         let id = manager!.loadData(with: ["ms": 20000])
         try await Task.sleep(for: .milliseconds(50))
@@ -73,6 +74,11 @@ struct ManagerCancellationTests {
         #expect(watched == nil)
         #expect(await eventually(timeout: .seconds(3)) { !stack.proxy.isInFlight(id) })
         #expect(recorder.deliveries == 0)
+        // The interceptor hears the end all the same, once, as a cancellation.
+        #expect(await eventually(timeout: .seconds(3)) { recorder.events.withLock { $0 }.contains { $0.hasPrefix("interceptor.afterPerformFail(ofDeallocatedManager") } })
+        try await Task.sleep(for: .milliseconds(50))
+        let ends = recorder.events.withLock { $0 }.filter { $0.hasPrefix("interceptor.afterPerformFail") }
+        #expect(ends == ["interceptor.afterPerformFail(ofDeallocatedManager: \(id) cancelled)"])
     }
 
     @Test func cancellingTheTaskCancelsTheLoad() async throws {

@@ -244,8 +244,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             let error = APIError(
                 .configuration, requestID: id, service: serviceName, methodName: methodName,
                 message: "the param source is a MainActorParamSource, which can only be asked on the main actor: call loadData() there")
-            callbackExecutor.run { [weak self, proxy] in
-                if let self { self.finishWithoutSending(id, .failed(error), deliver: true) } else { _ = proxy.end(id) }
+            let orphan = Orphan(self, id: id)
+            callbackExecutor.run { [weak self] in
+                if let self { self.finishWithoutSending(id, .failed(error), deliver: true) } else { orphan.end() }
             }
             return id
         }
@@ -272,15 +273,17 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             let cancellation = AsyncCancellation()
             proxy.attach(id, work: cancellation)
             let runner = proxy.loadRunner
+            let orphan = Orphan(self, id: id, service: plan.serviceName, methodName: plan.methodName)
             runner.run { [proxy] in
                 Self.run(plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner) { result in
-                    if let manager = reference.object { manager.finish(id, result, deliver: true) } else { _ = proxy.end(id) }
+                    if let manager = reference.object { manager.finish(id, result, deliver: true) } else { orphan.end() }
                 }
             }
         } else {
             // Answered without sending: still ended off the caller's stack, like every load.
-            callbackExecutor.run { [weak self, proxy] in
-                if let self { self.finishWithoutSending(id, stage, deliver: true) } else { _ = proxy.end(id) }
+            let orphan = Orphan(self, id: id)
+            callbackExecutor.run { [weak self] in
+                if let self { self.finishWithoutSending(id, stage, deliver: true) } else { orphan.end() }
             }
         }
         return id
@@ -385,6 +388,40 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// Called in the load's task when a load has ended, before delivery (paging keeps its
     /// cursor here).
     func loadDidEnd(_ id: RequestID, result: Result<APIResponse<Content>, APIError>) {}
+}
+
+/// What ends a load whose manager was deallocated before it ended: the proxy's table entry,
+/// and the interceptor the manager had when the load started, told through
+/// ``APIManagerInterceptor/afterPerformFail(ofDeallocatedManager:)``.
+struct Orphan: Sendable {
+    let id: RequestID
+    let proxy: APIProxy
+    let service: ServiceName
+    let methodName: String
+    /// Allocated only when the manager has an interceptor (most loads have none).
+    let interceptor: WeakInterceptor?
+
+    init<Content>(_ manager: APIManager<Content>, id: RequestID, service: ServiceName? = nil, methodName: String? = nil) {
+        self.id = id
+        proxy = manager.proxy
+        self.service = service ?? manager.serviceName
+        self.methodName = methodName ?? manager.methodName
+        interceptor = manager.interceptor.map(WeakInterceptor.init)
+    }
+
+    func end() {
+        _ = proxy.end(id)
+        interceptor?.interceptor?.afterPerformFail(ofDeallocatedManager: APIError(
+            .cancelled, requestID: id, service: service, methodName: methodName, message: "the manager was deallocated"))
+    }
+
+    final class WeakInterceptor: Sendable {
+        weak let interceptor: (any APIManagerInterceptor)?
+
+        init(_ interceptor: any APIManagerInterceptor) {
+            self.interceptor = interceptor
+        }
+    }
 }
 
 /// Used by managers whose manager and service name no decoder.

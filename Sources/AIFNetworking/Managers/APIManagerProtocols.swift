@@ -64,7 +64,9 @@ extension APIManagerValidator {
 /// Order: `shouldCallAPI` → (validation, cache, send) → `afterCallingAPI`; when the load ends:
 /// `beforePerformSuccess`/`beforePerformFail` → delegate → `afterPerformSuccess`/
 /// `afterPerformFail`. The perform hooks run on the manager's callback executor (or in the
-/// awaiting task for `load(…)`), and see cancelled loads too, as ``APIError/Kind/cancelled``.
+/// awaiting task for `load(…)`), and see cancelled loads too, as ``APIError/Kind-swift.struct/cancelled``;
+/// a load whose manager was deallocated ends with ``afterPerformFail(ofDeallocatedManager:)``.
+/// Every load's end reaches one of them.
 public protocol APIManagerInterceptor: AnyObject, Sendable {
     /// Whether to go on with a load; `false` ends it as ``APIError/Kind/vetoedByInterceptor``.
     func shouldCallAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) -> Bool
@@ -78,6 +80,11 @@ public protocol APIManagerInterceptor: AnyObject, Sendable {
     func beforePerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) -> Bool
     /// The delegate has been told of a failure.
     func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError)
+    /// A load ended after its manager was deallocated — always as
+    /// ``APIError/Kind-swift.struct/cancelled``, since a manager cancels its loads when it goes
+    /// — so the other hooks, which take the manager, cannot be called. The interceptor is the
+    /// one the manager had when the load started. Called where the load ended.
+    func afterPerformFail(ofDeallocatedManager error: APIError)
 }
 
 extension APIManagerInterceptor {
@@ -93,6 +100,8 @@ extension APIManagerInterceptor {
     public func beforePerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) -> Bool { true }
     /// Does nothing.
     public func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) {}
+    /// Does nothing.
+    public func afterPerformFail(ofDeallocatedManager error: APIError) {}
 }
 
 /// Turns a manager's last response into what a caller wants (a view model, a list of titles),

@@ -213,6 +213,7 @@ final class Recorder: APIManagerDelegate, APIManagerParamSource, APIManagerValid
         return true
     }
     func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) { record("interceptor.afterPerformFail(\(error.kind)\(error.statusCode.map { " \($0)" } ?? ""))") }
+    func afterPerformFail(ofDeallocatedManager error: APIError) { record("interceptor.afterPerformFail(ofDeallocatedManager: \(error.requestID) \(error.kind))") }
 
     func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
         record("delegate.success")
