@@ -153,7 +153,11 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         // A metatype comparison first: a conditional cast per load is a runtime call (and kept
         // out of line, as is its optional's type lookup).
         if Content.self == NoContent.self { return try Self.noContent() }
-        return try (decoder ?? service.decoder ?? sharedJSONDecoder).decode(Content.self, from: response.body)
+        let decoder = decoder ?? service.decoder ?? sharedJSONDecoder
+        if let envelope = service.envelope {
+            return try decoder.decode(Content.self, from: envelope.content(of: response.body))
+        }
+        return try decoder.decode(Content.self, from: response.body)
     }
 
     @inline(never)

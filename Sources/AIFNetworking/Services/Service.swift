@@ -66,6 +66,9 @@ public protocol Service: Sendable {
     /// Decodes the content of this service's responses, or `nil` for a default
     /// ``FastJSONDecoder`` (a manager's own ``APIManager/decoder`` wins).
     var decoder: (any ContentDecoder)? { get }
+    /// Where the content sits in bodies that wrap it (`{"code": 0, "data": {…}}`), or `nil`
+    /// (the default) when the body is the content.
+    var envelope: ResponseEnvelope? { get }
 
     /// Headers sent with every request of the service, read at request time.
     func commonHeaders() -> HTTPHeaders
@@ -111,6 +114,8 @@ extension Service {
     public var signer: (any RequestSigner)? { AIFHMACSigner() }
     /// The default ``FastJSONDecoder``.
     public var decoder: (any ContentDecoder)? { nil }
+    /// The body is the content.
+    public var envelope: ResponseEnvelope? { nil }
     /// None.
     public func commonHeaders() -> HTTPHeaders { HTTPHeaders() }
     /// None.

@@ -51,6 +51,8 @@ public struct ConfiguredService: Service {
     public let decoder: (any ContentDecoder)?
     /// The rule for application-level errors, from the `applicationErrors` key.
     public let applicationErrors: ApplicationErrorRule?
+    /// Where the content sits in wrapped bodies, from the `envelope` key.
+    public let envelope: ResponseEnvelope?
     /// The file it was read from.
     public let file: String
     private let headers: HTTPHeaders
@@ -95,7 +97,7 @@ public struct ConfiguredService: Service {
         let object = try reader.object(root, at: "")
         try reader.rejectUnknownKeys(object, at: "", allowed: [
             "name", "defaultEnvironment", "bodyEncoding", "arrayEncoding", "timeoutSeconds", "signing", "commonHeaders",
-            "commonParameters", "environments", "decoding", "applicationErrors",
+            "commonParameters", "environments", "decoding", "applicationErrors", "envelope",
         ])
         let name = try reader.string(object, "name", at: "", required: true)!
 
@@ -203,7 +205,7 @@ public struct ConfiguredService: Service {
             name: ServiceName(rawValue: name), environments: environments, defaultEnvironment: defaultEnvironment,
             bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: timeouts, signer: signer,
             decoder: try decoding(object, reader: reader), applicationErrors: try applicationErrors(object, reader: reader),
-            file: file, headers: headers, parameters: parameters)
+            envelope: try envelope(object, reader: reader), file: file, headers: headers, parameters: parameters)
     }
 
     private static func decoding(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> FastJSONDecoder? {
@@ -227,6 +229,18 @@ public struct ConfiguredService: Service {
                 problem: "\"\(other)\" is not one of deferred, iso8601, secondsSince1970, millisecondsSince1970")
         }
         return decoder
+    }
+
+    private static func envelope(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> ResponseEnvelope? {
+        guard let value = object["envelope"] else { return nil }
+        let envelope = try reader.object(value, at: "envelope")
+        try reader.rejectUnknownKeys(envelope, at: "envelope", allowed: ["dataField"])
+        let field = try reader.string(envelope, "dataField", at: "envelope", required: true)!
+        guard !field.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+            throw ConfigurationError(
+                file: reader.file, key: "envelope.dataField", problem: "\"\(field)\" is not a member name or a dotted path of member names")
+        }
+        return ResponseEnvelope(dataField: field)
     }
 
     private static func applicationErrors(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> ApplicationErrorRule? {

@@ -123,6 +123,26 @@ enum TestRoutes {
             })
         }
 
+        // A backend that wraps every body: {"code": 0, "message": "ok", "data": …}. 45 goods,
+        // paged by `page` and `page_size`; `envelope/expired` is an application error.
+        router.get("envelope/goods") { request, _ -> Response in
+            let page = max(1, request.uri.queryParameters.get("page", as: Int.self) ?? 1)
+            let size = max(1, request.uri.queryParameters.get("page_size", as: Int.self) ?? 20)
+            let ids = Array(((page - 1) * size + 1)...(page * size)).filter { $0 <= 45 }
+            let items = ids.map { #"{"id": \#($0), "title": "goods \#($0)", "price_cents": \#($0 * 100)}"# }.joined(separator: ", ")
+            let data = #"{"items": [\#(items)], "page": \#(page), "page_size": \#(size), "total": 45, "has_more": \#(page * size < 45)}"#
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"code": 0, "message": "ok", "data": \#(data)}"#)))
+        }
+        router.get("envelope/goods/:id") { _, context -> Response in
+            let id = context.parameters.get("id", as: Int.self) ?? 0
+            let body = #"{"code": "0", "message": "ok", "data": {"id": \#(id), "title": "goods \#(id)", "price_cents": 250}}"#
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+        router.get("envelope/expired") { _, _ -> Response in
+            let body = #"{"code": 4001, "message": "coupon expired", "data": null}"#
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+
         router.get("whoami") { _, context -> String in
             "\(context.remotePort)"
         }

@@ -1,0 +1,81 @@
+import Foundation
+
+/// Where a service's JSON bodies keep their content, when every body is wrapped —
+/// `{"code": 0, "message": "ok", "data": {…}}` — so that managers decode the content itself
+/// (`Goods`, a page of goods) rather than an envelope type around it.
+///
+/// The service's ``Service/veto(_:)`` (an ``ApplicationErrorRule``) still reads the code and
+/// message from the whole body; decoding, paging and the cache work on the content.
+///
+/// ```swift
+/// struct Shop: Service {
+///     …
+///     var envelope: ResponseEnvelope? { ResponseEnvelope(dataField: "data") }
+/// }
+/// ```
+public struct ResponseEnvelope: Sendable, Hashable {
+    /// The member names leading to the content, outermost first (`["result", "data"]` for
+    /// `{"result": {"data": …}}`).
+    public var path: [String]
+
+    /// An envelope whose content is at `dataField`: a member name, or a dotted path of member
+    /// names (`result.data`).
+    ///
+    /// - Parameter dataField: Where the content is.
+    public init(dataField: String) {
+        path = dataField.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    /// The content's JSON, cut out of `body`.
+    ///
+    /// - Parameter body: A response body.
+    /// - Returns: The bytes of the value at ``path``.
+    /// - Throws: `DecodingError` when the body is not JSON or has no value there, naming the
+    ///   path.
+    public func content(of body: Data) throws -> Data {
+        let tape: JSONTape
+        do {
+            tape = try JSONTape(parsing: [UInt8](body))
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The body is not valid JSON: \(error.message) (at byte \(error.offset))."))
+        }
+        var index = 0
+        var walked: [any CodingKey] = []
+        for name in path {
+            let container = tape.tokens[index]
+            guard container.kind == .object else {
+                throw DecodingError.typeMismatch(
+                    [String: Any].self,
+                    .init(codingPath: walked, debugDescription: "The envelope's \(described(walked)) is not an object, so it has no \"\(name)\" member."))
+            }
+            guard let member = Self.member(name, of: index, in: tape) else {
+                throw DecodingError.keyNotFound(
+                    NameKey(name), .init(codingPath: walked, debugDescription: "The envelope has no \"\(path.joined(separator: "."))\" member for the content."))
+            }
+            walked.append(NameKey(name))
+            index = member
+        }
+        let token = tape.tokens[index]
+        // A string's range is inside its quotes; the content keeps them.
+        let range = token.kind == .string ? Int(token.start) - 1..<Int(token.end) + 1 : Int(token.start)..<Int(token.end)
+        return Data(tape.bytes[range])
+    }
+
+    /// The value token of member `name` of the object token at `object`.
+    private static func member(_ name: String, of object: Int, in tape: JSONTape) -> Int? {
+        var key = object + 1
+        let wanted = Array(name.utf8)
+        for _ in 0..<Int(tape.tokens[object].count) {
+            let token = tape.tokens[key]
+            let bytes = tape.bytes[Int(token.start)..<Int(token.end)]
+            let matches = token.escaped ? TapeDecoder.unescape(bytes).map { $0 == wanted } ?? false : bytes.elementsEqual(wanted)
+            if matches { return key + 1 }
+            key = Int(tape.tokens[key + 1].next)
+        }
+        return nil
+    }
+
+    private func described(_ walked: [any CodingKey]) -> String {
+        walked.isEmpty ? "body" : "\"" + walked.map(\.stringValue).joined(separator: ".") + "\""
+    }
+}
