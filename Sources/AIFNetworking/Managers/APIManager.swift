@@ -53,8 +53,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// Where responses are cached when ``shouldCache`` is on.
     public let cache: ResponseCache
 
-    private let declaredService: ServiceName?
-    private let declaredMethodName: String?
+    /// What the manager calls and how, as given to `init`: every overridable setting below
+    /// reads its default from here.
+    public let endpoint: Endpoint<Content>
     let state = Locked(ManagerState())
 
     struct ManagerState {
@@ -68,6 +69,20 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         var group: RequestGroup?
         var inFlight: Set<RequestID> = []
         var last: Result<APIResponse<Content>, APIError>?
+    }
+
+    /// Creates a manager for an endpoint described as a value — no subclass needed.
+    ///
+    /// - Parameters:
+    ///   - endpoint: What to call and how.
+    ///   - proxy: The proxy; ``APIProxy/shared`` by default.
+    ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
+    ///   - cache: The response cache; ``ResponseCache/shared`` by default.
+    public init(_ endpoint: Endpoint<Content>, proxy: APIProxy = .shared, registry: ServiceRegistry = .shared, cache: ResponseCache = .shared) {
+        self.endpoint = endpoint
+        self.proxy = proxy
+        self.registry = registry
+        self.cache = cache
     }
 
     /// Creates a manager.
@@ -85,8 +100,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         registry: ServiceRegistry = .shared,
         cache: ResponseCache = .shared
     ) {
-        self.declaredService = service
-        self.declaredMethodName = methodName
+        endpoint = Endpoint(service: service ?? ServiceName(""), methodName: methodName ?? "")
         self.proxy = proxy
         self.registry = registry
         self.cache = cache
@@ -99,47 +113,50 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
 
     // MARK: What to call (override)
 
-    /// The service to call: the one given to `init`, unless overridden.
-    open var serviceName: ServiceName { declaredService ?? ServiceName("") }
+    /// The service to call: the endpoint's (the one given to `init`), unless overridden.
+    open var serviceName: ServiceName { endpoint.service }
     /// The method name: a path under the service's base URL and version, with `{name}`
-    /// placeholders filled from the parameters (`goods/{id}`); the one given to `init` unless
+    /// placeholders filled from the parameters (`goods/{id}`); the endpoint's unless
     /// overridden.
-    open var methodName: String { declaredMethodName ?? "" }
-    /// The request type; GET by default.
-    open var requestMethod: HTTPMethod { .get }
-    /// How a body is encoded; `nil` (the default) for the service's choice.
-    open var bodyEncoding: BodyEncoding? { nil }
-    /// Headers of this endpoint, over the service's; none by default.
-    open var headers: HTTPHeaders { HTTPHeaders() }
-    /// Timeouts of this endpoint; `nil` (the default) for the service's or the transport's.
-    open var timeouts: Timeouts? { nil }
-    /// Decodes the content; `nil` (the default) for the service's decoder, or else a default
+    open var methodName: String { endpoint.methodName }
+    /// The request type; the endpoint's (GET by default).
+    open var requestMethod: HTTPMethod { endpoint.method }
+    /// How a body is encoded; the endpoint's, `nil` by default for the service's choice.
+    open var bodyEncoding: BodyEncoding? { endpoint.bodyEncoding }
+    /// Headers of this endpoint, over the service's; the endpoint's (none by default).
+    open var headers: HTTPHeaders { endpoint.headers }
+    /// Timeouts of this endpoint; the endpoint's, `nil` by default for the service's or the
+    /// transport's.
+    open var timeouts: Timeouts? { endpoint.timeouts }
+    /// Decodes the content; the endpoint's, `nil` by default for the service's decoder, or else a default
     /// ``FastJSONDecoder``. Foundation's `JSONDecoder` conforms to ``ContentDecoder`` too.
-    open var decoder: (any ContentDecoder)? { nil }
-    /// Whether validated responses are cached and loads answered from the cache; off by default.
-    open var shouldCache: Bool { false }
-    /// How long a cached response is served; 300 seconds by default.
-    open var cacheLifetime: Duration { .seconds(300) }
+    open var decoder: (any ContentDecoder)? { endpoint.decoder }
+    /// Whether validated responses are cached and loads answered from the cache: when the
+    /// endpoint has a cache lifetime (off by default).
+    open var shouldCache: Bool { endpoint.cacheLifetime != nil }
+    /// How long a cached response is served: the endpoint's, 300 seconds by default.
+    open var cacheLifetime: Duration { endpoint.cacheLifetime ?? .seconds(300) }
     /// Whether identical GET loads in flight at once share one transfer (each keeps its own
-    /// ID, callbacks and cancellation); off by default.
-    open var coalescesIdenticalRequests: Bool { false }
+    /// ID, callbacks and cancellation): the endpoint's, off by default.
+    open var coalescesIdenticalRequests: Bool { endpoint.coalescesIdenticalRequests }
 
     // MARK: Hooks (override)
 
     /// Rewrites the parameters just before the call: add a page, rename keys, fill a path
-    /// placeholder. Returns them unchanged by default.
+    /// placeholder. The endpoint's ``Endpoint/reformParameters``, or unchanged, by default.
     ///
     /// - Parameter parameters: The parameters from the source or the call.
     /// - Returns: The parameters to send.
-    open func reformParams(_ parameters: Parameters) -> Parameters { parameters }
+    open func reformParams(_ parameters: Parameters) -> Parameters { endpoint.reformParameters?(parameters) ?? parameters }
 
     /// Throws to reject the parameters (the load ends as ``APIError/Kind/invalidParameters``,
-    /// nothing sent). Accepts everything by default.
-    open func validate(parameters: Parameters) throws {}
+    /// nothing sent). The endpoint's ``Endpoint/validateParameters`` by default.
+    open func validate(parameters: Parameters) throws { try endpoint.validateParameters?(parameters) }
 
     /// Throws to reject a decoded response (the load ends as
-    /// ``APIError/Kind/invalidResponse``, nothing cached). Accepts everything by default.
-    open func validate(response: APIResponse<Content>) throws {}
+    /// ``APIError/Kind/invalidResponse``, nothing cached). The endpoint's
+    /// ``Endpoint/validateResponse`` by default.
+    open func validate(response: APIResponse<Content>) throws { try endpoint.validateResponse?(response) }
 
     /// Decodes the body into the content type: through ``decoder``, else the service's
     /// ``Service/decoder``, else a default ``FastJSONDecoder``; ``NoContent`` ignores the body.

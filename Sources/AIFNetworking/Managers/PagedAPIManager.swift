@@ -27,14 +27,51 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
 
     private let paging = Locked(Paging())
 
-    /// How pages are named; numbered from 1 in `page` by default.
-    open var pagingStyle: PagingStyle { .pageNumber() }
-    /// Items per page; 20 by default.
-    open var pageSize: Int { 20 }
-    /// The page-size parameter's name (`nil` sends none); `page_size` by default.
-    open var pageSizeParameter: String? { "page_size" }
-    /// How the last page is recognised; a short page by default.
-    open var endOfList: EndOfListDetection { .shortPage }
+    /// How pages are asked for and the last one recognised, as given to `init`: the
+    /// overridable settings below read their defaults from here.
+    public let pageSettings: PageSettings
+
+    /// Creates a manager for a paged endpoint described as values — no subclass needed.
+    ///
+    /// - Parameters:
+    ///   - endpoint: What to call and how.
+    ///   - paging: How pages are asked for; numbered pages of 20 ending on a short page by
+    ///     default.
+    ///   - proxy: The proxy; ``APIProxy/shared`` by default.
+    ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
+    ///   - cache: The response cache; ``ResponseCache/shared`` by default.
+    public init(
+        _ endpoint: Endpoint<Page>, paging: PageSettings = PageSettings(), proxy: APIProxy = .shared, registry: ServiceRegistry = .shared,
+        cache: ResponseCache = .shared
+    ) {
+        pageSettings = paging
+        super.init(endpoint, proxy: proxy, registry: registry, cache: cache)
+    }
+
+    /// Creates a manager; a subclass overrides what differs.
+    ///
+    /// - Parameters:
+    ///   - service: The service to call, unless a subclass overrides ``serviceName``.
+    ///   - methodName: The method to call, unless a subclass overrides ``methodName``.
+    ///   - proxy: The proxy; ``APIProxy/shared`` by default.
+    ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
+    ///   - cache: The response cache; ``ResponseCache/shared`` by default.
+    public override init(
+        service: ServiceName? = nil, methodName: String? = nil, proxy: APIProxy = .shared, registry: ServiceRegistry = .shared,
+        cache: ResponseCache = .shared
+    ) {
+        pageSettings = PageSettings()
+        super.init(service: service, methodName: methodName, proxy: proxy, registry: registry, cache: cache)
+    }
+
+    /// How pages are named: the settings' (numbered from 1 in `page` by default).
+    open var pagingStyle: PagingStyle { pageSettings.style }
+    /// Items per page: the settings' (20 by default).
+    open var pageSize: Int { pageSettings.size }
+    /// The page-size parameter's name (`nil` sends none): the settings' (`page_size` by default).
+    open var pageSizeParameter: String? { pageSettings.sizeParameter }
+    /// How the last page is recognised: the settings' (a short page by default).
+    open var endOfList: EndOfListDetection { pageSettings.endOfList }
 
     /// Where paging stands (before the first page: nothing loaded).
     public var pagingState: PagingState {
@@ -157,5 +194,31 @@ public struct PageSequence<Page: Decodable & PageContent>: AsyncSequence, Sendab
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(APIError) -> APIResponse<Page>? {
             try await next()
         }
+    }
+}
+
+/// How a paged endpoint is paged: the values a ``PagedAPIManager`` starts from.
+public struct PageSettings: Sendable, Hashable {
+    /// How pages are named.
+    public var style: PagingStyle
+    /// Items per page.
+    public var size: Int
+    /// The page-size parameter's name; `nil` sends none.
+    public var sizeParameter: String?
+    /// How the last page is recognised.
+    public var endOfList: EndOfListDetection
+
+    /// Creates settings.
+    ///
+    /// - Parameters:
+    ///   - style: Numbered from 1 in `page` by default.
+    ///   - size: 20 by default.
+    ///   - sizeParameter: `page_size` by default.
+    ///   - endOfList: A short page by default.
+    public init(style: PagingStyle = .pageNumber(), size: Int = 20, sizeParameter: String? = "page_size", endOfList: EndOfListDetection = .shortPage) {
+        self.style = style
+        self.size = size
+        self.sizeParameter = sizeParameter
+        self.endOfList = endOfList
     }
 }

@@ -1,0 +1,90 @@
+/// One endpoint as a value: what a manager calls and how it checks the call — the alternative
+/// to an ``APIManager`` subclass that the compiler checks for thread safety (every part is
+/// `Sendable`, every closure `@Sendable`), with nothing to restate.
+///
+/// ```swift
+/// extension Endpoint where Content == Goods {
+///     static let goodsDetail = Endpoint(
+///         service: "shop", methodName: "goods/{id}", cacheLifetime: .seconds(300),
+///         validateParameters: { parameters in
+///             guard case .int(let id)? = parameters["id"], id > 0 else { throw InvalidID() }
+///         })
+/// }
+///
+/// let detail = APIManager(.goodsDetail)
+/// let goods = try await detail.load(["id": 42]).content
+/// ```
+///
+/// A manager made with an endpoint takes each setting from it; a subclass can still override
+/// any of them.
+public struct Endpoint<Content: Decodable & Sendable>: Sendable {
+    /// The service to call.
+    public var service: ServiceName
+    /// The method name: a path under the service's base URL and version, with `{name}`
+    /// placeholders filled from the parameters (`goods/{id}`), or a full URL.
+    public var methodName: String
+    /// The request type.
+    public var method: HTTPMethod
+    /// How a body is encoded; `nil` for the service's choice.
+    public var bodyEncoding: BodyEncoding?
+    /// Headers of this endpoint, over the service's.
+    public var headers: HTTPHeaders
+    /// Timeouts of this endpoint; `nil` for the service's or the transport's.
+    public var timeouts: Timeouts?
+    /// Decodes the content; `nil` for the service's decoder, or else a default
+    /// ``FastJSONDecoder``.
+    public var decoder: (any ContentDecoder)?
+    /// How long a validated response is cached and served; `nil` for no caching.
+    public var cacheLifetime: Duration?
+    /// Whether identical GET loads in flight at once share one transfer.
+    public var coalescesIdenticalRequests: Bool
+    /// Rewrites the parameters just before the call (see ``APIManager/reformParams(_:)``).
+    public var reformParameters: (@Sendable (Parameters) -> Parameters)?
+    /// Throws to reject the parameters (see ``APIManager/validate(parameters:)``).
+    public var validateParameters: (@Sendable (Parameters) throws -> Void)?
+    /// Throws to reject a decoded response (see ``APIManager/validate(response:)``).
+    public var validateResponse: (@Sendable (APIResponse<Content>) throws -> Void)?
+
+    /// Describes an endpoint; everything but the service and the method name has a default.
+    ///
+    /// - Parameters:
+    ///   - service: The service to call.
+    ///   - methodName: The method name (`goods/{id}`).
+    ///   - method: GET by default.
+    ///   - bodyEncoding: The service's by default.
+    ///   - headers: None by default.
+    ///   - timeouts: The service's or the transport's by default.
+    ///   - decoder: The service's by default.
+    ///   - cacheLifetime: No caching by default.
+    ///   - coalescesIdenticalRequests: Off by default.
+    ///   - reformParameters: Parameters sent as they come by default.
+    ///   - validateParameters: Every parameter accepted by default.
+    ///   - validateResponse: Every response accepted by default.
+    public init(
+        service: ServiceName,
+        methodName: String,
+        method: HTTPMethod = .get,
+        bodyEncoding: BodyEncoding? = nil,
+        headers: HTTPHeaders = HTTPHeaders(),
+        timeouts: Timeouts? = nil,
+        decoder: (any ContentDecoder)? = nil,
+        cacheLifetime: Duration? = nil,
+        coalescesIdenticalRequests: Bool = false,
+        reformParameters: (@Sendable (Parameters) -> Parameters)? = nil,
+        validateParameters: (@Sendable (Parameters) throws -> Void)? = nil,
+        validateResponse: (@Sendable (APIResponse<Content>) throws -> Void)? = nil
+    ) {
+        self.service = service
+        self.methodName = methodName
+        self.method = method
+        self.bodyEncoding = bodyEncoding
+        self.headers = headers
+        self.timeouts = timeouts
+        self.decoder = decoder
+        self.cacheLifetime = cacheLifetime
+        self.coalescesIdenticalRequests = coalescesIdenticalRequests
+        self.reformParameters = reformParameters
+        self.validateParameters = validateParameters
+        self.validateResponse = validateResponse
+    }
+}
