@@ -69,26 +69,27 @@ struct CurlTransportConnectionTests {
     }
 
     /// A burst of 2,000 loads at once against a server with a backlog of 8 goes over the default
-    /// eight connections and every load ends with its answer; without the cap libcurl opened
-    /// one connection per load and most timed out.
+    /// eight connections (counted by the server) and every load ends with its answer; without
+    /// the cap libcurl opens a connection per load, and the loads the backlog cannot take stall.
     @Test func aBurstIsServedByTheDefaultPerHostCap() async throws {
-        let server = try await LocalServer.start(router: TestRoutes.makeRouter(gzippedBody: Data()), backlog: 8)
+        let server = try RawServer(.keepAlive, backlog: 8)
+        defer { server.stop() }
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let ports = try await withThrowingTaskGroup(of: String.self) { group in
+        let url = URL(string: "http://127.0.0.1:\(server.port)/burst")!
+        let answers = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<2_000 {
                 group.addTask {
-                    let request = HTTPRequest(url: server.url("whoami"), timeouts: Timeouts(connect: .seconds(10), total: .seconds(30)))
-                    return String(decoding: try await transport.send(request).body, as: UTF8.self)
+                    // Generous: on a loaded machine (the sanitizer's) the queue takes its time.
+                    let request = HTTPRequest(url: url, timeouts: Timeouts(connect: .seconds(30), total: .seconds(120), idle: .seconds(60)))
+                    return try await transport.send(request).statusCode
                 }
             }
-            var ports: [String: Int] = [:]
-            for try await port in group { ports[port, default: 0] += 1 }
-            return ports
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
-        await server.stop()
-        #expect(ports.values.reduce(0, +) == 2_000)
-        #expect(ports.count <= 8, "\(ports.count) connections")
+        #expect(answers.count == 2_000)
+        #expect(answers.allSatisfy { $0 == 200 })
+        #expect(server.acceptedConnections <= 8, "\(server.acceptedConnections) connections")
     }
 
     /// 256 requests in flight over HTTPS/2 share a few connections (the server allows 100

@@ -23,6 +23,9 @@ final class RawServer: Sendable {
         /// Promise `promised` body bytes, send `sent`, then fall silent with the connection
         /// open until the peer or `stop()` closes it.
         case stallMidBody(promised: Int, sent: Int)
+        /// Answer every bodiless request on a kept-alive connection with `200` and a short body,
+        /// until the peer closes it (a cheap server for counting connections).
+        case keepAlive
     }
 
     let port: Int
@@ -31,12 +34,21 @@ final class RawServer: Sendable {
 
     private struct State {
         var clients: [Int32] = []
+        var accepted = 0
         var requestLines: [String] = []
         var stopped = false
         var listenerClosed = false
     }
 
-    init(_ behaviour: Behaviour) throws {
+    /// How many connections the server has accepted.
+    var acceptedConnections: Int {
+        state.withLock { $0.accepted }
+    }
+
+    /// - Parameters:
+    ///   - behaviour: What to do with each connection.
+    ///   - backlog: How many connections may wait to be accepted.
+    init(_ behaviour: Behaviour, backlog: Int32 = 64) throws {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw POSIXError(.EIO) }
         var one: Int32 = 1
@@ -48,7 +60,7 @@ final class RawServer: Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(socket, 64) == 0 else {
+        guard bound == 0, listen(socket, backlog) == 0 else {
             close(socket)
             throw POSIXError(.EADDRINUSE)
         }
@@ -95,6 +107,7 @@ final class RawServer: Sendable {
             let accepted = state.withLock { state -> Bool in
                 if state.stopped { return false }
                 state.clients.append(client)
+                state.accepted += 1
                 return true
             }
             guard accepted else {
@@ -138,6 +151,18 @@ final class RawServer: Sendable {
                 sent += chunk.utf8.count
             }
             finish(client)
+        case .keepAlive:
+            var pending = head
+            while true {
+                while let end = pending.range(of: "\r\n\r\n") {
+                    pending.removeSubrange(..<end.upperBound)
+                    guard write(client, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") else { return finish(client) }
+                }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = recv(client, &buffer, buffer.count, 0)
+                if count <= 0 { return finish(client) }
+                pending += String(decoding: buffer[0..<count], as: UTF8.self)
+            }
         case .stallMidBody(let promised, let sent):
             write(client, "HTTP/1.1 200 OK\r\nContent-Length: \(promised)\r\n\r\n")
             write(client, String(repeating: "s", count: sent))
