@@ -28,13 +28,15 @@ test: test-plain test-tsan
 test-plain:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
 	scripts/check-consumer-dependencies.sh
+	scripts/extract-readme-snippets.sh
 	scripts/build-without-warnings.sh
 	$(SWIFT) test --skip-build
 
-# .tsan/suppressions.txt holds one investigated entry (see the comment there); halt_on_error
+# .tsan/suppressions.txt holds two investigated entries (see the comments there); halt_on_error
 # stays off so that every report is printed, and any report still fails the run.
 test-tsan:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
+	scripts/extract-readme-snippets.sh
 	TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt $(TSAN_OPTIONS)" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 ## Builds the benchmark package in release mode and runs the side-by-side comparison.

@@ -82,6 +82,13 @@ let package = Package(
             ],
             path: "Samples/ShopSample"
         ),
+        // README.md's Swift blocks, extracted by scripts/extract-readme-snippets.sh (which
+        // `make test` runs) and compiled with the rest.
+        .target(
+            name: "ReadmeSnippets",
+            dependencies: ["AIFNetworking"],
+            path: "Tests/ReadmeSnippets"
+        ),
         // A program the tests start in processes of their own.
         .executableTarget(
             name: "aif-test-helper",

@@ -24,6 +24,7 @@ struct ShopSample {
 
         try await pageThroughTheListing()
         try await showDetails()
+        await openAScreen()
         try await placeAnOrder()
         await showFailures()
         try await switchToOffline()
@@ -52,6 +53,18 @@ struct ShopSample {
             print("   " + (detail.fetchData(with: GoodsCardReformer()) ?? "nothing loaded"))
         }
         print()
+    }
+
+    /// A main-actor screen as param source and delegate of its manager, typed.
+    @MainActor
+    static func openAScreen() async {
+        print("== A screen on the main actor (delegate face, typed) ==")
+        let screen = GoodsScreen(goodsID: 12)
+        await screen.open()
+        print("   goods 12: \(screen.title)")
+        screen.goodsID = -3
+        await screen.open()
+        print("   goods -3: \(screen.title)\n")
     }
 
     /// Create, change and delete an order with JSON bodies.
@@ -88,7 +101,7 @@ struct ShopSample {
         do {
             _ = try await CouponManager().load(["code": "SPRING"])
         } catch {
-            print("   service veto: \(error.kind) — \(error.message)")
+            print("   service veto: \(error.kind) \(error.serviceVeto?.code ?? "") — \(error.message)")
         }
         let coupon = try? await CouponManager().load(["code": "WELCOME10"])
         print("   a valid coupon: \(coupon.map { "\($0.content.coupon), \($0.content.discountPercent)% off" } ?? "none")")
@@ -96,7 +109,7 @@ struct ShopSample {
         do {
             _ = try await GoodsDetailManager().load(["id": 5000])
         } catch {
-            print("   not found: \(error.kind) — \(error.message)")
+            print("   not found: \(error.kind) \(error.statusCode.map(String.init) ?? "") — \(error.message)")
         }
         print()
     }

@@ -100,7 +100,24 @@ public struct ConfiguredService: Service {
             "commonParameters", "environments", "decoding", "applicationErrors", "envelope",
         ])
         let name = try reader.string(object, "name", at: "", required: true)!
+        let environments = try environments(object, reader: reader)
+        let defaultEnvironment = EnvironmentName(rawValue: try reader.string(object, "defaultEnvironment", at: "", required: false) ?? "online")
+        guard environments[defaultEnvironment] != nil else {
+            throw ConfigurationError(
+                file: file, key: "defaultEnvironment",
+                problem: "\"\(defaultEnvironment)\" is not one of the environments (\(environments.keys.sorted().map(\.rawValue).joined(separator: ", ")))")
+        }
+        let (bodyEncoding, arrayEncoding) = try encodings(object, reader: reader)
+        return ConfiguredService(
+            name: ServiceName(rawValue: name), environments: environments, defaultEnvironment: defaultEnvironment,
+            bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: try timeouts(object, reader: reader),
+            signer: try signer(object, reader: reader), decoder: try decoding(object, reader: reader),
+            applicationErrors: try applicationErrors(object, reader: reader), envelope: try envelope(object, reader: reader), file: file,
+            headers: try commonHeaders(object, reader: reader), parameters: try commonParameters(object, reader: reader))
+    }
 
+    private static func environments(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> [EnvironmentName: ServiceEnvironment] {
+        let file = reader.file
         guard let environmentsValue = object["environments"] else {
             throw ConfigurationError(file: file, key: "environments", problem: "is missing: a service needs at least one environment")
         }
@@ -110,102 +127,106 @@ public struct ConfiguredService: Service {
         }
         var environments: [EnvironmentName: ServiceEnvironment] = [:]
         for (environmentName, value) in environmentObjects {
-            let path = "environments.\(environmentName)"
-            let entry = try reader.object(value, at: path)
-            try reader.rejectUnknownKeys(entry, at: path, allowed: ["baseURL", "apiVersion", "publicKey", "privateKey", "signsAllParameters"])
-            let baseText = try reader.string(entry, "baseURL", at: path, required: true)!
-            guard let baseURL = URL(string: baseText), let scheme = baseURL.scheme?.lowercased(), scheme == "http" || scheme == "https", baseURL.host != nil else {
-                throw ConfigurationError(file: file, key: "\(path).baseURL", problem: "\"\(baseText)\" is not an http(s) URL")
-            }
-            let publicKey = try reader.string(entry, "publicKey", at: path, required: false)
-            if case .string(let rawPrivate) = entry["privateKey"], !rawPrivate.hasPrefix("${") || !rawPrivate.hasSuffix("}") {
-                throw ConfigurationError(file: file, key: "\(path).privateKey", problem: "must name an environment variable (write \"${NAME}\"): a config file never holds a secret in clear")
-            }
-            let privateKey = try reader.string(entry, "privateKey", at: path, required: false)
-            if (publicKey == nil) != (privateKey == nil) {
-                throw ConfigurationError(file: file, key: "\(path)", problem: "has one of publicKey and privateKey without the other")
-            }
-            environments[EnvironmentName(rawValue: environmentName)] = ServiceEnvironment(
-                baseURL: baseURL,
-                apiVersion: try reader.string(entry, "apiVersion", at: path, required: false) ?? "",
-                credentials: publicKey.map { SigningCredentials(publicKey: $0, privateKey: Secret(privateKey!)) },
-                signsAllParameters: try reader.bool(entry, "signsAllParameters", at: path) ?? true
-            )
+            environments[EnvironmentName(rawValue: environmentName)] = try environment(value, at: "environments.\(environmentName)", reader: reader)
         }
-        let defaultEnvironment = EnvironmentName(rawValue: try reader.string(object, "defaultEnvironment", at: "", required: false) ?? "online")
-        guard environments[defaultEnvironment] != nil else {
-            throw ConfigurationError(
-                file: file, key: "defaultEnvironment",
-                problem: "\"\(defaultEnvironment)\" is not one of the environments (\(environments.keys.sorted().map(\.rawValue).joined(separator: ", ")))")
-        }
+        return environments
+    }
 
+    private static func environment(_ value: JSONValue, at path: String, reader: ConfigReader) throws(ConfigurationError) -> ServiceEnvironment {
+        let file = reader.file
+        let entry = try reader.object(value, at: path)
+        try reader.rejectUnknownKeys(entry, at: path, allowed: ["baseURL", "apiVersion", "publicKey", "privateKey", "signsAllParameters"])
+        let baseText = try reader.string(entry, "baseURL", at: path, required: true)!
+        guard let baseURL = URL(string: baseText), let scheme = baseURL.scheme?.lowercased(), scheme == "http" || scheme == "https", baseURL.host != nil else {
+            throw ConfigurationError(file: file, key: "\(path).baseURL", problem: "\"\(baseText)\" is not an http(s) URL")
+        }
+        let publicKey = try reader.string(entry, "publicKey", at: path, required: false)
+        if case .string(let rawPrivate) = entry["privateKey"], !rawPrivate.hasPrefix("${") || !rawPrivate.hasSuffix("}") {
+            throw ConfigurationError(file: file, key: "\(path).privateKey", problem: "must name an environment variable (write \"${NAME}\"): a config file never holds a secret in clear")
+        }
+        let privateKey = try reader.string(entry, "privateKey", at: path, required: false)
+        if (publicKey == nil) != (privateKey == nil) {
+            throw ConfigurationError(file: file, key: "\(path)", problem: "has one of publicKey and privateKey without the other")
+        }
+        return ServiceEnvironment(
+            baseURL: baseURL,
+            apiVersion: try reader.string(entry, "apiVersion", at: path, required: false) ?? "",
+            credentials: publicKey.map { SigningCredentials(publicKey: $0, privateKey: Secret(privateKey!)) },
+            signsAllParameters: try reader.bool(entry, "signsAllParameters", at: path) ?? true
+        )
+    }
+
+    private static func encodings(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> (BodyEncoding, ArrayEncoding) {
         let bodyEncoding: BodyEncoding
         switch try reader.string(object, "bodyEncoding", at: "", required: false) ?? "json" {
         case "json": bodyEncoding = .json
         case "form": bodyEncoding = .form
-        case let other: throw ConfigurationError(file: file, key: "bodyEncoding", problem: "\"\(other)\" is neither \"json\" nor \"form\"")
+        case let other: throw ConfigurationError(file: reader.file, key: "bodyEncoding", problem: "\"\(other)\" is neither \"json\" nor \"form\"")
         }
         let arrayEncoding: ArrayEncoding
         switch try reader.string(object, "arrayEncoding", at: "", required: false) ?? "brackets" {
         case "brackets": arrayEncoding = .brackets
         case "repeated": arrayEncoding = .repeatedKeys
-        case let other: throw ConfigurationError(file: file, key: "arrayEncoding", problem: "\"\(other)\" is neither \"brackets\" nor \"repeated\"")
+        case let other: throw ConfigurationError(file: reader.file, key: "arrayEncoding", problem: "\"\(other)\" is neither \"brackets\" nor \"repeated\"")
         }
-        var timeouts: Timeouts?
-        if let value = object["timeoutSeconds"] {
-            let seconds: Double
-            switch value {
-            case .number(let number): seconds = number
-            case .integer(let number): seconds = Double(number)
-            default: seconds = -1
-            }
-            // A week at most: a larger number is a mistake, and past about 9.2e15 the
-            // conversion to whole milliseconds would overflow.
-            guard seconds > 0, seconds <= Self.maxTimeoutSeconds else {
-                throw ConfigurationError(
-                    file: file, key: "timeoutSeconds", problem: "must be a positive number of seconds, at most \(Int(Self.maxTimeoutSeconds)) (a week)")
-            }
-            timeouts = Timeouts(connect: .seconds(min(seconds, 10)), total: .milliseconds(Int(seconds * 1000)))
-        }
+        return (bodyEncoding, arrayEncoding)
+    }
 
-        var signer: (any RequestSigner)? = AIFHMACSigner()
-        if let signingValue = object["signing"] {
-            let signing = try reader.object(signingValue, at: "signing")
-            try reader.rejectUnknownKeys(signing, at: "signing", allowed: ["scheme", "placement"])
-            let placementText = try reader.string(signing, "placement", at: "signing", required: false) ?? "query"
-            guard placementText == "query" || placementText == "headers" else {
-                throw ConfigurationError(file: file, key: "signing.placement", problem: "\"\(placementText)\" is neither \"query\" nor \"headers\"")
-            }
-            switch try reader.string(signing, "scheme", at: "signing", required: false) ?? "aif-hmac" {
-            case "aif-hmac": signer = AIFHMACSigner(placement: placementText == "headers" ? .headers : .query)
-            case "rfc9421": signer = HTTPMessageSignatureSigner()
-            case "md5": signer = LegacyMD5Signer()
-            case "none": signer = nil
-            case let other:
-                throw ConfigurationError(file: file, key: "signing.scheme", problem: "\"\(other)\" is not one of aif-hmac, rfc9421, md5, none")
-            }
+    private static func timeouts(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> Timeouts? {
+        guard let value = object["timeoutSeconds"] else { return nil }
+        let seconds: Double
+        switch value {
+        case .number(let number): seconds = number
+        case .integer(let number): seconds = Double(number)
+        default: seconds = -1
         }
+        // A week at most: a larger number is a mistake, and past about 9.2e15 the conversion to
+        // whole milliseconds would overflow.
+        guard seconds > 0, seconds <= Self.maxTimeoutSeconds else {
+            throw ConfigurationError(
+                file: reader.file, key: "timeoutSeconds", problem: "must be a positive number of seconds, at most \(Int(Self.maxTimeoutSeconds)) (a week)")
+        }
+        return Timeouts(connect: .seconds(min(seconds, 10)), total: .milliseconds(Int(seconds * 1000)))
+    }
 
+    private static func signer(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> (any RequestSigner)? {
+        guard let signingValue = object["signing"] else { return AIFHMACSigner() }
+        let file = reader.file
+        let signing = try reader.object(signingValue, at: "signing")
+        try reader.rejectUnknownKeys(signing, at: "signing", allowed: ["scheme", "placement"])
+        let placementText = try reader.string(signing, "placement", at: "signing", required: false) ?? "query"
+        guard placementText == "query" || placementText == "headers" else {
+            throw ConfigurationError(file: file, key: "signing.placement", problem: "\"\(placementText)\" is neither \"query\" nor \"headers\"")
+        }
+        switch try reader.string(signing, "scheme", at: "signing", required: false) ?? "aif-hmac" {
+        case "aif-hmac": return AIFHMACSigner(placement: placementText == "headers" ? .headers : .query)
+        case "rfc9421": return HTTPMessageSignatureSigner()
+        case "md5": return LegacyMD5Signer()
+        case "none": return nil
+        case let other:
+            throw ConfigurationError(file: file, key: "signing.scheme", problem: "\"\(other)\" is not one of aif-hmac, rfc9421, md5, none")
+        }
+    }
+
+    private static func commonHeaders(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> HTTPHeaders {
         var headers = HTTPHeaders()
-        if let value = object["commonHeaders"] {
-            for (key, headerValue) in try reader.object(value, at: "commonHeaders").sorted(by: { $0.key < $1.key }) {
-                guard case .string(let text) = headerValue else {
-                    throw ConfigurationError(file: file, key: "commonHeaders.\(key)", problem: "must be a string")
-                }
-                headers.add(name: key, value: try reader.substitute(text, at: "commonHeaders.\(key)"))
+        guard let value = object["commonHeaders"] else { return headers }
+        for (key, headerValue) in try reader.object(value, at: "commonHeaders").sorted(by: { $0.key < $1.key }) {
+            guard case .string(let text) = headerValue else {
+                throw ConfigurationError(file: reader.file, key: "commonHeaders.\(key)", problem: "must be a string")
             }
+            headers.add(name: key, value: try reader.substitute(text, at: "commonHeaders.\(key)"))
         }
+        return headers
+    }
+
+    private static func commonParameters(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> Parameters {
         var parameters: Parameters = [:]
-        if let value = object["commonParameters"] {
-            for (key, parameterValue) in try reader.object(value, at: "commonParameters") {
-                parameters[key] = try reader.parameter(parameterValue, at: "commonParameters.\(key)")
-            }
+        guard let value = object["commonParameters"] else { return parameters }
+        for (key, parameterValue) in try reader.object(value, at: "commonParameters") {
+            parameters[key] = try reader.parameter(parameterValue, at: "commonParameters.\(key)")
         }
-        return ConfiguredService(
-            name: ServiceName(rawValue: name), environments: environments, defaultEnvironment: defaultEnvironment,
-            bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: timeouts, signer: signer,
-            decoder: try decoding(object, reader: reader), applicationErrors: try applicationErrors(object, reader: reader),
-            envelope: try envelope(object, reader: reader), file: file, headers: headers, parameters: parameters)
+        return parameters
     }
 
     private static func decoding(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> FastJSONDecoder? {

@@ -151,7 +151,26 @@ extension Transfer {
         // never reset, so each option either is set here or already holds this request's value.
         var applied = handle.applied
         defer { handle.applied = applied }
+        try applyURL(to: handle, scheme: scheme, options, &applied)
+        if applied.progress != (progress != nil) {
+            handle.set(CURLOPT_NOPROGRESS, progress == nil)
+            applied.progress = progress != nil
+        }
+        let hasBody = try applyMethodAndBody(to: handle, &applied)
+        try applyHeaders(to: handle, hasBody: hasBody, options, sharedHeaders: sharedHeaders, &applied)
+        // What depends on the scheme: the proxy, and waiting to multiplex (HTTP/2).
+        if applied.scheme != scheme {
+            handle.set(CURLOPT_PROXY, scheme == .https ? options.httpsProxy : options.httpProxy)
+            handle.set(CURLOPT_PIPEWAIT, scheme == .https ? options.httpsMultiplexes : options.httpMultiplexes)
+            applied.scheme = scheme
+        }
+        applyTimeouts(to: handle, options, &applied)
+        applyResponseLimit(to: handle, options, &applied)
+    }
 
+    /// The URL: as the request target where that is exact (see ``requestTarget(of:)``), whole
+    /// otherwise.
+    private func applyURL(to handle: EasyHandle, scheme: Scheme, _ options: PreparedOptions, _ applied: inout EasyHandle.AppliedOptions) throws(TransportError) {
         let splits = scheme == .https || options.httpProxy.isEmpty
         let accepted = urlString.withCString { text -> Bool in
             let length = strlen(text)
@@ -176,14 +195,10 @@ extension Transfer {
         guard accepted else {
             throw TransportError(.invalidURL, url: urlString, detail: "libcurl rejected the URL")
         }
+    }
 
-        let wantsProgress = progress != nil
-        if applied.progress != wantsProgress {
-            handle.set(CURLOPT_NOPROGRESS, !wantsProgress)
-            applied.progress = wantsProgress
-        }
-
-        // Method and body.
+    /// The method, and the body source with its size; returns whether a body is sent.
+    private func applyMethodAndBody(to handle: EasyHandle, _ applied: inout EasyHandle.AppliedOptions) throws(TransportError) -> Bool {
         let bodySize = try openBody()
         let method = request.method
         let hasBody = bodySize != nil || method == .post || method == .put || method == .patch
@@ -221,8 +236,13 @@ extension Transfer {
         if hasBody {
             handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: bodySize ?? 0)
         }
+        return hasBody
+    }
 
-        // Headers: the transport's defaults, then the request's (which win by name).
+    /// The headers: the transport's defaults, then the request's (which win by name).
+    private func applyHeaders(
+        to handle: EasyHandle, hasBody: Bool, _ options: PreparedOptions, sharedHeaders: SharedHeaderLists, _ applied: inout EasyHandle.AppliedOptions
+    ) throws(TransportError) {
         if let invalid = options.invalidDefaultHeader {
             throw TransportError(.invalidRequest, url: urlString, detail: "default header \(invalid.debugDescription) has an invalid name or a line break in its value")
         }
@@ -238,16 +258,6 @@ extension Transfer {
             applied.headers = list
             applied.headersSet = true
         }
-
-        // What depends on the scheme: the proxy, and waiting to multiplex (HTTP/2).
-        if applied.scheme != scheme {
-            handle.set(CURLOPT_PROXY, scheme == .https ? options.httpsProxy : options.httpProxy)
-            handle.set(CURLOPT_PIPEWAIT, scheme == .https ? options.httpsMultiplexes : options.httpMultiplexes)
-            applied.scheme = scheme
-        }
-
-        applyTimeouts(to: handle, options, &applied)
-        applyResponseLimit(to: handle, options, &applied)
     }
 
     /// The connect, total and idle limits: the request's own, or the transport's.

@@ -1,0 +1,34 @@
+// What README.md's Swift blocks take as given. scripts/extract-readme-snippets.sh writes the
+// blocks into Generated/ beside this file, so that `make test` compiles them: the README cannot
+// drift from the API.
+import AIFNetworking
+import Foundation
+
+/// An article of the shop, as a user's model would be.
+struct Goods: Codable, Sendable, Hashable {
+    var id: Int
+    var title: String
+    var priceCents: Int
+}
+
+/// A page of the listing.
+struct GoodsPage: Codable, Sendable, Hashable, PageContent {
+    var items: [Goods]
+    var total: Int
+    var pageItemCount: Int { items.count }
+    var pageTotalCount: Int? { total }
+}
+
+/// A validation error of the user's.
+struct InvalidID: Error {}
+
+/// Shows goods on screen.
+func show(_ items: [Goods]) {}
+
+/// Where a user keeps a session token.
+enum Session {
+    static let token = "token"
+}
+
+/// A private key, read from somewhere safe.
+let privateKey = "private key"
