@@ -27,15 +27,15 @@ extension APIProxy {
             completion(result)
         }
         guard let coalescingKey else {
-            let send = redirectingSend(request, for: resolved, runner: runner)
-            cancellation.attach(send)
-            send.start(completion: logged)
+            // The load's own cancellation takes each hop's transfer.
+            redirectingSend(request, for: resolved, runner: runner, cancellation: cancellation).start(completion: logged)
             return
         }
         let seat = coalescer.join(coalescingKey, id: id, completion: logged) { [self] landed in
-            let send = redirectingSend(request, for: resolved, runner: runner)
-            send.start(completion: landed)
-            return send
+            // The flight's transfers, cancelled when every load aboard has left.
+            let flight = AsyncCancellation()
+            redirectingSend(request, for: resolved, runner: runner, cancellation: flight).start(completion: landed)
+            return flight
         }
         cancellation.attach(seat)
     }

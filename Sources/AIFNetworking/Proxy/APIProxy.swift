@@ -205,8 +205,11 @@ public final class APIProxy: Sendable {
     ///   - request: The load's request.
     ///   - resolved: The service and environment it was made for.
     ///   - runner: Where each hop's outcome is handled and the loop's completion called.
-    func redirectingSend(_ request: HTTPRequest, for resolved: ResolvedService, runner: any CompletionExecutor) -> RedirectingSend<any Error> {
-        generator.redirectingSend(request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew) { [transport] hop, done in
+    ///   - cancellation: Where each hop's transfer is attached, to be cancelled.
+    func redirectingSend(
+        _ request: HTTPRequest, for resolved: ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation
+    ) -> RedirectingSend<any Error> {
+        generator.redirectingSend(request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew, cancellation: cancellation) { [transport] hop, done in
             transport.exchange(hop, progress: nil, completingOn: runner, completion: done)
         }
     }

@@ -27,7 +27,7 @@ extension RequestGenerator {
         maxRedirects: Int = 10,
         clockSkew: ClockSkew? = nil
     ) async throws -> HTTPResponse {
-        let send = redirectingSend(request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew) { hop, done in
+        let send = redirectingSend(request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew, cancellation: AsyncCancellation()) { hop, done in
             transport.send(hop, progress: nil, completion: done)
         }
         return try await send.response()
@@ -41,10 +41,11 @@ extension RequestGenerator {
     ///   - resolved: The service and environment it was made for.
     ///   - maxRedirects: How many redirects to follow.
     ///   - clockSkew: Learns from every response and corrects re-signing times, or `nil`.
+    ///   - cancellation: Where each hop's transfer is attached, to be cancelled.
     ///   - exchange: Sends one hop.
     /// - Returns: The loop; call `start(completion:)`.
     func redirectingSend(
-        _ request: HTTPRequest, for resolved: ResolvedService, maxRedirects: Int, clockSkew: ClockSkew?,
+        _ request: HTTPRequest, for resolved: ResolvedService, maxRedirects: Int, clockSkew: ClockSkew?, cancellation: AsyncCancellation,
         exchange: @escaping RedirectingSend<any Error>.Exchange
     ) -> RedirectingSend<any Error> {
         let signed = resolved.environment.credentials != nil && resolved.service.signer != nil
@@ -54,18 +55,9 @@ extension RequestGenerator {
                 try resigned(hop, original: original, for: resolved, clockSkew: clockSkew)
             }
         }
-        let observed: RedirectingSend<any Error>.Exchange
-        if let clockSkew {
-            observed = { hop, done in
-                exchange(hop) { result in
-                    if case .success(let response) = result { clockSkew.record(response) }
-                    done(result)
-                }
-            }
-        } else {
-            observed = exchange
-        }
-        return RedirectingSend(request: request, maxRedirects: maxRedirects, prepareHop: prepareHop, mapError: { $0 }, exchange: observed)
+        return RedirectingSend(
+            request: request, maxRedirects: maxRedirects, prepareHop: prepareHop, mapError: { $0 }, cancellation: cancellation, observer: clockSkew,
+            exchange: exchange)
     }
 
     /// A redirect hop of a signed request: the old signature removed, then signed afresh when
@@ -87,4 +79,11 @@ extension RequestGenerator {
     static let signatureQueryFields: Set<String> = ["api_key", "timestamp", "nonce", "sign"]
     /// The headers the built-in signers add.
     static let signatureHeaderNames = ["X-API-Key", "X-Timestamp", "X-Nonce", "X-Signature", "Signature", "Signature-Input", "Content-Digest"]
+}
+
+extension ClockSkew: ResponseObserver {
+    /// Learns from the response's `Date` header, received now.
+    func record(_ response: HTTPResponse) {
+        record(response, receivedAt: Date())
+    }
 }

@@ -87,7 +87,7 @@ public final class CurlTransport: HTTPTransport {
         progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
-        send(request, progress: progress, completingInBatches: false, completion: completion)
+        send(request, progress: progress, completingInBatches: false, cancellation: nil, completion: completion)
     }
 
     /// Sends a request and waits for its response.
@@ -112,8 +112,7 @@ public final class CurlTransport: HTTPTransport {
             // An unsafe continuation is sound: the send's completion runs exactly once (the
             // transfer state machine and the redirect loop each guarantee it).
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, TransportError>, Never>) in
-                let transfer = send(request, progress: progress, completingInBatches: batches) { continuation.resume(returning: $0) }
-                cancellation.attach(transfer)
+                send(request, progress: progress, completingInBatches: batches, cancellation: cancellation) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             cancellation.cancel()
@@ -125,23 +124,30 @@ public final class CurlTransport: HTTPTransport {
     /// `completingInBatches` — from the Dispatch block that ends each batch of finished
     /// transfers (see `CurlEventLoop.completeFinishedTransfers`), for completions that hand the
     /// outcome to another thread.
+    ///
+    /// `cancellation`, when given, has every transfer of the request attached to it; otherwise
+    /// the returned handle cancels them.
+    @discardableResult
     func send(
         _ request: HTTPRequest,
         progress: (@Sendable (TransferProgress) -> Void)?,
         completingInBatches: Bool,
+        cancellation: AsyncCancellation?,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
         let maxRedirects = (request.redirects ?? configuration.redirects).maxRedirects
         guard maxRedirects >= 0 else {
-            return Self.submit(request, on: loop, progress: progress, batches: completingInBatches, executor: nil, completion: completion)
+            let transfer = Self.submit(request, on: loop, progress: progress, batches: completingInBatches, executor: nil, completion: completion)
+            cancellation?.attach(transfer)
+            return transfer
         }
+        let hops = cancellation ?? AsyncCancellation()
         // The loop, not the transport, is captured: a transport released with requests in
         // flight shuts down and cancels them.
-        let redirecting = RedirectingSend(request: request, maxRedirects: maxRedirects) { [loop] hop, done in
+        RedirectingSend(request: request, maxRedirects: maxRedirects, cancellation: hops) { [loop] hop, done in
             Self.submit(hop, on: loop, progress: progress, batches: completingInBatches, executor: nil, completion: done)
-        }
-        redirecting.start(completion: completion)
-        return redirecting
+        }.start(completion: completion)
+        return hops
     }
 
     /// One exchange: the request as one libcurl transfer (libcurl follows no redirect), its

@@ -15,11 +15,12 @@ import Foundation
 ///
 /// Every hop's exchange ends exactly once (the ``HTTPTransport`` contract), and each ending
 /// either starts exactly one next hop or delivers: so the completion runs exactly once.
-/// Cancelling stops the hop in flight, or the next one the moment it is attached.
+/// Cancelling the `cancellation` it was given (the caller's own: a load's, a task's) stops the
+/// hop in flight, or the next one the moment it is attached.
 ///
 /// When the first request has a total timeout, it bounds the whole chain: each later hop gets
 /// what is left of it.
-final class RedirectingSend<Failure: Error>: CancellableTransfer {
+final class RedirectingSend<Failure: Error>: Sendable {
     /// One exchange: sends `hop` with no redirect following of its own and calls the
     /// completion exactly once.
     typealias Exchange = @Sendable (_ hop: HTTPRequest, _ completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) ->
@@ -34,7 +35,8 @@ final class RedirectingSend<Failure: Error>: CancellableTransfer {
     private let prepareHop: PrepareHop?
     private let exchange: Exchange
     private let mapError: @Sendable (TransportError) -> Failure
-    private let cancellation = AsyncCancellation()
+    private let cancellation: AsyncCancellation
+    private let observer: (any ResponseObserver)?
     /// When the chain must be over, if the first request had a total timeout.
     private let deadline: ContinuousClock.Instant?
 
@@ -45,12 +47,16 @@ final class RedirectingSend<Failure: Error>: CancellableTransfer {
     ///   - maxRedirects: How many redirects to follow; negative for none.
     ///   - prepareHop: Applied to every hop after the first, or `nil`.
     ///   - mapError: How a transport error becomes the completion's error.
+    ///   - cancellation: Where each hop's transfer is attached, to be cancelled.
+    ///   - observer: Shown every response, redirects included, or `nil`.
     ///   - exchange: Sends one hop.
     init(
         request: HTTPRequest, maxRedirects: Int, prepareHop: PrepareHop?, mapError: @escaping @Sendable (TransportError) -> Failure,
-        exchange: @escaping Exchange
+        cancellation: AsyncCancellation, observer: (any ResponseObserver)? = nil, exchange: @escaping Exchange
     ) {
         original = request
+        self.cancellation = cancellation
+        self.observer = observer
         self.maxRedirects = maxRedirects
         self.prepareHop = prepareHop
         self.mapError = mapError
@@ -63,11 +69,6 @@ final class RedirectingSend<Failure: Error>: CancellableTransfer {
     /// - Parameter completion: Called exactly once with the final outcome.
     func start(completion: @escaping Completion) {
         submit(original, redirects: 0, completion: completion)
-    }
-
-    /// Stops the hop in flight; the completion then gets the hop's cancellation error.
-    func cancel() {
-        cancellation.cancel()
     }
 
     private func submit(_ request: HTTPRequest, redirects: Int, completion: @escaping Completion) {
@@ -85,6 +86,7 @@ final class RedirectingSend<Failure: Error>: CancellableTransfer {
         case .success(let received): response = received
         case .failure(let error): return completion(.failure(mapError(error)))
         }
+        observer?.record(response)
         guard maxRedirects >= 0, HTTPRequest.redirectStatuses.contains(response.statusCode) else {
             return completion(.success(Self.final(response, redirects: redirects)))
         }
@@ -127,8 +129,8 @@ final class RedirectingSend<Failure: Error>: CancellableTransfer {
 
 extension RedirectingSend where Failure == TransportError {
     /// A loop whose errors are the transport's own.
-    convenience init(request: HTTPRequest, maxRedirects: Int, exchange: @escaping Exchange) {
-        self.init(request: request, maxRedirects: maxRedirects, prepareHop: nil, mapError: { $0 }, exchange: exchange)
+    convenience init(request: HTTPRequest, maxRedirects: Int, cancellation: AsyncCancellation, exchange: @escaping Exchange) {
+        self.init(request: request, maxRedirects: maxRedirects, prepareHop: nil, mapError: { $0 }, cancellation: cancellation, exchange: exchange)
     }
 }
 
@@ -141,8 +143,15 @@ extension RedirectingSend {
                 start { continuation.resume(returning: $0) }
             }
         } onCancel: {
-            cancel()
+            cancellation.cancel()
         }
         return try result.get()
     }
+}
+
+/// Is shown every response of a redirect loop, the redirects' included (the signing layer's
+/// clock-skew estimate learns from their `Date` headers).
+protocol ResponseObserver: Sendable {
+    /// Takes note of a response.
+    func record(_ response: HTTPResponse)
 }
