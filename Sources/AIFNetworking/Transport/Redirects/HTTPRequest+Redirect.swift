@@ -24,7 +24,7 @@ extension HTTPRequest {
     /// - Throws: ``TransportError`` with ``TransportError/Code-swift.struct/invalidResponse``
     ///   when the `Location` is not a URL this library may follow.
     public func redirected(by response: HTTPResponse) throws(TransportError) -> HTTPRequest? {
-        guard Self.redirectStatuses.contains(response.statusCode), let location = response.headers["Location"] else {
+        guard Self.isRedirect(response.statusCode), let location = response.headers["Location"] else {
             return nil
         }
         let current = url
@@ -71,8 +71,14 @@ extension HTTPRequest {
         return origin(lhs) == origin(rhs)
     }
 
-    /// The statuses that ask the client to repeat the request elsewhere.
-    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+    /// Whether a status asks the client to repeat the request elsewhere (checked for every
+    /// response, so a switch rather than a set's hashing).
+    static func isRedirect(_ status: Int) -> Bool {
+        switch status {
+        case 301, 302, 303, 307, 308: true
+        default: false
+        }
+    }
     /// Headers that describe a body, dropped with it.
     static let contentHeaderNames = [
         "Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location", "Content-Digest",

@@ -87,7 +87,7 @@ final class RedirectingSend<Failure: Error>: Sendable {
         case .failure(let error): return completion(.failure(mapError(error)))
         }
         observer?.record(response)
-        guard maxRedirects >= 0, HTTPRequest.redirectStatuses.contains(response.statusCode) else {
+        guard maxRedirects >= 0, HTTPRequest.isRedirect(response.statusCode) else {
             return completion(.success(Self.final(response, redirects: redirects)))
         }
         do throws(TransportError) {
