@@ -143,6 +143,39 @@ struct RedirectTests {
         #expect(ended.first?.error?.code == .cancelled)
     }
 
+    /// The async face: cancelling the task during the second hop ends it at once, as cancelled.
+    @Test func cancellingTheTaskDuringTheSecondHopEndsIt() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let started = ContinuousClock.now
+        let task = Task { try await transport.send(HTTPRequest(url: server.url("hop/307?to=%2Fslow%2F3000"))) }
+        try await Task.sleep(for: .milliseconds(300))
+        task.cancel()
+        let error = await #expect(throws: TransportError.self) { try await task.value }
+        #expect(error?.code == .cancelled)
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
+    /// A cancellation that lands after the first transfer ended but before the redirect loop
+    /// attached the next hop still stops that hop: the hops' cancellation is left cancelled.
+    @Test func aCancellationBeforeTheNextHopIsAttachedReachesIt() {
+        let transfer = Transfer(request: HTTPRequest(url: URL(string: "http://127.0.0.1:9/")!), progress: nil, completion: nil)
+        CurlTransport.cancel(transfer, on: nil)
+        let nextHop = CancellationProbe()
+        transfer.laterHops().attach(nextHop)
+        #expect(nextHop.cancellations == 1)
+
+        let untouched = Transfer(request: HTTPRequest(url: URL(string: "http://127.0.0.1:9/")!), progress: nil, completion: nil)
+        let hops = untouched.laterHops()
+        #expect(untouched.laterHops() === hops)
+        let attached = CancellationProbe()
+        hops.attach(attached)
+        #expect(attached.cancellations == 0)
+        CurlTransport.cancel(untouched, on: nil)
+        #expect(attached.cancellations == 1)
+    }
+
     // MARK: The rules, without I/O
 
     @Test func theRulesAsAFunction() throws {
@@ -176,5 +209,16 @@ struct RedirectTests {
         #expect(HTTPRequest.sameOrigin(URL(string: "https://a.example/x")!, URL(string: "https://A.EXAMPLE:443/y")!))
         #expect(!HTTPRequest.sameOrigin(URL(string: "https://a.example/x")!, URL(string: "http://a.example/x")!))
         #expect(!HTTPRequest.sameOrigin(URL(string: "http://a.example/x")!, URL(string: "http://a.example:8080/x")!))
+    }
+}
+
+/// A transfer that only counts how often it is cancelled.
+private final class CancellationProbe: CancellableTransfer {
+    private let count = Locked(0)
+
+    var cancellations: Int { count.withLock { $0 } }
+
+    func cancel() {
+        count.withLock { $0 += 1 }
     }
 }

@@ -28,13 +28,13 @@ extension APIProxy {
         }
         guard let coalescingKey else {
             // The load's own cancellation takes each hop's transfer.
-            redirectingSend(request, for: resolved, runner: runner, cancellation: cancellation).start(completion: logged)
+            send(request, for: resolved, runner: runner, cancellation: cancellation, completion: logged)
             return
         }
         let seat = coalescer.join(coalescingKey, id: id, completion: logged) { [self] landed in
             // The flight's transfers, cancelled when every load aboard has left.
             let flight = AsyncCancellation()
-            redirectingSend(request, for: resolved, runner: runner, cancellation: flight).start(completion: landed)
+            send(request, for: resolved, runner: runner, cancellation: flight, completion: landed)
             return flight
         }
         cancellation.attach(seat)

@@ -197,21 +197,24 @@ public final class APIProxy: Sendable {
 
     // MARK: Sending
 
-    /// The redirect loop for one load's request (not started): each hop through ``transport``
-    /// as one exchange completing on `runner`, re-signed as the service requires, every
-    /// response shown to ``clockSkew``.
+    /// Sends one load's request: each hop through ``transport`` as one exchange completing on
+    /// `runner`, redirects followed and re-signed as the service requires, every response
+    /// shown to ``clockSkew``.
     ///
     /// - Parameters:
     ///   - request: The load's request.
     ///   - resolved: The service and environment it was made for.
-    ///   - runner: Where each hop's outcome is handled and the loop's completion called.
+    ///   - runner: Where each hop's outcome is handled and `completion` called.
     ///   - cancellation: Where each hop's transfer is attached, to be cancelled.
-    func redirectingSend(
-        _ request: HTTPRequest, for resolved: ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation
-    ) -> RedirectingSend<any Error> {
-        generator.redirectingSend(request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew, cancellation: cancellation) { [transport] hop, done in
-            transport.exchange(hop, progress: nil, completingOn: runner, completion: done)
-        }
+    ///   - completion: Called exactly once, on `runner`.
+    func send(
+        _ request: HTTPRequest, for resolved: ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation,
+        completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
+    ) {
+        generator.send(
+            request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew, cancellation: cancellation,
+            exchange: { [transport] hop, done in transport.exchange(hop, progress: nil, completingOn: runner, completion: done) },
+            completion: completion)
     }
 
     @inline(never)

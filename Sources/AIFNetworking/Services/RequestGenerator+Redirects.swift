@@ -27,14 +27,26 @@ extension RequestGenerator {
         maxRedirects: Int = 10,
         clockSkew: ClockSkew? = nil
     ) async throws -> HTTPResponse {
-        let send = redirectingSend(request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew, cancellation: AsyncCancellation()) { hop, done in
-            transport.send(hop, progress: nil, completion: done)
+        let cancellation = AsyncCancellation()
+        let result = await withTaskCancellationHandler {
+            // An unsafe continuation is sound: the send calls its completion exactly once.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, any Error>, Never>) in
+                send(request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew, cancellation: cancellation) { hop, done in
+                    transport.send(hop, progress: nil, completion: done)
+                } completion: {
+                    continuation.resume(returning: $0)
+                }
+            }
+        } onCancel: {
+            cancellation.cancel()
         }
-        return try await send.response()
+        return try result.get()
     }
 
-    /// The redirect loop for a generated request: hops re-signed as ``send(_:for:through:maxRedirects:clockSkew:)``
-    /// describes, every response shown to `clockSkew`. Not started.
+    /// Sends a generated request as `exchange` sends one hop, following redirects through the
+    /// library's redirect loop with hops re-signed as ``send(_:for:through:maxRedirects:clockSkew:)``
+    /// describes, every response shown to `clockSkew`. The loop is made only when the first
+    /// response is a redirect.
     ///
     /// - Parameters:
     ///   - request: The first request.
@@ -43,21 +55,30 @@ extension RequestGenerator {
     ///   - clockSkew: Learns from every response and corrects re-signing times, or `nil`.
     ///   - cancellation: Where each hop's transfer is attached, to be cancelled.
     ///   - exchange: Sends one hop.
-    /// - Returns: The loop; call `start(completion:)`.
-    func redirectingSend(
+    ///   - completion: Called exactly once, with the final response or the error.
+    func send(
         _ request: HTTPRequest, for resolved: ResolvedService, maxRedirects: Int, clockSkew: ClockSkew?, cancellation: AsyncCancellation,
-        exchange: @escaping RedirectingSend<any Error>.Exchange
-    ) -> RedirectingSend<any Error> {
-        let signed = resolved.environment.credentials != nil && resolved.service.signer != nil
-        var prepareHop: RedirectingSend<any Error>.PrepareHop?
-        if signed {
-            prepareHop = { @Sendable [self] hop, original throws(any Error) in
-                try resigned(hop, original: original, for: resolved, clockSkew: clockSkew)
+        exchange: @escaping RedirectingSend<any Error>.Exchange, completion: @escaping RedirectingSend<any Error>.Completion
+    ) {
+        let sentAt = ContinuousClock.now
+        var first = request
+        first.redirects = .never
+        let transfer = exchange(first) { [self] result in
+            guard let redirect = RedirectingSend<any Error>.redirect(in: result, maxRedirects: maxRedirects, observer: clockSkew) else {
+                return completion(result.mapError { $0 })
             }
+            var prepareHop: RedirectingSend<any Error>.PrepareHop?
+            if resolved.environment.credentials != nil && resolved.service.signer != nil {
+                prepareHop = { @Sendable [self] hop, original throws(any Error) in
+                    try resigned(hop, original: original, for: resolved, clockSkew: clockSkew)
+                }
+            }
+            let hops = RedirectingSend(
+                request: request, sentAt: sentAt, maxRedirects: maxRedirects, prepareHop: prepareHop, mapError: { $0 }, cancellation: cancellation,
+                observer: clockSkew, exchange: exchange)
+            hops.follow(redirect, completion: completion)
         }
-        return RedirectingSend(
-            request: request, maxRedirects: maxRedirects, prepareHop: prepareHop, mapError: { $0 }, cancellation: cancellation, observer: clockSkew,
-            exchange: exchange)
+        cancellation.attach(transfer)
     }
 
     /// A redirect hop of a signed request: the old signature removed, then signed afresh when

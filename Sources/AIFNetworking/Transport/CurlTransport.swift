@@ -87,7 +87,9 @@ public final class CurlTransport: HTTPTransport {
         progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
-        send(request, progress: progress, completingInBatches: false, cancellation: nil, completion: completion)
+        let transfer = Transfer(request: request, progress: progress, completion: nil)
+        start(transfer, completingInBatches: false, completion: completion)
+        return CurlTransferTask(transfer: transfer, loop: loop)
     }
 
     /// Sends a request and waits for its response.
@@ -106,48 +108,61 @@ public final class CurlTransport: HTTPTransport {
         _ request: HTTPRequest,
         progress: (@Sendable (TransferProgress) -> Void)?
     ) async throws(TransportError) -> HTTPResponse {
-        let batches = !loop.isOnLoopThread
-        let cancellation = AsyncCancellation()
-        let result = await withTaskCancellationHandler {
+        // The transfer exists before it is submitted, so a cancellation that races ahead of the
+        // submission has something to name: the loop notes it and ends the transfer as
+        // cancelled when the start command arrives (see TransferStateMachine).
+        let transfer = Transfer(request: request, progress: progress, completion: nil)
+        let result = await withTaskCancellationHandler { [loop] in
             // An unsafe continuation is sound: the send's completion runs exactly once (the
             // transfer state machine and the redirect loop each guarantee it).
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, TransportError>, Never>) in
-                send(request, progress: progress, completingInBatches: batches, cancellation: cancellation) { continuation.resume(returning: $0) }
+                start(transfer, completingInBatches: !loop.isOnLoopThread) { continuation.resume(returning: $0) }
             }
-        } onCancel: {
-            cancellation.cancel()
+        } onCancel: { [loop] in
+            Self.cancel(transfer, on: loop)
         }
         return try result.get()
     }
 
-    /// ``send(_:progress:completion:)``, with the completion called — when
-    /// `completingInBatches` — from the Dispatch block that ends each batch of finished
-    /// transfers (see `CurlEventLoop.completeFinishedTransfers`), for completions that hand the
-    /// outcome to another thread.
+    /// Submits a request's first transfer; when it is answered with a redirect to follow, the
+    /// redirect loop sends the hops after it, attached to the transfer's
+    /// ``Transfer/laterHops()`` so that cancelling the first reaches them.
     ///
-    /// `cancellation`, when given, has every transfer of the request attached to it; otherwise
-    /// the returned handle cancels them.
-    @discardableResult
-    func send(
-        _ request: HTTPRequest,
-        progress: (@Sendable (TransferProgress) -> Void)?,
-        completingInBatches: Bool,
-        cancellation: AsyncCancellation?,
-        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
-    ) -> any CancellableTransfer {
-        let maxRedirects = (request.redirects ?? configuration.redirects).maxRedirects
-        guard maxRedirects >= 0 else {
-            let transfer = Self.submit(request, on: loop, progress: progress, batches: completingInBatches, executor: nil, completion: completion)
-            cancellation?.attach(transfer)
-            return transfer
+    /// With `completingInBatches`, the completion is called from the Dispatch block that ends
+    /// each batch of finished transfers (see `CurlEventLoop.completeFinishedTransfers`), for
+    /// completions that hand the outcome to another thread.
+    private func start(
+        _ transfer: Transfer, completingInBatches batches: Bool, completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) {
+        let maxRedirects = (transfer.request.redirects ?? configuration.redirects).maxRedirects
+        transfer.completesInBatches = batches
+        if maxRedirects < 0 {
+            transfer.completion = completion
+        } else {
+            let sentAt = ContinuousClock.now
+            // Captures its own transfer: the cycle ends when the transfer delivers (and lets go
+            // of its completion), which it does exactly once. The loop, not the transport, is
+            // captured: a transport released with requests in flight shuts down and cancels them.
+            transfer.completion = { [loop] result in
+                guard let redirect = RedirectingSend<TransportError>.redirect(in: result, maxRedirects: maxRedirects) else { return completion(result) }
+                let progress = transfer.progress
+                let hops = RedirectingSend(
+                    request: transfer.request, sentAt: sentAt, maxRedirects: maxRedirects, prepareHop: nil, mapError: { $0 }, cancellation: transfer.laterHops()
+                ) { hop, done in
+                    Self.submit(Transfer(request: hop, progress: progress, completion: done), on: loop, batches: batches, executor: nil)
+                }
+                hops.follow(redirect, completion: completion)
+            }
         }
-        let hops = cancellation ?? AsyncCancellation()
-        // The loop, not the transport, is captured: a transport released with requests in
-        // flight shuts down and cancels them.
-        RedirectingSend(request: request, maxRedirects: maxRedirects, cancellation: hops) { [loop] hop, done in
-            Self.submit(hop, on: loop, progress: progress, batches: completingInBatches, executor: nil, completion: done)
-        }.start(completion: completion)
-        return hops
+        if !loop.submit(transfer) {
+            transfer.refuseAfterShutdown()
+        }
+    }
+
+    /// Cancels a request: its first transfer, and the hops that followed it after a redirect.
+    static func cancel(_ transfer: Transfer, on loop: CurlEventLoop?) {
+        loop?.cancel(transfer)
+        transfer.laterHops().cancel()
     }
 
     /// One exchange: the request as one libcurl transfer (libcurl follows no redirect), its
@@ -168,31 +183,23 @@ public final class CurlTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
         let ownThread = executor === loop
-        return Self.submit(request, on: loop, progress: progress, batches: !ownThread, executor: ownThread ? nil : executor) { result in
+        let transfer = Transfer(request: request, progress: progress) { result in
             executor.run { completion(result) }
         }
+        return Self.submit(transfer, on: loop, batches: !ownThread, executor: ownThread ? nil : executor)
     }
 
     /// The transport's thread, as a place for loads' work.
     public var ownThreadExecutor: (any CompletionExecutor)? { loop }
 
-    private static func submit(
-        _ request: HTTPRequest,
-        on loop: CurlEventLoop,
-        progress: (@Sendable (TransferProgress) -> Void)?,
-        batches: Bool,
-        executor: (any CompletionExecutor)?,
-        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
-    ) -> CurlTransferTask {
-        let transfer = Transfer(request: request, progress: progress, completion: completion)
+    /// Submits one transfer, its completion set; returns its handle.
+    private static func submit(_ transfer: Transfer, on loop: CurlEventLoop, batches: Bool, executor: (any CompletionExecutor)?) -> CurlTransferTask {
         transfer.completesInBatches = batches
         transfer.batchExecutor = executor
-        let task = CurlTransferTask(transfer: transfer, loop: loop)
         if !loop.submit(transfer) {
-            transfer.completion = nil
-            completion(.failure(TransportError(.transportShutDown, url: transfer.urlString, detail: "the transport was shut down before the request was submitted")))
+            transfer.refuseAfterShutdown()
         }
-        return task
+        return CurlTransferTask(transfer: transfer, loop: loop)
     }
 
     /// Initialises libcurl, for the whole process, with memory functions that keep the 16 KiB
@@ -262,6 +269,6 @@ public final class CurlTransferTask: CancellableTransfer {
     /// Cancels the transfer if it has not ended: its completion is then called with
     /// ``TransportError/Code-swift.struct/cancelled``. Safe from any thread, any number of times.
     public func cancel() {
-        loop?.cancel(transfer)
+        CurlTransport.cancel(transfer, on: loop)
     }
 }

@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -16,7 +17,8 @@ import Musl
 ///   hand it back to the loop in a command (submission, cancellation). For the same reason the
 ///   hot properties are `@exclusivity(unchecked)`: one thread, and no access to them overlaps
 ///   another, so the runtime's dynamic exclusivity bookkeeping (measured at ~1,000 instructions
-///   per request) buys nothing.
+///   per request) buys nothing. The one exception is ``laterHops()``, an atomic reference any
+///   thread may set.
 final class Transfer: @unchecked Sendable {
     typealias Completion = @Sendable (Result<HTTPResponse, TransportError>) -> Void
 
@@ -59,6 +61,9 @@ final class Transfer: @unchecked Sendable {
     /// Set when reading the request body failed, to report it instead of libcurl's generic code.
     var uploadFailure: String?
 
+    /// Where the transfers of later hops attach when this one is answered with a redirect.
+    private let laterHopsCancellation = AtomicLazyReference<AsyncCancellation>()
+
     /// The request URL as text, for libcurl and for errors (computed once: Foundation's URL
     /// rebuilds it on every call).
     let urlString: String
@@ -80,6 +85,20 @@ final class Transfer: @unchecked Sendable {
         let completion = self.completion
         self.completion = nil
         completion?(outcome)
+    }
+
+    /// Ends a transfer the loop refused (it was shut down) at once, on the caller's thread.
+    func refuseAfterShutdown() {
+        deliver(.failure(TransportError(.transportShutDown, url: urlString, detail: "the transport was shut down before the request was submitted")))
+    }
+
+    /// The cancellation the hops after a redirect attach to, so that cancelling this transfer
+    /// reaches them: made by whichever comes first, the redirect loop or a cancellation —
+    /// which then leaves it cancelled, so a hop attached later is cancelled at once. Safe
+    /// from any thread; nothing is allocated for a transfer that is neither redirected nor
+    /// cancelled.
+    func laterHops() -> AsyncCancellation {
+        laterHopsCancellation.storeIfNil(AsyncCancellation())
     }
 
     /// The schemes the transport speaks.

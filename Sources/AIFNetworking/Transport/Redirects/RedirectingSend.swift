@@ -1,22 +1,31 @@
 import Foundation
 
-/// The library's one redirect loop: sends a request through a single-exchange `send`, and
-/// while the answer is a redirect to follow (``HTTPRequest/redirected(by:)``), sends the next
-/// hop — after `prepareHop`, where a signer signs it afresh — until a final response, an error,
-/// or one redirect more than `maxRedirects`.
+/// The library's one redirect loop: after a first exchange answered with a redirect to follow
+/// (``HTTPRequest/redirected(by:)``), sends the next hop — after `prepareHop`, where a signer
+/// signs it afresh — and so on until a final response, an error, or one redirect more than
+/// `maxRedirects`.
 ///
 /// ```
-///  start ──▶ send hop ──▶ response ──┬─ not a redirect ──────────────▶ deliver(response)
-///               ▲                    ├─ redirect, over the limit ────▶ deliver(tooManyRedirects)
-///               │                    ├─ bad Location / prepare fails ▶ deliver(error)
-///               └── prepareHop(next) ┘─ redirect
-///  a hop's error ─────────────────────────────────────────────────────▶ deliver(error)
+///  first exchange ──▶ response ──┬─ not a redirect (no loop is made) ─▶ deliver(response)
+///                                └─ redirect: make the loop, follow ─┐
+///                ┌───────────────────────────────────────────────────┘
+///                ▼
+///  follow ──┬─ over the limit ──────────────▶ deliver(tooManyRedirects)
+///     ▲     ├─ bad Location / prepare fails ▶ deliver(error)
+///     │     └─ prepareHop(next), send hop ──▶ response ──┬─ not a redirect ─▶ deliver(response)
+///     └──────────────────────────────────────────────────┘─ redirect
+///  a hop's error ───────────────────────────────────────────────────────────▶ deliver(error)
 /// ```
+///
+/// Most responses are not redirects, so the first hop is sent by the caller as a plain
+/// exchange whose completion asks ``redirect(in:maxRedirects:observer:)``; only when it is
+/// one does the caller make this loop and hand it the response (``follow(_:completion:)``):
+/// a request that is not redirected costs nothing here.
 ///
 /// Every hop's exchange ends exactly once (the ``HTTPTransport`` contract), and each ending
 /// either starts exactly one next hop or delivers: so the completion runs exactly once.
-/// Cancelling the `cancellation` it was given (the caller's own: a load's, a task's) stops the
-/// hop in flight, or the next one the moment it is attached.
+/// Cancelling the `cancellation` it was given stops the hop in flight, or the next one the
+/// moment it is attached.
 ///
 /// When the first request has a total timeout, it bounds the whole chain: each later hop gets
 /// what is left of it.
@@ -40,19 +49,21 @@ final class RedirectingSend<Failure: Error>: Sendable {
     /// When the chain must be over, if the first request had a total timeout.
     private let deadline: ContinuousClock.Instant?
 
-    /// Creates the loop; ``start(completion:)`` sends the first hop.
+    /// Creates the loop for a request whose first hop was answered with a redirect.
     ///
     /// - Parameters:
-    ///   - request: The first request, sent as it is.
-    ///   - maxRedirects: How many redirects to follow; negative for none.
+    ///   - request: The first request.
+    ///   - sentAt: When the first request was sent (its total timeout counts from then).
+    ///   - maxRedirects: How many redirects to follow.
     ///   - prepareHop: Applied to every hop after the first, or `nil`.
     ///   - mapError: How a transport error becomes the completion's error.
-    ///   - cancellation: Where each hop's transfer is attached, to be cancelled.
-    ///   - observer: Shown every response, redirects included, or `nil`.
+    ///   - cancellation: Where each later hop's transfer is attached, to be cancelled.
+    ///   - observer: Shown every later hop's response, or `nil`.
     ///   - exchange: Sends one hop.
     init(
-        request: HTTPRequest, maxRedirects: Int, prepareHop: PrepareHop?, mapError: @escaping @Sendable (TransportError) -> Failure,
-        cancellation: AsyncCancellation, observer: (any ResponseObserver)? = nil, exchange: @escaping Exchange
+        request: HTTPRequest, sentAt: ContinuousClock.Instant, maxRedirects: Int, prepareHop: PrepareHop?,
+        mapError: @escaping @Sendable (TransportError) -> Failure, cancellation: AsyncCancellation, observer: (any ResponseObserver)? = nil,
+        exchange: @escaping Exchange
     ) {
         original = request
         self.cancellation = cancellation
@@ -61,35 +72,53 @@ final class RedirectingSend<Failure: Error>: Sendable {
         self.prepareHop = prepareHop
         self.mapError = mapError
         self.exchange = exchange
-        deadline = request.timeouts?.total.map { ContinuousClock.now + $0 }
+        deadline = request.timeouts?.total.map { sentAt + $0 }
     }
 
-    /// Sends the first request. Call once.
+    /// Looks at the outcome of a request's first exchange, before any loop exists: shows a
+    /// response to `observer`, and returns it when it is a redirect to follow — then make the
+    /// loop and call ``follow(_:completion:)``; otherwise the outcome is final.
     ///
-    /// - Parameter completion: Called exactly once with the final outcome.
-    func start(completion: @escaping Completion) {
-        submit(original, redirects: 0, completion: completion)
+    /// - Parameters:
+    ///   - result: The first exchange's outcome.
+    ///   - maxRedirects: How many redirects the request follows; negative for none.
+    ///   - observer: Shown the response, or `nil`.
+    /// - Returns: The redirect response, or `nil` when the outcome is final.
+    static func redirect(in result: Result<HTTPResponse, TransportError>, maxRedirects: Int, observer: (any ResponseObserver)? = nil) -> HTTPResponse? {
+        guard case .success(let response) = result else { return nil }
+        observer?.record(response)
+        return maxRedirects >= 0 && HTTPRequest.isRedirect(response.statusCode) ? response : nil
+    }
+
+    /// Follows the redirect the first request was answered with.
+    ///
+    /// - Parameters:
+    ///   - response: The first exchange's response, a redirect (already shown to the observer).
+    ///   - completion: Called exactly once with the final outcome.
+    func follow(_ response: HTTPResponse, completion: @escaping Completion) {
+        follow(response, from: original, redirects: 0, completion: completion)
     }
 
     private func submit(_ request: HTTPRequest, redirects: Int, completion: @escaping Completion) {
         var hop = request
         hop.redirects = .never
         let transfer = exchange(hop) { [self, hop] result in
-            arrived(result, for: hop, redirects: redirects, completion: completion)
+            switch result {
+            case .success(let response):
+                observer?.record(response)
+                guard HTTPRequest.isRedirect(response.statusCode) else {
+                    return completion(.success(Self.final(response, redirects: redirects)))
+                }
+                follow(response, from: hop, redirects: redirects, completion: completion)
+            case .failure(let error):
+                completion(.failure(mapError(error)))
+            }
         }
         cancellation.attach(transfer)
     }
 
-    private func arrived(_ result: Result<HTTPResponse, TransportError>, for hop: HTTPRequest, redirects: Int, completion: @escaping Completion) {
-        let response: HTTPResponse
-        switch result {
-        case .success(let received): response = received
-        case .failure(let error): return completion(.failure(mapError(error)))
-        }
-        observer?.record(response)
-        guard maxRedirects >= 0, HTTPRequest.isRedirect(response.statusCode) else {
-            return completion(.success(Self.final(response, redirects: redirects)))
-        }
+    /// Sends the hop `response` (a redirect status, the answer to `hop`) points to.
+    private func follow(_ response: HTTPResponse, from hop: HTTPRequest, redirects: Int, completion: @escaping Completion) {
         do throws(TransportError) {
             guard var next = try hop.redirected(by: response) else { return completion(.success(Self.final(response, redirects: redirects))) }
             guard redirects < maxRedirects else {
@@ -124,28 +153,6 @@ final class RedirectingSend<Failure: Error>: Sendable {
         var response = response
         response.metrics.redirectCount = redirects
         return response
-    }
-}
-
-extension RedirectingSend where Failure == TransportError {
-    /// A loop whose errors are the transport's own.
-    convenience init(request: HTTPRequest, maxRedirects: Int, cancellation: AsyncCancellation, exchange: @escaping Exchange) {
-        self.init(request: request, maxRedirects: maxRedirects, prepareHop: nil, mapError: { $0 }, cancellation: cancellation, exchange: exchange)
-    }
-}
-
-extension RedirectingSend {
-    /// Starts the loop and waits for its outcome; cancelling the calling task cancels it.
-    func response() async throws(Failure) -> HTTPResponse {
-        let result = await withTaskCancellationHandler {
-            // An unsafe continuation is sound: the loop calls its completion exactly once.
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, Failure>, Never>) in
-                start { continuation.resume(returning: $0) }
-            }
-        } onCancel: {
-            cancellation.cancel()
-        }
-        return try result.get()
     }
 }
 
