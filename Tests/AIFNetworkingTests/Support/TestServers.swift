@@ -62,9 +62,13 @@ struct TestCertificates: Sendable {
     /// The pin of an unrelated key.
     let otherKeyPin: String
 
+    /// Where this process's certificates live; removed when the process exits.
+    private static let processDirectory = FileManager.default.temporaryDirectory.appending(path: "aif-tls-\(UUID().uuidString)")
+
     static func generate() throws -> TestCertificates {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "aif-tls-\(UUID().uuidString)")
+        let directory = processDirectory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: TestCertificates.processDirectory) }
         let dir = directory.path
         try Shell.run("""
             set -e
