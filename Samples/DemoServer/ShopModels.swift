@@ -58,6 +58,22 @@ public struct Order: Codable, Sendable, Hashable {
     }
 }
 
+/// What `flaky/{key}` answers once it lets a request through: how many requests for the key
+/// it received, and the signing nonce of each (all different when every attempt was signed
+/// afresh).
+public struct FlakyReport: Codable, Sendable, Hashable {
+    /// Requests received for the key, the successful one included.
+    public var attempts: Int
+    /// The `nonce` query parameter of each, in order of arrival.
+    public var nonces: [String]
+
+    /// Creates a report.
+    public init(attempts: Int, nonces: [String]) {
+        self.attempts = attempts
+        self.nonces = nonces
+    }
+}
+
 /// The body of an error answer (also the application-level error in a `200`).
 public struct ShopError: Codable, Sendable, Hashable {
     /// The application code; `0` means success.

@@ -39,6 +39,7 @@ public final class ShopFaults: Sendable {
 /// | `GET`/`PUT`/`DELETE orders/{id}` | the ``Order`` / the changed ``Order`` / 204 |
 /// | `GET slow?ms=` | `{"slept_ms": …}` after that long (at most 30 s) |
 /// | `GET coupons/{code}` | 200 always: `{"code": 0, …}` for `WELCOME10`, else `{"code": 4001, "message": "coupon expired"}` |
+/// | `GET`/`POST flaky/{key}?failures=&status=&retry_after=&retry_after_date=` | the first `failures` (default 2) requests for `key` fail with `status` (default 503), with a `Retry-After` of `retry_after` seconds or an HTTP date `retry_after_date` seconds ahead if asked; then 200 and a ``FlakyReport`` |
 ///
 /// JSON keys are snake_case; an unsigned or badly signed request gets 401 with the reason.
 public enum ShopRoutes {
@@ -130,6 +131,32 @@ public enum ShopRoutes {
             try await Task.sleep(for: .milliseconds(milliseconds))
             return try json(["slept_ms": milliseconds])
         }
+        let flaky = NIOLockedValueBox([String: FlakyReport]())
+        let answerFlaky: @Sendable (Request, Context) async throws -> Response = { request, context in
+            let key = context.parameters.get("key") ?? ""
+            let query = request.uri.queryParameters
+            let failures = max(0, query.get("failures", as: Int.self) ?? 2)
+            let report = flaky.withLockedValue { reports in
+                var report = reports[key] ?? FlakyReport(attempts: 0, nonces: [])
+                report.attempts += 1
+                if let nonce = query.get("nonce") { report.nonces.append(nonce) }
+                reports[key] = report
+                return report
+            }
+            guard report.attempts > failures else {
+                let status = HTTPResponse.Status(code: min(599, max(400, query.get("status", as: Int.self) ?? 503)))
+                var response = try json(ShopError(code: 5031, message: "failure \(report.attempts) of \(failures), as asked"), status: status)
+                if let seconds = query.get("retry_after", as: Int.self) {
+                    response.headers[.retryAfter] = String(seconds)
+                } else if let seconds = query.get("retry_after_date", as: Int.self) {
+                    response.headers[.retryAfter] = httpDate(Date().addingTimeInterval(TimeInterval(seconds)))
+                }
+                return response
+            }
+            return try json(report)
+        }
+        group.get("flaky/:key", use: answerFlaky)
+        group.post("flaky/:key", use: answerFlaky)
         group.get("coupons/:code") { _, context -> Response in
             if context.parameters.get("code") == "WELCOME10" {
                 return try json(Coupon(code: 0, coupon: "WELCOME10", discountPercent: 10))
@@ -177,6 +204,15 @@ public enum ShopRoutes {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return try decoder.decode(type, from: Data(buffer.readableBytesView))
+    }
+
+    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
     }
 
     static func json<Value: Encodable>(_ value: Value, status: HTTPResponse.Status = .ok) throws -> Response {

@@ -27,6 +27,7 @@ struct ShopSample {
         await openAScreen()
         try await placeAnOrder()
         await showFailures()
+        try await retryAFlakyEndpoint()
         try await switchToOffline()
 
         await online.stop()
@@ -112,6 +113,21 @@ struct ShopSample {
             print("   not found: \(error.kind) \(error.statusCode.map(String.init) ?? "") — \(error.message)")
         }
         print()
+    }
+
+    /// The shop's retry policy (`Configs/shop.json`) at work: a load answered 503 is sent again
+    /// after a short random wait; one answered 429 with `Retry-After: 1` waits that second.
+    /// Every attempt is signed afresh (the shop checks each signature and reports each nonce).
+    static func retryAFlakyEndpoint() async throws {
+        print("== Retries: a flaky endpoint ==")
+        let flaky = APIManager(Endpoint<FlakyReport>(service: .shop, methodName: "flaky/sample"))
+        let started = ContinuousClock.now
+        let first = try await flaky.load(["failures": 1])
+        print("   503 once, then 200: \(first.attempts) attempts, \(Set(first.content.nonces).count) distinct nonces")
+        let second = APIManager(Endpoint<FlakyReport>(service: .shop, methodName: "flaky/sample-429"))
+        let answer = try await second.load(["failures": 1, "status": 429, "retry_after": 1])
+        let waited = ContinuousClock.now - started
+        print("   429 with Retry-After: 1, then 200: \(answer.attempts) attempts in \(waited.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))\n")
     }
 
     /// The same managers against the offline environment's data.

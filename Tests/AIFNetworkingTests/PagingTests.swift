@@ -81,6 +81,8 @@ final class ShopListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
         super.init(service: "shop", methodName: "goods", proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
     }
     override var endOfList: EndOfListDetection { .totalCount }
+    /// The tests fail pages on purpose to see the caller ask again: no automatic retries.
+    override var retryPolicy: RetryPolicy? { .never }
 }
 
 /// Pages to the end through the delegate face: asks for the next page after each success,

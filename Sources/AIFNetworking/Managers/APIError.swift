@@ -90,6 +90,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public var underlyingError: (any Error)? { storage.underlyingError }
     /// The response, when one arrived.
     public var response: HTTPResponse? { storage.response }
+    /// How many times the request was sent before the load failed: 0 when it failed before
+    /// sending, more than 1 when it was retried (see ``RetryPolicy``).
+    public var attempts: Int { storage.attempts ?? (storage.response == nil && !Self.sentKinds.contains(kind) ? 0 : 1) }
 
     /// Creates an error; managers and reformers use this.
     ///
@@ -101,13 +104,23 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     ///   - message: What went wrong.
     ///   - underlyingError: The error underneath.
     ///   - response: The response, if one arrived.
+    ///   - attempts: How many times the request was sent, or `nil` to tell from the kind and
+    ///     the response (1 when one arrived or the kind is a sending failure, 0 otherwise).
     public init(
         _ kind: Kind, requestID: RequestID, service: ServiceName, methodName: String, message: String,
-        underlyingError: (any Error)? = nil, response: HTTPResponse? = nil
+        underlyingError: (any Error)? = nil, response: HTTPResponse? = nil, attempts: Int? = nil
     ) {
         storage = Storage(
             kind: kind, requestID: requestID, service: service, methodName: methodName, message: message,
-            underlyingError: underlyingError, response: response)
+            underlyingError: underlyingError, response: response, attempts: attempts)
+    }
+
+    /// The kinds of failure that happen while sending, so after one attempt at least.
+    private static let sentKinds: Set<Kind> = [.timeout, .noNetwork, .transport]
+
+    /// The same error, counting `attempts` sends.
+    func counting(attempts: Int) -> APIError {
+        APIError(kind, requestID: requestID, service: service, methodName: methodName, message: message, underlyingError: underlyingError, response: response, attempts: attempts)
     }
 
     /// The fields, in one shared immutable box: an error is one reference wide, so every
@@ -122,10 +135,11 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         let message: String
         let underlyingError: (any Error)?
         let response: HTTPResponse?
+        let attempts: Int?
 
         init(
             kind: Kind, requestID: RequestID, service: ServiceName, methodName: String, message: String,
-            underlyingError: (any Error)?, response: HTTPResponse?
+            underlyingError: (any Error)?, response: HTTPResponse?, attempts: Int?
         ) {
             self.kind = kind
             self.requestID = requestID
@@ -134,6 +148,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             self.message = message
             self.underlyingError = underlyingError
             self.response = response
+            self.attempts = attempts
         }
     }
 
@@ -148,7 +163,8 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
 
     /// `request #12 (service "shop", method "goods/{id}"): HTTP status 404: …`.
     public var description: String {
-        "request \(requestID) (service \"\(service)\", method \"\(methodName)\"): \(kindDescription): \(message)"
+        let tries = attempts > 1 ? " after \(attempts) attempts" : ""
+        return "request \(requestID) (service \"\(service)\", method \"\(methodName)\"): \(kindDescription)\(tries): \(message)"
     }
 
     /// The kind with what it carries: `HTTP status 404`, `service veto 4001`.

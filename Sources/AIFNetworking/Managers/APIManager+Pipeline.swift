@@ -60,7 +60,7 @@ extension APIManager {
         return .send(LoadPlan(
             resolved: resolved, serviceName: service, methodName: methodName, method: method, parameters: parameters,
             headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cacheKey: cacheKey, cacheLifetime: cacheLifetime,
-            coalesces: coalesces
+            coalesces: coalesces, retryPolicy: retryPolicy ?? resolved.service.retryPolicy
         ))
     }
 
@@ -80,9 +80,10 @@ extension APIManager {
     }
 
     /// The load engine: signs and sends the request (redirects followed and re-signed,
-    /// identical loads coalesced when the plan says so), checks and decodes the response, and
-    /// calls `completion` exactly once with the outcome, on `runner`. Both faces run it: the
-    /// delegate face ends the load in the completion, the async face resumes its caller.
+    /// identical loads coalesced when the plan says so), sends it again as the plan's
+    /// ``RetryPolicy`` allows, checks and decodes the response, and calls `completion` exactly
+    /// once with the outcome, on `runner`. Both faces run it: the delegate face ends the load
+    /// in the completion, the async face resumes its caller.
     ///
     /// Holds the manager only while a step runs, so a manager let go of mid-flight is
     /// deallocated (and its loads cancelled).
@@ -95,15 +96,80 @@ extension APIManager {
         case .success(let ready): prepared = ready
         case .failure(let error): return fail(error, completion)
         }
-        let request = prepared.request
-        proxy.send(request, for: plan.resolved, id: id, coalescingKey: prepared.coalescingKey, cancellation: cancellation, runner: runner) { result in
+        if plan.retryPolicy.maxRetries > 0 { proxy.retryBudget.recordLoad() }
+        let attempt = Attempt(number: 1, coalescingKey: prepared.coalescingKey, deadline: prepared.request.timeouts?.total.map { ContinuousClock.now + $0 })
+        send(prepared.request, attempt, plan: plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner, completion: completion)
+    }
+
+    /// Sends one attempt and handles its outcome: a retry, or the load's end.
+    private static func send(
+        _ request: HTTPRequest, _ attempt: Attempt, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy,
+        cancellation: AsyncCancellation, runner: any CompletionExecutor, completion: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
+    ) {
+        proxy.send(request, for: plan.resolved, id: id, coalescingKey: attempt.coalescingKey, cancellation: cancellation, runner: runner) { result in
+            if case .success(let response) = result, response.isSuccess {
+                return completion(conclude(.success(Exchange(request: request, response: response)), plan: plan, id: id, attempts: attempt.number, manager: reference))
+            }
+            retryOrEnd(result, of: request, attempt, plan: plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner, completion: completion)
+        }
+    }
+
+    /// After a failed attempt: waits and sends the next one when the policy, the proxy's
+    /// budget and the interceptor all allow it; otherwise ends the load with the attempt's
+    /// outcome. Out of line: most loads never come here.
+    @inline(never)
+    private static func retryOrEnd(
+        _ result: Result<HTTPResponse, any Error>, of request: HTTPRequest, _ attempt: Attempt, plan: LoadPlan, id: RequestID,
+        manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy, cancellation: AsyncCancellation, runner: any CompletionExecutor,
+        completion: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
+    ) {
+        func end() {
             let exchange: Result<Exchange, APIError>
             switch result {
             case .success(let response): exchange = .success(Exchange(request: request, response: response))
-            case .failure(let error): exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName))
+            case .failure(let error):
+                exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName).counting(attempts: attempt.number))
             }
-            completion(conclude(exchange, plan: plan, id: id, manager: reference))
+            completion(conclude(exchange, plan: plan, id: id, attempts: attempt.number, manager: reference))
         }
+        let outcome: Result<HTTPResponse, TransportError>
+        switch result {
+        case .success(let response): outcome = .success(response)
+        case .failure(let error as TransportError): outcome = .failure(error)
+        case .failure: return end()
+        }
+        let policy = plan.retryPolicy
+        let decision = policy.decision(
+            after: outcome, of: request, attempt: attempt.number, remaining: attempt.deadline.map { $0 - ContinuousClock.now }, clockOffset: proxy.clockSkew.offset)
+        guard case .retry(let delay, let reason) = decision else {
+            if case .deliver(let note?) = decision { proxy.logNoRetry(id, note) }
+            return end()
+        }
+        let next = RetryAttempt(number: attempt.number + 1, maximum: policy.maxRetries + 1, reason: reason, delay: delay)
+        if let manager = reference.object, let interceptor = manager.interceptor, !interceptor.shouldRetry(manager, attempt: next) {
+            proxy.logNoRetry(id, "\(reason); an interceptor declined the retry")
+            return end()
+        }
+        guard proxy.retryBudget.spendRetry() else {
+            proxy.logNoRetry(id, "\(reason); the proxy's retry budget is spent")
+            return end()
+        }
+        proxy.logRetry(id, next)
+        let wait = BackoffWait(on: runner) { cancelled in
+            if cancelled {
+                return completion(.failure(plan.error(.cancelled, id: id, "the request was cancelled while waiting to retry", attempts: attempt.number)))
+            }
+            let retried: HTTPRequest
+            switch makeRequest(plan, proxy: proxy, remaining: attempt.deadline.map { $0 - ContinuousClock.now }) {
+            case .success(let request): retried = request
+            case .failure(let error): return completion(.failure(plan.error(.configuration, id: id, error.description, error, attempts: attempt.number)))
+            }
+            var following = attempt
+            following.number += 1
+            send(retried, following, plan: plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner, completion: completion)
+        }
+        cancellation.attach(wait)
+        wait.start(delay)
     }
 
     /// Ends a load whose request could not be made. Out of line, so that ``run`` itself does
@@ -117,15 +183,9 @@ extension APIManager {
     private static func prepareSend(_ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) -> Result<PreparedSend, APIError> {
         guard let proxy = reference.object?.proxy else { return .failure(plan.error(.cancelled, id: id, "the manager was deallocated")) }
         let request: HTTPRequest
-        do {
-            var made = try RequestGenerator().makeRequest(
-                for: plan.resolved, methodName: plan.methodName, method: plan.method, parameters: plan.parameters,
-                headers: plan.headers, bodyEncoding: plan.bodyEncoding, signingContext: proxy.clockSkew.context()
-            )
-            if let timeouts = plan.timeouts { made.timeouts = timeouts }
-            request = made
-        } catch {
-            return .failure(plan.error(.configuration, id: id, error.description, error))
+        switch makeRequest(plan, proxy: proxy, remaining: nil) {
+        case .success(let made): request = made
+        case .failure(let error): return .failure(plan.error(.configuration, id: id, error.description, error))
         }
         let coalescingKey = plan.coalesces ? CacheKey(
             service: plan.serviceName, environment: plan.resolved.environmentName, method: plan.method,
@@ -138,11 +198,33 @@ extension APIManager {
         return .success(PreparedSend(request: request, coalescingKey: coalescingKey, proxy: proxy))
     }
 
+    /// Makes and signs the plan's request, with a fresh time and nonce; `remaining`, when
+    /// given, becomes its total timeout (what is left of the load's for a retry).
+    private static func makeRequest(_ plan: LoadPlan, proxy: APIProxy, remaining: Duration?) -> Result<HTTPRequest, ServiceError> {
+        do throws(ServiceError) {
+            var made = try RequestGenerator().makeRequest(
+                for: plan.resolved, methodName: plan.methodName, method: plan.method, parameters: plan.parameters,
+                headers: plan.headers, bodyEncoding: plan.bodyEncoding, signingContext: proxy.clockSkew.context()
+            )
+            if let timeouts = plan.timeouts { made.timeouts = timeouts }
+            if let remaining {
+                var timeouts = made.timeouts ?? Timeouts()
+                timeouts.total = max(remaining, .milliseconds(1))
+                made.timeouts = timeouts
+            }
+            return .success(made)
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// Checks the response: the service's veto, the status, the body, decoding, validation;
     /// stores it in the cache when it passes. Inlined into the engine: each generic function
     /// looks up the metadata of the response types it touches on every call.
     @inline(__always)
-    private static func conclude(_ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) -> Result<APIResponse<Content>, APIError> {
+    private static func conclude(
+        _ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: RequestID, attempts: Int, manager reference: WeakReference<APIManager<Content>>
+    ) -> Result<APIResponse<Content>, APIError> {
         let request: HTTPRequest
         let response: HTTPResponse
         switch exchange {
@@ -153,7 +235,7 @@ extension APIManager {
             return .failure(error)
         }
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Result<APIResponse<Content>, APIError> {
-            .failure(plan.error(kind, id: id, message, underlying, response))
+            .failure(plan.error(kind, id: id, message, underlying, response, attempts: attempts))
         }
         guard let manager = reference.object else { return .failure(plan.error(.cancelled, id: id, "the manager was deallocated")) }
 
@@ -174,7 +256,8 @@ extension APIManager {
             let message = APIError.describeDecoding(error, body: response.body, contentType: response.headers["Content-Type"])
             return failure(.decodingFailed, "the body is not a \(Content.self): \(message)", error)
         }
-        let apiResponse = APIResponse(requestID: id, response: response, content: content, request: request, parameters: plan.parameters, isFromCache: false)
+        let apiResponse = APIResponse(
+            requestID: id, response: response, content: content, request: request, parameters: plan.parameters, isFromCache: false, attempts: attempts)
         do {
             try manager.validate(response: apiResponse)
             try manager.validator?.validate(response: apiResponse, for: manager)
@@ -295,11 +378,12 @@ final class LoadPlan: Sendable {
     let cacheKey: CacheKey?
     let cacheLifetime: Duration
     let coalesces: Bool
+    let retryPolicy: RetryPolicy
 
     init(
         resolved: ResolvedService, serviceName: ServiceName, methodName: String, method: HTTPMethod, parameters: Parameters,
         headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cacheKey: CacheKey?, cacheLifetime: Duration,
-        coalesces: Bool
+        coalesces: Bool, retryPolicy: RetryPolicy
     ) {
         self.resolved = resolved
         self.serviceName = serviceName
@@ -312,11 +396,14 @@ final class LoadPlan: Sendable {
         self.cacheKey = cacheKey
         self.cacheLifetime = cacheLifetime
         self.coalesces = coalesces
+        self.retryPolicy = retryPolicy
     }
 
     /// An error of this load.
-    func error(_ kind: APIError.Kind, id: RequestID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil) -> APIError {
-        APIError(kind, requestID: id, service: serviceName, methodName: methodName, message: message, underlyingError: underlying, response: response)
+    func error(
+        _ kind: APIError.Kind, id: RequestID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil, attempts: Int? = nil
+    ) -> APIError {
+        APIError(kind, requestID: id, service: serviceName, methodName: methodName, message: message, underlyingError: underlying, response: response, attempts: attempts)
     }
 }
 
@@ -332,6 +419,16 @@ final class Exchange: Sendable {
         self.request = request
         self.response = response
     }
+}
+
+/// Which attempt of a load is under way, and what all its attempts share.
+struct Attempt {
+    /// 1 for the first.
+    var number: Int
+    /// Identical loads' shared key, or `nil` to send alone.
+    var coalescingKey: String?
+    /// When the load's total timeout ends, if it has one.
+    var deadline: ContinuousClock.Instant?
 }
 
 /// What the manager's `prepareSend` hands to the send.

@@ -139,6 +139,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// Whether identical GET loads in flight at once share one transfer (each keeps its own
     /// ID, callbacks and cancellation): the endpoint's, off by default.
     open var coalescesIdenticalRequests: Bool { endpoint.coalescesIdenticalRequests }
+    /// When a failed load is sent again: the endpoint's, `nil` by default for the service's
+    /// ``Service/retryPolicy``.
+    open var retryPolicy: RetryPolicy? { endpoint.retryPolicy }
 
     // MARK: Hooks (override)
 

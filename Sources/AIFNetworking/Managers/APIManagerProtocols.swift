@@ -72,6 +72,10 @@ public protocol APIManagerInterceptor: AnyObject, Sendable {
     func shouldCallAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) -> Bool
     /// The request has been handed to the proxy (or the load answered from the cache).
     func afterCallingAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters)
+    /// Whether to send a failed load again, as its ``RetryPolicy`` and the proxy's
+    /// ``RetryBudget`` allow; `false` ends it with the failed attempt's outcome. Called on the
+    /// thread the load runs on.
+    func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryAttempt) -> Bool
     /// Whether to tell the delegate of this success.
     func beforePerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) -> Bool
     /// The delegate has been told of a success.
@@ -92,6 +96,8 @@ extension APIManagerInterceptor {
     public func shouldCallAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) -> Bool { true }
     /// Does nothing.
     public func afterCallingAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) {}
+    /// Lets the retry happen.
+    public func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryAttempt) -> Bool { true }
     /// Tells the delegate.
     public func beforePerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) -> Bool { true }
     /// Does nothing.

@@ -22,6 +22,9 @@ public struct APIResponse<Content: Sendable>: Sendable {
     public var isFromCache: Bool { storage.isFromCache }
     /// How the transfer went; for a cached response, the transfer that filled the cache.
     public var metrics: TransferMetrics { storage.metrics }
+    /// How many times the request was sent: 1, or more when the load was retried (see
+    /// ``RetryPolicy``).
+    public var attempts: Int { storage.attempts }
 
     /// Everything, immutable and shared. A response is handed along the pipeline (result,
     /// cache, hooks, delegate) by copy: one reference is cheaper to copy than a dozen fields,
@@ -39,11 +42,15 @@ public struct APIResponse<Content: Sendable>: Sendable {
     ///   - request: The request sent.
     ///   - parameters: The parameters used.
     ///   - isFromCache: Whether it came from the cache.
+    ///   - attempts: How many times the request was sent; 1 by default.
     @inline(__always)
-    public init(requestID: RequestID, response: HTTPResponse, content: Content, request: HTTPRequest, parameters: Parameters, isFromCache: Bool) {
+    public init(
+        requestID: RequestID, response: HTTPResponse, content: Content, request: HTTPRequest, parameters: Parameters, isFromCache: Bool,
+        attempts: Int = 1
+    ) {
         storage = ResponseStorage(
             requestID: requestID, statusCode: response.statusCode, headers: response.headers, data: response.body, request: request,
-            parameters: parameters, isFromCache: isFromCache, metrics: response.metrics, content: content)
+            parameters: parameters, isFromCache: isFromCache, metrics: response.metrics, attempts: attempts, content: content)
     }
 
     /// The request as a `curl` command with credentials and signatures shown as `***`.
@@ -73,11 +80,12 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     let parameters: Parameters
     let isFromCache: Bool
     let metrics: TransferMetrics
+    let attempts: Int
     let content: Content
 
     init(
         requestID: RequestID, statusCode: Int, headers: HTTPHeaders, data: Data, request: HTTPRequest, parameters: Parameters,
-        isFromCache: Bool, metrics: TransferMetrics, content: Content
+        isFromCache: Bool, metrics: TransferMetrics, attempts: Int, content: Content
     ) {
         self.requestID = requestID
         self.statusCode = statusCode
@@ -87,6 +95,7 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
         self.parameters = parameters
         self.isFromCache = isFromCache
         self.metrics = metrics
+        self.attempts = attempts
         self.content = content
     }
 
@@ -94,7 +103,7 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     func replacing<Other: Sendable>(content: Other) -> ResponseStorage<Other> {
         ResponseStorage<Other>(
             requestID: requestID, statusCode: statusCode, headers: headers, data: data, request: request, parameters: parameters,
-            isFromCache: isFromCache, metrics: metrics, content: content)
+            isFromCache: isFromCache, metrics: metrics, attempts: attempts, content: content)
     }
 }
 

@@ -38,6 +38,8 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     public var cacheLifetime: Duration?
     /// Whether identical GET loads in flight at once share one transfer.
     public var coalescesIdenticalRequests: Bool
+    /// When a failed load is sent again; `nil` for the service's policy.
+    public var retryPolicy: RetryPolicy?
     /// Rewrites the parameters just before the call (see ``APIManager/reformParams(_:)``).
     public var reformParameters: (@Sendable (Parameters) -> Parameters)?
     /// Throws to reject the parameters (see ``APIManager/validate(parameters:)``).
@@ -57,6 +59,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     ///   - decoder: The service's by default.
     ///   - cacheLifetime: No caching by default.
     ///   - coalescesIdenticalRequests: Off by default.
+    ///   - retryPolicy: The service's by default.
     ///   - reformParameters: Parameters sent as they come by default.
     ///   - validateParameters: Every parameter accepted by default.
     ///   - validateResponse: Every response accepted by default.
@@ -70,6 +73,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         decoder: (any ContentDecoder)? = nil,
         cacheLifetime: Duration? = nil,
         coalescesIdenticalRequests: Bool = false,
+        retryPolicy: RetryPolicy? = nil,
         reformParameters: (@Sendable (Parameters) -> Parameters)? = nil,
         validateParameters: (@Sendable (Parameters) throws -> Void)? = nil,
         validateResponse: (@Sendable (APIResponse<Content>) throws -> Void)? = nil
@@ -83,6 +87,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         self.decoder = decoder
         self.cacheLifetime = cacheLifetime
         self.coalescesIdenticalRequests = coalescesIdenticalRequests
+        self.retryPolicy = retryPolicy
         self.reformParameters = reformParameters
         self.validateParameters = validateParameters
         self.validateResponse = validateResponse

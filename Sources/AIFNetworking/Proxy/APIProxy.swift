@@ -43,6 +43,8 @@ public final class APIProxy: Sendable {
     public let clockSkew: ClockSkew
     /// How many redirects a load follows (each hop of a signed request signed afresh).
     public let maxRedirects: Int
+    /// Caps the retries of the loads sent through this proxy.
+    public let retryBudget: RetryBudget
     /// Where the delegate face's loads (`loadData`) run their steps — signing, decoding,
     /// validation, `.immediate` delivery — between the transport's I/O, as the proxy's
     /// ``LoadPlacement`` decided: the transport's own thread, or the library's load executor,
@@ -72,6 +74,8 @@ public final class APIProxy: Sendable {
     ///   - logger: Where request and response lines go; disabled by default.
     ///   - clockSkew: The clock correction for signing; a fresh one by default.
     ///   - maxRedirects: How many redirects a load follows; 10 by default.
+    ///   - retryBudget: Caps retries to a share of the loads; 20% over 10 seconds, and 10
+    ///     retries per window whatever the traffic, by default.
     ///   - loadPlacement: Where loads do their work between the transport's I/O (see
     ///     ``LoadPlacement``): by default the transport's thread for delegate-face loads when
     ///     the process can use only one processor, the library's load executor otherwise.
@@ -80,12 +84,14 @@ public final class APIProxy: Sendable {
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
         clockSkew: ClockSkew = ClockSkew(),
         maxRedirects: Int = 10,
+        retryBudget: RetryBudget = RetryBudget(),
         loadPlacement: LoadPlacement = .automatic
     ) {
         self.transport = transport
         self.logger = logger
         self.clockSkew = clockSkew
         self.maxRedirects = maxRedirects
+        self.retryBudget = retryBudget
         let (loads, tasks) = loadPlacement.onTransportThread(processors: ProcessorBudget.current)
         let ownThread = transport.ownThreadExecutor
         loadRunner = (loads ? ownThread : nil) ?? DrainingExecutor.shared
@@ -231,6 +237,18 @@ public final class APIProxy: Sendable {
         if logger.logLevel <= .debug {
             logger.debug("response \(id) headers: \(response.headers.redactingSecrets())")
         }
+    }
+
+    /// Logs a retry about to be made.
+    @inline(never)
+    func logRetry(_ id: RequestID, _ attempt: RetryAttempt) {
+        logger.info("retry \(id) \(attempt)")
+    }
+
+    /// Logs why a failed attempt is not retried.
+    @inline(never)
+    func logNoRetry(_ id: RequestID, _ why: String) {
+        logger.info("no retry \(id): \(why)")
     }
 
     @inline(never)

@@ -69,6 +69,8 @@ public protocol Service: Sendable {
     /// Where the content sits in bodies that wrap it (`{"code": 0, "data": {…}}`), or `nil`
     /// (the default) when the body is the content.
     var envelope: ResponseEnvelope? { get }
+    /// When a failed load is sent again: ``RetryPolicy/standard`` by default.
+    var retryPolicy: RetryPolicy { get }
 
     /// Headers sent with every request of the service, read at request time.
     func commonHeaders() -> HTTPHeaders
@@ -116,6 +118,8 @@ extension Service {
     public var decoder: (any ContentDecoder)? { nil }
     /// The body is the content.
     public var envelope: ResponseEnvelope? { nil }
+    /// ``RetryPolicy/standard``.
+    public var retryPolicy: RetryPolicy { .standard }
     /// None.
     public func commonHeaders() -> HTTPHeaders { HTTPHeaders() }
     /// None.

@@ -28,7 +28,11 @@ import Foundation
 /// `decoding.keys` is `default` or `snakeCase`, `decoding.dates` is `deferred` (default),
 /// `iso8601`, `secondsSince1970` or `millisecondsSince1970`. `applicationErrors` makes a
 /// response whose JSON body carries another code than a success code fail as a service veto
-/// (see ``ApplicationErrorRule``).
+/// (see ``ApplicationErrorRule``). `retry` sets the ``RetryPolicy``: `false` for none, or an
+/// object whose keys override the defaults — `maxRetries`, `statusCodes`, `errors`
+/// (`connectionRefused`, `connectionDropped`, `connectTimeout`, `totalTimeout`, `stalled`,
+/// `hostUnreachable`, `nameResolutionFailed`), `methods`, `idempotencyKeyHeader`,
+/// `baseDelaySeconds`, `maxDelaySeconds`.
 public struct ConfiguredService: Service {
     /// The longest `timeoutSeconds` a config file may give: a week.
     static let maxTimeoutSeconds: Double = 604_800
@@ -53,6 +57,9 @@ public struct ConfiguredService: Service {
     public let applicationErrors: ApplicationErrorRule?
     /// Where the content sits in wrapped bodies, from the `envelope` key.
     public let envelope: ResponseEnvelope?
+    /// When failed loads are sent again, from the `retry` key (``RetryPolicy/standard`` without
+    /// one).
+    public let retryPolicy: RetryPolicy
     /// The file it was read from.
     public let file: String
     private let headers: HTTPHeaders
@@ -97,7 +104,7 @@ public struct ConfiguredService: Service {
         let object = try reader.object(root, at: "")
         try reader.rejectUnknownKeys(object, at: "", allowed: [
             "name", "defaultEnvironment", "bodyEncoding", "arrayEncoding", "timeoutSeconds", "signing", "commonHeaders",
-            "commonParameters", "environments", "decoding", "applicationErrors", "envelope",
+            "commonParameters", "environments", "decoding", "applicationErrors", "envelope", "retry",
         ])
         let name = try reader.string(object, "name", at: "", required: true)!
         let environments = try environments(object, reader: reader)
@@ -112,7 +119,8 @@ public struct ConfiguredService: Service {
             name: ServiceName(rawValue: name), environments: environments, defaultEnvironment: defaultEnvironment,
             bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: try timeouts(object, reader: reader),
             signer: try signer(object, reader: reader), decoder: try decoding(object, reader: reader),
-            applicationErrors: try applicationErrors(object, reader: reader), envelope: try envelope(object, reader: reader), file: file,
+            applicationErrors: try applicationErrors(object, reader: reader), envelope: try envelope(object, reader: reader),
+            retryPolicy: try parseRetryPolicy(object, reader: reader), file: file,
             headers: try commonHeaders(object, reader: reader), parameters: try commonParameters(object, reader: reader))
     }
 
@@ -370,7 +378,7 @@ extension ServiceRegistry {
 
 /// A parsed JSON value that keeps numbers and flags apart (Foundation's `JSONSerialization`
 /// does not on Linux, where `1` also reads as `true`).
-private enum JSONValue: Decodable {
+enum JSONValue: Decodable {
     case string(String)
     case number(Double)
     case integer(Int)
@@ -400,7 +408,7 @@ private enum JSONValue: Decodable {
 }
 
 /// Reads typed values out of parsed JSON, naming the file and key path in every error.
-private struct ConfigReader {
+struct ConfigReader {
     let file: String
     let environment: [String: String]
 

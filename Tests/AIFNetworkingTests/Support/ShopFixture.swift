@@ -111,6 +111,8 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
         var lifetime: Duration = .seconds(300)
         var coalesce = false
         var timeouts: Timeouts?
+        var retryPolicy: RetryPolicy?
+        var headers = HTTPHeaders()
         var service: ServiceName = "shop"
         var rejectParameters: String?
         var rejectResponse: String?
@@ -136,6 +138,8 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
     override var cacheLifetime: Duration { settings.lifetime }
     override var coalescesIdenticalRequests: Bool { settings.coalesce }
     override var timeouts: Timeouts? { settings.timeouts }
+    override var retryPolicy: RetryPolicy? { settings.retryPolicy }
+    override var headers: HTTPHeaders { settings.headers }
 
     override func reformParams(_ parameters: Parameters) -> Parameters {
         record("manager.reformParams")

@@ -1,0 +1,208 @@
+import Foundation
+
+/// When a load that failed is sent again, and how long it waits first.
+///
+/// A service has one (``Service/retryPolicy``, or the `retry` key of its config file); a
+/// manager can override it (``APIManager/retryPolicy``). The defaults:
+///
+/// | | default |
+/// | --- | --- |
+/// | retries after the first attempt | 2 |
+/// | statuses retried | 408, 429, 502, 503, 504 |
+/// | transport failures retried | connection refused, connection dropped, connect timeout, total timeout, stalled |
+/// | methods retried | GET, HEAD, PUT, DELETE, OPTIONS — any method when the request carries ``idempotencyKeyHeader`` |
+/// | wait | exponential with full jitter: a random time up to `baseDelay × 2ⁿ` (0.5 s, 1 s, 2 s …), never more than `maxDelay` (30 s) |
+/// | `Retry-After` | honoured, as seconds or as an HTTP date (read against the server's clock); longer than `maxDelay` or than what is left of the load's total timeout: the server's answer is delivered at once |
+///
+/// Every attempt is a new request, signed afresh; the load keeps its ID; the load's total
+/// timeout bounds all attempts together; cancelling the load during a wait ends it at once. A
+/// proxy's ``RetryBudget`` caps retries to a share of its requests, and an interceptor can veto
+/// any retry (``APIManagerInterceptor/shouldRetry(_:attempt:)``).
+public struct RetryPolicy: Sendable, Hashable {
+    /// How many times a load is sent again after its first attempt; 0 never retries.
+    public var maxRetries: Int
+    /// The response statuses retried.
+    public var retryableStatusCodes: Set<Int>
+    /// The transport failures retried.
+    public var retryableErrors: Set<TransportError.Code>
+    /// The methods retried (those safe to repeat: RFC 9110's idempotent methods by default).
+    public var methods: Set<HTTPMethod>
+    /// A request header that makes a request of any method safe to repeat (`Idempotency-Key`):
+    /// a POST or PATCH carrying it is retried like a GET. `nil` by default.
+    public var idempotencyKeyHeader: String?
+    /// The longest first wait; each retry doubles it.
+    public var baseDelay: Duration
+    /// The longest wait, and the longest `Retry-After` waited for.
+    public var maxDelay: Duration
+
+    /// Creates a policy; every argument has the default of the table above.
+    ///
+    /// - Parameters:
+    ///   - maxRetries: Retries after the first attempt.
+    ///   - retryableStatusCodes: The statuses retried.
+    ///   - retryableErrors: The transport failures retried.
+    ///   - methods: The methods retried.
+    ///   - idempotencyKeyHeader: A header that makes any method retryable.
+    ///   - baseDelay: The longest first wait.
+    ///   - maxDelay: The longest wait.
+    public init(
+        maxRetries: Int = 2,
+        retryableStatusCodes: Set<Int> = [408, 429, 502, 503, 504],
+        retryableErrors: Set<TransportError.Code> = [.connectionRefused, .connectionDropped, .connectTimeout, .totalTimeout, .stalled],
+        methods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options],
+        idempotencyKeyHeader: String? = nil,
+        baseDelay: Duration = .milliseconds(500),
+        maxDelay: Duration = .seconds(30)
+    ) {
+        self.maxRetries = maxRetries
+        self.retryableStatusCodes = retryableStatusCodes
+        self.retryableErrors = retryableErrors
+        self.methods = methods
+        self.idempotencyKeyHeader = idempotencyKeyHeader
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+    }
+
+    /// The defaults.
+    public static let standard = RetryPolicy()
+    /// No retries.
+    public static let never = RetryPolicy(maxRetries: 0)
+
+    /// Whether `request` may be sent twice: its method is one of ``methods``, or it carries
+    /// the ``idempotencyKeyHeader``.
+    public func allowsRetrying(_ request: HTTPRequest) -> Bool {
+        if methods.contains(request.method) { return true }
+        guard let idempotencyKeyHeader else { return false }
+        return request.headers[idempotencyKeyHeader] != nil
+    }
+
+    /// The longest wait before retry number `retry` (0 for the first): `baseDelay × 2^retry`,
+    /// at most ``maxDelay``. The wait itself is a random time up to it ("full jitter").
+    func delayCeiling(beforeRetry retry: Int) -> Duration {
+        let factor = 1 << min(max(retry, 0), 30)
+        let ceiling = baseDelay * factor
+        return ceiling > maxDelay || ceiling < .zero ? maxDelay : ceiling
+    }
+}
+
+/// Why an attempt failed in a way the policy retries.
+public enum RetryReason: Sendable, Hashable, CustomStringConvertible {
+    /// The server answered with this status (and, if it sent one, a `Retry-After` of this long).
+    case status(Int, retryAfter: Duration?)
+    /// The transfer failed with this code.
+    case transportError(TransportError.Code)
+
+    /// In plain words, for the log.
+    public var description: String {
+        switch self {
+        case .status(let code, nil): "the server answered \(code)"
+        case .status(let code, let retryAfter?): "the server answered \(code) with Retry-After \(RetryReason.seconds(retryAfter)) s"
+        case .transportError(let code): "the transfer failed: \(code)"
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let value = Double(seconds) + Double(attoseconds) / 1e18
+        return String(format: "%.3g", value)
+    }
+}
+
+/// A retry about to be made, as an interceptor's veto hears it.
+public struct RetryAttempt: Sendable, CustomStringConvertible {
+    /// The attempt about to be made: 2 for the first retry.
+    public var number: Int
+    /// The most attempts the policy allows (retries + 1).
+    public var maximum: Int
+    /// Why the previous attempt is retried.
+    public var reason: RetryReason
+    /// How long the load waits before the attempt.
+    public var delay: Duration
+
+    /// `attempt 2 of 3 in 0.42 s: the server answered 503`.
+    public var description: String {
+        "attempt \(number) of \(maximum) in \(RetryReason.seconds(delay)) s: \(reason)"
+    }
+}
+
+/// What the policy says about an attempt's outcome.
+enum RetryDecision: Equatable {
+    /// The outcome is the load's: deliver it. `note` says why a retryable failure is not
+    /// retried, for the log.
+    case deliver(note: String?)
+    /// Send again after `delay`.
+    case retry(after: Duration, reason: RetryReason)
+}
+
+extension RetryPolicy {
+    /// Decides about the outcome of attempt `attempt` (1 for the first) of `request`.
+    ///
+    /// - Parameters:
+    ///   - outcome: The attempt's response, or its transport failure.
+    ///   - request: The request of the attempt.
+    ///   - attempt: Which attempt it was.
+    ///   - remaining: What is left of the load's total timeout, if it has one.
+    ///   - clockOffset: How far the server's clock is ahead of ours, for a `Retry-After` date
+    ///     when the response has no `Date` header.
+    ///   - now: The local time.
+    ///   - random: Draws the jittered wait.
+    func decision(
+        after outcome: Result<HTTPResponse, TransportError>, of request: HTTPRequest, attempt: Int, remaining: Duration?,
+        clockOffset: TimeInterval = 0, now: Date = Date(), random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:)
+    ) -> RetryDecision {
+        let reason: RetryReason
+        var retryAfter: Duration?
+        switch outcome {
+        case .success(let response):
+            guard retryableStatusCodes.contains(response.statusCode) else { return .deliver(note: nil) }
+            retryAfter = Self.retryAfter(in: response, clockOffset: clockOffset, now: now)
+            reason = .status(response.statusCode, retryAfter: retryAfter)
+        case .failure(let error):
+            guard retryableErrors.contains(error.code) else { return .deliver(note: nil) }
+            reason = .transportError(error.code)
+        }
+        guard attempt <= maxRetries else {
+            return .deliver(note: maxRetries == 0 ? nil : "\(reason); no retries left after \(attempt) attempts")
+        }
+        guard allowsRetrying(request) else {
+            return .deliver(note: "\(reason); \(request.method) is not retried without \(idempotencyKeyHeader.map { "an \($0) header" } ?? "an idempotency key")")
+        }
+        let delay: Duration
+        if let retryAfter {
+            guard retryAfter <= maxDelay else {
+                return .deliver(note: "\(reason), longer than the longest wait (\(RetryReason.seconds(maxDelay)) s)")
+            }
+            delay = retryAfter
+        } else {
+            delay = random(delayCeiling(beforeRetry: attempt - 1))
+        }
+        if let remaining, delay >= remaining {
+            return .deliver(note: "\(reason), but the load's total timeout ends first")
+        }
+        return .retry(after: delay, reason: reason)
+    }
+
+    /// A uniformly random duration from zero to `ceiling`.
+    static func randomDuration(upTo ceiling: Duration) -> Duration {
+        let nanoseconds = max(Int64(ceiling / .nanoseconds(1)), 0)
+        return .nanoseconds(Int64.random(in: 0...nanoseconds))
+    }
+
+    /// The response's `Retry-After` (RFC 9110 §10.2.3) as a wait: delay-seconds, or an
+    /// HTTP-date read against the server's clock — the response's own `Date` when it has one,
+    /// else our clock corrected by `clockOffset`. A date in the past is no wait; a value that
+    /// is neither form is ignored.
+    static func retryAfter(in response: HTTPResponse, clockOffset: TimeInterval, now: Date) -> Duration? {
+        guard let value = response.headers["Retry-After"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            // A number too long for Int is longer than any wait: the longest Duration says so.
+            guard let seconds = Int64(value), seconds <= 1 << 40 else { return .seconds(Int64(1) << 40) }
+            return .seconds(seconds)
+        }
+        guard let date = ClockSkew.parseHTTPDate(value) else { return nil }
+        let serverNow = response.headers["Date"].flatMap(ClockSkew.parseHTTPDate) ?? now.addingTimeInterval(clockOffset)
+        let seconds = date.timeIntervalSince(serverNow)
+        guard seconds > 0 else { return .zero }
+        return .milliseconds(Int64(min(seconds, TimeInterval(Int64(1) << 40)) * 1000))
+    }
+}

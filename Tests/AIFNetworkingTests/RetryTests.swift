@@ -1,0 +1,410 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+/// Retries against the demo shop's `flaky/{key}` route, which fails as asked and then reports
+/// how many requests it received and the nonce each was signed with.
+@Suite("Retries: the policy, Retry-After, the budget, cancellation")
+struct RetryTests {
+    /// The standard policy with short waits, so that the tests are quick.
+    static let quick = RetryPolicy(baseDelay: .milliseconds(20), maxDelay: .seconds(30))
+
+    /// A manager of `flaky/{a key of its own}` retrying with ``quick``, changed by `change`.
+    func flaky(
+        _ stack: ShopStack, method: HTTPMethod = .get, _ change: (inout ShopManager<FlakyReport>.Settings) -> Void = { _ in }
+    ) -> ShopManager<FlakyReport> {
+        stack.manager("flaky/\(UUID().uuidString)", FlakyReport.self, method: method) { settings in
+            var settings = settings
+            settings.retryPolicy = Self.quick
+            change(&settings)
+            return settings
+        }
+    }
+
+    @Test func aFlakyEndpointSucceedsOnTheThirdAttemptSignedAfreshEachTime() async throws {
+        let stack = try await ShopStack.make()
+        let manager = flaky(stack)
+        let response = try await manager.load(["failures": 2])
+        #expect(response.attempts == 3)
+        #expect(response.content.attempts == 3)
+        // The shop verifies every signature (a bad one is a 401, never retried), so three
+        // requests arrived validly signed, each with its own nonce.
+        #expect(Set(response.content.nonces).count == 3)
+        #expect(stack.transport.sent == 3)
+    }
+
+    @Test func theDelegateFaceRetriesTooAndKeepsTheRequestID() async throws {
+        let stack = try await ShopStack.make()
+        let manager = flaky(stack)
+        let recorder = Recorder(events: manager.events)
+        manager.delegate = recorder
+        manager.callbackExecutor = .immediate
+        let id = manager.loadData(with: ["failures": 1, "status": 502])
+        #expect(await eventually { recorder.deliveries == 1 })
+        guard case .success(let report)? = recorder.outcome(id).first else {
+            Issue.record("expected a success for \(id), got \(recorder.outcome(id))")
+            return
+        }
+        #expect(report.contains("attempts: 2"))
+        #expect(stack.transport.sent == 2)
+    }
+
+    @Test func exhaustedRetriesDeliverTheLastAnswerAndCountTheAttempts() async throws {
+        let stack = try await ShopStack.make()
+        let manager = flaky(stack)
+        let error = await #expect(throws: APIError.self) { try await manager.load(["failures": 10, "status": 504]) }
+        #expect(error?.kind == .httpStatus)
+        #expect(error?.statusCode == 504)
+        #expect(error?.attempts == 3)
+        #expect(error?.description.contains("after 3 attempts") == true)
+        #expect(stack.transport.sent == 3)
+    }
+
+    @Test func aStatusOutsideThePolicyIsNotRetried() async throws {
+        let stack = try await ShopStack.make()
+        let manager = flaky(stack)
+        let error = await #expect(throws: APIError.self) { try await manager.load(["failures": 1, "status": 500]) }
+        #expect(error?.statusCode == 500)
+        #expect(error?.attempts == 1)
+        #expect(stack.transport.sent == 1)
+    }
+
+    @Test func retryAfterInSecondsIsWaitedFor() async throws {
+        let stack = try await ShopStack.make()
+        let manager = flaky(stack)
+        let started = ContinuousClock.now
+        let response = try await manager.load(["failures": 1, "status": 429, "retry_after": 1])
+        #expect(ContinuousClock.now - started >= .seconds(1))
+        #expect(response.attempts == 2)
+    }
+
+    @Test func retryAfterAsAnHTTPDateIsWaitedFor() async throws {
+        let stack = try await ShopStack.make()
+        let manager = flaky(stack)
+        let started = ContinuousClock.now
+        // Two seconds ahead, written to the second: between one and two seconds away.
+        let response = try await manager.load(["failures": 1, "status": 503, "retry_after_date": 2])
+        #expect(ContinuousClock.now - started >= .milliseconds(900))
+        #expect(response.attempts == 2)
+    }
+
+    @Test func aRetryAfterPastTheDeadlineOrTheLongestWaitEndsTheLoadAtOnce() async throws {
+        let stack = try await ShopStack.make()
+        let bounded = flaky(stack) { $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(3)) }
+        var started = ContinuousClock.now
+        var error = await #expect(throws: APIError.self) { try await bounded.load(["failures": 1, "status": 503, "retry_after": 5]) }
+        #expect(error?.statusCode == 503)
+        #expect(error?.attempts == 1)
+        #expect(ContinuousClock.now - started < .seconds(1))
+
+        let impatient = flaky(stack) { $0.retryPolicy?.maxDelay = .seconds(2) }
+        started = ContinuousClock.now
+        error = await #expect(throws: APIError.self) { try await impatient.load(["failures": 1, "status": 429, "retry_after": 5]) }
+        #expect(error?.statusCode == 429)
+        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(stack.transport.sent == 2)
+    }
+
+    @Test func postIsRetriedOnlyWithAnIdempotencyKey() async throws {
+        let stack = try await ShopStack.make()
+        // A POST's parameters travel in its body, where the route does not look: it fails twice.
+        let plain = flaky(stack, method: .post)
+        let error = await #expect(throws: APIError.self) { try await plain.load(["quantity": 1]) }
+        #expect(error?.statusCode == 503)
+        #expect(stack.transport.sent == 1)
+
+        let withKey = flaky(stack, method: .post) {
+            $0.retryPolicy?.idempotencyKeyHeader = "Idempotency-Key"
+            $0.headers = ["Idempotency-Key": UUID().uuidString]
+        }
+        let response = try await withKey.load(["quantity": 1])
+        #expect(response.attempts == 3)
+        #expect(Set(response.content.nonces).count == 3)
+        #expect(stack.transport.sent == 4)
+    }
+
+    /// Cancelled by ID during a 20-second Retry-After, the load ends at once. The stack has a
+    /// transport of its own and runs loads on its thread, so that the time measured is the
+    /// library's, not the wait for a thread of a machine busy with the other tests.
+    @Test func cancellingDuringTheWaitEndsTheLoadAtOnce() async throws {
+        let transport = CurlTransport()
+        defer { transport.shutdown() }
+        let stack = try await ShopStack.make(transport: transport, proxy: { APIProxy(transport: $0, loadPlacement: .transportThread) })
+        let manager = flaky(stack)
+        let ended = Locked<ContinuousClock.Instant?>(nil)
+        let recorder = EndRecorder(ended: ended)
+        manager.interceptor = recorder
+        manager.delegate = recorder
+        manager.callbackExecutor = .immediate
+        let id = manager.loadData(with: ["failures": 5, "retry_after": 20])
+        #expect(await eventually { stack.transport.sent == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        let cancelled = ContinuousClock.now
+        manager.cancelRequest(id)
+        #expect(await eventually { ended.withLock { $0 } != nil })
+        let latency = try #require(ended.withLock { $0 }) - cancelled
+        #expect(latency < .milliseconds(50))
+        #expect(recorder.cancellations.withLock { $0 } == 1)
+        #expect(recorder.deliveries.withLock { $0 } == 0)
+        #expect(!stack.proxy.isInFlight(id))
+        #expect(stack.transport.sent == 1)
+    }
+
+    /// The async face: cancelling the task during the wait ends the load as cancelled, long
+    /// before the server's 20 seconds.
+    @Test func cancellingTheTaskDuringTheWaitEndsTheLoad() async throws {
+        let stack = try await ShopStack.make()
+        let manager = flaky(stack)
+        let task = Task { try await manager.load(["failures": 5, "retry_after": 20]) }
+        #expect(await eventually { stack.transport.sent == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        let cancelled = ContinuousClock.now
+        task.cancel()
+        let error = await #expect(throws: APIError.self) { try await task.value }
+        #expect(ContinuousClock.now - cancelled < .seconds(2))
+        #expect(error?.kind == .cancelled)
+        #expect(error?.attempts == 1)
+        #expect(stack.transport.sent == 1)
+    }
+
+    @Test func aTransportFailureIsRetriedAndCounted() async throws {
+        let port = try RawServer.closedPort()
+        let stack = try await ShopStack.make(onlineURL: URL(string: "http://127.0.0.1:\(port)")!)
+        let manager = stack.manager("goods", GoodsPage.self) { settings in
+            var settings = settings
+            settings.retryPolicy = Self.quick
+            return settings
+        }
+        let error = await #expect(throws: APIError.self) { try await manager.load() }
+        #expect(error?.kind == .noNetwork)
+        #expect(error?.attempts == 3)
+        #expect(stack.transport.sent == 3)
+    }
+
+    @Test func anInterceptorCanVetoARetry() async throws {
+        let stack = try await ShopStack.make()
+        let manager = flaky(stack)
+        let veto = RetryVeto()
+        manager.interceptor = veto
+        let error = await #expect(throws: APIError.self) { try await manager.load(["failures": 1]) }
+        #expect(error?.attempts == 1)
+        #expect(veto.asked.withLock { $0.map(\.number) } == [2])
+        #expect(veto.asked.withLock { $0.first?.reason } == .status(503, retryAfter: nil))
+        #expect(stack.transport.sent == 1)
+    }
+
+    @Test func theBudgetStopsRetriesWhenEverythingFails() async throws {
+        let stack = try await ShopStack.make(proxy: { APIProxy(transport: $0, retryBudget: RetryBudget(ratio: 0.2, minimumRetries: 2)) })
+        let loads = 50
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<loads {
+                group.addTask {
+                    let manager = flaky(stack)
+                    _ = try? await manager.load(["failures": 1000])
+                }
+            }
+            try await group.waitForAll()
+        }
+        // Without the budget: 150 requests. With it: at most 20% more than the loads, plus 2.
+        #expect(stack.transport.sent > loads)
+        #expect(stack.transport.sent <= loads + loads / 5 + 2)
+    }
+
+    @Test func aServiceConfigSetsThePolicy() async throws {
+        let stack = try await ShopStack.make()
+        let resolved = try stack.registry.resolve("shop")
+        #expect(resolved.service.retryPolicy.maxRetries == 2)
+        #expect(resolved.service.retryPolicy.idempotencyKeyHeader == "Idempotency-Key")
+    }
+}
+
+/// Notes when a load ends (the perform hooks run right after the engine ends it) and how.
+private final class EndRecorder: APIManagerInterceptor, APIManagerDelegate {
+    let ended: Locked<ContinuousClock.Instant?>
+    let cancellations = Locked(0)
+    let deliveries = Locked(0)
+
+    init(ended: Locked<ContinuousClock.Instant?>) {
+        self.ended = ended
+    }
+
+    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) {
+        if error.isCancellation { cancellations.withLock { $0 += 1 } }
+        ended.withLock { $0 = $0 ?? ContinuousClock.now }
+    }
+
+    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+        deliveries.withLock { $0 += 1 }
+    }
+
+    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+        deliveries.withLock { $0 += 1 }
+    }
+}
+
+/// An interceptor that refuses every retry and remembers what it was asked.
+private final class RetryVeto: APIManagerInterceptor {
+    let asked = Locked<[RetryAttempt]>([])
+
+    func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryAttempt) -> Bool {
+        asked.withLock { $0.append(attempt) }
+        return false
+    }
+}
+
+/// The policy's decisions, without I/O.
+@Suite("Retries: the policy as a function")
+struct RetryPolicyTests {
+    let url = URL(string: "https://api.example/v1/goods")!
+
+    func response(_ status: Int, _ headers: HTTPHeaders = HTTPHeaders()) -> Result<HTTPResponse, TransportError> {
+        .success(HTTPResponse(statusCode: status, headers: headers, url: url))
+    }
+
+    func decide(
+        _ outcome: Result<HTTPResponse, TransportError>, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(), attempt: Int = 1,
+        remaining: Duration? = nil, policy: RetryPolicy = .standard
+    ) -> RetryDecision {
+        policy.decision(
+            after: outcome, of: HTTPRequest(method: method, url: url, headers: headers), attempt: attempt, remaining: remaining,
+            now: Date(timeIntervalSince1970: 1_700_000_000), random: { $0 })
+    }
+
+    @Test func theDefaultsRetryTheTransientStatusesOnIdempotentMethods() {
+        for status in [408, 429, 502, 503, 504] {
+            #expect(decide(response(status)) == .retry(after: .milliseconds(500), reason: .status(status, retryAfter: nil)))
+        }
+        for status in [200, 304, 400, 401, 404, 500, 501] {
+            #expect(decide(response(status)) == .deliver(note: nil))
+        }
+        for method: HTTPMethod in [.get, .head, .put, .delete, .options] {
+            #expect(decide(response(503), method: method) != .deliver(note: nil))
+        }
+        guard case .deliver(let note?) = decide(response(503), method: .post) else {
+            Issue.record("POST was retried")
+            return
+        }
+        #expect(note.contains("POST is not retried"))
+        var keyed = RetryPolicy.standard
+        keyed.idempotencyKeyHeader = "Idempotency-Key"
+        #expect(decide(response(503), method: .patch, headers: ["Idempotency-Key": "k1"], policy: keyed) != .deliver(note: nil))
+    }
+
+    @Test func transportFailuresInThePolicyAreRetried() {
+        let refused = TransportError(.connectionRefused, url: url.absoluteString, detail: "refused")
+        #expect(decide(.failure(refused)) == .retry(after: .milliseconds(500), reason: .transportError(.connectionRefused)))
+        let tls = TransportError(.tlsFailure, url: url.absoluteString, detail: "bad certificate")
+        #expect(decide(.failure(tls)) == .deliver(note: nil))
+    }
+
+    @Test func theWaitDoublesUpToTheCapWithFullJitter() {
+        let policy = RetryPolicy(maxRetries: 20, baseDelay: .milliseconds(100), maxDelay: .seconds(1))
+        #expect((0..<6).map { policy.delayCeiling(beforeRetry: $0) } == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
+        #expect(policy.delayCeiling(beforeRetry: 100) == .seconds(1))
+        let draws = (0..<200).map { _ in RetryPolicy.randomDuration(upTo: .milliseconds(400)) }
+        #expect(draws.allSatisfy { $0 >= .zero && $0 <= .milliseconds(400) })
+        #expect(Set(draws).count > 100)
+        #expect(decide(response(503), attempt: 3, policy: policy) == .retry(after: .milliseconds(400), reason: .status(503, retryAfter: nil)))
+    }
+
+    @Test func theAttemptsLimitIsKept() {
+        #expect(decide(response(503), attempt: 2) != .deliver(note: nil))
+        guard case .deliver(let note?) = decide(response(503), attempt: 3) else {
+            Issue.record("a fourth attempt was allowed")
+            return
+        }
+        #expect(note.contains("no retries left after 3 attempts"))
+        #expect(decide(response(503), policy: .never) == .deliver(note: nil))
+    }
+
+    @Test func retryAfterInBothForms() {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        func retryAfter(_ value: String, date: String? = nil, offset: TimeInterval = 0) -> Duration? {
+            var headers: HTTPHeaders = ["Retry-After": value]
+            if let date { headers.set(name: "Date", value: date) }
+            return RetryPolicy.retryAfter(in: HTTPResponse(statusCode: 503, headers: headers, url: url), clockOffset: offset, now: now)
+        }
+        #expect(retryAfter("3") == .seconds(3))
+        #expect(retryAfter(" 0 ") == .zero)
+        #expect(retryAfter("99999999999999999999999") == .seconds(Int64(1) << 40))
+        // 2023-11-14 22:13:20 GMT is `now`; the server's Date header is the reference.
+        #expect(retryAfter("Tue, 14 Nov 2023 22:13:25 GMT", date: "Tue, 14 Nov 2023 22:13:20 GMT") == .seconds(5))
+        // A server clock an hour ahead: its own Date says so.
+        #expect(retryAfter("Tue, 14 Nov 2023 23:13:25 GMT", date: "Tue, 14 Nov 2023 23:13:20 GMT") == .seconds(5))
+        // Without a Date header, the learned clock offset stands in.
+        #expect(retryAfter("Tue, 14 Nov 2023 23:13:25 GMT", offset: 3600) == .seconds(5))
+        #expect(retryAfter("Tue, 14 Nov 2023 22:13:00 GMT") == .zero)
+        #expect(retryAfter("soon") == nil)
+        #expect(retryAfter("-3") == nil)
+    }
+
+    @Test func aRetryAfterBeyondTheCapOrTheDeadlineIsNotWaitedFor() {
+        #expect(decide(response(429, ["Retry-After": "2"])) == .retry(after: .seconds(2), reason: .status(429, retryAfter: .seconds(2))))
+        guard case .deliver(let capped?) = decide(response(429, ["Retry-After": "31"])) else {
+            Issue.record("waited past the cap")
+            return
+        }
+        #expect(capped.contains("longer than the longest wait"))
+        guard case .deliver(let late?) = decide(response(429, ["Retry-After": "2"]), remaining: .seconds(1)) else {
+            Issue.record("waited past the deadline")
+            return
+        }
+        #expect(late.contains("total timeout ends first"))
+    }
+
+    @Test func theBudgetAllowsAShareOfTheLoadsOverItsWindow() {
+        let now = Locked(ContinuousClock.now)
+        let budget = RetryBudget(ratio: 0.2, minimumRetries: 1, window: .seconds(10), clock: { now.withLock { $0 } })
+        for _ in 0..<10 { budget.recordLoad() }
+        // 0.2 × 10 + 1 = 3 retries.
+        #expect((0..<5).map { _ in budget.spendRetry() } == [true, true, true, false, false])
+        // Eleven seconds later the window has moved past them all: only the floor is left.
+        now.withLock { $0 += .seconds(11) }
+        #expect((0..<2).map { _ in budget.spendRetry() } == [true, false])
+        #expect(RetryBudget.unlimited.spendRetry())
+    }
+}
+
+@Suite("Retries: the config file's retry key")
+struct RetryConfigurationTests {
+    func parse(_ retry: String) throws(ConfigurationError) -> RetryPolicy {
+        let json = #"{"name": "s", "environments": {"online": {"baseURL": "https://api.example"}}, "retry": \#(retry)}"#
+        return try ConfiguredService.parse(Data(json.utf8), file: "s.json", environment: [:]).retryPolicy
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let policy = try parse(#"""
+            {"maxRetries": 4, "statusCodes": [503], "errors": ["connectionRefused"], "methods": ["get", "POST"],
+             "idempotencyKeyHeader": "Idempotency-Key", "baseDelaySeconds": 0.25, "maxDelaySeconds": 5}
+            """#)
+        #expect(policy == RetryPolicy(
+            maxRetries: 4, retryableStatusCodes: [503], retryableErrors: [.connectionRefused], methods: [.get, .post],
+            idempotencyKeyHeader: "Idempotency-Key", baseDelay: .milliseconds(250), maxDelay: .seconds(5)))
+        #expect(try parse("false") == .never)
+        #expect(try parse("true") == .standard)
+        #expect(try parse("{}") == .standard)
+    }
+
+    @Test(arguments: [
+        (#"{"maxRetries": 11}"#, "retry.maxRetries"),
+        (#"{"maxRetries": "2"}"#, "retry.maxRetries"),
+        (#"{"statusCodes": [503, 42]}"#, "retry.statusCodes[1]"),
+        (#"{"statusCodes": 503}"#, "retry.statusCodes"),
+        (#"{"errors": ["timeout"]}"#, "retry.errors[0]"),
+        (#"{"methods": ["G T"]}"#, "retry.methods[0]"),
+        (#"{"idempotencyKeyHeader": "Key:"}"#, "retry.idempotencyKeyHeader"),
+        (#"{"baseDelaySeconds": -1}"#, "retry.baseDelaySeconds"),
+        (#"{"maxDelaySeconds": 7200}"#, "retry.maxDelaySeconds"),
+        (#"{"baseDelaySeconds": 10, "maxDelaySeconds": 1}"#, "retry.baseDelaySeconds"),
+        (#"{"retries": 2}"#, "retry.retries"),
+        (#""often""#, "retry"),
+    ])
+    func badValuesAreNamed(retry: String, key: String) {
+        #expect {
+            _ = try parse(retry)
+        } throws: { error in
+            (error as? ConfigurationError)?.key == key
+        }
+    }
+}
