@@ -39,6 +39,7 @@ public final class ShopFaults: Sendable {
 /// | `GET`/`PUT`/`DELETE orders/{id}` | the ``Order`` / the changed ``Order`` / 204 |
 /// | `GET slow?ms=` | `{"slept_ms": …}` after that long (at most 30 s) |
 /// | `GET coupons/{code}` | 200 always: `{"code": 0, …}` for `WELCOME10`, else `{"code": 4001, "message": "coupon expired"}` |
+/// | `POST auth/token`, `GET account`, `GET account-in-body` | access tokens: see ``ShopTokens`` |
 /// | `GET`/`POST flaky/{key}?failures=&status=&retry_after=&retry_after_date=` | the first `failures` (default 2) requests for `key` fail with `status` (default 503), with a `Retry-After` of `retry_after` seconds or an HTTP date `retry_after_date` seconds ahead if asked; then 200 and a ``FlakyReport`` |
 ///
 /// JSON keys are snake_case; an unsigned or badly signed request gets 401 with the reason.
@@ -69,16 +70,19 @@ public enum ShopRoutes {
     ///   - verification: Checks the signatures (the demo keys by default); `nil` accepts
     ///     unsigned requests.
     ///   - faults: Failures to produce on request.
+    ///   - tokens: The access tokens of `auth/token` and `account` (see ``ShopTokens``).
     public static func add<Context: RequestContext>(
         to router: Router<Context>,
         environment: ShopEnvironment,
         verification: AIFHMACVerification? = AIFHMACVerification(publicKey: publicKey, privateKey: privateKey),
-        faults: ShopFaults = ShopFaults()
+        faults: ShopFaults = ShopFaults(),
+        tokens: ShopTokens = ShopTokens()
     ) {
         let goods = catalogue(environment)
         let orders = NIOLockedValueBox(OrderBook())
         let group = router.group("v1")
         if let verification { group.add(middleware: SignatureMiddleware<Context>(verification: verification)) }
+        tokens.addRoutes(to: group)
 
         group.get("goods") { request, _ -> Response in
             let page = max(1, request.uri.queryParameters.get("page", as: Int.self) ?? 1)
@@ -249,14 +253,15 @@ public enum DemoShopServer {
     ///   - verifiesSignatures: Whether requests must carry an AIF-HMAC signature made with
     ///     ``ShopRoutes/publicKey`` and ``ShopRoutes/privateKey``; yes by default.
     ///   - faults: Failures to produce on request; none by default.
+    ///   - tokens: The access tokens it issues and checks; its own by default.
     /// - Returns: The running server; call ``LocalServer/stop()`` when done.
     /// - Throws: When the server cannot bind.
     public static func start(
-        environment: ShopEnvironment = .online, verifiesSignatures: Bool = true, faults: ShopFaults = ShopFaults()
+        environment: ShopEnvironment = .online, verifiesSignatures: Bool = true, faults: ShopFaults = ShopFaults(), tokens: ShopTokens = ShopTokens()
     ) async throws -> LocalServer {
         let router = Router()
         let verification = verifiesSignatures ? AIFHMACVerification(publicKey: ShopRoutes.publicKey, privateKey: ShopRoutes.privateKey) : nil
-        ShopRoutes.add(to: router, environment: environment, verification: verification, faults: faults)
+        ShopRoutes.add(to: router, environment: environment, verification: verification, faults: faults, tokens: tokens)
         return try await LocalServer.start(router: router)
     }
 }

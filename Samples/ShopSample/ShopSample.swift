@@ -8,7 +8,8 @@ import Synchronization
 @main
 struct ShopSample {
     static func main() async throws {
-        let online = try await DemoShopServer.start(environment: .online)
+        let tokens = ShopTokens()
+        let online = try await DemoShopServer.start(environment: .online, tokens: tokens)
         let offline = try await DemoShopServer.start(environment: .offline)
 
         let variables = [
@@ -28,6 +29,7 @@ struct ShopSample {
         try await placeAnOrder()
         await showFailures()
         try await retryAFlakyEndpoint()
+        try await refreshATokenOnceForABurst(tokens)
         try await switchToOffline()
 
         await online.stop()
@@ -128,6 +130,29 @@ struct ShopSample {
         let answer = try await second.load(["failures": 1, "status": 429, "retry_after": 1])
         let waited = ContinuousClock.now - started
         print("   429 with Retry-After: 1, then 200: \(answer.attempts) attempts in \(waited.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))\n")
+    }
+
+    /// An authenticator on the shop service: the first load gets a token; after the shop
+    /// expires every token, a burst of 20 loads meets 401s — one refresh serves them all, and
+    /// each load is sent once more with the new token.
+    static func refreshATokenOnceForABurst(_ tokens: ShopTokens) async throws {
+        print("== One token refresh for a burst ==")
+        let tokenEndpoint = Endpoint<TokenGrant>(service: .shop, methodName: "auth/token", method: .post, usesAuthenticator: false)
+        let session = Authenticator {
+            let grant = try await APIManager(tokenEndpoint).load().content
+            return Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
+        }
+        ServiceRegistry.shared.setAuthenticator(session, for: [.shop])
+        defer { ServiceRegistry.shared.setAuthenticator(nil, for: [.shop]) }
+        let account = Endpoint<Account>(service: .shop, methodName: "account")
+        let first = try await APIManager(account).load()
+        print("   signed in as \(first.content.user): \(tokens.issued) token issued")
+        tokens.expireAll()
+        let attempts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<20 { group.addTask { try await APIManager(account).load().attempts } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        print("   every token expired; 20 loads at once: \(attempts.count) succeeded, \(tokens.refreshAttempts - 1) refresh, each sent \(Set(attempts).sorted().map(String.init).joined(separator: "/")) times\n")
     }
 
     /// The same managers against the offline environment's data.

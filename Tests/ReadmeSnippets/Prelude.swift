@@ -32,3 +32,9 @@ enum Session {
 
 /// A private key, read from somewhere safe.
 let privateKey = "private key"
+
+/// What a token endpoint answers, OAuth-style.
+struct TokenGrant: Codable, Sendable {
+    var accessToken: String
+    var expiresIn: Int
+}

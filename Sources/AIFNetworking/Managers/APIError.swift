@@ -33,6 +33,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             case noNetwork = "no network"
             case transport = "transport"
             case cancelled = "cancelled"
+            case authenticationFailed = "authentication failed"
         }
 
         private let base: Base
@@ -70,6 +71,10 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         public static let transport = Kind(.transport)
         /// The load was cancelled: by ID, group, deallocation of its manager, or its task.
         public static let cancelled = Kind(.cancelled)
+        /// The service's ``Authenticator`` could not refresh the credential;
+        /// ``APIError/underlyingError`` is the refresh's error. No request was sent with the
+        /// old credential after it was refused.
+        public static let authenticationFailed = Kind(.authenticationFailed)
 
         /// A short name for the kind.
         public var description: String { base.rawValue }

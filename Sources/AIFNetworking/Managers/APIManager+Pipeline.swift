@@ -60,7 +60,8 @@ extension APIManager {
         return .send(LoadPlan(
             resolved: resolved, serviceName: service, methodName: methodName, method: method, parameters: parameters,
             headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cacheKey: cacheKey, cacheLifetime: cacheLifetime,
-            coalesces: coalesces, retryPolicy: retryPolicy ?? resolved.service.retryPolicy
+            coalesces: coalesces, retryPolicy: retryPolicy ?? resolved.service.retryPolicy,
+            authenticator: usesAuthenticator ? resolved.authenticator : nil
         ))
     }
 
@@ -79,150 +80,11 @@ extension APIManager {
         return APIResponse(requestID: id, response: entry.response, content: content, request: entry.request, parameters: parameters, isFromCache: true)
     }
 
-    /// The load engine: signs and sends the request (redirects followed and re-signed,
-    /// identical loads coalesced when the plan says so), sends it again as the plan's
-    /// ``RetryPolicy`` allows, checks and decodes the response, and calls `completion` exactly
-    /// once with the outcome, on `runner`. Both faces run it: the delegate face ends the load
-    /// in the completion, the async face resumes its caller.
-    ///
-    /// Holds the manager only while a step runs, so a manager let go of mid-flight is
-    /// deallocated (and its loads cancelled).
-    static func run(
-        _ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy,
-        cancellation: AsyncCancellation, runner: any CompletionExecutor, completion: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
-    ) {
-        let prepared: PreparedSend
-        switch prepareSend(plan, id: id, manager: reference) {
-        case .success(let ready): prepared = ready
-        case .failure(let error): return fail(error, completion)
-        }
-        if plan.retryPolicy.maxRetries > 0 { proxy.retryBudget.recordLoad() }
-        let attempt = Attempt(number: 1, coalescingKey: prepared.coalescingKey, deadline: prepared.request.timeouts?.total.map { ContinuousClock.now + $0 })
-        send(prepared.request, attempt, plan: plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner, completion: completion)
-    }
-
-    /// Sends one attempt and handles its outcome: a retry, or the load's end.
-    private static func send(
-        _ request: HTTPRequest, _ attempt: Attempt, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy,
-        cancellation: AsyncCancellation, runner: any CompletionExecutor, completion: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
-    ) {
-        proxy.send(request, for: plan.resolved, id: id, coalescingKey: attempt.coalescingKey, cancellation: cancellation, runner: runner) { result in
-            if case .success(let response) = result, response.isSuccess {
-                return completion(conclude(.success(Exchange(request: request, response: response)), plan: plan, id: id, attempts: attempt.number, manager: reference))
-            }
-            retryOrEnd(result, of: request, attempt, plan: plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner, completion: completion)
-        }
-    }
-
-    /// After a failed attempt: waits and sends the next one when the policy, the proxy's
-    /// budget and the interceptor all allow it; otherwise ends the load with the attempt's
-    /// outcome. Out of line: most loads never come here.
-    @inline(never)
-    private static func retryOrEnd(
-        _ result: Result<HTTPResponse, any Error>, of request: HTTPRequest, _ attempt: Attempt, plan: LoadPlan, id: RequestID,
-        manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy, cancellation: AsyncCancellation, runner: any CompletionExecutor,
-        completion: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
-    ) {
-        func end() {
-            let exchange: Result<Exchange, APIError>
-            switch result {
-            case .success(let response): exchange = .success(Exchange(request: request, response: response))
-            case .failure(let error):
-                exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName).counting(attempts: attempt.number))
-            }
-            completion(conclude(exchange, plan: plan, id: id, attempts: attempt.number, manager: reference))
-        }
-        let outcome: Result<HTTPResponse, TransportError>
-        switch result {
-        case .success(let response): outcome = .success(response)
-        case .failure(let error as TransportError): outcome = .failure(error)
-        case .failure: return end()
-        }
-        let policy = plan.retryPolicy
-        let decision = policy.decision(
-            after: outcome, of: request, attempt: attempt.number, remaining: attempt.deadline.map { $0 - ContinuousClock.now }, clockOffset: proxy.clockSkew.offset)
-        guard case .retry(let delay, let reason) = decision else {
-            if case .deliver(let note?) = decision { proxy.logNoRetry(id, note) }
-            return end()
-        }
-        let next = RetryAttempt(number: attempt.number + 1, maximum: policy.maxRetries + 1, reason: reason, delay: delay)
-        if let manager = reference.object, let interceptor = manager.interceptor, !interceptor.shouldRetry(manager, attempt: next) {
-            proxy.logNoRetry(id, "\(reason); an interceptor declined the retry")
-            return end()
-        }
-        guard proxy.retryBudget.spendRetry() else {
-            proxy.logNoRetry(id, "\(reason); the proxy's retry budget is spent")
-            return end()
-        }
-        proxy.logRetry(id, next)
-        let wait = BackoffWait(on: runner) { cancelled in
-            if cancelled {
-                return completion(.failure(plan.error(.cancelled, id: id, "the request was cancelled while waiting to retry", attempts: attempt.number)))
-            }
-            let retried: HTTPRequest
-            switch makeRequest(plan, proxy: proxy, remaining: attempt.deadline.map { $0 - ContinuousClock.now }) {
-            case .success(let request): retried = request
-            case .failure(let error): return completion(.failure(plan.error(.configuration, id: id, error.description, error, attempts: attempt.number)))
-            }
-            var following = attempt
-            following.number += 1
-            send(retried, following, plan: plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner, completion: completion)
-        }
-        cancellation.attach(wait)
-        wait.start(delay)
-    }
-
-    /// Ends a load whose request could not be made. Out of line, so that ``run`` itself does
-    /// not look up the response types' metadata.
-    @inline(never)
-    private static func fail(_ error: APIError, _ completion: @Sendable (Result<APIResponse<Content>, APIError>) -> Void) {
-        completion(.failure(error))
-    }
-
-    /// Signs the request and runs the after-call hooks.
-    private static func prepareSend(_ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) -> Result<PreparedSend, APIError> {
-        guard let proxy = reference.object?.proxy else { return .failure(plan.error(.cancelled, id: id, "the manager was deallocated")) }
-        let request: HTTPRequest
-        switch makeRequest(plan, proxy: proxy, remaining: nil) {
-        case .success(let made): request = made
-        case .failure(let error): return .failure(plan.error(.configuration, id: id, error.description, error))
-        }
-        let coalescingKey = plan.coalesces ? CacheKey(
-            service: plan.serviceName, environment: plan.resolved.environmentName, method: plan.method,
-            methodName: plan.methodName, parameters: plan.parameters
-        ).description : nil
-        if let manager = reference.object {
-            manager.afterCallingAPI(with: plan.parameters)
-            manager.interceptor?.afterCallingAPI(manager, with: plan.parameters)
-        }
-        return .success(PreparedSend(request: request, coalescingKey: coalescingKey, proxy: proxy))
-    }
-
-    /// Makes and signs the plan's request, with a fresh time and nonce; `remaining`, when
-    /// given, becomes its total timeout (what is left of the load's for a retry).
-    private static func makeRequest(_ plan: LoadPlan, proxy: APIProxy, remaining: Duration?) -> Result<HTTPRequest, ServiceError> {
-        do throws(ServiceError) {
-            var made = try RequestGenerator().makeRequest(
-                for: plan.resolved, methodName: plan.methodName, method: plan.method, parameters: plan.parameters,
-                headers: plan.headers, bodyEncoding: plan.bodyEncoding, signingContext: proxy.clockSkew.context()
-            )
-            if let timeouts = plan.timeouts { made.timeouts = timeouts }
-            if let remaining {
-                var timeouts = made.timeouts ?? Timeouts()
-                timeouts.total = max(remaining, .milliseconds(1))
-                made.timeouts = timeouts
-            }
-            return .success(made)
-        } catch {
-            return .failure(error)
-        }
-    }
-
     /// Checks the response: the service's veto, the status, the body, decoding, validation;
     /// stores it in the cache when it passes. Inlined into the engine: each generic function
     /// looks up the metadata of the response types it touches on every call.
     @inline(__always)
-    private static func conclude(
+    static func conclude(
         _ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: RequestID, attempts: Int, manager reference: WeakReference<APIManager<Content>>
     ) -> Result<APIResponse<Content>, APIError> {
         let request: HTTPRequest
@@ -377,13 +239,15 @@ final class LoadPlan: Sendable {
     let timeouts: Timeouts?
     let cacheKey: CacheKey?
     let cacheLifetime: Duration
-    let coalesces: Bool
+    /// Identical loads' shared key when the load coalesces, else `nil`.
+    let coalescingKey: String?
     let retryPolicy: RetryPolicy
+    let authenticator: Authenticator?
 
     init(
         resolved: ResolvedService, serviceName: ServiceName, methodName: String, method: HTTPMethod, parameters: Parameters,
         headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cacheKey: CacheKey?, cacheLifetime: Duration,
-        coalesces: Bool, retryPolicy: RetryPolicy
+        coalesces: Bool, retryPolicy: RetryPolicy, authenticator: Authenticator?
     ) {
         self.resolved = resolved
         self.serviceName = serviceName
@@ -395,8 +259,11 @@ final class LoadPlan: Sendable {
         self.timeouts = timeouts
         self.cacheKey = cacheKey
         self.cacheLifetime = cacheLifetime
-        self.coalesces = coalesces
+        coalescingKey = coalesces ? CacheKey(
+            service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters
+        ).description : nil
         self.retryPolicy = retryPolicy
+        self.authenticator = authenticator
     }
 
     /// An error of this load.
@@ -421,19 +288,24 @@ final class Exchange: Sendable {
     }
 }
 
-/// Which attempt of a load is under way, and what all its attempts share.
+/// Which attempt of a load is under way.
 struct Attempt {
     /// 1 for the first.
-    var number: Int
-    /// Identical loads' shared key, or `nil` to send alone.
-    var coalescingKey: String?
-    /// When the load's total timeout ends, if it has one.
+    var number = 1
+    /// When the load's total timeout ends, if it has one (known once the first request is made).
     var deadline: ContinuousClock.Instant?
+    /// The generation of the authenticator's credential the attempt carries.
+    var credentialGeneration = 0
+    /// Whether the credential was refreshed for this load already (it is, once at most).
+    var renewedCredential = false
 }
 
-/// What the manager's `prepareSend` hands to the send.
-struct PreparedSend {
-    var request: HTTPRequest
-    var coalescingKey: String?
-    var proxy: APIProxy
+/// What every attempt of one load shares, apart from its manager and completion (which are
+/// typed by the content): not generic, so passing it costs no metadata lookup.
+struct LoadContext: Sendable {
+    let plan: LoadPlan
+    let id: RequestID
+    let proxy: APIProxy
+    let cancellation: AsyncCancellation
+    let runner: any CompletionExecutor
 }

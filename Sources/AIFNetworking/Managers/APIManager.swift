@@ -142,6 +142,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// When a failed load is sent again: the endpoint's, `nil` by default for the service's
     /// ``Service/retryPolicy``.
     open var retryPolicy: RetryPolicy? { endpoint.retryPolicy }
+    /// Whether loads carry the credential of the service's ``Authenticator``: the endpoint's,
+    /// yes by default. Return `false` for the manager that refreshes the credential, or the
+    /// refresh would wait for itself.
+    open var usesAuthenticator: Bool { endpoint.usesAuthenticator }
 
     // MARK: Hooks (override)
 

@@ -40,6 +40,9 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     public var coalescesIdenticalRequests: Bool
     /// When a failed load is sent again; `nil` for the service's policy.
     public var retryPolicy: RetryPolicy?
+    /// Whether loads carry the credential of the service's ``Authenticator`` (`false` for the
+    /// endpoint that refreshes it).
+    public var usesAuthenticator: Bool
     /// Rewrites the parameters just before the call (see ``APIManager/reformParams(_:)``).
     public var reformParameters: (@Sendable (Parameters) -> Parameters)?
     /// Throws to reject the parameters (see ``APIManager/validate(parameters:)``).
@@ -60,6 +63,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     ///   - cacheLifetime: No caching by default.
     ///   - coalescesIdenticalRequests: Off by default.
     ///   - retryPolicy: The service's by default.
+    ///   - usesAuthenticator: Yes by default.
     ///   - reformParameters: Parameters sent as they come by default.
     ///   - validateParameters: Every parameter accepted by default.
     ///   - validateResponse: Every response accepted by default.
@@ -74,6 +78,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         cacheLifetime: Duration? = nil,
         coalescesIdenticalRequests: Bool = false,
         retryPolicy: RetryPolicy? = nil,
+        usesAuthenticator: Bool = true,
         reformParameters: (@Sendable (Parameters) -> Parameters)? = nil,
         validateParameters: (@Sendable (Parameters) throws -> Void)? = nil,
         validateResponse: (@Sendable (APIResponse<Content>) throws -> Void)? = nil
@@ -88,6 +93,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         self.cacheLifetime = cacheLifetime
         self.coalescesIdenticalRequests = coalescesIdenticalRequests
         self.retryPolicy = retryPolicy
+        self.usesAuthenticator = usesAuthenticator
         self.reformParameters = reformParameters
         self.validateParameters = validateParameters
         self.validateResponse = validateResponse

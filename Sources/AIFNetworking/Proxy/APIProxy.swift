@@ -245,6 +245,12 @@ public final class APIProxy: Sendable {
         logger.info("retry \(id) \(attempt)")
     }
 
+    /// Logs a refused credential about to be renewed.
+    @inline(never)
+    func logRenewal(_ id: RequestID, generation: Int) {
+        logger.info("credential refused \(id): renewing credential \(generation), then sending once more")
+    }
+
     /// Logs why a failed attempt is not retried.
     @inline(never)
     func logNoRetry(_ id: RequestID, _ why: String) {

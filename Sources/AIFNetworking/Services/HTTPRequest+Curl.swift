@@ -31,7 +31,7 @@ extension HTTPRequest {
         switch body {
         case .empty: break
         case .bytes(let data):
-            if let text = String(data: data, encoding: .utf8) {
+            if let text = String(data: data, encoding: .utf8).map({ revealingSecrets ? $0 : HTTPRequest.redactedBody($0) }) {
                 parts.append("--data-binary " + quote(text))
             } else {
                 parts.append("--data-binary '<\(data.count) bytes>'")
@@ -45,10 +45,33 @@ extension HTTPRequest {
 }
 
 extension HTTPRequest {
-    /// The URL for logs and displays: the password and an AIF-HMAC `sign` value read `***`.
+    /// The URL for logs and displays: the password, an AIF-HMAC `sign` value and the secret
+    /// parameters read `***`.
     static func redactedURL(_ url: URL) -> String {
-        let text = TransportError.redactingPassword(in: url.absoluteString)
-        guard text.contains("sign=") else { return text }
-        return text.replacing(/([?&]sign=)[^&#]*/) { "\($0.1)***" }
+        var text = TransportError.redactingPassword(in: url.absoluteString)
+        for name in ["sign"] + secretParameters.withLock({ $0 }).sorted() where text.contains("\(name)=") {
+            text = text.replacing(try! Regex("([?&]\(NSRegularExpression.escapedPattern(for: name))=)[^&#]*")) { "\($0.output[1].substring ?? "")***" }
+        }
+        return text
+    }
+
+    /// A body for displays: the values of secret parameters read `***` (as JSON members and
+    /// as form fields).
+    static func redactedBody(_ text: String) -> String {
+        var text = text
+        for name in secretParameters.withLock({ $0 }).sorted() where text.contains(name) {
+            let escaped = NSRegularExpression.escapedPattern(for: name)
+            text = text.replacing(try! Regex("(\"\(escaped)\"\\s*:\\s*)\"(?:[^\"\\\\]|\\\\.)*\"")) { "\($0.output[1].substring ?? "")\"***\"" }
+            text = text.replacing(try! Regex("((?:^|&)\(escaped)=)[^&]*")) { "\($0.output[1].substring ?? "")***" }
+        }
+        return text
+    }
+
+    /// Names of request parameters that carry credentials (an ``Authenticator``'s placement).
+    private static let secretParameters = Locked(Set<String>())
+
+    /// Marks a parameter name as a credential's, to be redacted wherever requests are shown.
+    static func registerSecretParameter(_ name: String) {
+        secretParameters.withLock { _ = $0.insert(name) }
     }
 }

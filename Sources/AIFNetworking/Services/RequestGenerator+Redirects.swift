@@ -64,7 +64,7 @@ extension RequestGenerator {
         var first = request
         first.redirects = .never
         let transfer = exchange(first) { [self] result in
-            guard let redirect = RedirectingSend<any Error>.redirect(in: result, maxRedirects: maxRedirects, observer: clockSkew) else {
+            guard let redirect = result.redirectToFollow(maxRedirects: maxRedirects, observer: clockSkew) else {
                 return completion(result.mapError { $0 })
             }
             var prepareHop: RedirectingSend<any Error>.PrepareHop?

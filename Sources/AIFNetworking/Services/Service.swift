@@ -71,6 +71,9 @@ public protocol Service: Sendable {
     var envelope: ResponseEnvelope? { get }
     /// When a failed load is sent again: ``RetryPolicy/standard`` by default.
     var retryPolicy: RetryPolicy { get }
+    /// Supplies and refreshes the credential of its requests: none by default (a registry can
+    /// give one to several services, ``ServiceRegistry/setAuthenticator(_:for:)``).
+    var authenticator: Authenticator? { get }
 
     /// Headers sent with every request of the service, read at request time.
     func commonHeaders() -> HTTPHeaders
@@ -120,6 +123,8 @@ extension Service {
     public var envelope: ResponseEnvelope? { nil }
     /// ``RetryPolicy/standard``.
     public var retryPolicy: RetryPolicy { .standard }
+    /// None.
+    public var authenticator: Authenticator? { nil }
     /// None.
     public func commonHeaders() -> HTTPHeaders { HTTPHeaders() }
     /// None.

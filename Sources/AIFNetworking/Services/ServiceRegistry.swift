@@ -23,6 +23,7 @@ public final class ServiceRegistry: Sendable {
         var entries: [ServiceName: Entry] = [:]
         var globalEnvironment: EnvironmentName?
         var serviceEnvironments: [ServiceName: EnvironmentName] = [:]
+        var authenticators: [ServiceName: Authenticator] = [:]
     }
 
     private let state = Locked(State())
@@ -96,16 +97,31 @@ public final class ServiceRegistry: Sendable {
         return own ?? global ?? environmentVariable ?? service.defaultEnvironment
     }
 
+    /// Gives several services one ``Authenticator`` (they share one credential and its
+    /// refresh), over their own ``Service/authenticator``; `nil` removes it.
+    ///
+    /// - Parameters:
+    ///   - authenticator: The authenticator, or `nil`.
+    ///   - services: The services that use it.
+    public func setAuthenticator(_ authenticator: Authenticator?, for services: [ServiceName]) {
+        state.withLock { state in
+            for service in services { state.authenticators[service] = authenticator }
+        }
+    }
+
     /// The service named `name` with its active environment, as a snapshot for one request.
     ///
     /// - Throws: ``ServiceError`` when the name or its active environment is unknown.
     public func resolve(_ name: ServiceName) throws(ServiceError) -> ResolvedService {
         let service = try service(named: name)
-        let environmentName = activeEnvironment(of: service)
+        let (own, global, authenticator) = state.withLock { state in
+            (state.serviceEnvironments[name], state.globalEnvironment, state.authenticators.isEmpty ? nil : state.authenticators[name])
+        }
+        let environmentName = own ?? global ?? environmentVariable ?? service.defaultEnvironment
         guard let environment = service.environments[environmentName] else {
             throw ServiceError.unknownEnvironment(environmentName, service: name, known: service.environments.keys.sorted())
         }
-        return ResolvedService(service: service, environmentName: environmentName, environment: environment)
+        return ResolvedService(service: service, environmentName: environmentName, environment: environment, authenticator: authenticator ?? service.authenticator)
     }
 }
 
@@ -117,4 +133,15 @@ public struct ResolvedService: Sendable {
     public let environmentName: EnvironmentName
     /// The environment.
     public let environment: ServiceEnvironment
+    /// Supplies and refreshes the credential of its requests: the registry's for this service
+    /// (``ServiceRegistry/setAuthenticator(_:for:)``), else the service's own, if any.
+    public let authenticator: Authenticator?
+
+    /// Creates a snapshot (the registry makes them; tools and tests may too).
+    public init(service: any Service, environmentName: EnvironmentName, environment: ServiceEnvironment, authenticator: Authenticator? = nil) {
+        self.service = service
+        self.environmentName = environmentName
+        self.environment = environment
+        self.authenticator = authenticator
+    }
 }

@@ -139,15 +139,16 @@ public final class CurlTransport: HTTPTransport {
         if maxRedirects < 0 {
             transfer.completion = completion
         } else {
-            let sentAt = ContinuousClock.now
+            // The chain's deadline counts from here, when there is one.
+            let sentAt = transfer.request.timeouts?.total == nil ? nil : ContinuousClock.now
             // Captures its own transfer: the cycle ends when the transfer delivers (and lets go
             // of its completion), which it does exactly once. The loop, not the transport, is
             // captured: a transport released with requests in flight shuts down and cancels them.
             transfer.completion = { [loop] result in
-                guard let redirect = RedirectingSend<TransportError>.redirect(in: result, maxRedirects: maxRedirects) else { return completion(result) }
+                guard let redirect = result.redirectToFollow(maxRedirects: maxRedirects) else { return completion(result) }
                 let progress = transfer.progress
                 let hops = RedirectingSend(
-                    request: transfer.request, sentAt: sentAt, maxRedirects: maxRedirects, prepareHop: nil, mapError: { $0 }, cancellation: transfer.laterHops()
+                    request: transfer.request, sentAt: sentAt ?? ContinuousClock.now, maxRedirects: maxRedirects, prepareHop: nil, mapError: { $0 }, cancellation: transfer.laterHops()
                 ) { hop, done in
                     Self.submit(Transfer(request: hop, progress: progress, completion: done), on: loop, batches: batches, executor: nil)
                 }

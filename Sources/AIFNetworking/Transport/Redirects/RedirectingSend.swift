@@ -18,7 +18,8 @@ import Foundation
 /// ```
 ///
 /// Most responses are not redirects, so the first hop is sent by the caller as a plain
-/// exchange whose completion asks ``redirect(in:maxRedirects:observer:)``; only when it is
+/// exchange whose completion asks `redirectToFollow(maxRedirects:observer:)` of its outcome;
+/// only when it is
 /// one does the caller make this loop and hand it the response (``follow(_:completion:)``):
 /// a request that is not redirected costs nothing here.
 ///
@@ -73,21 +74,6 @@ final class RedirectingSend<Failure: Error>: Sendable {
         self.mapError = mapError
         self.exchange = exchange
         deadline = request.timeouts?.total.map { sentAt + $0 }
-    }
-
-    /// Looks at the outcome of a request's first exchange, before any loop exists: shows a
-    /// response to `observer`, and returns it when it is a redirect to follow — then make the
-    /// loop and call ``follow(_:completion:)``; otherwise the outcome is final.
-    ///
-    /// - Parameters:
-    ///   - result: The first exchange's outcome.
-    ///   - maxRedirects: How many redirects the request follows; negative for none.
-    ///   - observer: Shown the response, or `nil`.
-    /// - Returns: The redirect response, or `nil` when the outcome is final.
-    static func redirect(in result: Result<HTTPResponse, TransportError>, maxRedirects: Int, observer: (any ResponseObserver)? = nil) -> HTTPResponse? {
-        guard case .success(let response) = result else { return nil }
-        observer?.record(response)
-        return maxRedirects >= 0 && HTTPRequest.isRedirect(response.statusCode) ? response : nil
     }
 
     /// Follows the redirect the first request was answered with.
@@ -161,4 +147,20 @@ final class RedirectingSend<Failure: Error>: Sendable {
 protocol ResponseObserver: Sendable {
     /// Takes note of a response.
     func record(_ response: HTTPResponse)
+}
+
+extension Result where Success == HTTPResponse, Failure == TransportError {
+    /// Looks at the outcome of a request's first exchange, before any redirect loop exists:
+    /// shows a response to `observer`, and returns it when it is a redirect to follow — then
+    /// make the loop and call its `follow(_:completion:)`; otherwise the outcome is final.
+    ///
+    /// - Parameters:
+    ///   - maxRedirects: How many redirects the request follows; negative for none.
+    ///   - observer: Shown the response, or `nil`.
+    /// - Returns: The redirect response, or `nil` when the outcome is final.
+    func redirectToFollow(maxRedirects: Int, observer: (any ResponseObserver)? = nil) -> HTTPResponse? {
+        guard case .success(let response) = self else { return nil }
+        observer?.record(response)
+        return maxRedirects >= 0 && HTTPRequest.isRedirect(response.statusCode) ? response : nil
+    }
 }

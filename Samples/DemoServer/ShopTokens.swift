@@ -1,0 +1,147 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOConcurrencyHelpers
+
+/// The demo shop's short-lived access tokens, and the controls a test or the sample uses to
+/// make them expire or their refresh fail.
+///
+/// | Route | Answer |
+/// |---|---|
+/// | `POST auth/token` | 200 and a ``TokenGrant`` (a new token; earlier ones stay valid until they expire); 500 while refreshes are made to fail |
+/// | `GET account` | 200 and an ``Account`` with `Authorization: Bearer <valid token>`; otherwise 401 `{"code": 4010, "message": "token expired"}` |
+/// | `GET account-in-body` | the same, but a refused token is reported as 200 `{"code": 4011, "message": "token expired"}` |
+public final class ShopTokens: Sendable {
+    private struct State {
+        var valid: [String: Date] = [:]
+        var issued = 0
+        var refreshAttempts = 0
+        var failRefreshes = false
+        var refuseAll = false
+        var issueDelay: Duration = .zero
+        var refusedTokens = 0
+        var refusedAfterExpiry: [String: Int] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+    /// How long a token lives.
+    public let lifetime: Duration
+
+    /// Creates the token book.
+    ///
+    /// - Parameter lifetime: How long each token is valid; 5 minutes by default.
+    public init(lifetime: Duration = .seconds(300)) {
+        self.lifetime = lifetime
+    }
+
+    /// How many tokens were issued.
+    public var issued: Int { state.withLockedValue { $0.issued } }
+    /// How many requests reached `auth/token`, failed ones included.
+    public var refreshAttempts: Int { state.withLockedValue { $0.refreshAttempts } }
+    /// How many requests came with a token that was refused.
+    public var refusedRequests: Int { state.withLockedValue { $0.refusedTokens } }
+    /// How many requests came with `token` after it had been expired by ``expireAll()``.
+    public func requests(withExpired token: String) -> Int { state.withLockedValue { $0.refusedAfterExpiry[token] ?? 0 } }
+
+    /// Makes every token issued so far invalid at once.
+    public func expireAll() {
+        state.withLockedValue { state in
+            for token in state.valid.keys { state.refusedAfterExpiry[token] = 0 }
+            state.valid = [:]
+        }
+    }
+
+    /// Makes `auth/token` fail (500) or work again.
+    public func failRefreshes(_ fail: Bool) {
+        state.withLockedValue { $0.failRefreshes = fail }
+    }
+
+    /// Makes `account` refuse every token, new ones too (or accept valid ones again).
+    public func refuseAll(_ refuse: Bool) {
+        state.withLockedValue { $0.refuseAll = refuse }
+    }
+
+    /// Makes `auth/token` take this long to answer.
+    public func delayIssuing(by delay: Duration) {
+        state.withLockedValue { $0.issueDelay = delay }
+    }
+
+    func issue() async throws -> TokenGrant? {
+        let delay = state.withLockedValue { state in
+            state.refreshAttempts += 1
+            return state.issueDelay
+        }
+        if delay > .zero { try await Task.sleep(for: delay) }
+        let seconds = Int(lifetime.components.seconds)
+        return state.withLockedValue { state in
+            guard !state.failRefreshes else { return nil }
+            state.issued += 1
+            let token = "demo-token-\(state.issued)-\(UUID().uuidString.prefix(8))"
+            state.valid[token] = Date().addingTimeInterval(TimeInterval(seconds))
+            return TokenGrant(accessToken: token, expiresIn: seconds)
+        }
+    }
+
+    /// Whether `authorization` (the header's value) names a valid token; counts refusals.
+    func accepts(_ authorization: String?) -> Bool {
+        let token = authorization.flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        return state.withLockedValue { state in
+            if !state.refuseAll, let token, let expiry = state.valid[token], expiry > Date() { return true }
+            state.refusedTokens += 1
+            if let token, state.refusedAfterExpiry[token] != nil { state.refusedAfterExpiry[token]! += 1 }
+            return false
+        }
+    }
+
+    /// Adds the token routes to the shop's group.
+    func addRoutes<Context: RequestContext>(to group: RouterGroup<Context>) {
+        group.post("auth/token") { _, _ -> Response in
+            guard let grant = try await self.issue() else {
+                return try ShopRoutes.json(ShopError(code: 5000, message: "the token service is down"), status: .internalServerError)
+            }
+            return try ShopRoutes.json(grant)
+        }
+        group.get("account") { request, _ -> Response in
+            guard self.accepts(request.headers[.authorization]) else {
+                var response = try ShopRoutes.json(ShopError(code: 4010, message: "token expired"), status: .unauthorized)
+                response.headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\""
+                return response
+            }
+            return try ShopRoutes.json(Account(user: "demo", tokensIssued: self.issued))
+        }
+        group.get("account-in-body") { request, _ -> Response in
+            guard self.accepts(request.headers[.authorization]) else {
+                return try ShopRoutes.json(ShopError(code: 4011, message: "token expired"))
+            }
+            return try ShopRoutes.json(Account(user: "demo", tokensIssued: self.issued))
+        }
+    }
+}
+
+/// What `auth/token` answers, OAuth-style.
+public struct TokenGrant: Codable, Sendable, Hashable {
+    /// The token.
+    public var accessToken: String
+    /// Its lifetime in seconds.
+    public var expiresIn: Int
+
+    /// Creates a grant.
+    public init(accessToken: String, expiresIn: Int) {
+        self.accessToken = accessToken
+        self.expiresIn = expiresIn
+    }
+}
+
+/// What `account` answers to a valid token.
+public struct Account: Codable, Sendable, Hashable {
+    /// The user's name.
+    public var user: String
+    /// How many tokens the shop had issued when it answered.
+    public var tokensIssued: Int
+
+    /// Creates an account.
+    public init(user: String, tokensIssued: Int) {
+        self.user = user
+        self.tokensIssued = tokensIssued
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+
+extension APIManager {
+    typealias LoadCompletion = @Sendable (Result<APIResponse<Content>, APIError>) -> Void
+
+    /// The load engine: gets the credential when the service has an ``Authenticator``, signs
+    /// and sends the request (redirects followed and re-signed, identical loads coalesced when
+    /// the plan says so), sends it again as the plan's ``RetryPolicy`` allows — or once more
+    /// after the credential was refreshed — checks and decodes the response, and calls
+    /// `completion` exactly once with the outcome, on `runner`. Both faces run it: the delegate
+    /// face ends the load in the completion, the async face resumes its caller.
+    ///
+    /// ```
+    ///  attempt ─▶ credential ─▶ sign, send ─▶ 2xx ──────────────────────────────────▶ conclude
+    ///     ▲        (may wait      │
+    ///     │        for refresh)   └─ failure ─┬─ credential expired, not yet renewed ─▶ renew ─┐
+    ///     │                                   ├─ retryable, allowed ─▶ wait ─┐               │
+    ///     └───────────────────────────────────┴──────────────────────────────┴───────────────┘
+    ///                                         └─ otherwise ──────────────────────────▶ conclude
+    /// ```
+    ///
+    /// Holds the manager only while a step runs, so a manager let go of mid-flight is
+    /// deallocated (and its loads cancelled).
+    static func run(
+        _ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy,
+        cancellation: AsyncCancellation, runner: any CompletionExecutor, completion: @escaping LoadCompletion
+    ) {
+        if plan.retryPolicy.maxRetries > 0 { proxy.retryBudget.recordLoad() }
+        let load = LoadContext(plan: plan, id: id, proxy: proxy, cancellation: cancellation, runner: runner)
+        start(Attempt(), load, manager: reference, completion: completion)
+    }
+
+    /// Starts an attempt: gets the credential, if the service has an authenticator, and sends.
+    private static func start(_ attempt: Attempt, _ load: LoadContext, manager reference: WeakReference<APIManager<Content>>, completion: @escaping LoadCompletion) {
+        guard let authenticator = load.plan.authenticator else {
+            return send(attempt, credential: nil, load, manager: reference, completion: completion)
+        }
+        authenticator.acquire(on: load.runner, cancellation: load.cancellation) { outcome in
+            switch outcome {
+            case .credential(let credential, let generation):
+                var attempt = attempt
+                attempt.credentialGeneration = generation
+                send(attempt, credential: credential, load, manager: reference, completion: completion)
+            case .failed(let failure):
+                completion(.failure(authenticationFailed(failure, load, attempts: attempt.number - 1)))
+            case .cancelled:
+                completion(.failure(load.plan.error(.cancelled, id: load.id, "the request was cancelled while the credential was refreshed", attempts: attempt.number - 1)))
+            }
+        }
+    }
+
+    /// Makes, signs and sends one attempt's request, and handles its outcome.
+    private static func send(
+        _ attempt: Attempt, credential: Credential?, _ load: LoadContext, manager reference: WeakReference<APIManager<Content>>, completion: @escaping LoadCompletion
+    ) {
+        let plan = load.plan
+        var attempt = attempt
+        let request: HTTPRequest
+        switch makeRequest(plan, credential: credential, proxy: load.proxy, remaining: attempt.deadline.map { $0 - ContinuousClock.now }) {
+        case .success(let made): request = made
+        case .failure(let error): return fail(plan.error(.configuration, id: load.id, error.description, error, attempts: attempt.number - 1), completion)
+        }
+        if attempt.number == 1 {
+            attempt.deadline = request.timeouts?.total.map { ContinuousClock.now + $0 }
+            guard let manager = reference.object else {
+                return fail(plan.error(.cancelled, id: load.id, "the manager was deallocated", attempts: 0), completion)
+            }
+            manager.afterCallingAPI(with: plan.parameters)
+            manager.interceptor?.afterCallingAPI(manager, with: plan.parameters)
+        }
+        let sent = attempt
+        load.proxy.send(request, for: plan.resolved, id: load.id, coalescingKey: plan.coalescingKey, cancellation: load.cancellation, runner: load.runner) { result in
+            if case .success(let response) = result, response.isSuccess, plan.authenticator?.expiredApplicationCodes.isEmpty ?? true {
+                return completion(conclude(.success(Exchange(request: request, response: response)), plan: plan, id: load.id, attempts: sent.number, manager: reference))
+            }
+            afterFailure(result, of: request, sent, load, manager: reference, completion: completion)
+        }
+    }
+
+    /// Ends a load whose request could not be made. Out of line, so that the engine itself
+    /// does not look up the response types' metadata.
+    @inline(never)
+    private static func fail(_ error: APIError, _ completion: LoadCompletion) {
+        completion(.failure(error))
+    }
+
+    /// After an attempt that failed (or may carry an expired credential in a 2xx body): renews
+    /// the credential and sends once more, or waits and retries when the policy, the proxy's
+    /// budget and the interceptor all allow it; otherwise ends the load with the attempt's
+    /// outcome. Out of line: most loads never come here.
+    @inline(never)
+    private static func afterFailure(
+        _ result: Result<HTTPResponse, any Error>, of request: HTTPRequest, _ attempt: Attempt, _ load: LoadContext,
+        manager reference: WeakReference<APIManager<Content>>, completion: @escaping LoadCompletion
+    ) {
+        let plan = load.plan
+        func end() {
+            let exchange: Result<Exchange, APIError>
+            switch result {
+            case .success(let response): exchange = .success(Exchange(request: request, response: response))
+            case .failure(let error):
+                exchange = .failure(APIError.sending(error, id: load.id, service: plan.serviceName, methodName: plan.methodName).counting(attempts: attempt.number))
+            }
+            completion(conclude(exchange, plan: plan, id: load.id, attempts: attempt.number, manager: reference))
+        }
+        if let authenticator = plan.authenticator, !attempt.renewedCredential, case .success(let response) = result,
+            authenticator.isExpiry(response, veto: plan.resolved.service.veto(response))
+        {
+            return renewCredential(after: attempt, authenticator, load, manager: reference, completion: completion)
+        }
+        let outcome: Result<HTTPResponse, TransportError>
+        switch result {
+        case .success(let response) where !response.isSuccess: outcome = .success(response)
+        case .failure(let error as TransportError): outcome = .failure(error)
+        default: return end()
+        }
+        let policy = plan.retryPolicy
+        let decision = policy.decision(
+            after: outcome, of: request, attempt: attempt.number, remaining: attempt.deadline.map { $0 - ContinuousClock.now },
+            clockOffset: load.proxy.clockSkew.offset)
+        guard case .retry(let delay, let reason) = decision else {
+            if case .deliver(let note?) = decision { load.proxy.logNoRetry(load.id, note) }
+            return end()
+        }
+        let retry = RetryAttempt(number: attempt.number + 1, maximum: policy.maxRetries + 1, reason: reason, delay: delay)
+        if let manager = reference.object, let interceptor = manager.interceptor, !interceptor.shouldRetry(manager, attempt: retry) {
+            load.proxy.logNoRetry(load.id, "\(reason); an interceptor declined the retry")
+            return end()
+        }
+        guard load.proxy.retryBudget.spendRetry() else {
+            load.proxy.logNoRetry(load.id, "\(reason); the proxy's retry budget is spent")
+            return end()
+        }
+        load.proxy.logRetry(load.id, retry)
+        var following = attempt
+        following.number += 1
+        let next = following
+        let wait = PendingStep<Void>(on: load.runner) { resumed in
+            guard resumed != nil else {
+                return completion(.failure(plan.error(.cancelled, id: load.id, "the request was cancelled while waiting to retry", attempts: attempt.number)))
+            }
+            start(next, load, manager: reference, completion: completion)
+        }
+        load.cancellation.attach(wait)
+        wait.resume(after: delay, with: ())
+    }
+
+    /// The attempt's credential was refused: gets the renewed one (refreshing it, or joining
+    /// the refresh under way) and sends the request once more with it.
+    private static func renewCredential(
+        after attempt: Attempt, _ authenticator: Authenticator, _ load: LoadContext, manager reference: WeakReference<APIManager<Content>>,
+        completion: @escaping LoadCompletion
+    ) {
+        load.proxy.logRenewal(load.id, generation: attempt.credentialGeneration)
+        authenticator.renew(after: attempt.credentialGeneration, on: load.runner, cancellation: load.cancellation) { outcome in
+            switch outcome {
+            case .credential(let credential, let generation):
+                var next = attempt
+                next.number += 1
+                next.renewedCredential = true
+                next.credentialGeneration = generation
+                send(next, credential: credential, load, manager: reference, completion: completion)
+            case .failed(let failure):
+                completion(.failure(authenticationFailed(failure, load, attempts: attempt.number)))
+            case .cancelled:
+                completion(.failure(load.plan.error(.cancelled, id: load.id, "the request was cancelled while the credential was refreshed", attempts: attempt.number)))
+            }
+        }
+    }
+
+    private static func authenticationFailed(_ failure: AuthenticationFailure, _ load: LoadContext, attempts: Int) -> APIError {
+        load.plan.error(.authenticationFailed, id: load.id, failure.description, failure.underlying, attempts: attempts)
+    }
+
+    /// Makes and signs the plan's request with a fresh time and nonce, carrying `credential`
+    /// as its authenticator places it; `remaining`, when given, becomes its total timeout
+    /// (what is left of the load's, for a later attempt).
+    private static func makeRequest(_ plan: LoadPlan, credential: Credential?, proxy: APIProxy, remaining: Duration?) -> Result<HTTPRequest, ServiceError> {
+        var headers = plan.headers
+        var parameters = plan.parameters
+        if let credential, let authenticator = plan.authenticator {
+            switch authenticator.placement {
+            case .authorization(let scheme): headers.set(name: "Authorization", value: scheme.isEmpty ? credential.token : "\(scheme) \(credential.token)")
+            case .parameter(let name): parameters[name] = .string(credential.token)
+            }
+        }
+        do throws(ServiceError) {
+            var made = try RequestGenerator().makeRequest(
+                for: plan.resolved, methodName: plan.methodName, method: plan.method, parameters: parameters,
+                headers: headers, bodyEncoding: plan.bodyEncoding, signingContext: proxy.clockSkew.context()
+            )
+            if let timeouts = plan.timeouts { made.timeouts = timeouts }
+            if let remaining {
+                var timeouts = made.timeouts ?? Timeouts()
+                timeouts.total = max(remaining, .milliseconds(1))
+                made.timeouts = timeouts
+            }
+            return .success(made)
+        } catch {
+            return .failure(error)
+        }
+    }
+}

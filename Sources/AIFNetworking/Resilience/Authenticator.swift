@@ -1,0 +1,213 @@
+import Foundation
+
+/// Supplies the credential of one or more services' requests and refreshes it — at most one
+/// refresh at a time, however many requests fail or wait.
+///
+/// ```swift
+/// let session = Authenticator { try await TokenManager().load().content.credential }
+/// ServiceRegistry.shared.setAuthenticator(session, for: ["shop", "orders"])
+/// ```
+///
+/// - A request gets the current credential as its ``Placement`` says (an `Authorization:
+///   Bearer …` header by default) before it is signed.
+/// - A response recognised as "credential expired" (``expiredStatusCodes``, 401 by default, or
+///   a service veto whose code is in ``expiredApplicationCodes``) starts a refresh; requests
+///   that fail meanwhile, and new ones, wait for it. When it succeeds, each is sent again
+///   **once**, with the new credential, signed afresh; a request that fails again is not
+///   refreshed a second time. When it fails (or takes longer than ``refreshTimeout``), every
+///   waiting request fails with ``APIError/Kind-swift.struct/authenticationFailed`` carrying
+///   the refresh's error, the credential is cleared, and no request is sent with the old one.
+/// - A credential that says when it expires is refreshed ahead, within ``refreshWindow`` of
+///   its expiry, by the first request that sees it there — one refresh, not one per request —
+///   while requests go on using it.
+///
+/// The refresh is any `async` function; often an ordinary manager load, on the same service
+/// or another. Its manager must not use this authenticator itself (override
+/// ``APIManager/usesAuthenticator`` to return `false`), or the refresh would wait for itself.
+public final class Authenticator: Sendable {
+    /// Where a request carries the credential.
+    public enum Placement: Sendable, Hashable {
+        /// `Authorization: <scheme> <token>` (`Bearer` by default).
+        case authorization(scheme: String)
+        /// A request parameter of this name, sent and signed with the others (in the query of
+        /// a GET, in the body of a POST); shown as `***` in logs and curl renderings.
+        case parameter(String)
+
+        /// `Authorization: Bearer <token>`.
+        public static let bearer = Placement.authorization(scheme: "Bearer")
+    }
+
+    /// Where requests carry the credential.
+    public let placement: Placement
+    /// Response statuses meaning the credential expired; `[401]` by default.
+    public let expiredStatusCodes: Set<Int>
+    /// Application error codes (a service veto's ``ServiceVeto/code``) meaning the credential
+    /// expired, for backends that report it in a 200 body; none by default.
+    public let expiredApplicationCodes: Set<String>
+    /// How long a refresh may take before it counts as failed.
+    public let refreshTimeout: Duration
+    /// How long before its expiry a credential is refreshed ahead.
+    public let refreshWindow: Duration
+
+    private typealias Waiter = @Sendable (Result<(Credential, Int), AuthenticationFailure>) -> Void
+    private let state: Locked<CredentialState<Waiter>>
+    private let refresh: @Sendable () async throws -> Credential
+
+    /// Creates an authenticator.
+    ///
+    /// - Parameters:
+    ///   - placement: Where requests carry the credential; `Authorization: Bearer` by default.
+    ///   - credential: The credential to start with (after a sign-in), or `nil` to refresh
+    ///     before the first request.
+    ///   - expiredStatusCodes: Statuses meaning "expired"; 401 by default.
+    ///   - expiredApplicationCodes: Application codes meaning "expired"; none by default.
+    ///   - refreshTimeout: 30 seconds by default.
+    ///   - refreshWindow: 60 seconds by default.
+    ///   - refresh: Gets a new credential; throws when it cannot.
+    public init(
+        placement: Placement = .bearer, credential: Credential? = nil, expiredStatusCodes: Set<Int> = [401],
+        expiredApplicationCodes: Set<String> = [], refreshTimeout: Duration = .seconds(30), refreshWindow: Duration = .seconds(60),
+        refresh: @escaping @Sendable () async throws -> Credential
+    ) {
+        self.placement = placement
+        self.expiredStatusCodes = expiredStatusCodes
+        self.expiredApplicationCodes = expiredApplicationCodes
+        self.refreshTimeout = refreshTimeout
+        self.refreshWindow = refreshWindow
+        self.refresh = refresh
+        state = Locked(CredentialState(credential: credential))
+        if case .parameter(let name) = placement { HTTPRequest.registerSecretParameter(name) }
+    }
+
+    /// The current credential, if there is one.
+    public var credential: Credential? { state.withLock { $0.credential } }
+
+    /// Replaces the credential (after a sign-in), or removes it (`nil`, after a sign-out):
+    /// requests that used the old one and are told it expired then use this one.
+    public func setCredential(_ credential: Credential?) {
+        state.withLock { $0.set(credential) }
+    }
+
+    /// Whether `response` (and the service's veto of it, if any) says the credential expired.
+    func isExpiry(_ response: HTTPResponse, veto: ServiceVeto?) -> Bool {
+        if expiredStatusCodes.contains(response.statusCode) { return true }
+        guard let veto, !expiredApplicationCodes.isEmpty else { return false }
+        return expiredApplicationCodes.contains(veto.code)
+    }
+
+    /// Gets the credential for a request: at once, on this thread, when there is a valid one;
+    /// else, on `runner`, when the refresh running (or started now) ends — or when
+    /// `cancellation` is cancelled first.
+    ///
+    /// - Parameters:
+    ///   - runner: Where `completion` runs when the request had to wait.
+    ///   - cancellation: The load's; cancelling it ends the wait.
+    ///   - completion: Gets the credential and its generation (to pass back to
+    ///     ``renew(after:on:cancellation:completion:)``), the refresh's failure, or the
+    ///     cancellation. Called once.
+    func acquire(on runner: any CompletionExecutor, cancellation: AsyncCancellation, completion: @escaping @Sendable (CredentialOutcome) -> Void) {
+        let window = TimeInterval(refreshWindow.components.seconds)
+        let action = state.withLock { state in
+            state.acquire(now: Date(), window: window) { Self.waiter(on: runner, cancellation: cancellation, completion) }
+        }
+        perform(action, completion)
+    }
+
+    /// A request that carried the credential of `generation` was told it expired: gets the
+    /// next one — the one already refreshed, or the outcome of the refresh this starts or
+    /// joins — as ``acquire(on:cancellation:completion:)`` does.
+    func renew(
+        after generation: Int, on runner: any CompletionExecutor, cancellation: AsyncCancellation,
+        completion: @escaping @Sendable (CredentialOutcome) -> Void
+    ) {
+        let action = state.withLock { $0.expired(Self.waiter(on: runner, cancellation: cancellation, completion), used: generation) }
+        perform(action, completion)
+    }
+
+    /// A waiter that hands the refresh's outcome to `completion` on `runner`, unless the
+    /// load is cancelled first.
+    private static func waiter(on runner: any CompletionExecutor, cancellation: AsyncCancellation, _ completion: @escaping @Sendable (CredentialOutcome) -> Void) -> Waiter {
+        let step = PendingStep<CredentialOutcome>(on: runner) { outcome in completion(outcome ?? .cancelled) }
+        cancellation.attach(step)
+        return { result in
+            switch result {
+            case .success(let (credential, generation)): step.resume(with: .credential(credential, generation: generation))
+            case .failure(let failure): step.resume(with: .failed(failure))
+            }
+        }
+    }
+
+    private func perform(_ action: CredentialState<Waiter>.Acquisition, _ completion: @Sendable (CredentialOutcome) -> Void) {
+        switch action {
+        case .use(let credential, let generation):
+            completion(.credential(credential, generation: generation))
+        case .useAndRefresh(let credential, let generation):
+            startRefresh()
+            completion(.credential(credential, generation: generation))
+        case .wait:
+            break
+        case .waitAndRefresh:
+            startRefresh()
+        case .fail(let failure):
+            completion(.failed(failure))
+        }
+    }
+
+    /// Runs the refresh, bounded by ``refreshTimeout``, and hands its outcome to the waiters.
+    private func startRefresh() {
+        Task { [self] in
+            let outcome: Result<Credential, any Error>
+            do {
+                outcome = .success(try await withRefreshTimeout())
+            } catch {
+                outcome = .failure(error)
+            }
+            switch outcome {
+            case .success(let credential):
+                let (waiters, generation) = state.withLock { $0.refreshed(credential) }
+                for waiter in waiters { waiter(.success((credential, generation))) }
+            case .failure(let error):
+                let failure = AuthenticationFailure(underlying: error)
+                let waiters = state.withLock { $0.refreshFailed(failure) }
+                for waiter in waiters { waiter(.failure(failure)) }
+            }
+        }
+    }
+
+    private func withRefreshTimeout() async throws -> Credential {
+        let timeout = refreshTimeout
+        return try await withThrowingTaskGroup(of: Credential.self) { group in
+            group.addTask { try await self.refresh() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw RefreshTimedOut(timeout: timeout)
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+}
+
+/// What a request waiting for a credential gets.
+enum CredentialOutcome: Sendable {
+    /// The credential to send, and its generation.
+    case credential(Credential, generation: Int)
+    /// The refresh failed.
+    case failed(AuthenticationFailure)
+    /// The load was cancelled while it waited.
+    case cancelled
+}
+
+/// Why an ``Authenticator`` could not supply a credential: its refresh failed.
+struct AuthenticationFailure: Error, Sendable, CustomStringConvertible {
+    /// The refresh's error.
+    let underlying: any Error
+
+    var description: String { "the credential could not be refreshed: \(underlying)" }
+}
+
+/// A refresh that took longer than ``Authenticator/refreshTimeout``.
+struct RefreshTimedOut: Error, CustomStringConvertible {
+    let timeout: Duration
+    var description: String { "the refresh took longer than its timeout (\(timeout))" }
+}

@@ -1,0 +1,159 @@
+import Foundation
+
+/// A credential an ``Authenticator`` hands to requests: a token, and when it expires if the
+/// server said.
+public struct Credential: Sendable, Hashable, CustomStringConvertible {
+    /// The token itself (sent as the authenticator's ``Authenticator/Placement`` says).
+    public var token: String
+    /// When it stops being valid, if known: the authenticator refreshes it shortly before.
+    public var expiresAt: Date?
+
+    /// Creates a credential.
+    ///
+    /// - Parameters:
+    ///   - token: The token.
+    ///   - expiresAt: When it expires; unknown by default.
+    public init(token: String, expiresAt: Date? = nil) {
+        self.token = token
+        self.expiresAt = expiresAt
+    }
+
+    /// Creates a credential valid for `lifetime` from now (an OAuth `expires_in`).
+    public init(token: String, validFor lifetime: Duration) {
+        let (seconds, attoseconds) = lifetime.components
+        self.init(token: token, expiresAt: Date().addingTimeInterval(TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18))
+    }
+
+    /// Never the token: `Credential(expires …)`.
+    public var description: String {
+        "Credential(" + (expiresAt.map { "expires \($0)" } ?? "no known expiry") + ")"
+    }
+}
+
+/// The lifecycle of an authenticator's credential, as a value: who may use which credential,
+/// when a refresh starts, who waits for it. It performs nothing (the ``Authenticator`` runs the
+/// refresh and calls the waiters), so every interleaving can be tested without I/O.
+///
+/// ```
+///  no credential / expired ──acquire──▶ refreshing ◀──expired(current generation)── valid
+///        ▲                                │    │                                     │
+///        └──── refresh failed: waiters ◀──┘    └── refresh succeeded: waiters get ──▶┘
+///              fail, credential cleared            the new one, generation + 1
+/// ```
+///
+/// At most one refresh runs at a time, whatever the number of requests that need one: a
+/// request that needs the credential while a refresh runs waits for its outcome. A request
+/// that failed with an older generation than the current one uses the current one at once.
+struct CredentialState<Waiter> {
+    /// The credential, or `nil` before the first one and after a failed refresh.
+    private(set) var credential: Credential?
+    /// Counts the credentials handed out: a request remembers the generation it used.
+    private(set) var generation = 0
+    /// Whether a refresh is running.
+    var isRefreshing: Bool { refresh != nil }
+    /// Why the running refresh runs: ahead of the expiry (requests go on with the current
+    /// credential meanwhile), or because the credential is missing, expired or was refused
+    /// (requests wait for the new one).
+    private var refresh: Refresh?
+    private var waiters: [Waiter] = []
+    /// Why the last refresh failed, while no credential has replaced the one it was for.
+    private var lastFailure: AuthenticationFailure?
+
+    private enum Refresh {
+        case ahead
+        case needed
+    }
+
+    init(credential: Credential?) {
+        self.credential = credential
+        if credential != nil { generation = 1 }
+    }
+
+    /// What a request should do to get its credential.
+    enum Acquisition {
+        /// Use this credential (of this generation) now.
+        case use(Credential, generation: Int)
+        /// Use it now, and start a refresh in the background: it expires soon.
+        case useAndRefresh(Credential, generation: Int)
+        /// Wait for the refresh that is running; the waiter was queued.
+        case wait
+        /// Wait, and start the refresh: the waiter was queued.
+        case waitAndRefresh
+        /// Fail: the request used a credential whose refresh failed since.
+        case fail(AuthenticationFailure)
+    }
+
+    /// A request needs the credential at `now`; within `window` of its expiry it is refreshed
+    /// ahead of time. `waiter` is called (to make the waiter) only when the request must wait.
+    mutating func acquire(now: Date, window: TimeInterval, waiter: () -> Waiter) -> Acquisition {
+        let valid = credential.flatMap { credential in credential.expiresAt.map { $0 > now } ?? true ? credential : nil }
+        switch (refresh, valid) {
+        case (.ahead?, let credential?):
+            // Refreshed ahead of its expiry: still good meanwhile.
+            return .use(credential, generation: generation)
+        case (.some, _):
+            refresh = .needed
+            waiters.append(waiter())
+            return .wait
+        case (nil, nil):
+            waiters.append(waiter())
+            refresh = .needed
+            return .waitAndRefresh
+        case (nil, let credential?):
+            if let expiresAt = credential.expiresAt, expiresAt.timeIntervalSince(now) <= window {
+                refresh = .ahead
+                return .useAndRefresh(credential, generation: generation)
+            }
+            return .use(credential, generation: generation)
+        }
+    }
+
+    /// A request that used generation `used` was told its credential expired.
+    mutating func expired(_ waiter: Waiter, used: Int) -> Acquisition {
+        if used < generation, let credential {
+            return .use(credential, generation: generation)
+        }
+        if used < generation, credential == nil, let failure = lastFailure {
+            // Its credential's refresh failed: it fails like the requests that waited for it,
+            // rather than start another refresh.
+            return .fail(failure)
+        }
+        waiters.append(waiter)
+        if refresh != nil {
+            // Requests that start from now on wait too: the credential was refused.
+            refresh = .needed
+            return .wait
+        }
+        refresh = .needed
+        return .waitAndRefresh
+    }
+
+    /// The refresh produced `credential`: it is the current one now; returns the waiters to
+    /// give it to, and its generation.
+    mutating func refreshed(_ credential: Credential) -> (waiters: [Waiter], generation: Int) {
+        self.credential = credential
+        lastFailure = nil
+        generation += 1
+        refresh = nil
+        defer { waiters = [] }
+        return (waiters, generation)
+    }
+
+    /// The refresh failed with `failure`: the credential is cleared (no request uses the old
+    /// one again); returns the waiters to fail.
+    mutating func refreshFailed(_ failure: AuthenticationFailure) -> [Waiter] {
+        lastFailure = failure
+        credential = nil
+        generation += 1
+        refresh = nil
+        defer { waiters = [] }
+        return waiters
+    }
+
+    /// The app set (or, with `nil`, removed) the credential: signed in or out.
+    mutating func set(_ credential: Credential?) {
+        self.credential = credential
+        lastFailure = nil
+        generation += 1
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// A load's next step while it waits — for a retry's delay, or for an ``Authenticator``'s
+/// refresh: runs its continuation once, with the value it was resumed with or with `nil` when
+/// cancelled first, on the load's executor.
+///
+/// Attached to the load's cancellation while it waits, so cancelling the load ends the wait at
+/// once instead of when the timer fires or the refresh ends.
+final class PendingStep<Value: Sendable>: CancellableTransfer {
+    private let continuation: Locked<(@Sendable (Value?) -> Void)?>
+    private let runner: any CompletionExecutor
+
+    /// Creates the step. Attach it to the load's cancellation before it can be resumed, so
+    /// that nothing its continuation attaches there can be overwritten by it.
+    ///
+    /// - Parameters:
+    ///   - runner: Where `continuation` runs.
+    ///   - continuation: Called once: with the value, or `nil` when cancelled first.
+    init(on runner: any CompletionExecutor, then continuation: @escaping @Sendable (Value?) -> Void) {
+        self.continuation = Locked(continuation)
+        self.runner = runner
+    }
+
+    /// Goes on with `value`; nothing happens if the step was cancelled or resumed already.
+    func resume(with value: Value) {
+        end(value)
+    }
+
+    /// Goes on with `value` after `delay`.
+    func resume(after delay: Duration, with value: Value) {
+        let nanoseconds = max(Int(delay / .nanoseconds(1)), 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in end(value) }
+    }
+
+    /// Ends the wait now, as cancelled; nothing happens if it is over.
+    func cancel() {
+        end(nil)
+    }
+
+    private func end(_ value: Value?) {
+        guard let continuation = continuation.withLock({ held in
+            defer { held = nil }
+            return held
+        }) else { return }
+        runner.run { continuation(value) }
+    }
+}

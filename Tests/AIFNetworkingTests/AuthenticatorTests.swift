@@ -1,0 +1,294 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+/// A demo shop of the test's own whose tokens the test controls, reached as three services
+/// (`shop`, `shop-a`, `shop-b`) that share one ``Authenticator``; the refresh is an ordinary
+/// manager load of `auth/token`. It has a transport of its own, so that its bursts do not
+/// queue other tests' requests behind them.
+struct TokenShop: Sendable {
+    let tokens: ShopTokens
+    let server: LocalServer
+    let transport: CurlTransport
+    let stack: ShopStack
+    let authenticator: Authenticator
+    static let services: [ServiceName] = ["shop", "shop-a", "shop-b"]
+
+    static func make(
+        credential: Credential? = nil, expiredApplicationCodes: Set<String> = [], refreshWindow: Duration = .seconds(60),
+        refreshTimeout: Duration = .seconds(30)
+    ) async throws -> TokenShop {
+        let tokens = ShopTokens()
+        let server = try await DemoShopServer.start(environment: .online, tokens: tokens)
+        let transport = CurlTransport()
+        let stack = try await ShopStack.make(onlineURL: server.baseURL(), transport: transport)
+        let text = try String(contentsOf: ShopServers.configs.appending(path: "shop.json"), encoding: .utf8)
+        let environment = [
+            "SHOP_ONLINE_URL": server.baseURL().absoluteString, "SHOP_OFFLINE_URL": server.baseURL().absoluteString,
+            "SHOP_PUBLIC_KEY": ShopRoutes.publicKey, "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
+        ]
+        for name in services.dropFirst() {
+            let renamed = text.replacingOccurrences(of: #""name": "shop""#, with: #""name": "\#(name)""#)
+            stack.registry.register(try ConfiguredService.parse(Data(renamed.utf8), file: "\(name).json", environment: environment))
+        }
+        let tokenEndpoint = Endpoint<TokenGrant>(service: "shop", methodName: "auth/token", method: .post, usesAuthenticator: false)
+        let (proxy, registry) = (stack.proxy, stack.registry)
+        let authenticator = Authenticator(
+            credential: credential, expiredApplicationCodes: expiredApplicationCodes, refreshTimeout: refreshTimeout, refreshWindow: refreshWindow
+        ) {
+            let grant = try await APIManager(tokenEndpoint, proxy: proxy, registry: registry).load().content
+            return Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
+        }
+        stack.registry.setAuthenticator(authenticator, for: services)
+        return TokenShop(tokens: tokens, server: server, transport: transport, stack: stack, authenticator: authenticator)
+    }
+
+    func account(_ service: ServiceName = "shop", path: String = "account") -> APIManager<Account> {
+        APIManager(Endpoint<Account>(service: service, methodName: path), proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
+    }
+
+    /// Loads `account` `count` times at once, spread over the three services.
+    func burst(_ count: Int) async -> [Result<APIResponse<Account>, APIError>] {
+        await withTaskGroup(of: Result<APIResponse<Account>, APIError>.self) { group in
+            for index in 0..<count {
+                let manager = account(Self.services[index % Self.services.count])
+                group.addTask {
+                    do throws(APIError) {
+                        return .success(try await manager.load())
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            var results: [Result<APIResponse<Account>, APIError>] = []
+            for await result in group { results.append(result) }
+            return results
+        }
+    }
+
+    /// Signs in: the first load refreshes (there is no credential yet); returns its token.
+    func signIn() async throws -> String {
+        _ = try await account().load()
+        return try #require(authenticator.credential?.token)
+    }
+
+    func stop() async {
+        transport.shutdown()
+        await server.stop()
+    }
+}
+
+@Suite("Authenticator: one refresh for everyone")
+struct AuthenticatorTests {
+    @Test func theFirstLoadGetsACredentialBeforeItIsSent() async throws {
+        let shop = try await TokenShop.make()
+        let response = try await shop.account().load()
+        #expect(response.attempts == 1)
+        #expect(shop.tokens.issued == 1)
+        #expect(shop.tokens.refusedRequests == 0)
+        #expect(response.requestDescription.contains("Authorization: ***"))
+        await shop.stop()
+    }
+
+    @Test func oneRefreshServesTwoHundredLoadsAcrossThreeServices() async throws {
+        let shop = try await TokenShop.make()
+        let old = try await shop.signIn()
+        shop.tokens.expireAll()
+        // The refresh takes a while, so that every load meets the old token's 401 first.
+        shop.tokens.delayIssuing(by: .milliseconds(700))
+        let results = await shop.burst(200)
+        let responses = results.compactMap { try? $0.get() }
+        #expect(responses.count == 200)
+        #expect(shop.tokens.refreshAttempts == 2)  // the sign-in's, and one for the burst
+        #expect(responses.allSatisfy { $0.attempts == 2 })
+        // Each load sent the old token once, and none after the refresh.
+        #expect(shop.tokens.requests(withExpired: old) == 200)
+        #expect(shop.authenticator.credential?.token != old)
+        await shop.stop()
+    }
+
+    @Test func aFailedRefreshFailsEveryWaitingLoadAndClearsTheCredential() async throws {
+        let shop = try await TokenShop.make()
+        let old = try await shop.signIn()
+        shop.tokens.expireAll()
+        shop.tokens.failRefreshes(true)
+        shop.tokens.delayIssuing(by: .milliseconds(700))
+        let results = await shop.burst(200)
+        let errors = results.compactMap { result -> APIError? in
+            if case .failure(let error) = result { return error }
+            return nil
+        }
+        #expect(errors.count == 200)
+        #expect(errors.allSatisfy { $0.kind == .authenticationFailed })
+        #expect(errors.first.map { "\($0.underlyingError.map { String(describing: $0) } ?? "")".contains("500") } == true)
+        #expect(shop.tokens.refreshAttempts == 2)
+        #expect(shop.tokens.requests(withExpired: old) == 200)
+        #expect(shop.authenticator.credential == nil)
+        await shop.stop()
+    }
+
+    @Test func aRefusalAfterTheRefreshIsDeliveredNotRefreshedAgain() async throws {
+        let shop = try await TokenShop.make()
+        _ = try await shop.signIn()
+        shop.tokens.refuseAll(true)
+        let error = await #expect(throws: APIError.self) { try await shop.account().load() }
+        #expect(error?.kind == .httpStatus)
+        #expect(error?.statusCode == 401)
+        #expect(error?.attempts == 2)
+        #expect(shop.tokens.refreshAttempts == 2)
+        await shop.stop()
+    }
+
+    @Test func anApplicationCodeCanMeanExpiredToo() async throws {
+        let shop = try await TokenShop.make(expiredApplicationCodes: ["4011"])
+        _ = try await shop.signIn()
+        shop.tokens.expireAll()
+        let response = try await shop.account(path: "account-in-body").load()
+        #expect(response.attempts == 2)
+        #expect(shop.tokens.refreshAttempts == 2)
+        await shop.stop()
+    }
+
+    @Test func aCredentialNearItsExpiryIsRefreshedAheadOnce() async throws {
+        let shop = try await TokenShop.make()
+        let old = try await shop.signIn()
+        shop.authenticator.setCredential(Credential(token: old, expiresAt: Date().addingTimeInterval(20)))
+        let results = await shop.burst(30)
+        #expect(results.allSatisfy { (try? $0.get())?.attempts == 1 })
+        #expect(await eventually { shop.tokens.refreshAttempts == 2 })
+        #expect(await eventually { shop.authenticator.credential?.token != old })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(shop.tokens.refreshAttempts == 2)
+        await shop.stop()
+    }
+
+    @Test func cancellingALoadThatWaitsForTheRefreshEndsItAtOnce() async throws {
+        let shop = try await TokenShop.make()
+        _ = try await shop.signIn()
+        shop.tokens.expireAll()
+        shop.tokens.delayIssuing(by: .seconds(5))
+        let manager = shop.account()
+        let task = Task { try await manager.load() }
+        #expect(await eventually { shop.tokens.refreshAttempts == 2 })
+        let cancelled = ContinuousClock.now
+        task.cancel()
+        let error = await #expect(throws: APIError.self) { try await task.value }
+        #expect(error?.kind == .cancelled)
+        #expect(ContinuousClock.now - cancelled < .seconds(2))
+        await shop.stop()
+    }
+
+    @Test func theDelegateFaceWaitsForTheRefreshToo() async throws {
+        let shop = try await TokenShop.make()
+        _ = try await shop.signIn()
+        shop.tokens.expireAll()
+        let manager = shop.account()
+        let recorder = Recorder()
+        manager.delegate = recorder
+        manager.callbackExecutor = .immediate
+        let ids = (0..<10).map { _ in manager.loadData() }
+        #expect(await eventually { recorder.deliveries == 10 })
+        #expect(ids.allSatisfy { id in recorder.outcome(id).allSatisfy { (try? $0.get()) != nil } })
+        #expect(shop.tokens.refreshAttempts == 2)
+        await shop.stop()
+    }
+
+    @Test func aParameterCredentialIsRedactedWhereRequestsAreShown() throws {
+        _ = Authenticator(placement: .parameter("access_token")) { Credential(token: "never") }
+        let query = HTTPRequest(url: URL(string: "https://api.example/v1/me?access_token=s3cret&page=2")!)
+        #expect(!query.curlCommand().contains("s3cret"))
+        #expect(query.curlCommand().contains("access_token=***&page=2"))
+        #expect(!APIProxy.loggable(query.url).contains("s3cret"))
+        let body = HTTPRequest(method: .post, url: URL(string: "https://api.example/v1/me")!, body: .bytes(Data(#"{"access_token": "s3cret", "n": 1}"#.utf8)))
+        #expect(!body.curlCommand().contains("s3cret"))
+        #expect(body.curlCommand(revealingSecrets: true).contains("s3cret"))
+        let form = HTTPRequest(method: .post, url: URL(string: "https://api.example/v1/me")!, body: .bytes(Data("n=1&access_token=s3cret".utf8)))
+        #expect(!form.curlCommand().contains("s3cret"))
+    }
+}
+
+/// The credential lifecycle as a value: every interleaving without I/O.
+@Suite("Authenticator: the credential state machine")
+struct CredentialStateTests {
+    typealias State = CredentialState<String>
+    let now = Date(timeIntervalSince1970: 1_700_000_000)
+
+    func isUse(_ action: State.Acquisition, generation expected: Int) -> Bool {
+        if case .use(_, let generation) = action { return generation == expected }
+        return false
+    }
+
+    @Test func noCredentialStartsOneRefreshAndQueuesEveryone() {
+        var state = State(credential: nil)
+        guard case .waitAndRefresh = state.acquire(now: now, window: 60, waiter: { "a" }) else {
+            Issue.record("no refresh")
+            return
+        }
+        guard case .wait = state.acquire(now: now, window: 60, waiter: { "b" }) else {
+            Issue.record("a second refresh")
+            return
+        }
+        let (waiters, generation) = state.refreshed(Credential(token: "t1"))
+        #expect(waiters == ["a", "b"])
+        #expect(generation == 1)
+        #expect(isUse(state.acquire(now: now, window: 60, waiter: { "c" }), generation: 1))
+    }
+
+    @Test func anExpiryReportedTwiceRefreshesOnceAndALateReportUsesTheNewCredential() {
+        var state = State(credential: Credential(token: "t1"))
+        guard case .waitAndRefresh = state.expired("a", used: 1) else {
+            Issue.record("no refresh")
+            return
+        }
+        guard case .wait = state.expired("b", used: 1) else {
+            Issue.record("a second refresh")
+            return
+        }
+        // New requests wait too: the credential was refused.
+        guard case .wait = state.acquire(now: now, window: 60, waiter: { "c" }) else {
+            Issue.record("used a refused credential")
+            return
+        }
+        #expect(state.refreshed(Credential(token: "t2")).waiters == ["a", "b", "c"])
+        #expect(isUse(state.expired("late", used: 1), generation: 2))
+    }
+
+    @Test func aFailedRefreshFailsLateReportsInsteadOfRefreshingAgain() {
+        var state = State(credential: Credential(token: "t1"))
+        _ = state.expired("a", used: 1)
+        #expect(state.refreshFailed(AuthenticationFailure(underlying: TestFailure("down"))) == ["a"])
+        #expect(state.credential == nil)
+        guard case .fail = state.expired("late", used: 1) else {
+            Issue.record("refreshed again for a late report")
+            return
+        }
+        // A new request (no credential) may try again.
+        guard case .waitAndRefresh = state.acquire(now: now, window: 60, waiter: { "new" }) else {
+            Issue.record("no new refresh")
+            return
+        }
+    }
+
+    @Test func aCredentialNearItsExpiryIsUsedWhileOneRefreshRunsAhead() {
+        var state = State(credential: Credential(token: "t1", expiresAt: now.addingTimeInterval(30)))
+        guard case .useAndRefresh(_, 1) = state.acquire(now: now, window: 60, waiter: { "a" }) else {
+            Issue.record("no refresh ahead")
+            return
+        }
+        #expect(isUse(state.acquire(now: now, window: 60, waiter: { "b" }), generation: 1))
+        // Expired meanwhile: requests wait for the refresh already running.
+        guard case .wait = state.acquire(now: now.addingTimeInterval(31), window: 60, waiter: { "c" }) else {
+            Issue.record("used an expired credential")
+            return
+        }
+        #expect(state.refreshed(Credential(token: "t2")).waiters == ["c"])
+    }
+
+    @Test func aCredentialSetByTheAppReplacesTheOld() {
+        var state = State(credential: Credential(token: "t1"))
+        state.set(Credential(token: "signed-in"))
+        #expect(state.generation == 2)
+        #expect(isUse(state.expired("a", used: 1), generation: 2))
+    }
+}
