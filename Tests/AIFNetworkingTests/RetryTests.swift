@@ -89,20 +89,23 @@ struct RetryTests {
         #expect(response.attempts == 2)
     }
 
+    /// A Retry-After of 10 s past a 3 s deadline, or past a 2 s longest wait: the answer is
+    /// delivered without a second request, well before the 10 s would have passed.
     @Test func aRetryAfterPastTheDeadlineOrTheLongestWaitEndsTheLoadAtOnce() async throws {
         let stack = try await ShopStack.make()
         let bounded = flaky(stack) { $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(3)) }
         var started = ContinuousClock.now
-        var error = await #expect(throws: APIError.self) { try await bounded.load(["failures": 1, "status": 503, "retry_after": 5]) }
+        var error = await #expect(throws: APIError.self) { try await bounded.load(["failures": 1, "status": 503, "retry_after": 10]) }
         #expect(error?.statusCode == 503)
         #expect(error?.attempts == 1)
-        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(ContinuousClock.now - started < .seconds(5))
 
         let impatient = flaky(stack) { $0.retryPolicy?.maxDelay = .seconds(2) }
         started = ContinuousClock.now
-        error = await #expect(throws: APIError.self) { try await impatient.load(["failures": 1, "status": 429, "retry_after": 5]) }
+        error = await #expect(throws: APIError.self) { try await impatient.load(["failures": 1, "status": 429, "retry_after": 10]) }
         #expect(error?.statusCode == 429)
-        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(error?.attempts == 1)
+        #expect(ContinuousClock.now - started < .seconds(5))
         #expect(stack.transport.sent == 2)
     }
 

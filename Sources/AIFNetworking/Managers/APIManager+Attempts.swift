@@ -25,7 +25,7 @@ extension APIManager {
         _ plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>, proxy: APIProxy,
         cancellation: AsyncCancellation, runner: any CompletionExecutor, completion: @escaping LoadCompletion
     ) {
-        if plan.retryPolicy.maxRetries > 0 { proxy.retryBudget.recordLoad() }
+        proxy.retryBudget.recordLoad()
         let load = LoadContext(plan: plan, id: id, proxy: proxy, cancellation: cancellation, runner: runner)
         start(Attempt(), load, manager: reference, completion: completion)
     }

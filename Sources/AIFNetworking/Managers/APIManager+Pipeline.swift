@@ -60,7 +60,7 @@ extension APIManager {
         return .send(LoadPlan(
             resolved: resolved, serviceName: service, methodName: methodName, method: method, parameters: parameters,
             headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cacheKey: cacheKey, cacheLifetime: cacheLifetime,
-            coalesces: coalesces, retryPolicy: retryPolicy ?? resolved.service.retryPolicy,
+            coalesces: coalesces, retryPolicyOverride: retryPolicy,
             authenticator: usesAuthenticator ? resolved.authenticator : nil
         ))
     }
@@ -241,13 +241,18 @@ final class LoadPlan: Sendable {
     let cacheLifetime: Duration
     /// Identical loads' shared key when the load coalesces, else `nil`.
     let coalescingKey: String?
-    let retryPolicy: RetryPolicy
+    /// The manager's retry policy, if it overrides the service's.
+    let retryPolicyOverride: RetryPolicy?
     let authenticator: Authenticator?
+
+    /// The load's retry policy: the manager's, else the service's. Read only when an attempt
+    /// fails, so that a load that succeeds never copies one.
+    var retryPolicy: RetryPolicy { retryPolicyOverride ?? resolved.service.retryPolicy }
 
     init(
         resolved: ResolvedService, serviceName: ServiceName, methodName: String, method: HTTPMethod, parameters: Parameters,
         headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cacheKey: CacheKey?, cacheLifetime: Duration,
-        coalesces: Bool, retryPolicy: RetryPolicy, authenticator: Authenticator?
+        coalesces: Bool, retryPolicyOverride: RetryPolicy?, authenticator: Authenticator?
     ) {
         self.resolved = resolved
         self.serviceName = serviceName
@@ -262,7 +267,7 @@ final class LoadPlan: Sendable {
         coalescingKey = coalesces ? CacheKey(
             service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters
         ).description : nil
-        self.retryPolicy = retryPolicy
+        self.retryPolicyOverride = retryPolicyOverride
         self.authenticator = authenticator
     }
 

@@ -48,7 +48,8 @@ public final class RetryBudget: Sendable {
     /// No cap: every retry the policies allow is made.
     public static var unlimited: RetryBudget { RetryBudget(ratio: .infinity, minimumRetries: .max) }
 
-    /// Counts a load sent.
+    /// Counts a load sent (whether its policy retries or not: the budget is a share of the
+    /// proxy's traffic).
     func recordLoad() {
         let epoch = currentEpoch()
         slots.withLock { slots in
