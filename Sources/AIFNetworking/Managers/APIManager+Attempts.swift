@@ -55,8 +55,11 @@ extension APIManager {
     ) {
         let plan = load.plan
         var attempt = attempt
+        attempt.signingOffset = plan.resolved.clockSkew.offset
         let request: HTTPRequest
-        switch makeRequest(plan, credential: credential, proxy: load.proxy, remaining: attempt.deadline.map { $0 - ContinuousClock.now }) {
+        switch makeRequest(
+            plan, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset), remaining: attempt.deadline.map { $0 - ContinuousClock.now })
+        {
         case .success(let made): request = made
         case .failure(let error): return fail(plan.error(.configuration, id: load.id, error.description, error, attempts: attempt.number - 1), completion)
         }
@@ -103,6 +106,15 @@ extension APIManager {
             }
             completion(conclude(exchange, plan: plan, id: load.id, attempts: attempt.number, manager: reference))
         }
+        if case .success(let response) = result, !attempt.resignedForClock, isClockRejection(response, of: attempt, plan.resolved) {
+            // Signed with a time the server refuses, as its answer's `Date` just taught the
+            // environment's clock: signed again with the corrected time, at once, once.
+            load.proxy.logClockResend(load.id, offset: plan.resolved.clockSkew.offset)
+            var next = attempt
+            next.number += 1
+            next.resignedForClock = true
+            return start(next, load, manager: reference, completion: completion)
+        }
         if let authenticator = plan.authenticator, !attempt.renewedCredential, case .success(let response) = result,
             authenticator.isExpiry(response, veto: plan.resolved.service.veto(response))
         {
@@ -117,7 +129,7 @@ extension APIManager {
         let policy = plan.retryPolicy
         let decision = policy.decision(
             after: outcome, of: request, attempt: attempt.number, remaining: attempt.deadline.map { $0 - ContinuousClock.now },
-            clockOffset: load.proxy.clockSkew.offset)
+            clockOffset: plan.resolved.clockSkew.offset)
         guard case .retry(let delay, let reason) = decision else {
             if case .deliver(let note?) = decision { load.proxy.logNoRetry(load.id, note) }
             return end()
@@ -168,14 +180,23 @@ extension APIManager {
         }
     }
 
+    /// Whether a signed request was refused for its time: a 401 after which the environment's
+    /// clock correction differs from the one it was signed with by more than the tolerance.
+    private static func isClockRejection(_ response: HTTPResponse, of attempt: Attempt, _ resolved: ResolvedService) -> Bool {
+        guard response.statusCode == 401, resolved.environment.credentials != nil, resolved.service.signer != nil else { return false }
+        return abs(resolved.clockSkew.offset - attempt.signingOffset) > resolved.clockSkew.tolerance
+    }
+
     private static func authenticationFailed(_ failure: AuthenticationFailure, _ load: LoadContext, attempts: Int) -> APIError {
         load.plan.error(.authenticationFailed, id: load.id, failure.description, failure.underlying, attempts: attempts)
     }
 
-    /// Makes and signs the plan's request with a fresh time and nonce, carrying `credential`
+    /// Makes and signs the plan's request with `signingContext` (a fresh time and nonce), carrying `credential`
     /// as its authenticator places it; `remaining`, when given, becomes its total timeout
     /// (what is left of the load's, for a later attempt).
-    private static func makeRequest(_ plan: LoadPlan, credential: Credential?, proxy: APIProxy, remaining: Duration?) -> Result<HTTPRequest, ServiceError> {
+    private static func makeRequest(
+        _ plan: LoadPlan, credential: Credential?, signingContext: SigningContext, remaining: Duration?
+    ) -> Result<HTTPRequest, ServiceError> {
         var headers = plan.headers
         var parameters = plan.parameters
         if let credential, let authenticator = plan.authenticator {
@@ -187,7 +208,7 @@ extension APIManager {
         do throws(ServiceError) {
             var made = try RequestGenerator().makeRequest(
                 for: plan.resolved, methodName: plan.methodName, method: plan.method, parameters: parameters,
-                headers: headers, bodyEncoding: plan.bodyEncoding, signingContext: proxy.clockSkew.context()
+                headers: headers, bodyEncoding: plan.bodyEncoding, signingContext: signingContext
             )
             if let timeouts = plan.timeouts { made.timeouts = timeouts }
             if let remaining {

@@ -303,6 +303,10 @@ struct Attempt {
     var credentialGeneration = 0
     /// Whether the credential was refreshed for this load already (it is, once at most).
     var renewedCredential = false
+    /// The clock correction the attempt was signed with.
+    var signingOffset: TimeInterval = 0
+    /// Whether the load was signed again after a refusal for its time (once at most).
+    var resignedForClock = false
 }
 
 /// What every attempt of one load shares, apart from its manager and completion (which are

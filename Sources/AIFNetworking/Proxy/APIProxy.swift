@@ -39,8 +39,6 @@ public final class APIProxy: Sendable {
     public let transport: any HTTPTransport
     /// Where request and response lines go.
     public let logger: Logger
-    /// Learns the servers' clocks from their `Date` headers and corrects signing times.
-    public let clockSkew: ClockSkew
     /// How many redirects a load follows (each hop of a signed request signed afresh).
     public let maxRedirects: Int
     /// Caps the retries of the loads sent through this proxy.
@@ -72,7 +70,6 @@ public final class APIProxy: Sendable {
     /// - Parameters:
     ///   - transport: Where requests go; the shared ``CurlTransport`` by default.
     ///   - logger: Where request and response lines go; disabled by default.
-    ///   - clockSkew: The clock correction for signing; a fresh one by default.
     ///   - maxRedirects: How many redirects a load follows; 10 by default.
     ///   - retryBudget: Caps retries to a share of the loads; 20% over 10 seconds, and 10
     ///     retries per window whatever the traffic, by default.
@@ -82,14 +79,12 @@ public final class APIProxy: Sendable {
     public init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
-        clockSkew: ClockSkew = ClockSkew(),
         maxRedirects: Int = 10,
         retryBudget: RetryBudget = RetryBudget(),
         loadPlacement: LoadPlacement = .automatic
     ) {
         self.transport = transport
         self.logger = logger
-        self.clockSkew = clockSkew
         self.maxRedirects = maxRedirects
         self.retryBudget = retryBudget
         let (loads, tasks) = loadPlacement.onTransportThread(processors: ProcessorBudget.current)
@@ -205,7 +200,7 @@ public final class APIProxy: Sendable {
 
     /// Sends one load's request: each hop through ``transport`` as one exchange completing on
     /// `runner`, redirects followed and re-signed as the service requires, every response
-    /// shown to ``clockSkew``.
+    /// shown to the environment's ``ResolvedService/clockSkew``.
     ///
     /// - Parameters:
     ///   - request: The load's request.
@@ -218,7 +213,7 @@ public final class APIProxy: Sendable {
         completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
         generator.send(
-            request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew, cancellation: cancellation,
+            request, for: resolved, maxRedirects: maxRedirects, cancellation: cancellation,
             exchange: { [transport] hop, done in transport.exchange(hop, progress: nil, completingOn: runner, completion: done) },
             completion: completion)
     }
@@ -243,6 +238,12 @@ public final class APIProxy: Sendable {
     @inline(never)
     func logRetry(_ id: RequestID, _ attempt: RetryAttempt) {
         logger.info("retry \(id) \(attempt)")
+    }
+
+    /// Logs a request refused for its signing time, about to be signed again.
+    @inline(never)
+    func logClockResend(_ id: RequestID, offset: TimeInterval) {
+        logger.info("signing time refused \(id): the server's clock is \(Int(offset)) s off ours; signing again with it")
     }
 
     /// Logs a refused credential about to be renewed.

@@ -16,22 +16,21 @@ extension RequestGenerator {
     ///   - resolved: The service and environment it was made for.
     ///   - transport: Where to send it.
     ///   - maxRedirects: How many redirects to follow; 10 by default.
-    ///   - clockSkew: Corrects the time of re-signed hops, and learns from every response.
-    /// - Returns: The final response.
+    /// - Returns: The final response. Every response, redirects' included, teaches the
+    ///   environment's ``ResolvedService/clockSkew``, which corrects the time of re-signed hops.
     /// - Throws: ``TransportError`` from the transport (``TransportError/Code-swift.struct/tooManyRedirects``
     ///   past the limit), or ``ServiceError`` when a hop cannot be signed.
     public func send(
         _ request: HTTPRequest,
         for resolved: ResolvedService,
         through transport: any HTTPTransport,
-        maxRedirects: Int = 10,
-        clockSkew: ClockSkew? = nil
+        maxRedirects: Int = 10
     ) async throws -> HTTPResponse {
         let cancellation = AsyncCancellation()
         let result = await withTaskCancellationHandler {
             // An unsafe continuation is sound: the send calls its completion exactly once.
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, any Error>, Never>) in
-                send(request, for: resolved, maxRedirects: maxRedirects, clockSkew: clockSkew, cancellation: cancellation) { hop, done in
+                send(request, for: resolved, maxRedirects: maxRedirects, cancellation: cancellation) { hop, done in
                     transport.send(hop, progress: nil, completion: done)
                 } completion: {
                     continuation.resume(returning: $0)
@@ -44,23 +43,23 @@ extension RequestGenerator {
     }
 
     /// Sends a generated request as `exchange` sends one hop, following redirects through the
-    /// library's redirect loop with hops re-signed as ``send(_:for:through:maxRedirects:clockSkew:)``
-    /// describes, every response shown to `clockSkew`. The loop is made only when the first
-    /// response is a redirect.
+    /// library's redirect loop with hops re-signed as ``send(_:for:through:maxRedirects:)``
+    /// describes, every response shown to the environment's clock. The loop is made only when
+    /// the first response is a redirect.
     ///
     /// - Parameters:
     ///   - request: The first request.
     ///   - resolved: The service and environment it was made for.
     ///   - maxRedirects: How many redirects to follow.
-    ///   - clockSkew: Learns from every response and corrects re-signing times, or `nil`.
     ///   - cancellation: Where each hop's transfer is attached, to be cancelled.
     ///   - exchange: Sends one hop.
     ///   - completion: Called exactly once, with the final response or the error.
     func send(
-        _ request: HTTPRequest, for resolved: ResolvedService, maxRedirects: Int, clockSkew: ClockSkew?, cancellation: AsyncCancellation,
+        _ request: HTTPRequest, for resolved: ResolvedService, maxRedirects: Int, cancellation: AsyncCancellation,
         exchange: @escaping RedirectingSend<any Error>.Exchange, completion: @escaping RedirectingSend<any Error>.Completion
     ) {
         let sentAt = ContinuousClock.now
+        let clockSkew = resolved.clockSkew
         var first = request
         first.redirects = .never
         let transfer = exchange(first) { [self] result in
@@ -83,7 +82,7 @@ extension RequestGenerator {
 
     /// A redirect hop of a signed request: the old signature removed, then signed afresh when
     /// it stays within the first request's origin.
-    private func resigned(_ hop: HTTPRequest, original: HTTPRequest, for resolved: ResolvedService, clockSkew: ClockSkew?) throws(ServiceError) -> HTTPRequest {
+    private func resigned(_ hop: HTTPRequest, original: HTTPRequest, for resolved: ResolvedService, clockSkew: ClockSkew) throws(ServiceError) -> HTTPRequest {
         var next = hop
         let items = PercentEncoding.queryItems(of: hop.url)
         if items.contains(where: { Self.signatureQueryFields.contains($0.name) }) {
@@ -93,7 +92,7 @@ extension RequestGenerator {
             next.headers.remove(name: name)
         }
         guard HTTPRequest.sameOrigin(original.url, next.url) else { return next }
-        return try sign(next, for: resolved, context: clockSkew?.context() ?? .now())
+        return try sign(next, for: resolved, context: clockSkew.context())
     }
 
     /// The query fields the built-in signers add.

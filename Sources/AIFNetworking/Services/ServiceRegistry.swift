@@ -24,6 +24,8 @@ public final class ServiceRegistry: Sendable {
         var globalEnvironment: EnvironmentName?
         var serviceEnvironments: [ServiceName: EnvironmentName] = [:]
         var authenticators: [ServiceName: Authenticator] = [:]
+        /// Each service environment's server clock, learned from its responses.
+        var clocks: [ServiceName: [EnvironmentName: ClockSkew]] = [:]
     }
 
     private let state = Locked(State())
@@ -114,14 +116,37 @@ public final class ServiceRegistry: Sendable {
     /// - Throws: ``ServiceError`` when the name or its active environment is unknown.
     public func resolve(_ name: ServiceName) throws(ServiceError) -> ResolvedService {
         let service = try service(named: name)
-        let (own, global, authenticator) = state.withLock { state in
-            (state.serviceEnvironments[name], state.globalEnvironment, state.authenticators.isEmpty ? nil : state.authenticators[name])
+        let variable = environmentVariable
+        let (environmentName, authenticator, clock) = state.withLock { state in
+            let environmentName = state.serviceEnvironments[name] ?? state.globalEnvironment ?? variable ?? service.defaultEnvironment
+            let authenticator = state.authenticators.isEmpty ? nil : state.authenticators[name]
+            return (environmentName, authenticator, Self.clock(of: name, environmentName, in: &state))
         }
-        let environmentName = own ?? global ?? environmentVariable ?? service.defaultEnvironment
         guard let environment = service.environments[environmentName] else {
             throw ServiceError.unknownEnvironment(environmentName, service: name, known: service.environments.keys.sorted())
         }
-        return ResolvedService(service: service, environmentName: environmentName, environment: environment, authenticator: authenticator ?? service.authenticator)
+        return ResolvedService(
+            service: service, environmentName: environmentName, environment: environment, authenticator: authenticator ?? service.authenticator,
+            clockSkew: clock)
+    }
+
+    /// The clock of a service environment's server: one per environment, so that servers whose
+    /// clocks differ (an online and an offline one, two backends) each keep their own
+    /// correction, whichever proxy calls them.
+    ///
+    /// - Parameters:
+    ///   - service: The service.
+    ///   - environment: One of its environments.
+    /// - Returns: The clock correction its requests are signed with.
+    public func clockSkew(of service: ServiceName, in environment: EnvironmentName) -> ClockSkew {
+        state.withLock { Self.clock(of: service, environment, in: &$0) }
+    }
+
+    private static func clock(of service: ServiceName, _ environment: EnvironmentName, in state: inout State) -> ClockSkew {
+        if let clock = state.clocks[service]?[environment] { return clock }
+        let clock = ClockSkew()
+        state.clocks[service, default: [:]][environment] = clock
+        return clock
     }
 }
 
@@ -136,12 +161,19 @@ public struct ResolvedService: Sendable {
     /// Supplies and refreshes the credential of its requests: the registry's for this service
     /// (``ServiceRegistry/setAuthenticator(_:for:)``), else the service's own, if any.
     public let authenticator: Authenticator?
+    /// The environment's server clock, as learned from its `Date` headers: requests are
+    /// signed with its correction.
+    public let clockSkew: ClockSkew
 
     /// Creates a snapshot (the registry makes them; tools and tests may too).
-    public init(service: any Service, environmentName: EnvironmentName, environment: ServiceEnvironment, authenticator: Authenticator? = nil) {
+    public init(
+        service: any Service, environmentName: EnvironmentName, environment: ServiceEnvironment, authenticator: Authenticator? = nil,
+        clockSkew: ClockSkew = ClockSkew()
+    ) {
         self.service = service
         self.environmentName = environmentName
         self.environment = environment
         self.authenticator = authenticator
+        self.clockSkew = clockSkew
     }
 }

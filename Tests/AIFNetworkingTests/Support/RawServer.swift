@@ -26,6 +26,10 @@ final class RawServer: Sendable {
         /// Answer every bodiless request on a kept-alive connection with `200` and a short body,
         /// until the peer closes it (a cheap server for counting connections).
         case keepAlive
+        /// A server whose clock runs `offset` seconds from ours: its `Date` header says so, and
+        /// a request whose `timestamp` query parameter is more than `tolerance` seconds from
+        /// its time gets `401`, others `200 {"ok":true}` (bodiless requests, kept alive).
+        case skewedClock(offset: TimeInterval, tolerance: TimeInterval)
     }
 
     let port: Int
@@ -35,6 +39,7 @@ final class RawServer: Sendable {
     private struct State {
         var clients: [Int32] = []
         var accepted = 0
+        var refusedForTime = 0
         var requestLines: [String] = []
         var stopped = false
         var listenerClosed = false
@@ -43,6 +48,11 @@ final class RawServer: Sendable {
     /// How many connections the server has accepted.
     var acceptedConnections: Int {
         state.withLock { $0.accepted }
+    }
+
+    /// How many requests a `.skewedClock` server refused for their timestamp.
+    var refusedForTime: Int {
+        state.withLock { $0.refusedForTime }
     }
 
     /// - Parameters:
@@ -163,6 +173,26 @@ final class RawServer: Sendable {
                 if count <= 0 { return finish(client) }
                 pending += String(decoding: buffer[0..<count], as: UTF8.self)
             }
+        case .skewedClock(let offset, let tolerance):
+            var pending = head
+            while true {
+                while let end = pending.range(of: "\r\n\r\n") {
+                    let requestLine = pending[..<end.lowerBound].split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
+                    pending.removeSubrange(..<end.upperBound)
+                    let serverTime = Date().addingTimeInterval(offset)
+                    let timestamp = requestLine.firstMatch(of: /[?&]timestamp=([0-9]+)/).flatMap { Double($0.output.1) }
+                    let fresh = timestamp.map { abs($0 - serverTime.timeIntervalSince1970) <= tolerance } ?? false
+                    if !fresh { state.withLock { $0.refusedForTime += 1 } }
+                    let body = fresh ? #"{"ok":true}"# : #"{"code":4012,"message":"stale timestamp"}"#
+                    let status = fresh ? "200 OK" : "401 Unauthorized"
+                    let answer = "HTTP/1.1 \(status)\r\nDate: \(Self.httpDate(serverTime))\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                    guard write(client, answer) else { return finish(client) }
+                }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = recv(client, &buffer, buffer.count, 0)
+                if count <= 0 { return finish(client) }
+                pending += String(decoding: buffer[0..<count], as: UTF8.self)
+            }
         case .stallMidBody(let promised, let sent):
             write(client, "HTTP/1.1 200 OK\r\nContent-Length: \(promised)\r\n\r\n")
             write(client, String(repeating: "s", count: sent))
@@ -170,6 +200,15 @@ final class RawServer: Sendable {
             while recv(client, &buffer, buffer.count, 0) > 0 {}
             finish(client)
         }
+    }
+
+    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
     }
 
     private func closeListener() {
