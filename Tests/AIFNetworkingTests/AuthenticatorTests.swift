@@ -17,18 +17,19 @@ struct TokenShop: Sendable {
 
     static func make(
         credential: Credential? = nil, expiredApplicationCodes: Set<String> = [], refreshWindow: Duration = .seconds(60),
-        refreshTimeout: Duration = .seconds(30)
+        refreshTimeout: Duration = .seconds(30), errorPolicies: String? = nil
     ) async throws -> TokenShop {
         let tokens = ShopTokens()
         let server = try await DemoShopServer.start(environment: .online, tokens: tokens)
         let transport = CurlTransport()
         let stack = try await ShopStack.make(onlineURL: server.baseURL(), transport: transport)
-        let text = try String(contentsOf: ShopServers.configs.appending(path: "shop.json"), encoding: .utf8)
+        var text = try String(contentsOf: ShopServers.configs.appending(path: "shop.json"), encoding: .utf8)
+        if let errorPolicies { text = text.replacingOccurrences(of: #""retry": {"#, with: #""errorPolicies": \#(errorPolicies), "retry": {"#) }
         let environment = [
             "SHOP_ONLINE_URL": server.baseURL().absoluteString, "SHOP_OFFLINE_URL": server.baseURL().absoluteString,
             "SHOP_PUBLIC_KEY": ShopRoutes.publicKey, "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
         ]
-        for name in services.dropFirst() {
+        for name in errorPolicies == nil ? Array(services.dropFirst()) : services {
             let renamed = text.replacingOccurrences(of: #""name": "shop""#, with: #""name": "\#(name)""#)
             stack.registry.register(try ConfiguredService.parse(Data(renamed.utf8), file: "\(name).json", environment: environment))
         }

@@ -73,7 +73,7 @@ extension APIManager {
         }
         let sent = attempt
         load.proxy.send(request, for: plan.resolved, id: load.id, coalescingKey: plan.coalescingKey, cancellation: load.cancellation, runner: load.runner) { result in
-            if case .success(let response) = result, response.isSuccess, plan.authenticator?.expiredApplicationCodes.isEmpty ?? true {
+            if case .success(let response) = result, response.isSuccess, plan.errorPolicies == nil, plan.authenticator?.expiredApplicationCodes.isEmpty ?? true {
                 return completion(conclude(.success(Exchange(request: request, response: response)), plan: plan, id: load.id, attempts: sent.number, manager: reference))
             }
             afterFailure(result, of: request, sent, load, manager: reference, completion: completion)
@@ -87,10 +87,11 @@ extension APIManager {
         completion(.failure(error))
     }
 
-    /// After an attempt that failed (or may carry an expired credential in a 2xx body): renews
-    /// the credential and sends once more, or waits and retries when the policy, the proxy's
-    /// budget and the interceptor all allow it; otherwise ends the load with the attempt's
-    /// outcome. Out of line: most loads never come here.
+    /// After an attempt that failed (or whose 2xx body may carry an application code a policy
+    /// names): signs again for a refused time, renews the credential and sends once more, tells
+    /// an error handler, or waits and retries when the retry policy, the proxy's budget and the
+    /// interceptor all allow it; otherwise ends the load with the attempt's outcome. Out of
+    /// line: most loads never come here.
     @inline(never)
     private static func afterFailure(
         _ result: Result<HTTPResponse, any Error>, of request: HTTPRequest, _ attempt: Attempt, _ load: LoadContext,
@@ -115,13 +116,30 @@ extension APIManager {
             next.resignedForClock = true
             return start(next, load, manager: reference, completion: completion)
         }
-        if let authenticator = plan.authenticator, !attempt.renewedCredential, case .success(let response) = result,
-            authenticator.isExpiry(response, veto: plan.resolved.service.veto(response))
-        {
-            return renewCredential(after: attempt, authenticator, load, manager: reference, completion: completion)
+        var errorPolicy: ErrorPolicy?
+        var veto: ServiceVeto?
+        if case .success(let response) = result {
+            veto = plan.resolved.service.veto(response)
+            errorPolicy = plan.errorPolicies?.policy(for: response, veto: veto)
+            if let authenticator = plan.authenticator, !attempt.renewedCredential,
+                errorPolicy == .refreshCredentials || authenticator.isExpiry(response, veto: veto)
+            {
+                return renewCredential(after: attempt, authenticator, load, manager: reference, completion: completion)
+            }
+            if case .handler(let name)? = errorPolicy {
+                let event = ErrorEvent(
+                    handler: name, service: plan.serviceName, environment: plan.resolved.environmentName, statusCode: response.statusCode,
+                    code: veto?.code, message: veto?.message)
+                if plan.resolved.errorHandlers?.tell(event) != true { load.proxy.logMissingHandler(load.id, name) }
+                return end()
+            }
         }
         let outcome: Result<HTTPResponse, TransportError>
+        var policyReason: RetryReason?
         switch result {
+        case .success(let response) where errorPolicy == .retry:
+            outcome = .success(response)
+            policyReason = .errorPolicy(statusCode: response.statusCode, code: veto?.code)
         case .success(let response) where !response.isSuccess: outcome = .success(response)
         case .failure(let error as TransportError): outcome = .failure(error)
         default: return end()
@@ -129,7 +147,7 @@ extension APIManager {
         let policy = plan.retryPolicy
         let decision = policy.decision(
             after: outcome, of: request, attempt: attempt.number, remaining: attempt.deadline.map { $0 - ContinuousClock.now },
-            clockOffset: plan.resolved.clockSkew.offset)
+            clockOffset: plan.resolved.clockSkew.offset, policyReason: policyReason)
         guard case .retry(let delay, let reason) = decision else {
             if case .deliver(let note?) = decision { load.proxy.logNoRetry(load.id, note) }
             return end()

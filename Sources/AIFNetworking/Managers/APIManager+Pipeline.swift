@@ -60,7 +60,7 @@ extension APIManager {
         return .send(LoadPlan(
             resolved: resolved, serviceName: service, methodName: methodName, method: method, parameters: parameters,
             headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cacheKey: cacheKey, cacheLifetime: cacheLifetime,
-            coalesces: coalesces, retryPolicyOverride: retryPolicy,
+            coalesces: coalesces, retryPolicyOverride: retryPolicy, errorPolicies: resolved.service.errorPolicies,
             authenticator: usesAuthenticator ? resolved.authenticator : nil
         ))
     }
@@ -243,6 +243,8 @@ final class LoadPlan: Sendable {
     let coalescingKey: String?
     /// The manager's retry policy, if it overrides the service's.
     let retryPolicyOverride: RetryPolicy?
+    /// The service's policies for error codes and statuses, if it has any.
+    let errorPolicies: ErrorPolicies?
     let authenticator: Authenticator?
 
     /// The load's retry policy: the manager's, else the service's. Read only when an attempt
@@ -252,7 +254,7 @@ final class LoadPlan: Sendable {
     init(
         resolved: ResolvedService, serviceName: ServiceName, methodName: String, method: HTTPMethod, parameters: Parameters,
         headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cacheKey: CacheKey?, cacheLifetime: Duration,
-        coalesces: Bool, retryPolicyOverride: RetryPolicy?, authenticator: Authenticator?
+        coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?
     ) {
         self.resolved = resolved
         self.serviceName = serviceName
@@ -268,6 +270,7 @@ final class LoadPlan: Sendable {
             service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters
         ).description : nil
         self.retryPolicyOverride = retryPolicyOverride
+        self.errorPolicies = errorPolicies
         self.authenticator = authenticator
     }
 

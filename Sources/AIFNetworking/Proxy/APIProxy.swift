@@ -252,6 +252,12 @@ public final class APIProxy: Sendable {
         logger.info("credential refused \(id): renewing credential \(generation), then sending once more")
     }
 
+    /// Logs an error policy naming a handler nobody registered.
+    @inline(never)
+    func logMissingHandler(_ id: RequestID, _ name: String) {
+        logger.warning("error policy of \(id) names the handler \"\(name)\", which is not registered (ServiceRegistry.setErrorHandler)")
+    }
+
     /// Logs why a failed attempt is not retried.
     @inline(never)
     func logNoRetry(_ id: RequestID, _ why: String) {

@@ -91,6 +91,8 @@ public enum RetryReason: Sendable, Hashable, CustomStringConvertible {
     case status(Int, retryAfter: Duration?)
     /// The transfer failed with this code.
     case transportError(TransportError.Code)
+    /// The service's ``ErrorPolicies`` say this status or application code is retried.
+    case errorPolicy(statusCode: Int, code: String?)
 
     /// In plain words, for the log.
     public var description: String {
@@ -98,6 +100,8 @@ public enum RetryReason: Sendable, Hashable, CustomStringConvertible {
         case .status(let code, nil): "the server answered \(code)"
         case .status(let code, let retryAfter?): "the server answered \(code) with Retry-After \(RetryReason.seconds(retryAfter)) s"
         case .transportError(let code): "the transfer failed: \(code)"
+        case .errorPolicy(let status, let code?): "the server answered \(status) with code \(code), which the service retries"
+        case .errorPolicy(let status, nil): "the server answered \(status), which the service retries"
         }
     }
 
@@ -146,13 +150,19 @@ extension RetryPolicy {
     ///     when the response has no `Date` header.
     ///   - now: The local time.
     ///   - random: Draws the jittered wait.
+    ///   - policyReason: Set when the service's ``ErrorPolicies`` ask for a retry: the outcome
+    ///     is then retried whatever the statuses the policy lists.
     func decision(
         after outcome: Result<HTTPResponse, TransportError>, of request: HTTPRequest, attempt: Int, remaining: Duration?,
-        clockOffset: TimeInterval = 0, now: Date = Date(), random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:)
+        clockOffset: TimeInterval = 0, now: Date = Date(), random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:),
+        policyReason: RetryReason? = nil
     ) -> RetryDecision {
         let reason: RetryReason
         var retryAfter: Duration?
         switch outcome {
+        case .success(let response) where policyReason != nil:
+            retryAfter = Self.retryAfter(in: response, clockOffset: clockOffset, now: now)
+            reason = policyReason!
         case .success(let response):
             guard retryableStatusCodes.contains(response.statusCode) else { return .deliver(note: nil) }
             retryAfter = Self.retryAfter(in: response, clockOffset: clockOffset, now: now)

@@ -74,6 +74,9 @@ public protocol Service: Sendable {
     /// Supplies and refreshes the credential of its requests: none by default (a registry can
     /// give one to several services, ``ServiceRegistry/setAuthenticator(_:for:)``).
     var authenticator: Authenticator? { get }
+    /// What loads do on given application error codes and HTTP statuses (retry, refresh the
+    /// credential, tell an app handler): none by default.
+    var errorPolicies: ErrorPolicies? { get }
 
     /// Headers sent with every request of the service, read at request time.
     func commonHeaders() -> HTTPHeaders
@@ -125,6 +128,8 @@ extension Service {
     public var retryPolicy: RetryPolicy { .standard }
     /// None.
     public var authenticator: Authenticator? { nil }
+    /// None.
+    public var errorPolicies: ErrorPolicies? { nil }
     /// None.
     public func commonHeaders() -> HTTPHeaders { HTTPHeaders() }
     /// None.

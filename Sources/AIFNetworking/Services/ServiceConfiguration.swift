@@ -32,7 +32,9 @@ import Foundation
 /// object whose keys override the defaults — `maxRetries`, `statusCodes`, `errors`
 /// (`connectionRefused`, `connectionDropped`, `connectTimeout`, `totalTimeout`, `stalled`,
 /// `hostUnreachable`, `nameResolutionFailed`), `methods`, `idempotencyKeyHeader`,
-/// `baseDelaySeconds`, `maxDelaySeconds`.
+/// `baseDelaySeconds`, `maxDelaySeconds`. `errorPolicies` maps application codes (`codes`) and
+/// HTTP statuses (`statuses`) to `surface`, `retry`, `refreshCredentials` or `handler:NAME`
+/// (see ``ErrorPolicy``).
 public struct ConfiguredService: Service {
     /// The longest `timeoutSeconds` a config file may give: a week.
     static let maxTimeoutSeconds: Double = 604_800
@@ -60,6 +62,8 @@ public struct ConfiguredService: Service {
     /// When failed loads are sent again, from the `retry` key (``RetryPolicy/standard`` without
     /// one).
     public let retryPolicy: RetryPolicy
+    /// What loads do on given application codes and statuses, from the `errorPolicies` key.
+    public let errorPolicies: ErrorPolicies?
     /// The file it was read from.
     public let file: String
     private let headers: HTTPHeaders
@@ -104,7 +108,7 @@ public struct ConfiguredService: Service {
         let object = try reader.object(root, at: "")
         try reader.rejectUnknownKeys(object, at: "", allowed: [
             "name", "defaultEnvironment", "bodyEncoding", "arrayEncoding", "timeoutSeconds", "signing", "commonHeaders",
-            "commonParameters", "environments", "decoding", "applicationErrors", "envelope", "retry",
+            "commonParameters", "environments", "decoding", "applicationErrors", "envelope", "retry", "errorPolicies",
         ])
         let name = try reader.string(object, "name", at: "", required: true)!
         let environments = try environments(object, reader: reader)
@@ -120,7 +124,7 @@ public struct ConfiguredService: Service {
             bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: try timeouts(object, reader: reader),
             signer: try signer(object, reader: reader), decoder: try decoding(object, reader: reader),
             applicationErrors: try applicationErrors(object, reader: reader), envelope: try envelope(object, reader: reader),
-            retryPolicy: try parseRetryPolicy(object, reader: reader), file: file,
+            retryPolicy: try parseRetryPolicy(object, reader: reader), errorPolicies: try parseErrorPolicies(object, reader: reader), file: file,
             headers: try commonHeaders(object, reader: reader), parameters: try commonParameters(object, reader: reader))
     }
 

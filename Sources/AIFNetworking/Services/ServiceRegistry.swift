@@ -30,6 +30,8 @@ public final class ServiceRegistry: Sendable {
 
     private let state = Locked(State())
     private let environmentVariable: EnvironmentName?
+    /// The app's error handlers, which ``ErrorPolicy/handler(_:)`` policies name.
+    let errorHandlers = ErrorHandlers()
 
     /// Creates an empty registry.
     ///
@@ -125,9 +127,23 @@ public final class ServiceRegistry: Sendable {
         guard let environment = service.environments[environmentName] else {
             throw ServiceError.unknownEnvironment(environmentName, service: name, known: service.environments.keys.sorted())
         }
-        return ResolvedService(
+        var resolved = ResolvedService(
             service: service, environmentName: environmentName, environment: environment, authenticator: authenticator ?? service.authenticator,
             clockSkew: clock)
+        resolved.errorHandlers = errorHandlers
+        return resolved
+    }
+
+    /// Registers the handler an ``ErrorPolicy/handler(_:)`` policy names (log out, show an
+    /// upgrade prompt); `nil` removes it. It is called on the thread the load ends on, once per
+    /// distinct event (handler, service environment, status, code): the repeats of a burst,
+    /// and of the 5 seconds after the last of them, are not told again.
+    ///
+    /// - Parameters:
+    ///   - name: The name policies use (`handler:upgradeRequired` in a config file).
+    ///   - handler: Hears the event.
+    public func setErrorHandler(_ name: String, _ handler: (@Sendable (ErrorEvent) -> Void)?) {
+        errorHandlers.set(name, handler)
     }
 
     /// The clock of a service environment's server: one per environment, so that servers whose
@@ -164,6 +180,8 @@ public struct ResolvedService: Sendable {
     /// The environment's server clock, as learned from its `Date` headers: requests are
     /// signed with its correction.
     public let clockSkew: ClockSkew
+    /// The handlers of the registry it was resolved in, for ``ErrorPolicy/handler(_:)``.
+    var errorHandlers: ErrorHandlers?
 
     /// Creates a snapshot (the registry makes them; tools and tests may too).
     public init(

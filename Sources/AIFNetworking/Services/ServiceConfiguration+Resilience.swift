@@ -62,6 +62,34 @@ extension ConfiguredService {
         return policy
     }
 
+    /// The `errorPolicies` key: `{"codes": {"4011": "refreshCredentials"}, "statuses": {"426": "handler:upgradeRequired"}}`.
+    static func parseErrorPolicies(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> ErrorPolicies? {
+        guard let value = object["errorPolicies"] else { return nil }
+        let entry = try reader.object(value, at: "errorPolicies")
+        try reader.rejectUnknownKeys(entry, at: "errorPolicies", allowed: ["codes", "statuses"])
+        var policies = ErrorPolicies()
+        for (group, isStatus) in [("codes", false), ("statuses", true)] {
+            guard let groupValue = entry[group] else { continue }
+            for (key, policyValue) in try reader.object(groupValue, at: "errorPolicies.\(group)") {
+                let path = "errorPolicies.\(group).\(key)"
+                guard case .string(let text) = policyValue, let policy = ErrorPolicy(configValue: text) else {
+                    throw ConfigurationError(
+                        file: reader.file, key: path, problem: "must be \"surface\", \"retry\", \"refreshCredentials\" or \"handler:NAME\"")
+                }
+                if isStatus {
+                    guard let status = Int(key), (100...599).contains(status) else {
+                        throw ConfigurationError(file: reader.file, key: path, problem: "is not an HTTP status code (100–599)")
+                    }
+                    policies.statuses[status] = policy
+                } else {
+                    guard !key.isEmpty else { throw ConfigurationError(file: reader.file, key: path, problem: "is not an error code") }
+                    policies.codes[key] = policy
+                }
+            }
+        }
+        return policies
+    }
+
     /// A non-empty array, each element read by `element` (given its key for errors).
     private static func list<Element>(
         _ value: JSONValue, at key: String, reader: ConfigReader, _ element: (JSONValue, String) throws(ConfigurationError) -> Element
