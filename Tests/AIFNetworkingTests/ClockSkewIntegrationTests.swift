@@ -1,4 +1,5 @@
 @testable import AIFNetworking
+import DemoServer
 import Foundation
 import Testing
 
@@ -85,7 +86,7 @@ struct ClockSkewIntegrationTests {
         // A 401 from a server whose clock agrees with ours is about something else.
         let body = #"{"code":4013,"message":"unknown key"}"#
         let server = try RawServer(.reply(
-            "HTTP/1.1 401 Unauthorized\r\nDate: \(RawServer.httpDate(Date()))\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"))
+            "HTTP/1.1 401 Unauthorized\r\nDate: \(ShopRoutes.httpDate(Date()))\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"))
         defer { server.stop() }
         let registry = try Self.registry([("refusing", server)])
         let proxy = APIProxy(transport: CurlTransport.shared)

@@ -1,3 +1,4 @@
+import DemoServer
 import Foundation
 
 #if canImport(Glibc)
@@ -185,7 +186,7 @@ final class RawServer: Sendable {
                     if !fresh { state.withLock { $0.refusedForTime += 1 } }
                     let body = fresh ? #"{"ok":true}"# : #"{"code":4012,"message":"stale timestamp"}"#
                     let status = fresh ? "200 OK" : "401 Unauthorized"
-                    let answer = "HTTP/1.1 \(status)\r\nDate: \(Self.httpDate(serverTime))\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                    let answer = "HTTP/1.1 \(status)\r\nDate: \(ShopRoutes.httpDate(serverTime))\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                     guard write(client, answer) else { return finish(client) }
                 }
                 var buffer = [UInt8](repeating: 0, count: 4096)
@@ -200,15 +201,6 @@ final class RawServer: Sendable {
             while recv(client, &buffer, buffer.count, 0) > 0 {}
             finish(client)
         }
-    }
-
-    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
-    static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
     }
 
     private func closeListener() {
