@@ -96,8 +96,9 @@ struct AuthenticatorTests {
         let shop = try await TokenShop.make()
         let old = try await shop.signIn()
         shop.tokens.expireAll()
-        // The refresh takes a while, so that every load meets the old token's 401 first.
-        shop.tokens.delayIssuing(by: .milliseconds(700))
+        // The refresh takes a while, so that every load meets the old token's 401 first (even
+        // on a machine busy with the sanitizer's run).
+        shop.tokens.delayIssuing(by: .seconds(2))
         let results = await shop.burst(200)
         let responses = results.compactMap { try? $0.get() }
         #expect(responses.count == 200)
@@ -114,7 +115,7 @@ struct AuthenticatorTests {
         let old = try await shop.signIn()
         shop.tokens.expireAll()
         shop.tokens.failRefreshes(true)
-        shop.tokens.delayIssuing(by: .milliseconds(700))
+        shop.tokens.delayIssuing(by: .seconds(2))
         let results = await shop.burst(200)
         let errors = results.compactMap { result -> APIError? in
             if case .failure(let error) = result { return error }
