@@ -64,6 +64,7 @@ struct EndpointTests {
     /// A subclass still overrides what it wants, over the endpoint's values.
     @Test func aSubclassOverridesTheEndpoint() {
         final class Renamed: APIManager<Goods>, @unchecked Sendable {
+            // Restated as Swift requires of subclasses; it adds no stored state.
             override var methodName: String { "goods/{id}/renamed" }
         }
         let manager = Renamed(.goodsDetail)

@@ -97,8 +97,13 @@ public final class ServiceRegistry: Sendable {
 
     /// The environment `service` currently uses.
     public func activeEnvironment(of service: any Service) -> EnvironmentName {
-        let (own, global) = state.withLock { ($0.serviceEnvironments[service.name], $0.globalEnvironment) }
-        return own ?? global ?? environmentVariable ?? service.defaultEnvironment
+        state.withLock { activeEnvironment(of: service.name, defaulting: service.defaultEnvironment, in: $0) }
+    }
+
+    /// The rule of the type's comment: the service's own, the global one, `AIF_ENVIRONMENT`,
+    /// the service's default.
+    private func activeEnvironment(of service: ServiceName, defaulting fallback: EnvironmentName, in state: State) -> EnvironmentName {
+        state.serviceEnvironments[service] ?? state.globalEnvironment ?? environmentVariable ?? fallback
     }
 
     /// Gives several services one ``Authenticator`` (they share one credential and its
@@ -118,9 +123,8 @@ public final class ServiceRegistry: Sendable {
     /// - Throws: ``ServiceError`` when the name or its active environment is unknown.
     public func resolve(_ name: ServiceName) throws(ServiceError) -> ResolvedService {
         let service = try service(named: name)
-        let variable = environmentVariable
         let (environmentName, authenticator, clock) = state.withLock { state in
-            let environmentName = state.serviceEnvironments[name] ?? state.globalEnvironment ?? variable ?? service.defaultEnvironment
+            let environmentName = activeEnvironment(of: name, defaulting: service.defaultEnvironment, in: state)
             let authenticator = state.authenticators.isEmpty ? nil : state.authenticators[name]
             return (environmentName, authenticator, Self.clock(of: name, environmentName, in: &state))
         }
