@@ -51,6 +51,7 @@ let package = Package(
             dependencies: [
                 "AIFNetworking",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(

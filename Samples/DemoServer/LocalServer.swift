@@ -5,11 +5,11 @@ import Logging
 import NIOCore
 
 /// A Hummingbird server running in this process on a loopback address and a port the system
-/// picked. The demo sample, the tests and the benchmarks start their servers through it.
+/// picked (or a given one). The demo sample, the tests and the benchmarks start their servers through it.
 public final class LocalServer: Sendable {
     /// The address it listens on, `127.0.0.1` unless told otherwise.
     public let host: String
-    /// The port the system assigned.
+    /// The port it listens on.
     public let port: Int
     private let task: Task<Void, any Error>
 
@@ -34,6 +34,7 @@ public final class LocalServer: Sendable {
     ///   - server: The channel setup: HTTP/1.1 by default; TLS or HTTP/2 with the Hummingbird
     ///     TLS and HTTP2 modules.
     ///   - host: The loopback address to bind.
+    ///   - port: The port; 0 (the default) for one the system picks.
     ///   - backlog: How many connections may wait to be accepted; 256 by default.
     ///   - logger: The server's logger; quiet by default.
     /// - Returns: The running server.
@@ -42,6 +43,7 @@ public final class LocalServer: Sendable {
         router: Router<Context>,
         server: HTTPServerBuilder = .http1(),
         host: String = "127.0.0.1",
+        port: Int = 0,
         backlog: Int = 256,
         logger: Logger = Logger(label: "LocalServer", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> LocalServer where Context.Source == ApplicationRequestContextSource {
@@ -49,7 +51,7 @@ public final class LocalServer: Sendable {
         let application = Application(
             router: router,
             server: server,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: 0), serverName: nil, backlog: backlog),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil, backlog: backlog),
             onServerRunning: { channel in
                 portSink.yield(channel.localAddress?.port ?? 0)
                 portSink.finish()

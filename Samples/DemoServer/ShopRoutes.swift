@@ -247,7 +247,7 @@ struct SignatureMiddleware<Context: RequestContext>: RouterMiddleware {
 
 /// The demo shop as a running server.
 public enum DemoShopServer {
-    /// Starts the shop for `environment` on 127.0.0.1 with a port the system picks.
+    /// Starts the shop for `environment` on 127.0.0.1, on a port the system picks unless given one.
     ///
     /// - Parameters:
     ///   - environment: Which catalogue to serve.
@@ -255,14 +255,16 @@ public enum DemoShopServer {
     ///     ``ShopRoutes/publicKey`` and ``ShopRoutes/privateKey``; yes by default.
     ///   - faults: Failures to produce on request; none by default.
     ///   - tokens: The access tokens it issues and checks; its own by default.
+    ///   - port: The port (to start a stopped shop again where it was); 0, for any, by default.
     /// - Returns: The running server; call ``LocalServer/stop()`` when done.
     /// - Throws: When the server cannot bind.
     public static func start(
-        environment: ShopEnvironment = .online, verifiesSignatures: Bool = true, faults: ShopFaults = ShopFaults(), tokens: ShopTokens = ShopTokens()
+        environment: ShopEnvironment = .online, verifiesSignatures: Bool = true, faults: ShopFaults = ShopFaults(), tokens: ShopTokens = ShopTokens(),
+        port: Int = 0
     ) async throws -> LocalServer {
         let router = Router()
         let verification = verifiesSignatures ? AIFHMACVerification(publicKey: ShopRoutes.publicKey, privateKey: ShopRoutes.privateKey) : nil
         ShopRoutes.add(to: router, environment: environment, verification: verification, faults: faults, tokens: tokens)
-        return try await LocalServer.start(router: router)
+        return try await LocalServer.start(router: router, port: port)
     }
 }

@@ -31,8 +31,9 @@ struct ShopSample {
         try await retryAFlakyEndpoint()
         try await refreshATokenOnceForABurst(tokens)
         try await switchToOffline()
+        let restarted = try await loseTheNetworkAndComeBack(online, tokens: tokens)
 
-        await online.stop()
+        await restarted.stop()
         await offline.stop()
     }
 
@@ -166,8 +167,52 @@ struct ShopSample {
         }
         print("   offline listing: \(titles.count) goods: \(titles.prefix(3).joined(separator: ", ")), …")
         let detail = try await GoodsDetailManager().load(["id": 2])
-        print("   offline goods 2: \(detail.content.title), \(detail.content.priceCents) cents")
+        print("   offline goods 2: \(detail.content.title), \(detail.content.priceCents) cents\n")
         ServiceRegistry.shared.setEnvironment(nil, for: .shop)
+    }
+
+    /// The proxy's connectivity, learned from real requests: the online shop stops (every
+    /// connection refused, as with no network), the next page fails after its retries and the
+    /// proxy is offline; the sample pauses paging and tries a cheap load every quarter second
+    /// until one gets a response — the shop is back on its port a second later — then asks
+    /// for the same page again.
+    static func loseTheNetworkAndComeBack(_ server: LocalServer, tokens: ShopTokens) async throws -> LocalServer {
+        print("== The network goes away and comes back ==")
+        let proxy = APIProxy.shared
+        let changes = Task {
+            var seen: [Connectivity] = []
+            for await state in proxy.connectivityChanges() {
+                seen.append(state)
+                if seen.count == 3 { break }
+            }
+            return seen
+        }
+        var pages = GoodsListManager().pages().makeAsyncIterator()
+        _ = try await pages.next()
+        print("   page 1 loaded; the proxy is \(proxy.connectivity)")
+        await server.stop()
+        do {
+            _ = try await pages.next()
+        } catch {
+            print("   page 2: \(error.kind) after \(error.attempts) attempts; the proxy is \(proxy.connectivity) — paging paused")
+        }
+        let back = Task {
+            try await Task.sleep(for: .seconds(1))
+            return try await DemoShopServer.start(environment: .online, tokens: tokens, port: server.port)
+        }
+        let ping = APIManager(Endpoint<NoContent>(service: .shop, methodName: "status", retryPolicy: .never))
+        var probes = 0
+        while proxy.connectivity == .offline, probes < 40 {
+            try await Task.sleep(for: .milliseconds(250))
+            probes += 1
+            _ = try? await ping.load()
+        }
+        let restarted = try await back.value
+        let page = try await pages.next()
+        print("   \(probes) probes later the proxy is \(proxy.connectivity); page 2 again: \(page?.content.items.count ?? 0) goods")
+        changes.cancel()
+        print("   changes heard: \(await changes.value.map(\.description).joined(separator: " → "))\n")
+        return restarted
     }
 
     /// `Configs/` in the working directory, or beside this source file's package.

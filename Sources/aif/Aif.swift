@@ -1,6 +1,7 @@
 import AIFNetworking
 import ArgumentParser
 import Foundation
+import Logging
 
 /// `aif`: try a service configuration from the shell.
 @main
@@ -17,7 +18,9 @@ struct Call: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Build, sign and send one request through a configured service.",
         discussion: """
-            Prints the response body on standard output and exits 0 for a 2xx status; otherwise \
+            Sends the request as a manager load: redirects re-signed, failures retried as the \
+            service's retry policy says (--verbose shows each attempt). Prints the response body on \
+            standard output and exits 0 for a 2xx status; otherwise \
             prints the status or the error on standard error and exits 1.
             """
     )
@@ -52,7 +55,7 @@ struct Call: AsyncParsableCommand {
     @Flag(help: "Print the equivalent curl command (secrets redacted) instead of sending.")
     var curl = false
 
-    @Flag(help: "Show the request line, headers and timings on standard error.")
+    @Flag(help: "Show the service's retry policy, each attempt (request, response, retry and why), headers and timings on standard error.")
     var verbose = false
 
     func validate() throws {
@@ -90,10 +93,11 @@ struct Call: AsyncParsableCommand {
                 registry.register(try ConfiguredService.load(from: url))
             }
         }
+        let serviceName = ServiceName(rawValue: service)
         if let environment {
-            registry.setEnvironment(EnvironmentName(rawValue: environment), for: ServiceName(rawValue: service))
+            registry.setEnvironment(EnvironmentName(rawValue: environment), for: serviceName)
         }
-        let resolved = try registry.resolve(ServiceName(rawValue: service))
+        let resolved = try registry.resolve(serviceName)
 
         var parameters = Parameters()
         if let json {
@@ -109,34 +113,48 @@ struct Call: AsyncParsableCommand {
             headerFields.add(name: String(header[..<colon]).trimmingCharacters(in: .whitespaces),
                              value: String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
-        let request = try RequestGenerator().makeRequest(
-            for: resolved, methodName: methodName, method: HTTPMethod(rawValue: method.uppercased()),
-            parameters: parameters, headers: headerFields, bodyEncoding: form ? .form : (json != nil ? .json : nil))
+        let endpoint = Endpoint<NoContent>(
+            service: serviceName, methodName: methodName, method: HTTPMethod(rawValue: method.uppercased()),
+            bodyEncoding: form ? .form : (json != nil ? .json : nil), headers: headerFields)
 
         if curl {
+            let request = try RequestGenerator().makeRequest(
+                for: resolved, methodName: endpoint.methodName, method: endpoint.method, parameters: parameters,
+                headers: endpoint.headers, bodyEncoding: endpoint.bodyEncoding)
             print(request.curlCommand())
             return
         }
         if verbose {
-            printError("> \(request.method) \(TransportError.redactingPassword(in: request.url.absoluteString))  [\(resolved.service.name) / \(resolved.environmentName)]")
-            for field in request.headers.redactingSecrets() {
-                printError("> \(field.name): \(field.value)")
-            }
+            printError("* \(resolved.service.name) / \(resolved.environmentName): \(resolved.service.retryPolicy)"
+                + (resolved.authenticator != nil ? "; credentials from its authenticator" : ""))
         }
+        // The load goes through the manager layer, as an app's would: the service's retry
+        // policy, authenticator and clock correction apply, and `--verbose` shows the proxy's
+        // log — each attempt, each retry and why.
         let transport = CurlTransport()
         defer { transport.shutdown() }
-        let response = try await RequestGenerator().send(request, for: resolved, through: transport)
-        if verbose {
-            printError("< \(response.httpVersion) \(response.statusCode)")
-            for field in response.headers { printError("< \(field.name): \(field.value)") }
-            let metrics = response.metrics
-            printError("* connect \(metrics.connect), TLS \(metrics.tlsHandshake), first byte \(metrics.timeToFirstByte), total \(metrics.total); \(metrics.bytesReceived) bytes received")
-        }
-        FileHandle.standardOutput.write(response.body)
-        if !response.isSuccess {
-            printError("aif: HTTP \(response.statusCode) from \(TransportError.redactingPassword(in: response.url.absoluteString))")
+        let logger = Logger(label: "aif") { _ in VerboseLogHandler(logLevel: verbose ? .debug : .critical) }
+        let proxy = APIProxy(transport: transport, logger: logger)
+        let manager = APIManager(endpoint, proxy: proxy, registry: registry, cache: ResponseCache())
+        do {
+            let response = try await manager.load(parameters)
+            if verbose { Self.describe(statusCode: response.statusCode, headers: response.headers, metrics: response.metrics, attempts: response.attempts) }
+            FileHandle.standardOutput.write(response.data)
+        } catch {
+            guard let response = error.response else { throw error }
+            if verbose { Self.describe(statusCode: response.statusCode, headers: response.headers, metrics: response.metrics, attempts: error.attempts) }
+            FileHandle.standardOutput.write(response.body)
+            printError("aif: \(error)")
             throw ExitCode.failure
         }
+    }
+
+    /// Prints the response's status, headers and timings on standard error.
+    private static func describe(statusCode: Int, headers: HTTPHeaders, metrics: TransferMetrics, attempts: Int) {
+        printError("< \(statusCode)")
+        for field in headers.redactingSecrets() { printError("< \(field.name): \(field.value)") }
+        printError("* connect \(metrics.connect), TLS \(metrics.tlsHandshake), first byte \(metrics.timeToFirstByte), total \(metrics.total); "
+            + "\(metrics.bytesReceived) bytes received; \(attempts) \(attempts == 1 ? "attempt" : "attempts")")
     }
 
     /// The members of a JSON object as parameters.
@@ -163,4 +181,19 @@ struct Call: AsyncParsableCommand {
 /// Writes a line to standard error.
 func printError(_ line: String) {
     FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// Prints the library's log lines on standard error as `* line`, for `--verbose`.
+struct VerboseLogHandler: LogHandler {
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        printError("* \(event.message)")
+    }
 }

@@ -14,11 +14,12 @@ struct ClockSkewIntegrationTests {
     }
 
     /// A registry holding one AIF-HMAC-signed service per server, named as given.
-    static func registry(_ servers: [(ServiceName, RawServer)]) throws -> ServiceRegistry {
+    /// `extra` adds keys to each service's config.
+    static func registry(_ servers: [(ServiceName, RawServer)], extra: String = "") throws -> ServiceRegistry {
         let registry = ServiceRegistry(processEnvironment: [:])
         for (name, server) in servers {
             let json = """
-                {"name": "\(name)", "environments": {"online": {"baseURL": "http://127.0.0.1:\(server.port)", "apiVersion": "v1",
+                {"name": "\(name)", \(extra) "environments": {"online": {"baseURL": "http://127.0.0.1:\(server.port)", "apiVersion": "v1",
                  "publicKey": "pk", "privateKey": "${KEY}"}}}
                 """
             registry.register(try ConfiguredService.parse(Data(json.utf8), file: "\(name).json", environment: ["KEY": "sk"]))
@@ -79,6 +80,37 @@ struct ClockSkewIntegrationTests {
         registry.clockSkew(of: "agreeing", in: .online).record(serverDate: Date().addingTimeInterval(-3600))
         let proxy = APIProxy(transport: CurlTransport.shared)
         #expect(try await Self.ping("agreeing", registry, proxy).load().attempts == 2)
+        #expect(server.refusedForTime == 1)
+    }
+
+    /// The service's rules read `{"code":4012}` in a 200 body as its veto, and its policies
+    /// say the code means a refused signing time.
+    static let clockCode = #""applicationErrors": {"codeField": "code"}, "errorPolicies": {"codes": {"4012": "correctClock"}},"#
+
+    @Test func aConfiguredCodeForARefusedTimeIsSignedAgainToo() async throws {
+        let server = try RawServer(.skewedClock(offset: -3600, tolerance: 300, refusal: "200 OK"))
+        defer { server.stop() }
+        let registry = try Self.registry([("coded", server)], extra: Self.clockCode)
+        let proxy = APIProxy(transport: CurlTransport.shared)
+        let response = try await Self.ping("coded", registry, proxy).load()
+        #expect(response.attempts == 2)
+        #expect(server.refusedForTime == 1)
+        // Learned: the next load is signed right the first time.
+        #expect(try await Self.ping("coded", registry, proxy).load().attempts == 1)
+        #expect(server.refusedForTime == 1)
+    }
+
+    @Test func aConfiguredCodeFromAServerThatAgreesWithOurClockIsDelivered() async throws {
+        // The code says "refused time", but the answer's `Date` agrees with ours: signing again
+        // would be refused again, so the veto is delivered after one request.
+        let server = try RawServer(.skewedClock(offset: 0, tolerance: -1, refusal: "200 OK"))
+        defer { server.stop() }
+        let registry = try Self.registry([("coded", server)], extra: Self.clockCode)
+        let proxy = APIProxy(transport: CurlTransport.shared)
+        let error = await #expect(throws: APIError.self) { try await Self.ping("coded", registry, proxy).load() }
+        #expect(error?.kind == .serviceVeto)
+        #expect(error?.serviceVeto?.code == "4012")
+        #expect(error?.attempts == 1)
         #expect(server.refusedForTime == 1)
     }
 

@@ -96,8 +96,10 @@ struct ErrorPolicyTests {
             let json = #"{"name": "s", "environments": {"online": {"baseURL": "https://api.example"}}, "errorPolicies": \#(policies)}"#
             return try ConfiguredService.parse(Data(json.utf8), file: "s.json", environment: [:]).errorPolicies
         }
-        let policies = try parse(#"{"codes": {"4011": "refreshCredentials", "5030": "retry", "1": "surface"}, "statuses": {"426": "handler:upgrade"}}"#)
-        #expect(policies == ErrorPolicies(codes: ["4011": .refreshCredentials, "5030": .retry, "1": .surface], statuses: [426: .handler("upgrade")]))
+        let policies = try parse(
+            #"{"codes": {"4011": "refreshCredentials", "5030": "retry", "1": "surface", "4012": "correctClock"}, "statuses": {"426": "handler:upgrade"}}"#)
+        #expect(policies == ErrorPolicies(
+            codes: ["4011": .refreshCredentials, "5030": .retry, "1": .surface, "4012": .correctClock], statuses: [426: .handler("upgrade")]))
         for (bad, key) in [
             (#"{"codes": {"4011": "refresh"}}"#, "errorPolicies.codes.4011"),
             (#"{"statuses": {"4xx": "retry"}}"#, "errorPolicies.statuses.4xx"),

@@ -107,20 +107,26 @@ extension APIManager {
             }
             completion(conclude(exchange, plan: plan, id: load.id, attempts: attempt.number, manager: reference))
         }
-        if case .success(let response) = result, !attempt.resignedForClock, isClockRejection(response, of: attempt, plan.resolved) {
-            // Signed with a time the server refuses, as its answer's `Date` just taught the
-            // environment's clock: signed again with the corrected time, at once, once.
-            load.proxy.logClockResend(load.id, offset: plan.resolved.clockSkew.offset)
-            var next = attempt
-            next.number += 1
-            next.resignedForClock = true
-            return start(next, load, manager: reference, completion: completion)
-        }
         var errorPolicy: ErrorPolicy?
         var veto: ServiceVeto?
         if case .success(let response) = result {
             veto = plan.resolved.service.veto(response)
             errorPolicy = plan.errorPolicies?.policy(for: response, veto: veto)
+            if !attempt.resignedForClock, response.statusCode == 401 || errorPolicy == .correctClock, isSigned(plan.resolved) {
+                // Signed with a time the server refuses: when its answer's `Date` just moved the
+                // environment's clock, signed again with the corrected time, at once, once.
+                if clockMoved(since: attempt, plan.resolved) {
+                    load.proxy.logClockResend(load.id, offset: plan.resolved.clockSkew.offset)
+                    var next = attempt
+                    next.number += 1
+                    next.resignedForClock = true
+                    return start(next, load, manager: reference, completion: completion)
+                }
+                if errorPolicy == .correctClock {
+                    load.proxy.logNoRetry(load.id, "the server refused the signing time, but its Date header does not differ from the time signed with")
+                    return end()
+                }
+            }
             if let authenticator = plan.authenticator, !attempt.renewedCredential,
                 errorPolicy == .refreshCredentials || authenticator.isExpiry(response, veto: veto)
             {
@@ -198,11 +204,16 @@ extension APIManager {
         }
     }
 
-    /// Whether a signed request was refused for its time: a 401 after which the environment's
-    /// clock correction differs from the one it was signed with by more than the tolerance.
-    private static func isClockRejection(_ response: HTTPResponse, of attempt: Attempt, _ resolved: ResolvedService) -> Bool {
-        guard response.statusCode == 401, resolved.environment.credentials != nil, resolved.service.signer != nil else { return false }
-        return abs(resolved.clockSkew.offset - attempt.signingOffset) > resolved.clockSkew.tolerance
+    /// Whether the service environment's requests are signed.
+    private static func isSigned(_ resolved: ResolvedService) -> Bool {
+        resolved.environment.credentials != nil && resolved.service.signer != nil
+    }
+
+    /// Whether the environment's clock correction now differs from the one the attempt was
+    /// signed with by more than the tolerance: its refusal (a 401, or a code the service's
+    /// policies map to ``ErrorPolicy/correctClock``) was for the signing time.
+    private static func clockMoved(since attempt: Attempt, _ resolved: ResolvedService) -> Bool {
+        abs(resolved.clockSkew.offset - attempt.signingOffset) > resolved.clockSkew.tolerance
     }
 
     private static func authenticationFailed(_ failure: AuthenticationFailure, _ load: LoadContext, attempts: Int) -> APIError {

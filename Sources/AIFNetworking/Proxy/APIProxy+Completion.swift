@@ -1,7 +1,8 @@
 extension APIProxy {
     /// Sends a request made by ``RequestGenerator`` for a load: through the redirect loop (each
     /// hop of a signed request signed afresh), sharing one transfer with identical loads in
-    /// flight when `coalescingKey` is set, logging the request and its outcome, and calling
+    /// flight when `coalescingKey` is set, logging the request and its outcome, showing the
+    /// outcome to the proxy's ``connectivity``, and calling
     /// `completion` exactly once, on `runner`.
     ///
     /// - Parameters:
@@ -24,6 +25,7 @@ extension APIProxy {
             case .success(let response): logReceiving(response, for: request, id: id, started: started)
             case .failure(let error): logFailure(error, for: request, id: id, started: started)
             }
+            connectivityMonitor.record(result)
             completion(result)
         }
         guard let coalescingKey else {

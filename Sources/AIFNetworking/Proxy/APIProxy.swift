@@ -61,6 +61,9 @@ public final class APIProxy: Sendable {
     /// (``LoadPlacement/transportThread`` only) rather than on the library's load executor.
     public let runsAsyncLoadsOnTransportThread: Bool
 
+    /// Follows the outcomes of the requests sent through this proxy (see ``connectivity``).
+    let connectivityMonitor: ConnectivityMonitor
+
     private let table = Locked(Table())
     let coalescer = Coalescer()
     let generator = RequestGenerator()
@@ -73,6 +76,8 @@ public final class APIProxy: Sendable {
     ///   - maxRedirects: How many redirects a load follows; 10 by default.
     ///   - retryBudget: Caps retries to a share of the loads; 20% over 10 seconds, and 10
     ///     retries per window whatever the traffic, by default.
+    ///   - offlineAfterFailures: How many requests in a row must fail to connect, with no
+    ///     response between, for ``connectivity`` to become ``Connectivity/offline``; 2 by default.
     ///   - loadPlacement: Where loads do their work between the transport's I/O (see
     ///     ``LoadPlacement``): by default the transport's thread for delegate-face loads when
     ///     the process can use only one processor, the library's load executor otherwise.
@@ -81,12 +86,14 @@ public final class APIProxy: Sendable {
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
         maxRedirects: Int = 10,
         retryBudget: RetryBudget = RetryBudget(),
+        offlineAfterFailures: Int = 2,
         loadPlacement: LoadPlacement = .automatic
     ) {
         self.transport = transport
         self.logger = logger
         self.maxRedirects = maxRedirects
         self.retryBudget = retryBudget
+        connectivityMonitor = ConnectivityMonitor(failuresToGoOffline: offlineAfterFailures)
         let (loads, tasks) = loadPlacement.onTransportThread(processors: ProcessorBudget.current)
         let ownThread = transport.ownThreadExecutor
         loadRunner = (loads ? ownThread : nil) ?? DrainingExecutor.shared
@@ -194,6 +201,29 @@ public final class APIProxy: Sendable {
             return stopping
         }
         for work in stopping { work.cancel() }
+    }
+
+    // MARK: Connectivity
+
+    /// Whether this proxy's requests reach their servers, judged by their outcomes: online at
+    /// any response, offline once `offlineAfterFailures` requests in a row fail to connect
+    /// (see ``Connectivity``). Answers from the cache do not count.
+    public var connectivity: Connectivity {
+        connectivityMonitor.connectivity
+    }
+
+    /// The ``connectivity`` now, then each change, in order — to pause work while offline and
+    /// resume it when back. The stream ends when the task iterating it is cancelled.
+    ///
+    /// ```swift
+    /// Task {
+    ///     for await state in APIProxy.shared.connectivityChanges() {
+    ///         banner.isHidden = state != .offline
+    ///     }
+    /// }
+    /// ```
+    public func connectivityChanges() -> AsyncStream<Connectivity> {
+        connectivityMonitor.changes()
     }
 
     // MARK: Sending

@@ -11,16 +11,21 @@ public enum ErrorPolicy: Sendable, Hashable, CustomStringConvertible {
     /// Refresh the credential through the service's ``Authenticator`` and send the load once
     /// more, as a 401 would.
     case refreshCredentials
+    /// The signing time was refused: sign again with the server's time, as the answer's `Date`
+    /// header taught the environment's ``ClockSkew``, and send once more, at once — what a 401
+    /// does for a signed request, for servers that say it with a code of their own.
+    case correctClock
     /// Fail the load, and tell the app's handler of this name (registered with
     /// ``ServiceRegistry/setErrorHandler(_:_:)``) — once per distinct event, not once per load.
     case handler(String)
 
-    /// `surface`, `retry`, `refreshCredentials` or `handler:NAME`, as in config files.
+    /// `surface`, `retry`, `refreshCredentials`, `correctClock` or `handler:NAME`, as in config files.
     public var description: String {
         switch self {
         case .surface: "surface"
         case .retry: "retry"
         case .refreshCredentials: "refreshCredentials"
+        case .correctClock: "correctClock"
         case .handler(let name): "handler:\(name)"
         }
     }
@@ -31,6 +36,7 @@ public enum ErrorPolicy: Sendable, Hashable, CustomStringConvertible {
         case "surface": self = .surface
         case "retry": self = .retry
         case "refreshCredentials": self = .refreshCredentials
+        case "correctClock": self = .correctClock
         default:
             guard text.hasPrefix("handler:"), text.count > "handler:".count else { return nil }
             self = .handler(String(text.dropFirst("handler:".count)))

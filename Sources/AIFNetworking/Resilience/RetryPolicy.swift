@@ -18,7 +18,7 @@ import Foundation
 /// timeout bounds all attempts together; cancelling the load during a wait ends it at once. A
 /// proxy's ``RetryBudget`` caps retries to a share of its requests, and an interceptor can veto
 /// any retry (``APIManagerInterceptor/shouldRetry(_:attempt:)``).
-public struct RetryPolicy: Sendable, Hashable {
+public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     /// How many times a load is sent again after its first attempt; 0 never retries.
     public var maxRetries: Int
     /// The response statuses retried.
@@ -67,6 +67,18 @@ public struct RetryPolicy: Sendable, Hashable {
     public static let standard = RetryPolicy()
     /// No retries.
     public static let never = RetryPolicy(maxRetries: 0)
+
+    /// In plain words: `up to 2 retries of DELETE, GET, HEAD, OPTIONS, PUT or a request with
+    /// Idempotency-Key, after 408, 429, 502, 503, 504, connection refused, …, waiting up to
+    /// 0.5 s × 2ⁿ (at most 30 s)`, or `no retries`.
+    public var description: String {
+        guard maxRetries > 0 else { return "no retries" }
+        var methods = self.methods.map(\.rawValue).sorted().joined(separator: ", ")
+        if let idempotencyKeyHeader { methods += " or a request with \(idempotencyKeyHeader)" }
+        let failures = retryableStatusCodes.sorted().map(String.init) + retryableErrors.map { "\($0)" }.sorted()
+        return "up to \(maxRetries) \(maxRetries == 1 ? "retry" : "retries") of \(methods), after \(failures.joined(separator: ", ")), "
+            + "waiting up to \(RetryReason.seconds(baseDelay)) s × 2ⁿ (at most \(RetryReason.seconds(maxDelay)) s)"
+    }
 
     /// Whether `request` may be sent twice: its method is one of ``methods``, or it carries
     /// the ``idempotencyKeyHeader``.

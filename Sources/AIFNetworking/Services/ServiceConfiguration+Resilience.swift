@@ -74,7 +74,7 @@ extension ConfiguredService {
                 let path = "errorPolicies.\(group).\(key)"
                 guard case .string(let text) = policyValue, let policy = ErrorPolicy(configValue: text) else {
                     throw ConfigurationError(
-                        file: reader.file, key: path, problem: "must be \"surface\", \"retry\", \"refreshCredentials\" or \"handler:NAME\"")
+                        file: reader.file, key: path, problem: "must be \"surface\", \"retry\", \"refreshCredentials\", \"correctClock\" or \"handler:NAME\"")
                 }
                 if isStatus {
                     guard let status = Int(key), (100...599).contains(status) else {

@@ -33,7 +33,7 @@ import Foundation
 /// (`connectionRefused`, `connectionDropped`, `connectTimeout`, `totalTimeout`, `stalled`,
 /// `hostUnreachable`, `nameResolutionFailed`), `methods`, `idempotencyKeyHeader`,
 /// `baseDelaySeconds`, `maxDelaySeconds`. `errorPolicies` maps application codes (`codes`) and
-/// HTTP statuses (`statuses`) to `surface`, `retry`, `refreshCredentials` or `handler:NAME`
+/// HTTP statuses (`statuses`) to `surface`, `retry`, `refreshCredentials`, `correctClock` or `handler:NAME`
 /// (see ``ErrorPolicy``).
 public struct ConfiguredService: Service {
     /// The longest `timeoutSeconds` a config file may give: a week.

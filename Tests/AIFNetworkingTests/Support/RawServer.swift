@@ -29,8 +29,9 @@ final class RawServer: Sendable {
         case keepAlive
         /// A server whose clock runs `offset` seconds from ours: its `Date` header says so, and
         /// a request whose `timestamp` query parameter is more than `tolerance` seconds from
-        /// its time gets `401`, others `200 {"ok":true}` (bodiless requests, kept alive).
-        case skewedClock(offset: TimeInterval, tolerance: TimeInterval)
+        /// its time gets `refusal` (a status line) with `{"code":4012}`, others `200 {"ok":true}`
+        /// (bodiless requests, kept alive).
+        case skewedClock(offset: TimeInterval, tolerance: TimeInterval, refusal: String = "401 Unauthorized")
     }
 
     let port: Int
@@ -174,7 +175,7 @@ final class RawServer: Sendable {
                 if count <= 0 { return finish(client) }
                 pending += String(decoding: buffer[0..<count], as: UTF8.self)
             }
-        case .skewedClock(let offset, let tolerance):
+        case .skewedClock(let offset, let tolerance, let refusal):
             var pending = head
             while true {
                 while let end = pending.range(of: "\r\n\r\n") {
@@ -185,7 +186,7 @@ final class RawServer: Sendable {
                     let fresh = timestamp.map { abs($0 - serverTime.timeIntervalSince1970) <= tolerance } ?? false
                     if !fresh { state.withLock { $0.refusedForTime += 1 } }
                     let body = fresh ? #"{"ok":true}"# : #"{"code":4012,"message":"stale timestamp"}"#
-                    let status = fresh ? "200 OK" : "401 Unauthorized"
+                    let status = fresh ? "200 OK" : refusal
                     let answer = "HTTP/1.1 \(status)\r\nDate: \(ShopRoutes.httpDate(serverTime))\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                     guard write(client, answer) else { return finish(client) }
                 }

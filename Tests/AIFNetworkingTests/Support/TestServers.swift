@@ -101,6 +101,41 @@ struct TestCertificates: Sendable {
 
 /// Runs shell commands for test set-up.
 enum Shell {
+    /// What a program printed, and how it exited.
+    struct Run {
+        let status: Int32
+        let standardOutput: String
+        let standardError: String
+    }
+
+    /// Runs a program with these arguments and environment additions until it exits, without
+    /// holding a thread of the test process meanwhile (the program may talk to its servers).
+    static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "aif-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appending(path: "out"), err = directory.appending(path: "err")
+        try Data().write(to: out)
+        try Data().write(to: err)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try await withCheckedThrowingContinuation { (exited: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in exited.resume() }
+            do {
+                try process.run()
+            } catch {
+                exited.resume(throwing: error)
+            }
+        }
+        return Run(
+            status: process.terminationStatus, standardOutput: try String(contentsOf: out, encoding: .utf8),
+            standardError: try String(contentsOf: err, encoding: .utf8))
+    }
+
     struct Failure: Error, CustomStringConvertible {
         let command: String
         let status: Int32
