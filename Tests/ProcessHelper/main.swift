@@ -1,5 +1,6 @@
 // A program the tests start in a process of its own, for what must happen before anything else
-// in a process (libcurl's process-wide initialisation). Usage: aif-test-helper COMMAND ARGS…
+// in a process (libcurl's process-wide initialisation), or be measured alone (its memory).
+// Usage: aif-test-helper COMMAND ARGS…
 import AIFNetworking
 import Foundation
 
@@ -15,15 +16,41 @@ func recycleBuffers(url: URL) async throws {
     print("installed=\(installed) again=\(CurlTransport.recycleLibcurlTransferBuffers()) bytes=\(bytes)")
 }
 
+/// `download URL PATH`: downloads URL to PATH and prints how far the process's peak resident
+/// memory rose above what it was before the download.
+func download(url: URL, to path: String) async throws {
+    let transport = CurlTransport(configuration: .init(proxy: .none))
+    defer { transport.shutdown() }
+    _ = try await transport.send(HTTPRequest(method: .head, url: url))   // libcurl and the loop warmed up
+    let before = peakResidentKiB()
+    let file = try await transport.download(HTTPRequest(url: url), to: FileDownload(to: URL(fileURLWithPath: path)))
+    print("bytes=\(file.byteCount) peak-growth-kib=\(peakResidentKiB() - before)")
+}
+
+/// The process's peak resident memory so far, in KiB.
+func peakResidentKiB() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_maxrss
+}
+
+let usage = "usage: aif-test-helper recycle-buffers URL | download URL PATH\n"
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case "recycle-buffers":
     guard let text = arguments.dropFirst().first, let url = URL(string: text) else {
-        FileHandle.standardError.write(Data("usage: aif-test-helper recycle-buffers URL\n".utf8))
+        FileHandle.standardError.write(Data(usage.utf8))
         exit(2)
     }
     try await recycleBuffers(url: url)
+case "download":
+    let rest = Array(arguments.dropFirst())
+    guard rest.count == 2, let url = URL(string: rest[0]) else {
+        FileHandle.standardError.write(Data(usage.utf8))
+        exit(2)
+    }
+    try await download(url: url, to: rest[1])
 default:
-    FileHandle.standardError.write(Data("usage: aif-test-helper recycle-buffers URL\n".utf8))
+    FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }

@@ -45,6 +45,9 @@ public struct HTTPRequest: Sendable {
     /// The largest response body this request accepts in memory, in bytes, or `nil` for the
     /// transport's limit (``CurlTransport/Limits-swift.struct/maxResponseBodySize``).
     public var maxResponseBodySize: Int?
+    /// Where the response body goes as it arrives (a file, a stream), or `nil` to keep it in
+    /// memory, in ``HTTPResponse/body``.
+    public var bodyReceiver: (any ResponseBodyReceiver)?
 
     /// Creates a request.
     ///
@@ -56,6 +59,7 @@ public struct HTTPRequest: Sendable {
     ///   - timeouts: Timeouts overriding the transport's, or `nil`.
     ///   - redirects: A redirect policy overriding the transport's, or `nil`.
     ///   - maxResponseBodySize: A response size limit overriding the transport's, or `nil`.
+    ///   - bodyReceiver: Takes the response body as it arrives, or `nil` to keep it in memory.
     public init(
         method: HTTPMethod = .get,
         url: URL,
@@ -63,7 +67,8 @@ public struct HTTPRequest: Sendable {
         body: Body = .empty,
         timeouts: Timeouts? = nil,
         redirects: RedirectPolicy? = nil,
-        maxResponseBodySize: Int? = nil
+        maxResponseBodySize: Int? = nil,
+        bodyReceiver: (any ResponseBodyReceiver)? = nil
     ) {
         self.method = method
         self.location = .parsed(url)
@@ -72,6 +77,7 @@ public struct HTTPRequest: Sendable {
         self.timeouts = timeouts
         self.redirects = redirects
         self.maxResponseBodySize = maxResponseBodySize
+        self.bodyReceiver = bodyReceiver
     }
 }
 

@@ -25,6 +25,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case invalidRequest = "invalid request"
             case tooManyRedirects = "too many redirects"
             case bodySourceFailed = "request body source failed"
+            case bodyDestinationFailed = "response body destination failed"
             case transportShutDown = "transport shut down"
             case invalidResponse = "invalid response"
             case responseTooLarge = "response too large"
@@ -64,6 +65,9 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let tooManyRedirects = Code(.tooManyRedirects)
         /// The request body could not be read (a missing or unreadable file).
         public static let bodySourceFailed = Code(.bodySourceFailed)
+        /// The request's ``HTTPRequest/bodyReceiver`` refused the body (a full disk, an
+        /// unwritable file, a resource that changed); the detail says why.
+        public static let bodyDestinationFailed = Code(.bodyDestinationFailed)
         /// The transport was shut down before the request was submitted.
         public static let transportShutDown = Code(.transportShutDown)
         /// The server's answer is not valid HTTP (a garbage status line, a malformed header, a

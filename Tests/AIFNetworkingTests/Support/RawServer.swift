@@ -32,6 +32,10 @@ final class RawServer: Sendable {
         /// its time gets `refusal` (a status line) with `{"code":4012}`, others `200 {"ok":true}`
         /// (bodiless requests, kept alive).
         case skewedClock(offset: TimeInterval, tolerance: TimeInterval, refusal: String = "401 Unauthorized")
+        /// Serves one file to every request (closing each connection after it), honouring
+        /// `Range: bytes=N-` and `If-Range` as the resource's settings say, and cutting the
+        /// body short when told to.
+        case resource(RangedResource)
     }
 
     let port: Int
@@ -154,6 +158,12 @@ final class RawServer: Sendable {
         case .reply(let text):
             write(client, text)
             finish(client)
+        case .resource(let resource):
+            let answer = resource.answer(to: head)
+            if write(client, answer.head), !answer.body.isEmpty {
+                _ = answer.body.withUnsafeBytes { write(client, $0) }
+            }
+            finish(client)
         case .endlessBody:
             write(client, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n")
             let chunk = String(repeating: "e", count: 64 << 10)
@@ -232,6 +242,18 @@ final class RawServer: Sendable {
         return String(decoding: received, as: UTF8.self)
     }
 
+    /// Writes all of `bytes`; returns `false` when the peer is gone.
+    @discardableResult
+    private func write(_ client: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = send(client, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            if written <= 0 { return false }
+            offset += written
+        }
+        return true
+    }
+
     /// Writes all of `text`; returns `false` when the peer is gone.
     @discardableResult
     private func write(_ client: Int32, _ text: String) -> Bool {
@@ -261,5 +283,75 @@ final class RawServer: Sendable {
         }
         guard found else { throw POSIXError(.EADDRINUSE) }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// A file a ``RawServer/Behaviour/resource(_:)`` server serves, changeable between requests.
+final class RangedResource: Sendable {
+    struct Settings {
+        var content: [UInt8]
+        var entityTag: String? = "\"v1\""
+        var lastModified: String?
+        var supportsRanges = true
+        /// Send only this many body bytes of the next response (announcing all), then close.
+        var cutNextAfter: Int?
+    }
+
+    private let settings: Locked<Settings>
+    private let ranges = Locked<[String]>([])
+
+    init(_ settings: Settings) {
+        self.settings = Locked(settings)
+    }
+
+    /// Changes the settings for the requests to come.
+    func change(_ change: (inout Settings) -> Void) {
+        settings.withLock(change)
+    }
+
+    /// The `Range` header of each request received (`-` for none).
+    var receivedRanges: [String] {
+        ranges.withLock { $0 }
+    }
+
+    /// The response head and the body bytes to send for a request head.
+    func answer(to head: String) -> (head: String, body: ArraySlice<UInt8>) {
+        func header(_ name: String) -> String? {
+            for line in head.split(separator: "\r\n") {
+                let parts = line.split(separator: ":", maxSplits: 1)
+                if parts.count == 2, parts[0].lowercased() == name.lowercased() { return parts[1].trimmingCharacters(in: .whitespaces) }
+            }
+            return nil
+        }
+        let range = header("Range")
+        ranges.withLock { $0.append(range ?? "-") }
+        return settings.withLock { settings in
+            let size = settings.content.count
+            var validators = ""
+            if let tag = settings.entityTag { validators += "ETag: \(tag)\r\n" }
+            if let date = settings.lastModified { validators += "Last-Modified: \(date)\r\n" }
+            let ifRange = header("If-Range")
+            let validatorMatches = ifRange == nil || ifRange == settings.entityTag || ifRange == settings.lastModified
+            var start = 0
+            var status = "200 OK"
+            var contentRange = ""
+            if settings.supportsRanges, validatorMatches, let range, range.hasPrefix("bytes="), range.hasSuffix("-"),
+                let first = Int(range.dropFirst("bytes=".count).dropLast())
+            {
+                guard first < size else {
+                    return ("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */\(size)\r\n\(validators)Content-Length: 0\r\nConnection: close\r\n\r\n", [])
+                }
+                start = first
+                status = "206 Partial Content"
+                contentRange = "Content-Range: bytes \(first)-\(size - 1)/\(size)\r\n"
+            }
+            var body = settings.content[start...]
+            if let cut = settings.cutNextAfter {
+                body = body.prefix(cut)
+                settings.cutNextAfter = nil
+            }
+            let head = "HTTP/1.1 \(status)\r\n\(contentRange)\(validators)Content-Length: \(size - start)\r\nConnection: close\r\n\r\n"
+            return (head, body)
+        }
     }
 }

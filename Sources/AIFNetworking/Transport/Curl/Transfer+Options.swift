@@ -293,10 +293,12 @@ extension Transfer {
     }
 
     /// The response size limit: libcurl refuses a body that announces more, and
-    /// ``receiveBody(_:)`` stops one that grows past it.
+    /// ``receiveBody(_:)`` stops one that grows past it. A request with a body receiver has
+    /// no announced limit: the receiver takes bodies of any size, and only those it leaves in
+    /// memory are held to the limit, as they grow.
     private func applyResponseLimit(to handle: EasyHandle, _ options: PreparedOptions, _ applied: inout EasyHandle.AppliedOptions) {
         maxBodySize = request.maxResponseBodySize ?? options.configuration.limits.maxResponseBodySize ?? Int.max
-        let announced = maxBodySize == Int.max ? 0 : Int64(maxBodySize)
+        let announced = maxBodySize == Int.max || request.bodyReceiver != nil ? 0 : Int64(maxBodySize)
         if applied.maxBodySize != announced {
             handle.set(CURLOPT_MAXFILESIZE_LARGE, offset: announced)
             applied.maxBodySize = announced

@@ -62,6 +62,8 @@ extension Transfer {
             // The URL's scheme was checked before libcurl saw it, so "unsupported protocol"
             // here is the response's ("HTTP/0.9 not allowed": a garbage status line).
             return TransportError(.invalidResponse, url: urlString, detail: "the server's answer is not valid HTTP: \(message)", curlCode: number)
+        case CURLE_WRITE_ERROR where receiverFailure != nil:
+            return TransportError(.bodyDestinationFailed, url: urlString, detail: receiverFailure ?? message, curlCode: number)
         case CURLE_WRITE_ERROR where exceededBodyLimit, CURLE_FILESIZE_EXCEEDED:
             let limit = "the response body is larger than the limit of \(maxBodySize) bytes"
             return TransportError(.responseTooLarge, url: urlString, detail: limit + " (maxResponseBodySize)", curlCode: number)

@@ -57,6 +57,11 @@ final class Transfer: @unchecked Sendable {
     /// Set when the body grew past ``maxBodySize`` and the transfer was stopped for it.
     @exclusivity(unchecked) var exceededBodyLimit = false
 
+    /// The request's body receiver while it takes the current response's body.
+    @exclusivity(unchecked) private var receiving: (any ResponseBodyReceiver)?
+    /// Set when the body receiver refused the body, to report why.
+    var receiverFailure: String?
+
     @exclusivity(unchecked) private var upload: UploadSource?
     /// Set when reading the request body failed, to report it instead of libcurl's generic code.
     var uploadFailure: String?
@@ -206,6 +211,7 @@ final class Transfer: @unchecked Sendable {
             headerBlock.removeAll()
             body.removeAll()
             reservedBody = false
+            receiving = nil
             return
         }
         headerBlock.append(bytes)
@@ -214,22 +220,51 @@ final class Transfer: @unchecked Sendable {
     /// Whether any body byte of the current response has arrived.
     var hasReceivedBody: Bool { reservedBody }
 
-    /// Keeps body bytes; returns `false` (to stop the transfer) once they pass the size limit,
-    /// freeing what had arrived.
+    /// Keeps body bytes, or hands them to the request's body receiver when it took the body;
+    /// returns `false` (to stop the transfer) once they pass the size limit, freeing what had
+    /// arrived, or when the receiver refused them.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if !reservedBody, let handle {
+            reservedBody = true
+            guard beginBody(handle) else { return false }
+        }
+        if let receiving {
+            do {
+                try receiving.receive(bytes)
+                return true
+            } catch {
+                receiverFailure = "\(error)"
+                return false
+            }
+        }
         guard bytes.count <= maxBodySize - body.count else {
             exceededBodyLimit = true
             body.release()
             return false
         }
-        if !reservedBody, let handle {
-            reservedBody = true
-            let expected = handle.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
-            if expected > 0 && expected < 1 << 31 && expected <= maxBodySize {
-                body.reserve(Int(expected))
+        body.append(bytes)
+        return true
+    }
+
+    /// At the first body byte: offers the body to the request's receiver, or makes room for it
+    /// in memory. Returns `false` when the receiver refused the response.
+    private func beginBody(_ handle: EasyHandle) -> Bool {
+        if let receiver = request.bodyReceiver {
+            do {
+                let statusCode = handle.info(long: CURLINFO_RESPONSE_CODE)
+                if try receiver.willReceiveBody(statusCode: statusCode, headers: HTTPHeaders(rawBlock: headerBlock.copyBytes())) {
+                    receiving = receiver
+                    return true
+                }
+            } catch {
+                receiverFailure = "\(error)"
+                return false
             }
         }
-        body.append(bytes)
+        let expected = handle.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+        if expected > 0 && expected < 1 << 31 && expected <= maxBodySize {
+            body.reserve(Int(expected))
+        }
         return true
     }
 
@@ -246,6 +281,7 @@ final class Transfer: @unchecked Sendable {
             close(descriptor)
         }
         upload = nil
+        receiving = nil
     }
 }
 
