@@ -54,7 +54,7 @@ final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
     }
 
     deinit {
-        if descriptor >= 0 { Glibc.close(descriptor) }
+        closeFile()
     }
 
     /// Where the progress of the response under way starts: the bytes kept, while a resume
@@ -144,7 +144,7 @@ final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
     /// Returns the SHA-256 when it was computed.
     func complete() throws(DownloadError) -> String? {
         guard fsync(descriptor) == 0 else { throw failure(.file("flushing \(download.partialFile.path) failed: \(String(cString: strerror(errno)))")) }
-        close()
+        closeFile()
         var digest: String?
         if let expected = download.expectedSHA256, let finished = hash.take() {
             let actual = Digest.hex(finished.finish())
@@ -164,14 +164,14 @@ final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
     /// The download's error for `reason`: the partial file kept, or removed as the download
     /// asks.
     func failure(_ reason: DownloadError.Reason) -> DownloadError {
-        close()
+        closeFile()
         if !download.keepsPartialFile || byteCount == 0 || record == nil { removePartial() }
         return DownloadError(reason: reason, destination: download.destination, partialBytes: byteCount)
     }
 
     /// Closes the partial file.
-    func close() {
-        if descriptor >= 0 { Glibc.close(descriptor) }
+    func closeFile() {
+        if descriptor >= 0 { close(descriptor) }
         descriptor = -1
     }
 

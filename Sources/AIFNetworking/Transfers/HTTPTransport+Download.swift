@@ -72,7 +72,7 @@ extension HTTPTransport {
                 }
                 guard !restarted else { throw writer.failure(.httpStatus(response)) }
                 do { try writer.discardPartial() } catch { throw writer.failure(.file(error.description)) }
-                writer.close()
+                writer.closeFile()
                 restarted = true
             default:
                 throw writer.failure(.httpStatus(response))
