@@ -41,7 +41,9 @@ struct ManagerDeliveryTests {
         manager.callbackExecutor = executor
         manager.loadData(with: ["id": 1])
         manager.loadData(with: ["id": -5])
+        // The manager must outlive both loads: one let go of cancels them without telling anyone.
         #expect(await eventually { recorder.places.withLock { $0.count } == 2 })
+        withExtendedLifetime(manager) {}
         return recorder.places.withLock { $0 }.sorted()
     }
 

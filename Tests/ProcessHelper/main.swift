@@ -27,6 +27,21 @@ func download(url: URL, to path: String) async throws {
     print("bytes=\(file.byteCount) peak-growth-kib=\(peakResidentKiB() - before)")
 }
 
+/// `upload URL PATH`: posts the file at PATH as the one file of a multipart form, and prints
+/// the answer's body (the test server's digest of what arrived) and how far the process's
+/// peak resident memory rose during the upload.
+func upload(url: URL, file path: String) async throws {
+    let transport = CurlTransport(configuration: .init(proxy: .none))
+    defer { transport.shutdown() }
+    _ = try await transport.send(HTTPRequest(method: .head, url: url))
+    let before = peakResidentKiB()
+    var form = MultipartForm()
+    form.append("kind", "backup")
+    form.appendFile("file", at: path)
+    let response = try await transport.send(HTTPRequest(method: .post, url: url, body: .multipart(form)))
+    print("status=\(response.statusCode) answer=\(String(decoding: response.body, as: UTF8.self).replacingOccurrences(of: " ", with: ",")) peak-growth-kib=\(peakResidentKiB() - before)")
+}
+
 /// The process's peak resident memory so far, in KiB.
 func peakResidentKiB() -> Int {
     var usage = rusage()
@@ -34,7 +49,7 @@ func peakResidentKiB() -> Int {
     return usage.ru_maxrss
 }
 
-let usage = "usage: aif-test-helper recycle-buffers URL | download URL PATH\n"
+let usage = "usage: aif-test-helper recycle-buffers URL | download URL PATH | upload URL PATH\n"
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case "recycle-buffers":
@@ -50,6 +65,13 @@ case "download":
         exit(2)
     }
     try await download(url: url, to: rest[1])
+case "upload":
+    let rest = Array(arguments.dropFirst())
+    guard rest.count == 2, let url = URL(string: rest[0]) else {
+        FileHandle.standardError.write(Data(usage.utf8))
+        exit(2)
+    }
+    try await upload(url: url, file: rest[1])
 default:
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)

@@ -37,6 +37,7 @@ extension HTTPRequest {
                 parts.append("--data-binary '<\(data.count) bytes>'")
             }
         case .file(let path): parts.append("--data-binary " + quote("@" + path))
+        case .multipart(let form): parts += form.parts.map { "-F " + quote(Self.curlFormArgument($0, revealingSecrets: revealingSecrets)) }
         }
         let urlText = revealingSecrets ? url.absoluteString : HTTPRequest.redactedURL(url)
         parts.append(quote(urlText))
@@ -45,6 +46,27 @@ extension HTTPRequest {
 }
 
 extension HTTPRequest {
+    /// A part as curl's `-F` takes it: `name=value`, `name=@path`, or `name=<bytes>` for bytes
+    /// that are not text, with `;filename=` and `;type=` as given. The values of secret
+    /// parameters read `***` unless `revealingSecrets`.
+    static func curlFormArgument(_ part: MultipartForm.Part, revealingSecrets: Bool) -> String {
+        func parameter(_ value: String) -> String { "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        var argument = part.name + "="
+        switch part.content {
+        case .file(let path):
+            argument += "@" + parameter(path)
+        case .bytes(let data):
+            if let text = String(data: data, encoding: .utf8), !text.hasPrefix("@"), !text.hasPrefix("<"), !text.contains(";") {
+                argument += !revealingSecrets && secretParameters.withLock({ $0.contains(part.name) }) ? "***" : text
+            } else {
+                argument += "<\(data.count) bytes>"
+            }
+        }
+        if let filename = part.filename { argument += ";filename=" + parameter(filename) }
+        if let type = part.contentType { argument += ";type=" + type }
+        return argument
+    }
+
     /// The URL for logs and displays: the password, an AIF-HMAC `sign` value and the secret
     /// parameters read `***`.
     static func redactedURL(_ url: URL) -> String {

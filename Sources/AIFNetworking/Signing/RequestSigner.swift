@@ -212,6 +212,10 @@ extension HTTPRequest.Body {
                 hash.update(chunk)
             }
             return hash.finish()
+        case .multipart:
+            throw SigningError(
+                "a multipart/form-data body cannot be signed over its bytes: libcurl chooses its boundary as it sends it; send the file as the raw body (.file) to sign its digest",
+                url: url.absoluteString)
         }
     }
 }

@@ -13,13 +13,16 @@ public struct HTTPRequest: Sendable {
         /// The contents of the file at this path, streamed from disk as it is sent (it is never
         /// read into memory whole). Its size is taken when the transfer starts.
         case file(path: String)
+        /// A `multipart/form-data` body, its files streamed from disk as it is sent; the
+        /// transport sets its `Content-Type` (with the boundary) and length.
+        case multipart(MultipartForm)
 
-        /// The number of bytes of an in-memory body; `nil` for a file body.
+        /// The number of bytes of an in-memory body; `nil` for a file or multipart body.
         public var byteCount: Int? {
             switch self {
             case .empty: 0
             case .bytes(let data): data.count
-            case .file: nil
+            case .file, .multipart: nil
             }
         }
     }

@@ -57,3 +57,18 @@ struct CapturingLogHandler: LogHandler {
         messages.withLock { $0.append((event.level, "\(event.message)")) }
     }
 }
+
+/// A SHA-256 fed in pieces, for test servers that must not keep what they hash (their module
+/// cannot import the library's `StreamingHash` beside Hummingbird's `HTTPRequest`).
+final class RunningSHA256 {
+    private var hash = StreamingHash(.sha256)
+
+    func update(_ bytes: UnsafeRawBufferPointer) { hash.update(bytes) }
+
+    /// The digest in lowercase hexadecimal; call once, at the end.
+    func hex() -> String {
+        var done = StreamingHash(.sha256)
+        swap(&done, &hash)
+        return done.finish().map { String(format: "%02x", $0) }.joined()
+    }
+}

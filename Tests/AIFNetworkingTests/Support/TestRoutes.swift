@@ -35,6 +35,20 @@ enum TestRoutes {
             }
         }
 
+        // Takes a body of any size as it arrives, keeping none of it: answers its length and
+        // SHA-256, and the request's Content-Type.
+        router.on("digest", method: .post) { request, _ -> Response in
+            let hash = RunningSHA256()
+            var length = 0
+            for try await chunk in request.body {
+                chunk.withUnsafeReadableBytes { hash.update($0) }
+                length += chunk.readableBytes
+            }
+            let hex = hash.hex()
+            let type = request.headers[.contentType] ?? "-"
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "\(length) \(hex) \(type)")))
+        }
+
         // Request headers back as `name: value` lines, plus two Set-Cookie fields.
         router.get("headers") { request, _ -> Response in
             let lines = request.headers.map { "\($0.name.canonicalName): \($0.value)" }.joined(separator: "\n")

@@ -30,6 +30,8 @@ final class EasyHandle {
         case custom(String)
         /// A request with a body: POST, or another method sent the same way.
         case body(customMethod: String?)
+        /// A `multipart/form-data` body (`CURLOPT_MIMEPOST`), POST or another method.
+        case form(customMethod: String?)
     }
 
     /// The per-request options as the handle's last transfer left them, so the next one sets

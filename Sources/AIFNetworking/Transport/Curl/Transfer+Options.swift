@@ -54,24 +54,32 @@ struct SharedHeaderLists {
     /// The default headers, plus the lines that stop libcurl from inventing a form content type
     /// and from waiting for `100 Continue` before a body.
     let withBody: UnsafeMutablePointer<curl_slist>?
+    /// The default headers, plus the line that stops libcurl from waiting for `100 Continue`
+    /// before a multipart body (whose `Content-Type` libcurl writes).
+    let withForm: UnsafeMutablePointer<curl_slist>?
 
     init(_ options: PreparedOptions) {
         var plain: UnsafeMutablePointer<curl_slist>?
         var withBody: UnsafeMutablePointer<curl_slist>?
+        var withForm: UnsafeMutablePointer<curl_slist>?
         for (_, line) in options.defaultHeaderLines {
             plain = curl_slist_append(plain, line) ?? plain
             withBody = curl_slist_append(withBody, line) ?? withBody
+            withForm = curl_slist_append(withForm, line) ?? withForm
         }
         for line in Transfer.bodyHeaderLines {
             withBody = curl_slist_append(withBody, line) ?? withBody
         }
+        withForm = curl_slist_append(withForm, Transfer.bodyHeaderLines[1]) ?? withForm
         self.plain = plain
         self.withBody = withBody
+        self.withForm = withForm
     }
 
     func free() {
         curl_slist_free_all(plain)
         curl_slist_free_all(withBody)
+        curl_slist_free_all(withForm)
     }
 }
 
@@ -156,8 +164,8 @@ extension Transfer {
             handle.set(CURLOPT_NOPROGRESS, progress == nil)
             applied.progress = progress != nil
         }
-        let hasBody = try applyMethodAndBody(to: handle, &applied)
-        try applyHeaders(to: handle, hasBody: hasBody, options, sharedHeaders: sharedHeaders, &applied)
+        let body = try applyMethodAndBody(to: handle, &applied)
+        try applyHeaders(to: handle, body: body, options, sharedHeaders: sharedHeaders, &applied)
         // What depends on the scheme: the proxy, and waiting to multiplex (HTTP/2).
         if applied.scheme != scheme {
             handle.set(CURLOPT_PROXY, scheme == .https ? options.httpsProxy : options.httpProxy)
@@ -197,20 +205,24 @@ extension Transfer {
         }
     }
 
-    /// The method, and the body source with its size; returns whether a body is sent.
-    private func applyMethodAndBody(to handle: EasyHandle, _ applied: inout EasyHandle.AppliedOptions) throws(TransportError) -> Bool {
-        let bodySize = try openBody()
+    /// The method, and the body source with its size; returns what kind of body is sent.
+    private func applyMethodAndBody(to handle: EasyHandle, _ applied: inout EasyHandle.AppliedOptions) throws(TransportError) -> BodyKind {
+        let body = try openBody(handle)
         let method = request.method
-        let hasBody = bodySize != nil || method == .post || method == .put || method == .patch
+        let kind: BodyKind
+        switch body {
+        case .form: kind = .form
+        case .stream: kind = .bytes
+        case .none: kind = method == .post || method == .put || method == .patch ? .bytes : .none
+        }
         let methodOptions: EasyHandle.MethodOptions
-        if hasBody {
+        switch kind {
+        case .form:
+            methodOptions = .form(customMethod: method == .post ? nil : method.rawValue)
+        case .bytes:
             methodOptions = .body(customMethod: method == .post ? nil : method.rawValue)
-        } else if method == .get {
-            methodOptions = .get
-        } else if method == .head {
-            methodOptions = .head
-        } else {
-            methodOptions = .custom(method.rawValue)
+        case .none:
+            methodOptions = method == .get ? .get : method == .head ? .head : .custom(method.rawValue)
         }
         if applied.method != methodOptions {
             switch methodOptions {
@@ -222,9 +234,10 @@ extension Transfer {
                 } else {
                     handle.set(CURLOPT_CUSTOMREQUEST, pointer: nil)
                 }
-            case .body(let customMethod):
+            case .body(let customMethod), .form(let customMethod):
                 handle.set(CURLOPT_NOBODY, false)
-                handle.set(CURLOPT_POST, true)
+                // A form's method is set by CURLOPT_MIMEPOST below.
+                if case .body = methodOptions { handle.set(CURLOPT_POST, true) }
                 if let customMethod {
                     handle.set(CURLOPT_CUSTOMREQUEST, customMethod)
                 } else {
@@ -233,24 +246,47 @@ extension Transfer {
             }
             applied.method = methodOptions
         }
-        if hasBody {
-            handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: bodySize ?? 0)
+        switch body {
+        case .form(let mime):
+            // Each form is new: set every time. It unbinds from the handle when freed.
+            let code = handle.set(CURLOPT_MIMEPOST, pointer: UnsafeMutableRawPointer(mime))
+            guard code == CURLE_OK else {
+                throw TransportError(.other, url: urlString, detail: "libcurl refused the multipart body: \(String(cString: curl_easy_strerror(code)))", curlCode: Int(code.rawValue))
+            }
+        case .stream(let size):
+            handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: size)
+        case .none:
+            if kind == .bytes { handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: 0) }
         }
-        return hasBody
+        return kind
+    }
+
+    /// What kind of body a request sends, for its header lines.
+    enum BodyKind {
+        /// None.
+        case none
+        /// Bytes read through the read callback (possibly none, for a bodiless POST).
+        case bytes
+        /// A `multipart/form-data` body libcurl writes, with its own `Content-Type`.
+        case form
     }
 
     /// The headers: the transport's defaults, then the request's (which win by name).
     private func applyHeaders(
-        to handle: EasyHandle, hasBody: Bool, _ options: PreparedOptions, sharedHeaders: SharedHeaderLists, _ applied: inout EasyHandle.AppliedOptions
+        to handle: EasyHandle, body: BodyKind, _ options: PreparedOptions, sharedHeaders: SharedHeaderLists, _ applied: inout EasyHandle.AppliedOptions
     ) throws(TransportError) {
         if let invalid = options.invalidDefaultHeader {
             throw TransportError(.invalidRequest, url: urlString, detail: "default header \(invalid.debugDescription) has an invalid name or a line break in its value")
         }
         let list: UnsafeMutablePointer<curl_slist>?
         if request.headers.isEmpty {
-            list = hasBody ? sharedHeaders.withBody : sharedHeaders.plain
+            switch body {
+            case .none: list = sharedHeaders.plain
+            case .bytes: list = sharedHeaders.withBody
+            case .form: list = sharedHeaders.withForm
+            }
         } else {
-            try buildHeaderList(options, hasBody: hasBody)
+            try buildHeaderList(options, body: body)
             list = headerList
         }
         if !applied.headersSet || applied.headers != list {
@@ -367,7 +403,7 @@ extension Transfer {
     }
 
     /// Builds this transfer's own header list: defaults not overridden, then its headers.
-    private func buildHeaderList(_ options: PreparedOptions, hasBody: Bool) throws(TransportError) {
+    private func buildHeaderList(_ options: PreparedOptions, body: BodyKind) throws(TransportError) {
         var list: UnsafeMutablePointer<curl_slist>?
         func append(_ line: String) throws(TransportError) {
             guard let appended = curl_slist_append(list, line) else {
@@ -387,12 +423,25 @@ extension Transfer {
             guard Self.isValidHeader(field) else {
                 throw TransportError(.invalidRequest, url: urlString, detail: "header \(field.name.debugDescription) has an invalid name or a line break in its value")
             }
-            if HTTPHeaders.namesMatch(field.name, "Content-Type") { sawContentType = true }
+            if HTTPHeaders.namesMatch(field.name, "Content-Type") {
+                sawContentType = true
+                // libcurl adds its boundary to a multipart type; it would send any other type
+                // with a body whose boundary nobody announced.
+                if body == .form, !field.value.lowercased().hasPrefix("multipart/") {
+                    throw TransportError(
+                        .invalidRequest, url: urlString, detail: "a multipart body needs a multipart/ Content-Type (libcurl adds the boundary), not \(field.value.debugDescription)")
+                }
+            }
             if HTTPHeaders.namesMatch(field.name, "Expect") { sawExpect = true }
             try append(Self.curlHeaderLine(field))
         }
-        if hasBody {
+        switch body {
+        case .none: break
+        case .bytes:
             if !sawContentType { try append(Self.bodyHeaderLines[0]) }
+            if !sawExpect { try append(Self.bodyHeaderLines[1]) }
+        case .form:
+            // libcurl writes the form's `Content-Type` itself, unless one is given.
             if !sawExpect { try append(Self.bodyHeaderLines[1]) }
         }
     }

@@ -137,30 +137,52 @@ final class Transfer: @unchecked Sendable {
     enum UploadSource {
         case bytes(Data, offset: Int)
         case file(descriptor: Int32, path: String)
+        /// A `curl_mime` libcurl reads itself (``HTTPRequest/Body/multipart(_:)``).
+        case form(OpaquePointer)
     }
 
-    /// Prepares the body source; returns its size.
-    func openBody() throws(TransportError) -> Int64? {
+    /// What the request sends, as the handle is configured for it.
+    enum BodySetup {
+        /// Nothing.
+        case none
+        /// Bytes of this size through ``readBody(into:capacity:)``.
+        case stream(size: Int64)
+        /// A `curl_mime` for `CURLOPT_MIMEPOST`.
+        case form(OpaquePointer)
+    }
+
+    /// Prepares the body source.
+    func openBody(_ handle: EasyHandle) throws(TransportError) -> BodySetup {
         switch request.body {
         case .empty:
-            return nil
+            return .none
         case .bytes(let data):
             upload = .bytes(data, offset: 0)
-            return Int64(data.count)
+            return .stream(size: Int64(data.count))
         case .file(let path):
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                let reason = String(cString: strerror(errno))
-                throw TransportError(.bodySourceFailed, url: urlString, detail: "cannot open request body file \(path): \(reason)")
-            }
-            var status = stat()
-            guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
-                close(descriptor)
-                throw TransportError(.bodySourceFailed, url: urlString, detail: "request body file \(path) is not a regular file")
-            }
+            let (descriptor, size) = try openBodyFile(path, for: "request body file")
             upload = .file(descriptor: descriptor, path: path)
-            return Int64(status.st_size)
+            return .stream(size: size)
+        case .multipart(let form):
+            let mime = try makeMIME(form, handle)
+            upload = .form(mime)
+            return .form(mime)
         }
+    }
+
+    /// Opens a file to send: its descriptor and size. `what` names it in errors.
+    func openBodyFile(_ path: String, for what: String) throws(TransportError) -> (descriptor: Int32, size: Int64) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            throw TransportError(.bodySourceFailed, url: urlString, detail: "cannot open \(what) \(path): \(reason)")
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw TransportError(.bodySourceFailed, url: urlString, detail: "\(what) \(path) is not a regular file")
+        }
+        return (descriptor, Int64(status.st_size))
     }
 
     /// Copies up to `capacity` body bytes into `buffer`; returns the count, 0 at the end, or
@@ -178,6 +200,8 @@ final class Transfer: @unchecked Sendable {
             }
             upload = .bytes(data, offset: offset + count)
             return count
+        case .form:
+            return 0
         case .file(let descriptor, let path):
             let count = read(descriptor, buffer, capacity)
             if count < 0 {
@@ -191,7 +215,7 @@ final class Transfer: @unchecked Sendable {
     /// Moves the body source back to `offset` (libcurl rewinds it to resend after a redirect).
     func seekBody(to offset: Int64) -> Int32 {
         switch upload {
-        case .none:
+        case .none, .form:
             return offset == 0 ? aif_curl_seekfunc_ok : aif_curl_seekfunc_fail
         case .bytes(let data, _):
             guard offset >= 0, offset <= Int64(data.count) else { return aif_curl_seekfunc_fail }
@@ -277,8 +301,10 @@ final class Transfer: @unchecked Sendable {
             curl_slist_free_all(headerList)
             self.headerList = nil
         }
-        if case .file(let descriptor, _) = upload {
-            close(descriptor)
+        switch upload {
+        case .file(let descriptor, _): close(descriptor)
+        case .form(let mime): curl_mime_free(mime)
+        case .bytes, .none: break
         }
         upload = nil
         receiving = nil
