@@ -28,6 +28,10 @@ static const size_t aif_curl_writefunc_error = 0xFFFFFFFF;
 static const int aif_curl_seekfunc_ok = CURL_SEEKFUNC_OK;
 static const int aif_curl_seekfunc_fail = CURL_SEEKFUNC_FAIL;
 static const int aif_curl_seekfunc_cantseek = CURL_SEEKFUNC_CANTSEEK;
+static const size_t aif_curl_readfunc_pause = CURL_READFUNC_PAUSE;
+static const size_t aif_curl_writefunc_pause = CURL_WRITEFUNC_PAUSE;
+static const int aif_curlpause_recv = CURLPAUSE_RECV;
+static const int aif_curlpause_send = CURLPAUSE_SEND;
 
 // MARK: - Callback types
 

@@ -79,11 +79,16 @@ struct DrainingExecutorTests {
         // queued right behind it finds it gone.
         final class Captured: Sendable {}
         let released = Locked(0)
-        @Sendable func watched() {
+        /// Queues work holding a new object; returns a weak reference to it. The object's
+        /// only strong reference is the work's, from the moment this returns.
+        @Sendable func queueWorkHoldingAnObject() -> WeakReference<Captured> {
             let captured = Captured()
-            weak let reference = captured
             executor.run { withExtendedLifetime(captured) {} }
-            executor.run { if reference == nil { released.withLock { $0 += 1 } } }
+            return WeakReference(captured)
+        }
+        @Sendable func watched() {
+            let reference = queueWorkHoldingAnObject()
+            executor.run { if reference.object == nil { released.withLock { $0 += 1 } } }
         }
         link(total / 2 - 1)
         link(total / 2 - 1)

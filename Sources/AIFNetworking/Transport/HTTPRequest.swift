@@ -51,6 +51,9 @@ public struct HTTPRequest: Sendable {
     /// Where the response body goes as it arrives (a file, a stream), or `nil` to keep it in
     /// memory, in ``HTTPResponse/body``.
     public var bodyReceiver: (any ResponseBodyReceiver)?
+    /// Suspends, resumes and paces the transfer while it runs, from any thread; `nil` for
+    /// none. See ``TransferControl``.
+    public var control: TransferControl?
 
     /// Creates a request.
     ///

@@ -37,6 +37,8 @@ final class CurlEventLoop: @unchecked Sendable {
         case run(UnownedJob)
         /// Plain work of a load that runs on this loop (see ``LoadRunner``).
         case call(@Sendable () -> Void)
+        /// A transfer's ``TransferControl`` changed.
+        case steer(Transfer)
         case shutdown
     }
 
@@ -67,6 +69,8 @@ final class CurlEventLoop: @unchecked Sendable {
     /// The transfers in the multi handle; each knows its index (``Transfer/runningIndex``).
     @exclusivity(unchecked) private var running: [Transfer] = []
     @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
+    /// The running transfers that have a ``TransferControl`` (few, usually none).
+    @exclusivity(unchecked) private var steered: [Transfer] = []
     private let sharedHeaders: SharedHeaderLists
     private var connectionCacheSize = 0
     private let automaticConnectionCache: Bool
@@ -161,6 +165,11 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
+    /// Tells the loop that a transfer's control changed; harmless if it already ended.
+    func steer(_ transfer: Transfer) {
+        _ = enqueue(.steer(transfer))
+    }
+
     /// Runs a load's work on the loop thread (on Dispatch's global queue once the loop has
     /// shut down), always after the caller returns.
     func run(_ work: @escaping @Sendable () -> Void) {
@@ -189,6 +198,7 @@ final class CurlEventLoop: @unchecked Sendable {
         var stillRunning: Int32 = 0
         while true {
             if processCommands() { break }
+            if !steered.isEmpty { wakeSteeredTransfers() }
             _ = curl_multi_perform(multi, &stillRunning)
             completeFinishedTransfers()
             if !localCommands.isEmpty { continue }
@@ -198,7 +208,7 @@ final class CurlEventLoop: @unchecked Sendable {
                 return true
             }
             if idle {
-                _ = curl_multi_poll(multi, nil, 0, 1_000, nil)
+                _ = curl_multi_poll(multi, nil, 0, steered.isEmpty ? 1_000 : pollTimeoutForSteering(), nil)
             }
         }
         close()
@@ -236,10 +246,54 @@ final class CurlEventLoop: @unchecked Sendable {
             job.runSynchronously(on: asUnownedTaskExecutor())
         case .call(let work):
             work()
+        case .steer(let transfer):
+            if let steering = transfer.steering, let handle = transfer.handle, let control = transfer.request.control {
+                steering.update(control.settings)
+                steering.apply(to: handle)
+            }
         case .shutdown:
             return true
         }
         return false
+    }
+
+    // MARK: - Steered transfers
+
+    /// Starts steering a transfer with a control, as the control says.
+    private func startSteering(_ transfer: Transfer, _ control: TransferControl, _ handle: EasyHandle) {
+        let steering = TransferSteering(control.bind(transfer, on: self))
+        transfer.steering = steering
+        steered.append(transfer)
+        steering.apply(to: handle)
+    }
+
+    /// Lets go on the directions whose rate-limit wait is over.
+    private func wakeSteeredTransfers() {
+        let now = TransferSteering.now()
+        for transfer in steered {
+            if let steering = transfer.steering, let handle = transfer.handle, steering.wakeUp(now: now) {
+                steering.apply(to: handle)
+            }
+        }
+    }
+
+    /// How long the loop may sleep before a rate-limit wait ends (at most a second), in
+    /// milliseconds.
+    private func pollTimeoutForSteering() -> Int32 {
+        let wakeUps = steered.compactMap { $0.steering?.wakeUpTime }
+        guard let earliest = wakeUps.min() else { return 1_000 }
+        let now = TransferSteering.now()
+        guard earliest > now else { return 0 }
+        return Int32(min(1_000, (earliest - now + 999_999) / 1_000_000))
+    }
+
+    private func stopSteering(_ transfer: Transfer) {
+        transfer.steering = nil
+        transfer.request.control?.unbind(transfer)
+        if let index = steered.firstIndex(where: { $0 === transfer }) {
+            steered.swapAt(index, steered.count - 1)
+            steered.removeLast()
+        }
     }
 
     private func start(_ transfer: Transfer) {
@@ -280,6 +334,7 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         transfer.runningIndex = running.count
         running.append(transfer)
+        if let control = transfer.request.control { startSteering(transfer, control, handle) }
         growConnectionCacheIfNeeded()
     }
 
@@ -395,6 +450,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Releases the transfer's resources and returns its handle to the pool.
     private func recycle(_ transfer: Transfer) {
+        if transfer.steering != nil { stopSteering(transfer) }
         transfer.releaseResources()
         if let handle = transfer.handle {
             transfer.handle = nil
@@ -418,7 +474,7 @@ final class CurlEventLoop: @unchecked Sendable {
             case .start(let transfer): cancel(onLoop: transfer, shuttingDown: true)
             case .run(let job): runElsewhere(job)
             case .call(let work): DispatchQueue.global().async(execute: work)
-            case .cancel, .shutdown: break
+            case .cancel, .steer, .shutdown: break
             }
         }
         localCommands = []

@@ -62,6 +62,9 @@ final class Transfer: @unchecked Sendable {
     /// Set when the body receiver refused the body, to report why.
     var receiverFailure: String?
 
+    /// The pausing and pacing of a request with a ``TransferControl``, while it runs.
+    @exclusivity(unchecked) var steering: TransferSteering?
+
     @exclusivity(unchecked) private var upload: UploadSource?
     /// Set when reading the request body failed, to report it instead of libcurl's generic code.
     var uploadFailure: String?
@@ -188,6 +191,18 @@ final class Transfer: @unchecked Sendable {
     /// Copies up to `capacity` body bytes into `buffer`; returns the count, 0 at the end, or
     /// libcurl's abort value when the source failed.
     func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        guard let steering else { return readBodyBytes(into: buffer, capacity: capacity) }
+        let allowance = steering.wantedMask & aif_curlpause_send != 0 ? 0 : steering.sendAllowance()
+        guard allowance > 0 else {
+            steering.pausedByCallback(aif_curlpause_send)
+            return aif_curl_readfunc_pause
+        }
+        let count = readBodyBytes(into: buffer, capacity: min(capacity, allowance))
+        if count > 0 && count != aif_curl_readfunc_abort { steering.sent(count) }
+        return count
+    }
+
+    private func readBodyBytes(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         switch upload {
         case .none:
             return 0
@@ -292,6 +307,20 @@ final class Transfer: @unchecked Sendable {
         return true
     }
 
+    /// ``receiveBody(_:)`` for a transfer with a ``TransferControl``: refuses the bytes with
+    /// libcurl's pause code while receiving should be paused (libcurl keeps them for later),
+    /// and pauses once they overdraw the rate limit.
+    func receiveSteeredBody(_ bytes: UnsafeRawBufferPointer, _ steering: TransferSteering) -> Int {
+        guard steering.wantedMask & aif_curlpause_recv == 0 else {
+            steering.pausedByCallback(aif_curlpause_recv)
+            return aif_curl_writefunc_pause
+        }
+        guard receiveBody(bytes) else { return 0 }
+        steering.received(bytes.count)
+        if let handle, steering.wantedMask & aif_curlpause_recv != 0 { steering.apply(to: handle) }
+        return bytes.count
+    }
+
     // MARK: - Teardown
 
     /// Frees what the transfer holds besides its handle and response bytes: the header list and
@@ -319,9 +348,12 @@ final class Transfer: @unchecked Sendable {
 func curlReceiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
     let length = size * count
     guard let buffer, let userdata, length > 0 else { return length }
-    let kept = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().receiveBody(UnsafeRawBufferPointer(start: buffer, count: length))
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+    if let steering = transfer.steering {
+        return transfer.receiveSteeredBody(UnsafeRawBufferPointer(start: buffer, count: length), steering)
+    }
     // Fewer bytes than offered tells libcurl to stop (CURLE_WRITE_ERROR).
-    return kept ? length : 0
+    return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
 }
 
 func curlReceiveHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
