@@ -19,6 +19,12 @@ struct ConnectionContext: RequestContext {
 enum TestRoutes {
     static let gzipPlainText = String(repeating: "AIFNetworking decodes gzip transparently. ", count: 200)
 
+    /// What `events` sends, piece by piece.
+    static let eventStreamPieces = [
+        "\u{FEFF}: a comment, then the first event\r\nretry: 1500\r\nda", "ta: first\r", "\n\r\nevent: price\nid: 7\ndata: 12.5\ndata: EUR\n\n",
+        "data\n\nid: 8\n: no data, no event\n\n", "event: last\rdata:  two spaces\r\r",
+    ]
+
     static func makeRouter(gzippedBody: Data) -> Router<ConnectionContext> {
         let router = Router(context: ConnectionContext.self)
 
@@ -135,6 +141,23 @@ enum TestRoutes {
                 }
                 try await writer.finish(nil)
             })
+        }
+
+        // A server-sent event stream in pieces that split lines and events, 20 ms apart; then
+        // (with `?hold=1`) it stays open until the client goes.
+        router.get("events") { request, _ -> Response in
+            let hold = request.uri.queryParameters.get("hold") == "1"
+            return Response(status: .ok, headers: [.contentType: "text/event-stream"], body: ResponseBody { writer in
+                for piece in eventStreamPieces {
+                    try await writer.write(ByteBuffer(string: piece))
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                if hold { try await Task.sleep(for: .seconds(30)) }
+                try await writer.finish(nil)
+            })
+        }
+        router.get("no-content") { _, _ -> Response in
+            Response(status: .noContent)
         }
 
         // A backend that wraps every body: {"code": 0, "message": "ok", "data": …}. 45 goods,

@@ -165,9 +165,15 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
-    /// Tells the loop that a transfer's control changed; harmless if it already ended.
+    /// Tells the loop that a transfer's control changed; harmless if it already ended. On the
+    /// loop's thread (a stream's reader fell behind inside the body callback) it takes effect
+    /// at once, before libcurl hands over more bytes.
     func steer(_ transfer: Transfer) {
-        _ = enqueue(.steer(transfer))
+        if isOnLoopThread {
+            _ = perform(.steer(transfer))
+        } else {
+            _ = enqueue(.steer(transfer))
+        }
     }
 
     /// Runs a load's work on the loop thread (on Dispatch's global queue once the loop has
