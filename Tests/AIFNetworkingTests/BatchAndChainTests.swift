@@ -1,0 +1,226 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+/// Records what a batch or chain delegate heard, and where.
+private final class CompositeRecorder: APIBatchDelegate, APIChainDelegate {
+    let batches = Locked<[BatchOutcome]>([])
+    let chains = Locked<[String]>([])
+
+    func batch(_ batch: APIBatch, didFinishWith outcome: BatchOutcome) {
+        MainActor.assertIsolated("the batch delegate runs on the main actor by default")
+        batches.withLock { $0.append(outcome) }
+    }
+
+    func chain<Last>(didFinishWith outcome: ChainOutcome<Last>) {
+        let text = switch outcome {
+        case .finished(let response): "finished \(type(of: response.content))"
+        case .stopped(let step): "stopped at \(step)"
+        case .failed(let step, let error): "failed at \(step): \(error.kind == .httpStatus ? "httpStatus" : "other")"
+        }
+        chains.withLock { $0.append(text) }
+    }
+}
+
+@Suite("Batches and chains of loads")
+struct BatchAndChainTests {
+    // MARK: Batches
+
+    @Test func aBatchGivesEachMembersResultInOrder() async throws {
+        let stack = try await ShopStack.make()
+        let batch = APIBatch(proxy: stack.proxy)
+        let detail = batch.add(stack.manager("goods/{id}", Goods.self), parameters: ["id": 7])
+        let missing = batch.add(stack.manager("goods/{id}", Goods.self), parameters: ["id": -5])
+        let page = batch.add(stack.manager("goods", GoodsPage.self), parameters: ["page": 2, "page_size": 5])
+        #expect(batch.count == 3)
+        let outcome = await batch.load()
+        #expect(outcome.count == 3)
+        #expect(try outcome.result(of: detail).get().content.id == 7)
+        #expect(try outcome.result(of: page).get().content.items.map(\.id) == [6, 7, 8, 9, 10])
+        guard case .failure(let error) = outcome.result(of: missing) else { Issue.record("goods -5 loaded"); return }
+        #expect(error.kind == .httpStatus || error.kind == .serviceVeto, "\(error)")
+        #expect(outcome.errors.map { $0 == nil } == [true, false, true])
+        #expect(!outcome.succeeded)
+        #expect(stack.proxy.requestsInFlight.isEmpty)
+    }
+
+    @Test func aMemberOfAnotherBatchIsAnErrorNotACrash() async throws {
+        let stack = try await ShopStack.make()
+        let one = APIBatch(proxy: stack.proxy)
+        let other = APIBatch(proxy: stack.proxy)
+        let foreign = other.add(stack.manager("goods/{id}", Goods.self), parameters: ["id": 1])
+        let outcome = await one.load()
+        #expect(outcome.succeeded && outcome.count == 0)
+        guard case .failure(let error) = outcome.result(of: foreign) else { Issue.record("read another batch's member"); return }
+        #expect(error.kind == .configuration)
+    }
+
+    @Test func failFastCancelsTheRestAtTheFirstFailure() async throws {
+        let stack = try await ShopStack.make()
+        let batch = APIBatch(failFast: true, proxy: stack.proxy)
+        let slow = batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 5_000])
+        batch.add(stack.manager("goods/{id}", Goods.self), parameters: ["id": -5])
+        let start = ContinuousClock.now
+        let outcome = await batch.load()
+        #expect(ContinuousClock.now - start < .seconds(3))
+        guard case .failure(let error) = outcome.result(of: slow) else { Issue.record("the slow member was not cancelled"); return }
+        #expect(error.kind == .cancelled)
+        #expect(outcome.failures.count == 2)
+    }
+
+    @Test func withoutFailFastEveryMemberRunsToItsEnd() async throws {
+        let stack = try await ShopStack.make()
+        let batch = APIBatch(proxy: stack.proxy)
+        let slow = batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 300])
+        batch.add(stack.manager("goods/{id}", Goods.self), parameters: ["id": -5])
+        let outcome = await batch.load()
+        #expect(try outcome.result(of: slow).get().content.sleptMs == 300)
+    }
+
+    @Test func cancellingTheBatchByItsIDCancelsEveryMemberAndTellsNoOne() async throws {
+        let stack = try await ShopStack.make()
+        let batch = APIBatch(proxy: stack.proxy)
+        for _ in 0..<3 { batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 10_000]) }
+        let recorder = CompositeRecorder()
+        let id = batch.start(delegate: recorder)
+        #expect(await eventually { stack.proxy.requestsInFlight.count == 4 })   // the batch and its three members
+        stack.proxy.cancel(id)
+        #expect(await eventually(timeout: .seconds(3)) { stack.proxy.requestsInFlight.isEmpty })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(recorder.batches.withLock { $0.isEmpty })
+    }
+
+    @Test func cancellingTheGroupReachesTheBatch() async throws {
+        let stack = try await ShopStack.make()
+        let batch = APIBatch(group: "screen", proxy: stack.proxy)
+        batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 10_000])
+        let task = Task { await batch.load() }
+        #expect(await eventually { stack.proxy.requestsInFlight.count == 2 })
+        stack.proxy.cancel(group: "screen")
+        let outcome = await task.value
+        #expect(outcome.failures.map(\.kind) == [.cancelled])
+    }
+
+    @Test func cancellingTheAwaitingTaskCancelsTheMembers() async throws {
+        let stack = try await ShopStack.make()
+        let batch = APIBatch(proxy: stack.proxy)
+        batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 10_000])
+        batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 10_000])
+        let task = Task { await batch.load() }
+        #expect(await eventually { stack.proxy.requestsInFlight.count == 3 })
+        task.cancel()
+        let outcome = await task.value
+        #expect(outcome.failures.map(\.kind) == [.cancelled, .cancelled])
+        #expect(stack.proxy.requestsInFlight.isEmpty)
+    }
+
+    @Test func theDelegateHearsTheOutcomeOnceOnItsExecutor() async throws {
+        let stack = try await ShopStack.make()
+        let batch = APIBatch(proxy: stack.proxy)
+        let detail = batch.add(stack.manager("goods/{id}", Goods.self), parameters: ["id": 3])
+        let recorder = CompositeRecorder()
+        let id = batch.start(delegate: recorder)
+        #expect(await eventually { recorder.batches.withLock { $0.count } == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        let heard = recorder.batches.withLock { $0 }
+        #expect(heard.count == 1)
+        #expect(heard.first?.id == id)
+        #expect(try heard.first?.result(of: detail).get().content.id == 3)
+    }
+
+    @Test func aMemberGoesThroughItsManagersWholePipeline() async throws {
+        // The cache answers the second run; the manager's hooks see both loads.
+        let stack = try await ShopStack.make()
+        let manager = stack.manager("goods/{id}", Goods.self) { var settings = $0; settings.cache = true; return settings }
+        let batch = APIBatch(proxy: stack.proxy)
+        let member = batch.add(manager, parameters: ["id": 11])
+        let first = await batch.load()
+        let second = await batch.load()
+        #expect(try !first.result(of: member).get().isFromCache)
+        #expect(try second.result(of: member).get().isFromCache)
+        #expect(first.id != second.id)
+        #expect(stack.transport.sent == 1)
+    }
+
+    // MARK: Chains
+
+    @Test func eachStepIsBuiltFromTheOneBefore() async throws {
+        let stack = try await ShopStack.make()
+        let chain = APIChain(stack.manager("goods", GoodsPage.self), parameters: ["page": 3, "page_size": 4])
+            .then(stack.manager("goods/{id}", Goods.self)) { page in page.content.items.last.map { ["id": .int($0.id)] } }
+            .then(stack.manager("slow", Slept.self)) { goods in ["ms": .int(goods.content.id)] }
+        #expect(chain.steps == 3)
+        let outcome = await chain.load()
+        // Page 3 of 4 ends with goods 12, which makes the last step sleep 12 ms.
+        #expect(outcome.response?.content.sleptMs == 12)
+        #expect(stack.transport.sent == 3)
+        #expect(stack.proxy.requestsInFlight.isEmpty)
+    }
+
+    @Test func aStepThatDeclinesStopsTheChain() async throws {
+        let stack = try await ShopStack.make()
+        let chain = APIChain(stack.manager("goods", GoodsPage.self), parameters: ["page": 999])
+            .then(stack.manager("goods/{id}", Goods.self)) { page in page.content.items.first.map { ["id": .int($0.id)] } }
+            .then(stack.manager("goods/{id}", Goods.self)) { _ in ["id": 1] }
+        let outcome = await chain.load()
+        guard case .stopped(let step) = outcome else { Issue.record("not stopped: \(outcome)"); return }
+        #expect(step == 2)
+        #expect(stack.transport.sent == 1)
+    }
+
+    @Test func aFailedStepEndsTheChainThere() async throws {
+        let stack = try await ShopStack.make()
+        let ran = Locked(false)
+        let chain = APIChain(stack.manager("goods/{id}", Goods.self), parameters: ["id": 1])
+            .then(stack.manager("goods/{id}", Goods.self)) { _ in ["id": -5] }
+            .then(stack.manager("goods/{id}", Goods.self)) { _ in
+                ran.withLock { $0 = true }
+                return ["id": 2]
+            }
+        guard case .failed(let step, let error) = await chain.load() else { Issue.record("did not fail"); return }
+        #expect(step == 2)
+        #expect(error.kind != .cancelled)
+        #expect(!ran.withLock { $0 })
+        #expect(stack.transport.sent == 2)
+    }
+
+    @Test func cancellingTheChainStopsTheStepUnderWayAndStartsNoOther() async throws {
+        let stack = try await ShopStack.make()
+        let ran = Locked(false)
+        let chain = APIChain(stack.manager("goods/{id}", Goods.self), parameters: ["id": 1])
+            .then(stack.manager("slow", Slept.self)) { _ in ["ms": 10_000] }
+            .then(stack.manager("goods/{id}", Goods.self)) { _ in
+                ran.withLock { $0 = true }
+                return ["id": 2]
+            }
+        let recorder = CompositeRecorder()
+        let id = chain.start(delegate: recorder, on: .immediate)
+        #expect(await eventually { stack.transport.sent == 2 })
+        stack.proxy.cancel(id)
+        #expect(await eventually(timeout: .seconds(3)) { stack.proxy.requestsInFlight.isEmpty })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!ran.withLock { $0 })
+        #expect(recorder.chains.withLock { $0 }.isEmpty)
+        #expect(stack.transport.sent == 2)
+
+        // The async face: the outcome names the cancelled step.
+        let task = Task { await chain.load() }
+        #expect(await eventually { stack.transport.sent == 4 })
+        task.cancel()
+        guard case .failed(let step, let error) = await task.value else { Issue.record("not cancelled"); return }
+        #expect(step == 2 && error.kind == .cancelled)
+        #expect(!ran.withLock { $0 })
+    }
+
+    @Test func theChainDelegateHearsHowItEnded() async throws {
+        let stack = try await ShopStack.make()
+        let recorder = CompositeRecorder()
+        APIChain(stack.manager("goods/{id}", Goods.self), parameters: ["id": 1])
+            .then(stack.manager("goods", GoodsPage.self)) { _ in ["page": 1] }
+            .start(delegate: recorder, on: .immediate)
+        APIChain(stack.manager("goods/{id}", Goods.self), parameters: ["id": -5]).start(delegate: recorder, on: .immediate)
+        #expect(await eventually { recorder.chains.withLock { $0.count } == 2 })
+        #expect(Set(recorder.chains.withLock { $0 }) == ["finished GoodsPage", "failed at 1: httpStatus"])
+    }
+}
