@@ -59,11 +59,11 @@ struct BatchAndChainTests {
     @Test func failFastCancelsTheRestAtTheFirstFailure() async throws {
         let stack = try await ShopStack.make()
         let batch = APIBatch(failFast: true, proxy: stack.proxy)
-        let slow = batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 5_000])
+        let slow = batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 30_000])
         batch.add(stack.manager("goods/{id}", Goods.self), parameters: ["id": -5])
         let start = ContinuousClock.now
         let outcome = await batch.load()
-        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(ContinuousClock.now - start < .seconds(15))
         guard case .failure(let error) = outcome.result(of: slow) else { Issue.record("the slow member was not cancelled"); return }
         #expect(error.kind == .cancelled)
         #expect(outcome.failures.count == 2)

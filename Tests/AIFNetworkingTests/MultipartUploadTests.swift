@@ -56,7 +56,7 @@ struct MultipartUploadTests {
         let server = try await TestServers.shared().plain
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let photo = Digest.randomBytes(300_000)
+        let photo = Digest.randomBytes(30_000)
         let photoPath = folder.appending(path: "IMG_0042.JPG").path
         try Data(photo).write(to: URL(fileURLWithPath: photoPath))
         var form = MultipartForm()

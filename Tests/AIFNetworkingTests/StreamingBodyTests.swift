@@ -64,17 +64,17 @@ struct StreamingBodyTests {
     }
 
     @Test func aSlowReaderPausesTheTransfer() async throws {
-        let content = Digest.randomBytes(16 << 20)
-        let server = try RawServer(.resource(RangedResource(.init(content: content))))
+        let content = Data(Digest.randomBytes(4 << 20))
+        let server = try RawServer(.resource(RangedResource(.init(content: [UInt8](content)))))
         defer { server.stop() }
         let response = try await Self.transport.stream(HTTPRequest(url: URL(string: "http://127.0.0.1:\(server.port)/big.bin")!), bufferLimit: 256 << 10)
         // Nobody reads: the transfer pauses once 256 KiB wait (plus the chunk that crossed it).
         try await Task.sleep(for: .milliseconds(300))
         let waiting = response.body.buffer.bufferedBytes
         #expect(waiting >= 256 << 10 && waiting <= (256 << 10) + (64 << 10), "\(waiting) bytes waiting")
-        var whole = Data()
-        for try await chunk in response.body { whole += chunk }
-        #expect(Array(whole) == content)
+        var whole = Data(capacity: content.count)
+        for try await chunk in response.body { whole.append(chunk) }
+        #expect(whole == content)
     }
 
     @Test func aBodyCutShortThrowsAfterWhatArrived() async throws {

@@ -38,6 +38,10 @@ extension HTTPRequest {
             }
         case .file(let path): parts.append("--data-binary " + quote("@" + path))
         case .multipart(let form): parts += form.parts.map { "-F " + quote(Self.curlFormArgument($0, revealingSecrets: revealingSecrets)) }
+        case .stream(let stream):
+            // Produced as it is sent: curl reads it from its standard input.
+            if stream.length == nil { parts.append("-H 'Transfer-Encoding: chunked'") }
+            parts.append("--data-binary @-")
         }
         let urlText = revealingSecrets ? url.absoluteString : HTTPRequest.redactedURL(url)
         parts.append(quote(urlText))

@@ -95,7 +95,7 @@ public struct RequestGenerator: Sendable {
             switch request.body {
             case .empty: bodyHash = HTTPRequest.Body.emptySHA256
             case .bytes(let data): bodyHash = Digest.hash(data)
-            case .file, .multipart: bodyHash = []
+            case .file, .multipart, .stream: bodyHash = []
             }
             if !bodyHash.isEmpty, let signed = signer.signedURLText(
                 method: method, prefix: text.prefix, path: text.path,

@@ -65,7 +65,7 @@ public struct HTTPMessageSignatureSigner: RequestSigner {
         switch request.body {
         case .empty: hasBody = false
         case .bytes(let data): hasBody = !data.isEmpty
-        case .file, .multipart: hasBody = true
+        case .file, .multipart, .stream: hasBody = true
         }
         let hasQuery = !(URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? "").isEmpty
         var covered = components ?? {

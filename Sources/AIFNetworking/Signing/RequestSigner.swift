@@ -212,6 +212,10 @@ extension HTTPRequest.Body {
                 hash.update(chunk)
             }
             return hash.finish()
+        case .stream:
+            throw SigningError(
+                "a streamed body cannot be signed over its bytes: they are not known before they are sent; send a file (.file) to sign its digest",
+                url: url.absoluteString)
         case .multipart:
             throw SigningError(
                 "a multipart/form-data body cannot be signed over its bytes: libcurl chooses its boundary as it sends it; send the file as the raw body (.file) to sign its digest",

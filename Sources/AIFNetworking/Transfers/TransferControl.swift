@@ -47,10 +47,10 @@ public final class TransferControl: Sendable {
 
     /// What the transfer must do, as the loop reads it.
     struct Settings: Equatable {
-        var suspended: Bool
-        var held: Bool
+        var suspended = false
+        var held = false
         var maxBytesPerSecond: Int?
-        var rateGeneration: Int
+        var rateGeneration = 0
     }
 
     private let state: Locked<State>

@@ -16,13 +16,16 @@ public struct HTTPRequest: Sendable {
         /// A `multipart/form-data` body, its files streamed from disk as it is sent; the
         /// transport sets its `Content-Type` (with the boundary) and length.
         case multipart(MultipartForm)
+        /// Bytes produced as the body is sent, from an `AsyncSequence` (chunked when their
+        /// length is not known); sent once — a retry or a 307/308 cannot send it again.
+        case stream(RequestBodyStream)
 
-        /// The number of bytes of an in-memory body; `nil` for a file or multipart body.
+        /// The number of bytes of an in-memory body; `nil` for a file, multipart or streamed body.
         public var byteCount: Int? {
             switch self {
             case .empty: 0
             case .bytes(let data): data.count
-            case .file, .multipart: nil
+            case .file, .multipart, .stream: nil
             }
         }
     }

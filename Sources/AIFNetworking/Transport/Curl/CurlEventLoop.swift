@@ -253,8 +253,10 @@ final class CurlEventLoop: @unchecked Sendable {
         case .call(let work):
             work()
         case .steer(let transfer):
-            if let steering = transfer.steering, let handle = transfer.handle, let control = transfer.request.control {
-                steering.update(control.settings)
+            if let steering = transfer.steering, let handle = transfer.handle {
+                if let control = transfer.request.control { steering.update(control.settings) }
+                // A streamed body may have bytes again; if not, the read callback waits anew.
+                steering.bodyMayHaveArrived()
                 steering.apply(to: handle)
             }
         case .shutdown:
@@ -266,8 +268,8 @@ final class CurlEventLoop: @unchecked Sendable {
     // MARK: - Steered transfers
 
     /// Starts steering a transfer with a control, as the control says.
-    private func startSteering(_ transfer: Transfer, _ control: TransferControl, _ handle: EasyHandle) {
-        let steering = TransferSteering(control.bind(transfer, on: self))
+    private func startSteering(_ transfer: Transfer, _ handle: EasyHandle) {
+        let steering = TransferSteering(transfer.request.control?.bind(transfer, on: self) ?? TransferControl.Settings())
         transfer.steering = steering
         steered.append(transfer)
         steering.apply(to: handle)
@@ -328,7 +330,7 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         transfer.handle = handle
         do {
-            try transfer.configure(handle, with: options, sharedHeaders: sharedHeaders)
+            try transfer.configure(handle, with: options, sharedHeaders: sharedHeaders) { [weak self] in self?.steer(transfer) }
         } catch {
             failToStart(transfer, error)
             return
@@ -340,7 +342,7 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         transfer.runningIndex = running.count
         running.append(transfer)
-        if let control = transfer.request.control { startSteering(transfer, control, handle) }
+        if transfer.request.control != nil || transfer.streamsBody { startSteering(transfer, handle) }
         growConnectionCacheIfNeeded()
     }
 

@@ -62,6 +62,14 @@ final class Transfer: @unchecked Sendable {
     /// Set when the body receiver refused the body, to report why.
     var receiverFailure: String?
 
+    /// The bytes of a streamed body handed to libcurl: its progress counts chunked framing too.
+    @exclusivity(unchecked) var streamedBodyBytes: Int64 = 0
+
+    /// Whether the request's body is produced as it is sent (it needs steering to wait for it).
+    var streamsBody: Bool {
+        if case .stream = request.body { true } else { false }
+    }
+
     /// The pausing and pacing of a request with a ``TransferControl``, while it runs.
     @exclusivity(unchecked) var steering: TransferSteering?
 
@@ -142,6 +150,8 @@ final class Transfer: @unchecked Sendable {
         case file(descriptor: Int32, path: String)
         /// A `curl_mime` libcurl reads itself (``HTTPRequest/Body/multipart(_:)``).
         case form(OpaquePointer)
+        /// Chunks a task produces (``HTTPRequest/Body/stream(_:)``).
+        case stream(UploadPipe)
     }
 
     /// What the request sends, as the handle is configured for it.
@@ -154,8 +164,8 @@ final class Transfer: @unchecked Sendable {
         case form(OpaquePointer)
     }
 
-    /// Prepares the body source.
-    func openBody(_ handle: EasyHandle) throws(TransportError) -> BodySetup {
+    /// Prepares the body source; `wake` lets the loop know that a streamed body has bytes again.
+    func openBody(_ handle: EasyHandle, wake: @escaping @Sendable () -> Void) throws(TransportError) -> BodySetup {
         switch request.body {
         case .empty:
             return .none
@@ -170,6 +180,14 @@ final class Transfer: @unchecked Sendable {
             let mime = try makeMIME(form, handle)
             upload = .form(mime)
             return .form(mime)
+        case .stream(let stream):
+            guard stream.pipe.start(wake: wake) else {
+                throw TransportError(
+                    .bodySourceFailed, url: urlString,
+                    detail: "the streamed request body was sent already: a stream is sent once, so it cannot follow a 307/308 redirect or be retried")
+            }
+            upload = .stream(stream.pipe)
+            return .stream(size: stream.length ?? -1)
         }
     }
 
@@ -198,7 +216,11 @@ final class Transfer: @unchecked Sendable {
             return aif_curl_readfunc_pause
         }
         let count = readBodyBytes(into: buffer, capacity: min(capacity, allowance))
-        if count > 0 && count != aif_curl_readfunc_abort { steering.sent(count) }
+        if count == aif_curl_readfunc_pause {
+            steering.waitForBody()
+        } else if count > 0 && count != aif_curl_readfunc_abort {
+            steering.sent(count)
+        }
         return count
     }
 
@@ -217,6 +239,17 @@ final class Transfer: @unchecked Sendable {
             return count
         case .form:
             return 0
+        case .stream(let pipe):
+            switch pipe.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity)) {
+            case .bytes(let count):
+                streamedBodyBytes += Int64(count)
+                return count
+            case .end: return 0
+            case .wait: return aif_curl_readfunc_pause
+            case .failed(let reason):
+                uploadFailure = reason
+                return aif_curl_readfunc_abort
+            }
         case .file(let descriptor, let path):
             let count = read(descriptor, buffer, capacity)
             if count < 0 {
@@ -232,6 +265,8 @@ final class Transfer: @unchecked Sendable {
         switch upload {
         case .none, .form:
             return offset == 0 ? aif_curl_seekfunc_ok : aif_curl_seekfunc_fail
+        case .stream:
+            return aif_curl_seekfunc_cantseek
         case .bytes(let data, _):
             guard offset >= 0, offset <= Int64(data.count) else { return aif_curl_seekfunc_fail }
             upload = .bytes(data, offset: Int(offset))
@@ -333,6 +368,7 @@ final class Transfer: @unchecked Sendable {
         switch upload {
         case .file(let descriptor, _): close(descriptor)
         case .form(let mime): curl_mime_free(mime)
+        case .stream(let pipe): pipe.close()
         case .bytes, .none: break
         }
         upload = nil
@@ -384,7 +420,7 @@ func curlReportProgress(
     let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
     transfer.progress?(
         TransferProgress(
-            bytesSent: Int64(uploaded),
+            bytesSent: transfer.streamsBody ? transfer.streamedBodyBytes : Int64(uploaded),
             totalBytesToSend: uploadTotal > 0 ? Int64(uploadTotal) : transfer.request.body.byteCount.map(Int64.init),
             bytesReceived: Int64(downloaded),
             totalBytesToReceive: downloadTotal > 0 ? Int64(downloadTotal) : nil

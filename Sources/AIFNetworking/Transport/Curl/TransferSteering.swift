@@ -21,6 +21,8 @@ final class TransferSteering {
     /// When the rate limit lets a direction go on again, in monotonic nanoseconds.
     private var receiveWaitsUntil: UInt64?
     private var sendWaitsUntil: UInt64?
+    /// The read callback found no bytes of a streamed body yet.
+    private var sendWaitsForBody = false
     /// The `CURLPAUSE_*` bits libcurl has in force.
     private(set) var appliedMask: Int32 = 0
 
@@ -40,7 +42,7 @@ final class TransferSteering {
     var wantedMask: Int32 {
         var mask: Int32 = 0
         if settings.suspended || settings.held || receiveWaitsUntil != nil { mask |= aif_curlpause_recv }
-        if settings.suspended || sendWaitsUntil != nil { mask |= aif_curlpause_send }
+        if settings.suspended || sendWaitsUntil != nil || sendWaitsForBody { mask |= aif_curlpause_send }
         return mask
     }
 
@@ -124,6 +126,17 @@ final class TransferSteering {
             // No connection yet: the callbacks pause it when the first bytes come.
             appliedMask = previous
         }
+    }
+
+    /// The read callback found no bytes of a streamed body: sending waits for them.
+    func waitForBody() {
+        sendWaitsForBody = true
+        appliedMask |= aif_curlpause_send
+    }
+
+    /// The body's producer has added bytes (or ended): sending may go on.
+    func bodyMayHaveArrived() {
+        sendWaitsForBody = false
     }
 
     /// A body callback refused bytes with libcurl's pause code: these bits are now in force.

@@ -1,0 +1,128 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+@Suite("Request bodies streamed from an AsyncSequence")
+struct StreamedUploadTests {
+    private static let transport = CurlTransport(configuration: .init(proxy: .none))
+
+    private struct ProducerFailed: Error, CustomStringConvertible {
+        var description: String { "the microphone was unplugged" }
+    }
+
+    /// `count` chunks of `size` random bytes, `pause` apart; and all of them, to compare.
+    private static func chunks(_ count: Int, of size: Int, pause: Duration = .zero, thenThrow: Bool = false) -> (AsyncThrowingStream<Data, any Error>, Data) {
+        let pieces = (0..<count).map { _ in Data(Digest.randomBytes(size)) }
+        let stream = AsyncThrowingStream<Data, any Error> { continuation in
+            let task = Task {
+                for piece in pieces {
+                    if pause > .zero { try? await Task.sleep(for: pause) }
+                    continuation.yield(piece)
+                }
+                continuation.finish(throwing: thenThrow ? ProducerFailed() : nil)
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+        var whole = Data(capacity: count * size)
+        for piece in pieces { whole.append(piece) }
+        return (stream, whole)
+    }
+
+    /// The digest route's answer for a body: its length and SHA-256.
+    private static func digest(of response: HTTPResponse) -> (Int, String) {
+        let words = String(decoding: response.body, as: UTF8.self).split(separator: " ")
+        return (Int(words.first ?? "") ?? -1, words.count > 1 ? String(words[1]) : "")
+    }
+
+    @Test func aBodyOfUnknownLengthGoesChunkedAsItIsProduced() async throws {
+        let server = try await TestServers.shared().plain
+        // A slow producer: the upload waits for each chunk.
+        let (chunks, whole) = Self.chunks(30, of: 10_000, pause: .milliseconds(10))
+        let request = HTTPRequest(method: .post, url: server.url("digest"), body: .stream(RequestBodyStream(chunks)))
+        let sent = Locked<Int64>(0)
+        let response = try await Self.transport.send(request) { progress in sent.withLock { $0 = progress.bytesSent } }
+        #expect(response.statusCode == 200)
+        let (length, hash) = Self.digest(of: response)
+        #expect(length == whole.count)
+        #expect(hash == Digest.hex(Digest.hash(whole)))
+        #expect(sent.withLock { $0 } == Int64(whole.count))
+    }
+
+    @Test func aLargeFastBodyStaysWithinItsBuffer() async throws {
+        let server = try await TestServers.shared().plain
+        let (chunks, whole) = Self.chunks(64, of: 64 << 10)   // 4 MiB as fast as it can
+        let stream = RequestBodyStream(chunks, length: Int64(whole.count), bufferLimit: 128 << 10)
+        let response = try await Self.transport.send(HTTPRequest(method: .put, url: server.url("echo"), body: .stream(stream)))
+        #expect(response.headers["X-Body-Length"] == "\(whole.count)")
+        #expect(response.body == whole)
+        #expect(stream.pipe.mostBuffered <= (128 << 10) + (64 << 10))
+    }
+
+    @Test func aLengthTheStreamDoesNotKeepFailsTheRequest() async throws {
+        let server = try await TestServers.shared().plain
+        for (announced, what) in [(Int64(50_000), "ended after 40000 of the 50000 bytes announced"), (Int64(30_000), "more than the 30000 bytes announced")] {
+            let (chunks, _) = Self.chunks(4, of: 10_000)
+            let request = HTTPRequest(method: .post, url: server.url("digest"), body: .stream(RequestBodyStream(chunks, length: announced)))
+            let error = await #expect(throws: TransportError.self) { try await Self.transport.send(request) }
+            #expect(error?.code == .bodySourceFailed)
+            #expect(error?.description.contains(what) == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test func anErrorOfTheSequenceFailsTheRequestWithItsDescription() async throws {
+        let server = try await TestServers.shared().plain
+        let (chunks, _) = Self.chunks(3, of: 1_000, thenThrow: true)
+        let request = HTTPRequest(method: .post, url: server.url("digest"), body: .stream(RequestBodyStream(chunks)))
+        let error = await #expect(throws: TransportError.self) { try await Self.transport.send(request) }
+        #expect(error?.code == .bodySourceFailed)
+        #expect(error?.description.contains("the request body stream failed: the microphone was unplugged") == true, "\(String(describing: error))")
+    }
+
+    @Test func aStreamIsSentOnce() async throws {
+        let server = try await TestServers.shared().plain
+        let (chunks, _) = Self.chunks(2, of: 1_000)
+        let request = HTTPRequest(method: .post, url: server.url("redirect-307"), body: .stream(RequestBodyStream(chunks)))
+        let error = await #expect(throws: TransportError.self) { try await Self.transport.send(request) }
+        #expect(error?.code == .bodySourceFailed)
+        #expect(error?.description.contains("a stream is sent once") == true, "\(String(describing: error))")
+    }
+
+    @Test func cancellingTheUploadStopsTheProducer() async throws {
+        let server = try RawServer(.silent)   // reads, never answers
+        defer { server.stop() }
+        let produced = Locked(0)
+        let stream = AsyncStream<Data> { continuation in
+            let task = Task {
+                while !Task.isCancelled {
+                    continuation.yield(Data(count: 4096))
+                    produced.withLock { $0 += 1 }
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+        let request = HTTPRequest(method: .post, url: URL(string: "http://127.0.0.1:\(server.port)/")!, body: .stream(RequestBodyStream(stream)))
+        let task = Task { try await Self.transport.send(request) }
+        #expect(await eventually { produced.withLock { $0 } > 5 })
+        task.cancel()
+        let result = await task.result
+        guard case .failure(let error) = result else { Issue.record("the upload succeeded"); return }
+        #expect((error as? TransportError)?.code == .cancelled)
+        try await Task.sleep(for: .milliseconds(100))
+        let afterCancel = produced.withLock { $0 }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(produced.withLock { $0 } <= afterCancel + 1, "the producer went on after the cancellation")
+    }
+
+    @Test func signersThatHashTheBodyRefuseAStream() throws {
+        let (chunks, _) = Self.chunks(1, of: 10)
+        let request = HTTPRequest(method: .post, url: URL(string: "https://api.example.com/v1/ingest")!, body: .stream(RequestBodyStream(chunks)))
+        let credentials = SigningCredentials(publicKey: "key", privateKey: Secret("secret"))
+        let error = #expect(throws: SigningError.self) { try AIFHMACSigner().sign(request, credentials: credentials, context: .now()) }
+        #expect(error?.description.contains("a streamed body cannot be signed") == true)
+        #expect(request.curlCommand().contains("--data-binary @-"))
+        #expect(request.curlCommand().contains("Transfer-Encoding: chunked"))
+    }
+}
