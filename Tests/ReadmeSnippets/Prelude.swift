@@ -38,3 +38,15 @@ struct TokenGrant: Codable, Sendable {
     var accessToken: String
     var expiresIn: Int
 }
+
+/// An order the shop placed.
+struct PlacedOrder: Codable, Sendable {
+    var id: Int
+    var goodsId: Int
+    var quantity: Int
+}
+
+extension Endpoint where Content == PlacedOrder {
+    /// `POST orders`, its JSON body given by the caller.
+    static let placeOrder = Endpoint(service: "shop", methodName: "orders", method: .post, headers: ["Content-Type": "application/json"])
+}

@@ -56,12 +56,28 @@ extension APIManager {
         let plan = load.plan
         var attempt = attempt
         attempt.signingOffset = plan.resolved.clockSkew.offset
-        let request: HTTPRequest
+        // A download's attempt writes to the partial file, asking for what it lacks.
+        var writer: DownloadWriter?
+        if let download = plan.transfer?.download {
+            do throws(DownloadError) {
+                writer = try download.beginAttempt(identity: plan.downloadIdentity)
+            } catch {
+                return fail(plan.error(.transport, id: load.id, error.description, error, attempts: attempt.number - 1), completion)
+            }
+        }
+        var request: HTTPRequest
         switch makeRequest(
-            plan, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset), remaining: attempt.deadline.map { $0 - ContinuousClock.now })
+            plan, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset), remaining: attempt.deadline.map { $0 - ContinuousClock.now },
+            extraHeaders: writer?.resumeHeaders ?? [])
         {
         case .success(let made): request = made
         case .failure(let error): return fail(plan.error(.configuration, id: load.id, error.description, error, attempts: attempt.number - 1), completion)
+        }
+        var progress: (@Sendable (TransferProgress) -> Void)?
+        if let transfer = plan.transfer {
+            request.bodyReceiver = writer
+            request.control = transfer.control
+            progress = transfer.progressReporter(for: writer)
         }
         if attempt.number == 1 {
             attempt.deadline = request.timeouts?.total.map { ContinuousClock.now + $0 }
@@ -72,11 +88,49 @@ extension APIManager {
             manager.interceptor?.afterCallingAPI(manager, with: plan.parameters)
         }
         let sent = attempt
-        load.proxy.send(request, for: plan.resolved, id: load.id, coalescingKey: plan.coalescingKey, cancellation: load.cancellation, runner: load.runner) { result in
-            if case .success(let response) = result, response.isSuccess, plan.errorPolicies == nil, plan.authenticator?.expiredApplicationCodes.isEmpty ?? true {
-                return completion(conclude(.success(Exchange(request: request, response: response)), plan: plan, id: load.id, attempts: sent.number, manager: reference))
+        let sentRequest = request
+        let attemptWriter = writer
+        load.proxy.send(
+            request, for: plan.resolved, id: load.id, coalescingKey: plan.coalescingKey, cancellation: load.cancellation, runner: load.runner, progress: progress
+        ) { result in
+            plan.transfer?.progress?.flush()
+            if let writer = attemptWriter, case .success(let response) = result {
+                return afterDownloadAnswer(response, writer, of: sentRequest, sent, load, manager: reference, completion: completion)
             }
-            afterFailure(result, of: request, sent, load, manager: reference, completion: completion)
+            if case .success(let response) = result, response.isSuccess, plan.errorPolicies == nil, plan.authenticator?.expiredApplicationCodes.isEmpty ?? true {
+                return completion(conclude(.success(Exchange(request: sentRequest, response: response)), plan: plan, id: load.id, attempts: sent.number, manager: reference))
+            }
+            afterFailure(result, of: sentRequest, sent, load, manager: reference, completion: completion)
+        }
+    }
+
+    /// A download's answer: the file is complete (the load concludes), or was emptied by a 416
+    /// (asked again at once without a range, once), or did not come (the answer goes through
+    /// the usual failure handling — a retry then resumes the partial file).
+    @inline(never)
+    private static func afterDownloadAnswer(
+        _ response: HTTPResponse, _ writer: DownloadWriter, of request: HTTPRequest, _ attempt: Attempt, _ load: LoadContext,
+        manager reference: WeakReference<APIManager<Content>>, completion: @escaping LoadCompletion
+    ) {
+        let plan = load.plan
+        let verdict: DownloadWriter.Verdict
+        do throws(DownloadError) {
+            verdict = try writer.verdict(on: response)
+        } catch {
+            let kind: APIError.Kind = if case .file = error.reason { .transport } else { .invalidResponse }
+            return completion(.failure(plan.error(kind, id: load.id, error.description, error, response, attempts: attempt.number)))
+        }
+        switch verdict {
+        case .finished(let file):
+            plan.transfer?.download?.finished(file)
+            completion(conclude(.success(Exchange(request: request, response: response)), plan: plan, id: load.id, attempts: attempt.number, manager: reference))
+        case .startOver where plan.transfer?.download?.restartOnce() == true:
+            load.proxy.logNoRetry(load.id, "the partial file does not match the server's; asking for the whole file")
+            var next = attempt
+            next.number += 1
+            start(next, load, manager: reference, completion: completion)
+        case .startOver, .notTheFile:
+            afterFailure(.success(response), of: request, attempt, load, manager: reference, completion: completion)
         }
     }
 
@@ -224,9 +278,10 @@ extension APIManager {
     /// as its authenticator places it; `remaining`, when given, becomes its total timeout
     /// (what is left of the load's, for a later attempt).
     private static func makeRequest(
-        _ plan: LoadPlan, credential: Credential?, signingContext: SigningContext, remaining: Duration?
+        _ plan: LoadPlan, credential: Credential?, signingContext: SigningContext, remaining: Duration?, extraHeaders: [(String, String)] = []
     ) -> Result<HTTPRequest, ServiceError> {
         var headers = plan.headers
+        for (name, value) in extraHeaders { headers.set(name: name, value: value) }
         var parameters = plan.parameters
         if let credential, let authenticator = plan.authenticator {
             switch authenticator.placement {
@@ -237,7 +292,7 @@ extension APIManager {
         do throws(ServiceError) {
             var made = try RequestGenerator().makeRequest(
                 for: plan.resolved, methodName: plan.methodName, method: plan.method, parameters: parameters,
-                headers: headers, bodyEncoding: plan.bodyEncoding, signingContext: signingContext
+                headers: headers, bodyEncoding: plan.bodyEncoding, rawBody: plan.transfer?.body, signingContext: signingContext
             )
             if let timeouts = plan.timeouts { made.timeouts = timeouts }
             if let remaining {

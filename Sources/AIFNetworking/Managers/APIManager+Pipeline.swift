@@ -23,7 +23,7 @@ extension APIManager {
 
     /// Runs the steps before sending, on the caller's thread: reform, veto, validate, resolve,
     /// look up the cache.
-    func prepare(id: RequestID, parameters source: Parameters) -> Stage {
+    func prepare(id: RequestID, parameters source: Parameters, transfer: LoadTransfer? = nil) -> Stage {
         let service = serviceName
         let methodName = methodName
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Stage {
@@ -51,17 +51,17 @@ extension APIManager {
         }
         let method = requestMethod
         var cacheKey: CacheKey?
-        if shouldCache {
+        if shouldCache, transfer == nil {
             let key = CacheKey(service: service, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters)
             if let answer = cachedAnswer(for: key, id: id, parameters: parameters, service: resolved.service) { return answer }
             cacheKey = key
         }
-        let coalesces = coalescesIdenticalRequests && method == .get
+        let coalesces = coalescesIdenticalRequests && method == .get && transfer == nil
         return .send(LoadPlan(
             resolved: resolved, serviceName: service, methodName: methodName, method: method, parameters: parameters,
             headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cacheKey: cacheKey, cacheLifetime: cacheLifetime,
             coalesces: coalesces, retryPolicyOverride: retryPolicy, errorPolicies: resolved.service.errorPolicies,
-            authenticator: usesAuthenticator ? resolved.authenticator : nil
+            authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer
         ))
     }
 
@@ -246,6 +246,9 @@ final class LoadPlan: Sendable {
     /// The service's policies for error codes and statuses, if it has any.
     let errorPolicies: ErrorPolicies?
     let authenticator: Authenticator?
+    /// What the load moves besides its parameters (a body of its own, a file to download
+    /// to, progress), or `nil` for an ordinary load.
+    let transfer: LoadTransfer?
 
     /// The load's retry policy: the manager's, else the service's. Read only when an attempt
     /// fails, so that a load that succeeds never copies one.
@@ -254,7 +257,8 @@ final class LoadPlan: Sendable {
     init(
         resolved: ResolvedService, serviceName: ServiceName, methodName: String, method: HTTPMethod, parameters: Parameters,
         headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cacheKey: CacheKey?, cacheLifetime: Duration,
-        coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?
+        coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
+        transfer: LoadTransfer? = nil
     ) {
         self.resolved = resolved
         self.serviceName = serviceName
@@ -272,6 +276,13 @@ final class LoadPlan: Sendable {
         self.retryPolicyOverride = retryPolicyOverride
         self.errorPolicies = errorPolicies
         self.authenticator = authenticator
+        self.transfer = transfer
+    }
+
+    /// What identifies the load's file across attempts and processes (its URL changes with
+    /// each signature): service, environment, method, method name and parameters.
+    var downloadIdentity: String {
+        CacheKey(service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters).description
     }
 
     /// An error of this load.

@@ -292,10 +292,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     }
 
     /// Starts a load, telling `onStart` its ID before anything can end it.
-    func loadData(with parameters: Parameters, onStart: ((RequestID) -> Void)?) -> RequestID {
+    func loadData(with parameters: Parameters, onStart: ((RequestID) -> Void)?, transfer: LoadTransfer? = nil) -> RequestID {
         let id = startLoad()
         onStart?(id)
-        let stage = prepare(id: id, parameters: parameters)
+        let stage = prepare(id: id, parameters: parameters, transfer: transfer)
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
             let cancellation = AsyncCancellation()
@@ -304,6 +304,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             let orphan = Orphan(self, id: id, service: plan.serviceName, methodName: plan.methodName)
             runner.run { [proxy] in
                 Self.run(plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner) { result in
+                    if case .failure = result { transfer?.download?.abandon() }
                     if let manager = reference.object { manager.finish(id, result, deliver: true) } else { orphan.end() }
                 }
             }
@@ -325,8 +326,13 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// - Returns: The response.
     /// - Throws: ``APIError``; ``APIError/Kind/cancelled`` when cancelled.
     public func load(_ parameters: Parameters = [:]) async throws(APIError) -> APIResponse<Content> {
+        try await load(parameters, transfer: nil)
+    }
+
+    /// The async face, with what the load moves besides its parameters.
+    func load(_ parameters: Parameters, transfer: LoadTransfer?) async throws(APIError) -> APIResponse<Content> {
         let id = startLoad()
-        let stage = prepare(id: id, parameters: parameters)
+        let stage = prepare(id: id, parameters: parameters, transfer: transfer)
         let result: Result<APIResponse<Content>, APIError>
         if case .send(let plan) = stage {
             let reference = WeakReference(self)

@@ -27,6 +27,20 @@ public protocol APIManagerDelegate: AnyObject, Sendable {
     ///   - manager: The manager.
     ///   - error: Why.
     func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError)
+
+    /// An upload or download started with `loadData(with:sending:)` or `downloadData(with:to:)`
+    /// has moved bytes (at most ten times a second, and at the end). Does nothing by default.
+    ///
+    /// - Parameters:
+    ///   - manager: The manager.
+    ///   - progress: The bytes so far, the totals when known, the throughput.
+    ///   - requestID: The load's ID.
+    func manager<Content>(_ manager: APIManager<Content>, didReportProgress progress: TransferProgress, requestID: RequestID)
+}
+
+extension APIManagerDelegate {
+    /// Does nothing: most delegates do not follow progress.
+    public func manager<Content>(_ manager: APIManager<Content>, didReportProgress progress: TransferProgress, requestID: RequestID) {}
 }
 
 /// Checks the parameters before a request is sent and the response after. Throw to reject:

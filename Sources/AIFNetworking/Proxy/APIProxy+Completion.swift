@@ -13,10 +13,12 @@ extension APIProxy {
     ///   - cancellation: Cancels the load's part: its transfer (each hop's in turn), or its
     ///     place among a coalesced transfer's waiters.
     ///   - runner: Where `completion` (and the signing of redirect hops) runs.
+    ///   - progress: Told of each hop's bytes on the transport's thread, or `nil`.
     ///   - completion: Gets the final response, or the transport's or signing's error.
     func send(
         _ request: HTTPRequest, for resolved: ResolvedService, id: RequestID, coalescingKey: String?, cancellation: AsyncCancellation,
-        runner: any CompletionExecutor, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
+        runner: any CompletionExecutor, progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
         let started = ContinuousClock.now
         logSending(request, id: id)
@@ -30,7 +32,7 @@ extension APIProxy {
         }
         guard let coalescingKey else {
             // The load's own cancellation takes each hop's transfer.
-            send(request, for: resolved, runner: runner, cancellation: cancellation, completion: logged)
+            send(request, for: resolved, runner: runner, cancellation: cancellation, progress: progress, completion: logged)
             return
         }
         let seat = coalescer.join(coalescingKey, id: id, completion: logged) { [self] landed in

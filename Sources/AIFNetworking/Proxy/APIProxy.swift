@@ -240,11 +240,11 @@ public final class APIProxy: Sendable {
     ///   - completion: Called exactly once, on `runner`.
     func send(
         _ request: HTTPRequest, for resolved: ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation,
-        completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
+        progress: (@Sendable (TransferProgress) -> Void)? = nil, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
         generator.send(
             request, for: resolved, maxRedirects: maxRedirects, cancellation: cancellation,
-            exchange: { [transport] hop, done in transport.exchange(hop, progress: nil, completingOn: runner, completion: done) },
+            exchange: { [transport] hop, done in transport.exchange(hop, progress: progress, completingOn: runner, completion: done) },
             completion: completion)
     }
 

@@ -23,6 +23,8 @@ final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
     private(set) var byteCount: Int64
     /// Where the response being written started (the bytes a resumed download kept).
     private(set) var resumedAt: Int64 = 0
+    /// The bytes the partial file held when the writer opened it.
+    let keptAtStart: Int64
     /// Whether a response body came here (a file with no body never calls the writer).
     private(set) var tookBody = false
     /// The status of the response whose body came here.
@@ -44,6 +46,7 @@ final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
         }
         let end = lseek(descriptor, 0, SEEK_END)
         byteCount = Int64(max(end, 0))
+        keptAtStart = byteCount
         if let record = ResumeRecord.read(from: download.resumeRecordFile), record.url == url, record.ifRange != nil, byteCount > 0 {
             self.record = record
         }
@@ -61,6 +64,15 @@ final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
     /// is asked for and no body has come yet, then where the body that came starts.
     var progressOffset: Int64 {
         tookBody ? resumedAt : (record != nil ? byteCount : 0)
+    }
+
+    /// A transfer's progress as the whole file's: the bytes an earlier attempt kept counted.
+    func wholeFile(_ progress: TransferProgress) -> TransferProgress {
+        var whole = progress
+        let offset = progressOffset
+        whole.bytesReceived += offset
+        whole.totalBytesToReceive = whole.totalBytesToReceive.map { $0 + offset }
+        return whole
     }
 
     /// The headers that ask for the rest of the file, when it can be resumed.
@@ -122,6 +134,55 @@ final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
     }
 
     // MARK: Steps of the download
+
+    /// What an answer means for the download.
+    enum Verdict {
+        /// The file is complete, checked and in place.
+        case finished(DownloadedFile)
+        /// A 416 for a partial file that is not the whole: it was emptied; ask again without a
+        /// range.
+        case startOver
+        /// A status that brings no file: the caller decides (fail, or try again later).
+        case notTheFile
+    }
+
+    /// Judges the answer to the attempt this writer served: completes the file (a 2xx whose
+    /// size is right, or a 416 for a partial file that already holds the whole), empties it for
+    /// a 416 otherwise, or leaves it for any other status.
+    ///
+    /// - Throws: ``DownloadError`` for a 2xx that does not make the file (a 206 without a body,
+    ///   a size other than announced, a checksum mismatch, a file system failure).
+    func verdict(on response: HTTPResponse) throws(DownloadError) -> Verdict {
+        switch response.statusCode {
+        case 200..<300:
+            if !tookBody {
+                // No body came: a 200 means an empty file; a 206 must carry its range.
+                guard response.statusCode != 206 else { throw failure(.invalidResponse("the server's 206 answer has no body")) }
+                do { try startOver() } catch { throw failure(.file(error.description)) }
+            }
+            if let totalBytes, byteCount != totalBytes {
+                throw failure(.invalidResponse("the file has \(byteCount) of the \(totalBytes) bytes the server announced"))
+            }
+            return .finished(try finish(response))
+        case 416 where keptAtStart > 0:
+            let total = ContentRange.unsatisfiedTotal(response.headers["Content-Range"]) ?? record?.totalBytes
+            if total == keptAtStart, record != nil {
+                return .finished(try finish(response))
+            }
+            do { try discardPartial() } catch { throw failure(.file(error.description)) }
+            closeFile()
+            return .startOver
+        default:
+            return .notTheFile
+        }
+    }
+
+    private func finish(_ response: HTTPResponse) throws(DownloadError) -> DownloadedFile {
+        let count = byteCount
+        let resumed = tookBody ? resumedAt : count
+        let sha256 = try complete()
+        return DownloadedFile(url: download.destination, byteCount: count, resumedAt: resumed, sha256: sha256, response: response)
+    }
 
     /// Empties the partial file: the server sends the whole file (or an empty one).
     func startOver() throws(DownloadFailure) {

@@ -39,51 +39,21 @@ extension HTTPTransport {
             var attempt = request
             for (name, value) in writer.resumeHeaders { attempt.headers.set(name: name, value: value) }
             attempt.bodyReceiver = writer
-            let kept = writer.byteCount
             let response: HTTPResponse
             do {
-                response = try await send(attempt, progress: progress.map { report in
-                    { @Sendable in
-                        var whole = $0
-                        let offset = writer.progressOffset
-                        whole.bytesReceived += offset
-                        whole.totalBytesToReceive = whole.totalBytesToReceive.map { $0 + offset }
-                        report(whole)
-                    }
-                })
+                response = try await send(attempt, progress: progress.map { report in { @Sendable in report(writer.wholeFile($0)) } })
             } catch {
                 throw writer.failure(.transport(error))
             }
-            switch response.statusCode {
-            case 200..<300:
-                if !writer.tookBody {
-                    // No body came: a 200 means an empty file; a 206 must carry its range.
-                    guard response.statusCode != 206 else { throw writer.failure(.invalidResponse("the server's 206 answer has no body")) }
-                    do { try writer.startOver() } catch { throw writer.failure(.file(error.description)) }
-                }
-                if let total = writer.totalBytes, writer.byteCount != total {
-                    throw writer.failure(.invalidResponse("the file has \(writer.byteCount) of the \(total) bytes the server announced"))
-                }
-                return try finish(writer, response)
-            case 416 where kept > 0:
-                let total = ContentRange.unsatisfiedTotal(response.headers["Content-Range"]) ?? writer.record?.totalBytes
-                if total == kept, writer.record != nil {
-                    return try finish(writer, response)
-                }
+            switch try writer.verdict(on: response) {
+            case .finished(let file):
+                return file
+            case .startOver:
                 guard !restarted else { throw writer.failure(.httpStatus(response)) }
-                do { try writer.discardPartial() } catch { throw writer.failure(.file(error.description)) }
-                writer.closeFile()
                 restarted = true
-            default:
+            case .notTheFile:
                 throw writer.failure(.httpStatus(response))
             }
         }
-    }
-
-    private func finish(_ writer: DownloadWriter, _ response: HTTPResponse) throws(DownloadError) -> DownloadedFile {
-        let byteCount = writer.byteCount
-        let resumedAt = writer.tookBody ? writer.resumedAt : byteCount
-        let sha256 = try writer.complete()
-        return DownloadedFile(url: writer.download.destination, byteCount: byteCount, resumedAt: resumedAt, sha256: sha256, response: response)
     }
 }

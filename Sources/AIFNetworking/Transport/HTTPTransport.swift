@@ -79,13 +79,58 @@ public struct TransferProgress: Sendable, Hashable {
     public var bytesReceived: Int64
     /// The expected size of the response body, when the server announced it.
     public var totalBytesToReceive: Int64?
+    /// Bytes a second, both ways together, since the report before — in the throttled reports
+    /// of a manager's load (`nil` in the transport's raw reports).
+    public var bytesPerSecond: Double?
 
     /// Creates a progress report.
-    public init(bytesSent: Int64, totalBytesToSend: Int64?, bytesReceived: Int64, totalBytesToReceive: Int64?) {
+    public init(bytesSent: Int64, totalBytesToSend: Int64?, bytesReceived: Int64, totalBytesToReceive: Int64?, bytesPerSecond: Double? = nil) {
         self.bytesSent = bytesSent
         self.totalBytesToSend = totalBytesToSend
         self.bytesReceived = bytesReceived
         self.totalBytesToReceive = totalBytesToReceive
+        self.bytesPerSecond = bytesPerSecond
+    }
+
+    /// How much of the transfer is done, from 0 to 1, when the totals are known: the upload's
+    /// share while it runs, then the download's.
+    public var fractionCompleted: Double? {
+        if let totalBytesToReceive, totalBytesToReceive > 0, bytesReceived > 0 {
+            return min(1, Double(bytesReceived) / Double(totalBytesToReceive))
+        }
+        if let totalBytesToSend, totalBytesToSend > 0 {
+            return min(1, Double(bytesSent) / Double(totalBytesToSend))
+        }
+        return nil
+    }
+
+    /// A stream of progress reports and the closure that feeds it, for code that prefers to
+    /// `for await` them: pass `report` as the `progress` of a load, read `updates` in a task
+    /// of its own. The stream keeps only the newest report when the reader is behind, and
+    /// ends when `report` is let go of.
+    ///
+    /// ```swift
+    /// let (updates, report) = TransferProgress.makeStream()
+    /// Task { for await progress in updates { bar.value = progress.fractionCompleted ?? 0 } }
+    /// let file = try await manager.download(["id": 7], to: target, progress: report)
+    /// ```
+    public static func makeStream() -> (updates: AsyncStream<TransferProgress>, report: @Sendable (TransferProgress) -> Void) {
+        let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let feeder = ProgressFeeder(continuation)
+        return (stream, { feeder.continuation.yield($0) })
+    }
+}
+
+/// Ends a progress stream when its last feeding closure is let go of.
+private final class ProgressFeeder: Sendable {
+    let continuation: AsyncStream<TransferProgress>.Continuation
+
+    init(_ continuation: AsyncStream<TransferProgress>.Continuation) {
+        self.continuation = continuation
+    }
+
+    deinit {
+        continuation.finish()
     }
 }
 

@@ -159,6 +159,8 @@ final class RawServer: Sendable {
             write(client, text)
             finish(client)
         case .resource(let resource):
+            let line = head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
+            state.withLock { $0.requestLines.append(line) }
             let answer = resource.answer(to: head)
             if write(client, answer.head), !answer.body.isEmpty {
                 _ = answer.body.withUnsafeBytes { write(client, $0) }

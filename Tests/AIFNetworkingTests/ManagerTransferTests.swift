@@ -1,0 +1,171 @@
+@testable import AIFNetworking
+import DemoServer
+import Foundation
+import Testing
+
+/// Hears a transfer load's progress and outcome.
+private final class TransferRecorder: APIManagerDelegate {
+    let progress = Locked<[TransferProgress]>([])
+    let outcomes = Locked<[String]>([])
+
+    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+        outcomes.withLock { $0.append("succeeded \(response.statusCode)") }
+    }
+
+    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+        outcomes.withLock { $0.append("failed: \(error.message)") }
+    }
+
+    func manager<Content>(_ manager: APIManager<Content>, didReportProgress progress: TransferProgress, requestID: RequestID) {
+        self.progress.withLock { $0.append(progress) }
+    }
+}
+
+@Suite("Uploads and downloads as manager loads")
+struct ManagerTransferTests {
+    private static func folder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "aif-manager-transfer-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// A shop stack whose online environment is a raw server of `content`, honouring ranges.
+    private static func fileServer(_ content: [UInt8], cutFirstAfter cut: Int? = nil) async throws -> (ShopStack, RawServer, RangedResource) {
+        let resource = RangedResource(.init(content: content, cutNextAfter: cut))
+        let server = try RawServer(.resource(resource))
+        let stack = try await ShopStack.make(onlineURL: URL(string: "http://127.0.0.1:\(server.port)")!)
+        return (stack, server, resource)
+    }
+
+    @Test func aDownloadIsASignedLoadWrittenToAFile() async throws {
+        let content = Digest.randomBytes(1 << 20)
+        let (stack, server, _) = try await Self.fileServer(content)
+        defer { server.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let manager = stack.manager("files/{name}", NoContent.self)
+        let reports = Locked<[TransferProgress]>([])
+        let file = try await manager.download(
+            ["name": "catalogue.bin"], to: FileDownload(to: folder.appending(path: "catalogue.bin"), expectedSHA256: Digest.hex(Digest.hash(content)))
+        ) { progress in reports.withLock { $0.append(progress) } }
+        #expect(try Data(contentsOf: file.url) == Data(content))
+        #expect(file.byteCount == Int64(content.count))
+        #expect(file.sha256 == Digest.hex(Digest.hash(content)))
+        #expect(file.response.statusCode == 200)
+        let last = try #require(reports.withLock { $0.last })
+        #expect(last.bytesReceived == Int64(content.count))
+        #expect(last.totalBytesToReceive == Int64(content.count))
+        #expect(reports.withLock { $0.count } <= 40)   // throttled: not one per buffer
+        #expect(stack.proxy.requestsInFlight.isEmpty)
+    }
+
+    @Test func aRetriedDownloadResumesWithARangeItSigned() async throws {
+        let content = Digest.randomBytes(512 << 10)
+        let (stack, server, resource) = try await Self.fileServer(content, cutFirstAfter: 200_000)
+        defer { server.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let manager = stack.manager("files/{name}", NoContent.self) { var settings = $0; settings.retryPolicy = RetryPolicy(baseDelay: .milliseconds(10)); return settings }
+        let file = try await manager.download(["name": "big.bin"], to: FileDownload(to: folder.appending(path: "big.bin")))
+        #expect(try Data(contentsOf: file.url) == Data(content))
+        #expect(file.resumedAt == 200_000)
+        #expect(resource.receivedRanges == ["-", "bytes=200000-"])
+        // Both attempts were signed, each with its own nonce.
+        let lines = server.requestLines
+        #expect(lines.count == 2 && lines.allSatisfy { $0.contains("sign=") && $0.contains("/v1/files/big.bin?") })
+        #expect(Set(lines).count == 2)
+    }
+
+    @Test func aLaterLoadResumesWhatAFailedOneLeft() async throws {
+        let content = Digest.randomBytes(300_000)
+        let (stack, server, resource) = try await Self.fileServer(content, cutFirstAfter: 100_000)
+        defer { server.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let manager = stack.manager("files/{name}", NoContent.self) { var settings = $0; settings.retryPolicy = RetryPolicy(maxRetries: 0); return settings }
+        let target = FileDownload(to: folder.appending(path: "a.bin"))
+        let error = await #expect(throws: APIError.self) { try await manager.download(["name": "a.bin"], to: target) }
+        #expect(error?.kind == .transport)
+        #expect(FileManager.default.fileExists(atPath: target.partialFile.path))
+        #expect(!FileManager.default.fileExists(atPath: target.destination.path))
+        // Another manager, same endpoint and parameters: the record names the load, not the signed URL.
+        let again = stack.manager("files/{name}", NoContent.self)
+        let file = try await again.download(["name": "a.bin"], to: target)
+        #expect(file.resumedAt == 100_000)
+        #expect(try Data(contentsOf: file.url) == Data(content))
+        #expect(resource.receivedRanges.last == "bytes=100000-")
+        // Other parameters do not resume that file.
+        _ = try await again.download(["name": "b.bin"], to: FileDownload(to: folder.appending(path: "b.bin")))
+        #expect(resource.receivedRanges.last == "-")
+    }
+
+    @Test func aStatusThatBringsNoFileFailsAsALoadAndKeepsNothing() async throws {
+        let stack = try await ShopStack.make()
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = FileDownload(to: folder.appending(path: "missing.bin"))
+        let error = await #expect(throws: APIError.self) {
+            try await stack.manager("goods/{id}", NoContent.self).download(["id": 999_999], to: target)
+        }
+        #expect(error?.kind == .httpStatus || error?.kind == .serviceVeto)
+        #expect(error?.statusCode == 404)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    }
+
+    @Test func theDelegateFaceHearsProgressThenTheOutcomeAndCancellationKeepsThePartialFile() async throws {
+        let content = Digest.randomBytes(2 << 20)
+        let (stack, server, _) = try await Self.fileServer(content)
+        defer { server.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let recorder = TransferRecorder()
+        let manager = stack.manager("files/{name}", NoContent.self)
+        manager.delegate = recorder
+        manager.callbackExecutor = .immediate
+        manager.downloadData(with: ["name": "x"], to: FileDownload(to: folder.appending(path: "x.bin")))
+        #expect(await eventually { recorder.outcomes.withLock { $0 } == ["succeeded 200"] })
+        #expect(recorder.progress.withLock { $0.last?.bytesReceived } == Int64(content.count))
+
+        // Paced, then cancelled mid-way: nobody is told, the partial file stays for a resume.
+        let control = TransferControl(maxBytesPerSecond: 512 << 10)
+        let target = FileDownload(to: folder.appending(path: "y.bin"))
+        let id = manager.downloadData(with: ["name": "y"], to: target, control: control)
+        #expect(await eventually { (recorder.progress.withLock { $0.last?.bytesReceived } ?? 0) < Int64(content.count) && stack.proxy.isInFlight(id) })
+        try await Task.sleep(for: .milliseconds(300))
+        stack.proxy.cancel(id)
+        #expect(await eventually { !stack.proxy.isInFlight(id) })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(recorder.outcomes.withLock { $0 } == ["succeeded 200"])
+        let kept = try FileManager.default.attributesOfItem(atPath: target.partialFile.path)[.size] as? Int ?? 0
+        #expect(kept > 0 && kept < content.count)
+    }
+
+    @Test func aFileUploadIsSignedOverItsDigestAndAcceptedByTheShop() async throws {
+        let stack = try await ShopStack.make()
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appending(path: "order.json").path
+        let body = Data(#"{"goods_id": 3, "quantity": 2}"#.utf8)
+        try body.write(to: URL(fileURLWithPath: path))
+        let manager = stack.manager("orders", Order.self, method: .post) { var settings = $0; settings.headers = ["Content-Type": "application/json"]; return settings }
+        let reports = Locked<[TransferProgress]>([])
+        let order = try await manager.load(sending: .file(path: path)) { progress in reports.withLock { $0.append(progress) } }
+        #expect(order.statusCode == 201)
+        #expect(order.content.goodsId == 3 && order.content.quantity == 2)
+        let size = Int64(body.count)
+        #expect(reports.withLock { $0.contains { $0.bytesSent == size && $0.totalBytesToSend == size } }, "\(reports.withLock { $0 })")
+        _ = try await stack.manager("orders/{id}", NoContent.self, method: .delete).load(["id": .int(order.content.id)])
+    }
+
+    @Test func aFormToASchemeThatHashesTheBodyFailsAsAConfigurationError() async throws {
+        let stack = try await ShopStack.make()
+        var form = MultipartForm()
+        form.append("goods_id", "3")
+        let error = await #expect(throws: APIError.self) {
+            try await stack.manager("orders", Order.self, method: .post).load(sending: .multipart(form))
+        }
+        #expect(error?.kind == .configuration)
+        #expect(error?.message.contains("multipart/form-data body cannot be signed") == true)
+        #expect(stack.transport.sent == 0)
+    }
+}
