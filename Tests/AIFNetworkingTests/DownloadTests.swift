@@ -239,4 +239,23 @@ struct DownloadTests {
         let growth = try #require(figures["peak-growth-kib"])
         #expect(growth < 8 << 10, "peak resident memory grew by \(growth) KiB for a 64 MiB download")
     }
+
+    @Test func aFullDiskFailsTheDownloadAndNeverWritesTheDestination() async throws {
+        // A 1 MiB file system of its own (a tmpfs in a mount namespace the test makes, gone
+        // with the process), and a 4 MiB file.
+        let content = Self.content(4 << 20)
+        let (server, _, request) = try serve(content)
+        defer { server.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let script = "mount -t tmpfs -o size=1m aif-full \"$1\" && exec \"$2\" download \"$3\" \"$1/file.bin\""
+        let run = try await Shell.run("/usr/bin/unshare", ["--mount", "sh", "-c", script, "sh", folder.path, helperPath, request.url.absoluteString])
+        #expect(run.status == 1, "\(run.standardOutput) \(run.standardError)")
+        #expect(run.standardOutput.contains("No space left on device"), "\(run.standardOutput)")
+        #expect(run.standardOutput.contains("destination-exists=false"))
+        // The bytes that fitted are kept for a resume (the server sent an ETag).
+        let kept = run.standardOutput.split(separator: " ").first { $0.hasPrefix("partial-file-bytes=") }.flatMap { Int($0.dropFirst("partial-file-bytes=".count)) }
+        #expect((kept ?? 0) > 0 && (kept ?? 0) <= 1 << 20, "\(run.standardOutput)")
+        #expect(run.standardOutput.contains("partial-bytes=\(kept ?? -1) "), "the error counts what the file holds")
+    }
 }

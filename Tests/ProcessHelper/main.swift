@@ -23,8 +23,17 @@ func download(url: URL, to path: String) async throws {
     defer { transport.shutdown() }
     _ = try await transport.send(HTTPRequest(method: .head, url: url))   // libcurl and the loop warmed up
     let before = peakResidentKiB()
-    let file = try await transport.download(HTTPRequest(url: url), to: FileDownload(to: URL(fileURLWithPath: path)))
-    print("bytes=\(file.byteCount) peak-growth-kib=\(peakResidentKiB() - before)")
+    let target = FileDownload(to: URL(fileURLWithPath: path))
+    do {
+        let file = try await transport.download(HTTPRequest(url: url), to: target)
+        print("bytes=\(file.byteCount) peak-growth-kib=\(peakResidentKiB() - before)")
+    } catch {
+        // What a caller would see and find: the error, and what is left on disk.
+        let partial = (try? FileManager.default.attributesOfItem(atPath: target.partialFile.path)[.size] as? Int) ?? -1
+        print("failed partial-bytes=\(error.partialBytes) partial-file-bytes=\(partial) destination-exists=\(FileManager.default.fileExists(atPath: path))")
+        print("error: \(error)")
+        exit(1)
+    }
 }
 
 /// `upload URL PATH`: posts the file at PATH as the one file of a multipart form, and prints

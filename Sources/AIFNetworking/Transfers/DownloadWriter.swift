@@ -128,8 +128,9 @@ final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
             }
             base += written
             left -= written
+            // Counted as written, so that a failure part-way reports what the file holds.
+            byteCount += Int64(written)
         }
-        byteCount += Int64(bytes.count)
         hash?.update(bytes)
     }
 
