@@ -1,20 +1,22 @@
+@testable import AIFNetworking
 import DemoServer
 import Foundation
 import Testing
 
 /// The `aif` program, built beside the tests, run against the demo shop with the repository's
 /// `Configs/shop.json`: its loads go through the manager layer, with the service's retry policy.
-@Suite("aif call: the service's retry policy, said with --verbose")
+@Suite("aif call and aif download against the demo shop")
 struct AifCommandTests {
     static var aifPath: String {
         URL(fileURLWithPath: helperPath).deletingLastPathComponent().appending(path: "aif").path
     }
 
-    /// `aif call shop ARGUMENTS… --config Configs/` with the shop's URLs and keys in the environment.
-    func aif(_ arguments: [String]) async throws -> Shell.Run {
+    /// `aif COMMAND shop ARGUMENTS… --config Configs/` with the shop's URLs and keys in the
+    /// environment (its online URL replaced by `onlineURL` when given).
+    func aif(_ arguments: [String], command: String = "call", onlineURL: URL? = nil) async throws -> Shell.Run {
         let servers = try await ShopServers.shared()
-        return try await Shell.run(Self.aifPath, ["call", "shop"] + arguments + ["--config", ShopServers.configs.path], environment: [
-            "SHOP_ONLINE_URL": servers.online.baseURL().absoluteString,
+        return try await Shell.run(Self.aifPath, [command, "shop"] + arguments + ["--config", ShopServers.configs.path], environment: [
+            "SHOP_ONLINE_URL": (onlineURL ?? servers.online.baseURL()).absoluteString,
             "SHOP_OFFLINE_URL": servers.offline.baseURL().absoluteString,
             "SHOP_PUBLIC_KEY": ShopRoutes.publicKey,
             "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
@@ -61,5 +63,62 @@ struct AifCommandTests {
         let keyed = try await aif(["flaky/aif-\(UUID().uuidString)", "--method", "POST", "--header", "Idempotency-Key: k-\(UUID().uuidString)"])
         #expect(keyed.status == 0, "\(keyed.standardError)")
         #expect(try JSONDecoder().decode(FlakyReport.self, from: Data(keyed.standardOutput.utf8)).attempts == 3)
+    }
+
+    @Test func dataFromAFileIsSentSignedOverItsDigest() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "aif-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appending(path: "order.json").path
+        try Data(#"{"goods_id": 5, "quantity": 4}"#.utf8).write(to: URL(fileURLWithPath: path))
+        let run = try await aif(["orders", "--method", "POST", "--data", "@" + path, "--header", "Content-Type: application/json"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let order = try JSONDecoder().decode([String: ParameterLike].self, from: Data(run.standardOutput.utf8))
+        #expect(order["goods_id"] == .int(5) && order["quantity"] == .int(4))
+    }
+
+    @Test func aFormTheSchemeCannotSignFailsSayingWhy() async throws {
+        let run = try await aif(["orders", "--method", "POST", "--form", "goods_id=5", "--form", "photo=@/etc/hostname"])
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("multipart/form-data body cannot be signed over its bytes"), "\(run.standardError)")
+    }
+
+    @Test func aBodyOnAGetIsRefusedNotIgnored() async throws {
+        let run = try await aif(["goods", "--data", "x"])
+        #expect(run.status != 0)
+        #expect(run.standardError.contains("--data sends a body, which a GET request does not have"), "\(run.standardError)")
+        let both = try await aif(["orders", "--method", "POST", "--data", "x", "--form", "a=b"])
+        #expect(both.standardError.contains("--data and --form cannot be combined"), "\(both.standardError)")
+    }
+
+    @Test func aDownloadResumesWithinARunAndLandsWhole() async throws {
+        // The shop's online environment is a raw file server that cuts its first answer short;
+        // the service's retry asks for the rest.
+        let content = Digest.randomBytes(300_000)
+        let resource = RangedResource(.init(content: content, cutNextAfter: 120_000))
+        let server = try RawServer(.resource(resource))
+        defer { server.stop() }
+        let folder = FileManager.default.temporaryDirectory.appending(path: "aif-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appending(path: "export.bin").path
+        let run = try await aif(
+            ["files/{name}", "--param", "name=export.bin", "-o", output, "--sha256", Digest.hex(Digest.hash(content))], command: "download",
+            onlineURL: URL(string: "http://127.0.0.1:\(server.port)")!)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains("\(output) 300000 bytes (120000 from an earlier attempt) sha256 \(Digest.hex(Digest.hash(content)))"), "\(run.standardOutput)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == Data(content))
+        #expect(resource.receivedRanges == ["-", "bytes=120000-"])
+    }
+}
+
+/// A JSON scalar, enough to read an order back.
+private enum ParameterLike: Decodable, Equatable {
+    case int(Int)
+    case text(String)
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Int.self) { self = .int(number) } else { self = .text(try container.decode(String.self)) }
     }
 }

@@ -1,0 +1,80 @@
+import AIFNetworking
+import ArgumentParser
+import Foundation
+
+/// `aif download SERVICE METHOD-NAME --output PATH …`: downloads a response body to a file.
+struct Download: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Download a response body to a file through a configured service, resuming what an earlier run left.",
+        discussion: """
+            A signed GET as a manager load: a failed attempt is retried as the service's retry \
+            policy says, asking only for the rest of the file; so is a later run to the same \
+            output (the partial file and its record stay beside it). The file appears at \
+            --output only when complete (and matching --sha256). Progress goes to standard \
+            error on a terminal; the path and size to standard output at the end.
+            """
+    )
+
+    @OptionGroup var options: ServiceOptions
+
+    @Option(name: [.customShort("o"), .customLong("output")], help: "Where the file goes; its folder must exist.")
+    var output: String
+
+    @Option(help: "The file's SHA-256 in hexadecimal, checked before the file is moved into place.")
+    var sha256: String?
+
+    @Option(name: .customLong("limit-rate"), help: "The most bytes a second (suffixes K, M: 512K, 2M).")
+    var limitRate: String?
+
+    @Flag(help: "Remove the partial file when the download fails (kept for resuming by default).")
+    var discardPartial = false
+
+    func validate() throws {
+        if let limitRate, Self.bytes(limitRate) == nil {
+            throw ValidationError("--limit-rate \(limitRate) is not a number of bytes (512K, 2M, 1000)")
+        }
+    }
+
+    /// `512K`, `2M`, `1000` as bytes.
+    static func bytes(_ text: String) -> Int? {
+        let multiplier = switch text.last?.uppercased() {
+        case "K": 1 << 10
+        case "M": 1 << 20
+        case "G": 1 << 30
+        default: 1
+        }
+        let digits = multiplier == 1 ? Substring(text) : text.dropLast()
+        guard let value = Int(digits), value > 0 else { return nil }
+        return value * multiplier
+    }
+
+    func run() async throws {
+        let (registry, resolved) = try options.resolve()
+        let endpoint = Endpoint<NoContent>(service: resolved.service.name, methodName: options.methodName, headers: try options.headerFields())
+        let (manager, transport) = options.manager(endpoint, registry: registry, resolved: resolved)
+        defer { transport.shutdown() }
+        let target = FileDownload(to: URL(fileURLWithPath: output), expectedSHA256: sha256, keepsPartialFile: !discardPartial)
+        let control = limitRate.flatMap(Self.bytes).map { TransferControl(maxBytesPerSecond: $0) }
+        let onTerminal = isatty(STDERR_FILENO) == 1
+        let parameters = try options.parameters()
+        do {
+            let file = try await manager.download(parameters, to: target, control: control) { progress in
+                guard onTerminal else { return }
+                let total = progress.totalBytesToReceive.map { " of \($0)" } ?? ""
+                let rate = progress.bytesPerSecond.map { String(format: ", %.1f MiB/s", $0 / 1_048_576) } ?? ""
+                FileHandle.standardError.write(Data("\r\(progress.bytesReceived)\(total) bytes\(rate)   ".utf8))
+            }
+            if onTerminal { printError("") }
+            options.describe(statusCode: file.response.statusCode, headers: file.response.headers, metrics: file.response.metrics, attempts: 1)
+            print("\(file.url.path) \(file.byteCount) bytes" + (file.resumedAt > 0 ? " (\(file.resumedAt) from an earlier attempt)" : "")
+                + (file.sha256.map { " sha256 \($0)" } ?? ""))
+        } catch {
+            if onTerminal { printError("") }
+            if let response = error.response { options.describe(statusCode: response.statusCode, headers: response.headers, metrics: response.metrics, attempts: error.attempts) }
+            printError("aif: \(error)")
+            let kept = (try? FileManager.default.attributesOfItem(atPath: target.partialFile.path)[.size] as? Int) ?? 0
+            if kept > 0 { printError("aif: \(kept) bytes kept in \(target.partialFile.path); run the same command again to resume") }
+            throw ExitCode.failure
+        }
+    }
+}

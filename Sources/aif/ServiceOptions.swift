@@ -1,0 +1,115 @@
+import AIFNetworking
+import ArgumentParser
+import Foundation
+import Logging
+
+/// What every command that calls a service takes: the service and method, where its config is,
+/// the environment, parameters, headers, and `--verbose`.
+struct ServiceOptions: ParsableArguments {
+    @Argument(help: "The service name, as registered by its config file.")
+    var service: String
+
+    @Argument(help: "The method name (path under the API version), with {placeholders} filled from --param.")
+    var methodName: String
+
+    @Option(name: .customLong("config"), help: "A service config file or a folder of them (repeatable; default: Configs/).")
+    var configs: [String] = []
+
+    @Option(name: .customLong("env"), help: "The environment to use (default: AIF_ENVIRONMENT, then the service's default).")
+    var environment: String?
+
+    @Option(name: .customLong("param"), help: "A parameter as key=value (repeatable).")
+    var parameters: [String] = []
+
+    @Option(name: .customLong("header"), help: "A header as 'Name: value' (repeatable).")
+    var headers: [String] = []
+
+    @Flag(help: "Show the service's retry policy, each attempt (request, response, retry and why), headers and timings on standard error.")
+    var verbose = false
+
+    /// The registry of the configured services, and the service resolved in it.
+    func resolve() throws -> (ServiceRegistry, ResolvedService) {
+        let registry = ServiceRegistry()
+        for path in configs.isEmpty ? ["Configs"] : configs {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw ValidationError("no config file or folder at \(path)")
+            }
+            let url = URL(fileURLWithPath: path)
+            if isDirectory.boolValue {
+                try registry.registerServices(inDirectory: url)
+            } else {
+                registry.register(try ConfiguredService.load(from: url))
+            }
+        }
+        let serviceName = ServiceName(rawValue: service)
+        if let environment {
+            registry.setEnvironment(EnvironmentName(rawValue: environment), for: serviceName)
+        }
+        return (registry, try registry.resolve(serviceName))
+    }
+
+    /// The `--param` pairs over `base`.
+    func parameters(over base: Parameters = [:]) throws -> Parameters {
+        var parameters = base
+        for pair in self.parameters {
+            guard let equals = pair.firstIndex(of: "=") else { throw ValidationError("--param \(pair) is not key=value") }
+            parameters[String(pair[..<equals])] = .string(String(pair[pair.index(after: equals)...]))
+        }
+        return parameters
+    }
+
+    /// The `--header` fields.
+    func headerFields() throws -> HTTPHeaders {
+        var fields = HTTPHeaders()
+        for header in headers {
+            guard let colon = header.firstIndex(of: ":") else { throw ValidationError("--header \(header) is not 'Name: value'") }
+            fields.add(name: String(header[..<colon]).trimmingCharacters(in: .whitespaces),
+                       value: String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+        return fields
+    }
+
+    /// A manager for the endpoint with a transport and proxy of its own — loads go through the
+    /// manager layer as an app's would: the service's retry policy, authenticator and clock
+    /// correction apply, and `--verbose` shows the proxy's log. Shut the transport down after.
+    func manager<Content>(_ endpoint: Endpoint<Content>, registry: ServiceRegistry, resolved: ResolvedService) -> (APIManager<Content>, CurlTransport) {
+        if verbose {
+            printError("* \(resolved.service.name) / \(resolved.environmentName): \(resolved.service.retryPolicy)"
+                + (resolved.authenticator != nil ? "; credentials from its authenticator" : ""))
+        }
+        let transport = CurlTransport()
+        let logger = Logger(label: "aif") { _ in VerboseLogHandler(logLevel: verbose ? .debug : .critical) }
+        let proxy = APIProxy(transport: transport, logger: logger)
+        return (APIManager(endpoint, proxy: proxy, registry: registry, cache: ResponseCache()), transport)
+    }
+
+    /// Prints a response's status, headers and timings on standard error, for `--verbose`.
+    func describe(statusCode: Int, headers: HTTPHeaders, metrics: TransferMetrics, attempts: Int) {
+        guard verbose else { return }
+        printError("< \(statusCode)")
+        for field in headers.redactingSecrets() { printError("< \(field.name): \(field.value)") }
+        printError("* connect \(metrics.connect), TLS \(metrics.tlsHandshake), first byte \(metrics.timeToFirstByte), total \(metrics.total); "
+            + "\(metrics.bytesReceived) bytes received; \(attempts) \(attempts == 1 ? "attempt" : "attempts")")
+    }
+}
+
+/// Writes a line to standard error.
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// Prints the library's log lines on standard error as `* line`, for `--verbose`.
+struct VerboseLogHandler: LogHandler {
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        printError("* \(event.message)")
+    }
+}
