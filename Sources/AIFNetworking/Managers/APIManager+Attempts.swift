@@ -65,19 +65,13 @@ extension APIManager {
                 return fail(plan.error(.transport, id: load.id, error.description, error, attempts: attempt.number - 1), completion)
             }
         }
-        var request: HTTPRequest
+        let request: HTTPRequest
         switch makeRequest(
             plan, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset), remaining: attempt.deadline.map { $0 - ContinuousClock.now },
-            extraHeaders: writer?.resumeHeaders ?? [])
+            writer: writer)
         {
         case .success(let made): request = made
         case .failure(let error): return fail(plan.error(.configuration, id: load.id, error.description, error, attempts: attempt.number - 1), completion)
-        }
-        var progress: (@Sendable (TransferProgress) -> Void)?
-        if let transfer = plan.transfer {
-            request.bodyReceiver = writer
-            request.control = transfer.control
-            progress = transfer.progressReporter(for: writer)
         }
         if attempt.number == 1 {
             attempt.deadline = request.timeouts?.total.map { ContinuousClock.now + $0 }
@@ -88,19 +82,19 @@ extension APIManager {
             manager.interceptor?.afterCallingAPI(manager, with: plan.parameters)
         }
         let sent = attempt
-        let sentRequest = request
         let attemptWriter = writer
         load.proxy.send(
-            request, for: plan.resolved, id: load.id, coalescingKey: plan.coalescingKey, cancellation: load.cancellation, runner: load.runner, progress: progress
+            request, for: plan.resolved, id: load.id, coalescingKey: plan.coalescingKey, cancellation: load.cancellation, runner: load.runner,
+            progress: plan.transfer?.progressReporter(for: writer)
         ) { result in
             plan.transfer?.progress?.flush()
             if let writer = attemptWriter, case .success(let response) = result {
-                return afterDownloadAnswer(response, writer, of: sentRequest, sent, load, manager: reference, completion: completion)
+                return afterDownloadAnswer(response, writer, of: request, sent, load, manager: reference, completion: completion)
             }
             if case .success(let response) = result, response.isSuccess, plan.errorPolicies == nil, plan.authenticator?.expiredApplicationCodes.isEmpty ?? true {
-                return completion(conclude(.success(Exchange(request: sentRequest, response: response)), plan: plan, id: load.id, attempts: sent.number, manager: reference))
+                return completion(conclude(.success(Exchange(request: request, response: response)), plan: plan, id: load.id, attempts: sent.number, manager: reference))
             }
-            afterFailure(result, of: sentRequest, sent, load, manager: reference, completion: completion)
+            afterFailure(result, of: request, sent, load, manager: reference, completion: completion)
         }
     }
 
@@ -278,10 +272,13 @@ extension APIManager {
     /// as its authenticator places it; `remaining`, when given, becomes its total timeout
     /// (what is left of the load's, for a later attempt).
     private static func makeRequest(
-        _ plan: LoadPlan, credential: Credential?, signingContext: SigningContext, remaining: Duration?, extraHeaders: [(String, String)] = []
+        _ plan: LoadPlan, credential: Credential?, signingContext: SigningContext, remaining: Duration?, writer: DownloadWriter? = nil
     ) -> Result<HTTPRequest, ServiceError> {
         var headers = plan.headers
-        for (name, value) in extraHeaders { headers.set(name: name, value: value) }
+        if let writer {
+            // Before signing: a scheme that covers headers covers the range asked for.
+            for (name, value) in writer.resumeHeaders { headers.set(name: name, value: value) }
+        }
         var parameters = plan.parameters
         if let credential, let authenticator = plan.authenticator {
             switch authenticator.placement {
@@ -295,6 +292,10 @@ extension APIManager {
                 headers: headers, bodyEncoding: plan.bodyEncoding, rawBody: plan.transfer?.body, signingContext: signingContext
             )
             if let timeouts = plan.timeouts { made.timeouts = timeouts }
+            if let transfer = plan.transfer {
+                made.bodyReceiver = writer
+                made.control = transfer.control
+            }
             if let remaining {
                 var timeouts = made.timeouts ?? Timeouts()
                 timeouts.total = max(remaining, .milliseconds(1))

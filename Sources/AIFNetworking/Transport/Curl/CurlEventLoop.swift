@@ -330,7 +330,7 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         transfer.handle = handle
         do {
-            try transfer.configure(handle, with: options, sharedHeaders: sharedHeaders) { [weak self] in self?.steer(transfer) }
+            try transfer.configure(handle, with: options, sharedHeaders: sharedHeaders, loop: self)
         } catch {
             failToStart(transfer, error)
             return

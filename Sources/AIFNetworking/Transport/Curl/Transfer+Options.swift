@@ -142,7 +142,7 @@ extension Transfer {
     /// - Throws: ``TransportError`` when the request cannot be sent as given (a bad header, an
     ///   unreadable body file, a URL that is not `http`/`https`).
     func configure(
-        _ handle: EasyHandle, with options: PreparedOptions, sharedHeaders: SharedHeaderLists, wake: @escaping @Sendable () -> Void
+        _ handle: EasyHandle, with options: PreparedOptions, sharedHeaders: SharedHeaderLists, loop: CurlEventLoop
     ) throws(TransportError) {
         guard let scheme = self.scheme else {
             throw TransportError(.invalidURL, url: urlString, detail: "only http and https URLs are supported, not \(schemeText):")
@@ -166,7 +166,7 @@ extension Transfer {
             handle.set(CURLOPT_NOPROGRESS, progress == nil)
             applied.progress = progress != nil
         }
-        let body = try applyMethodAndBody(to: handle, wake: wake, &applied)
+        let body = try applyMethodAndBody(to: handle, loop: loop, &applied)
         try applyHeaders(to: handle, body: body, options, sharedHeaders: sharedHeaders, &applied)
         // What depends on the scheme: the proxy, and waiting to multiplex (HTTP/2).
         if applied.scheme != scheme {
@@ -209,9 +209,9 @@ extension Transfer {
 
     /// The method, and the body source with its size; returns what kind of body is sent.
     private func applyMethodAndBody(
-        to handle: EasyHandle, wake: @escaping @Sendable () -> Void, _ applied: inout EasyHandle.AppliedOptions
+        to handle: EasyHandle, loop: CurlEventLoop, _ applied: inout EasyHandle.AppliedOptions
     ) throws(TransportError) -> BodyKind {
-        let body = try openBody(handle, wake: wake)
+        let body = try openBody(handle, loop: loop)
         let method = request.method
         let kind: BodyKind
         switch body {

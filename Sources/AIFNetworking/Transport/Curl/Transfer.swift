@@ -65,10 +65,9 @@ final class Transfer: @unchecked Sendable {
     /// The bytes of a streamed body handed to libcurl: its progress counts chunked framing too.
     @exclusivity(unchecked) var streamedBodyBytes: Int64 = 0
 
-    /// Whether the request's body is produced as it is sent (it needs steering to wait for it).
-    var streamsBody: Bool {
-        if case .stream = request.body { true } else { false }
-    }
+    /// Whether the request's body is produced as it is sent (it needs steering to wait for it);
+    /// set when the body is opened.
+    @exclusivity(unchecked) var streamsBody = false
 
     /// The pausing and pacing of a request with a ``TransferControl``, while it runs.
     @exclusivity(unchecked) var steering: TransferSteering?
@@ -164,8 +163,8 @@ final class Transfer: @unchecked Sendable {
         case form(OpaquePointer)
     }
 
-    /// Prepares the body source; `wake` lets the loop know that a streamed body has bytes again.
-    func openBody(_ handle: EasyHandle, wake: @escaping @Sendable () -> Void) throws(TransportError) -> BodySetup {
+    /// Prepares the body source; a streamed body's producer wakes `loop` when it has bytes again.
+    func openBody(_ handle: EasyHandle, loop: CurlEventLoop) throws(TransportError) -> BodySetup {
         switch request.body {
         case .empty:
             return .none
@@ -181,12 +180,13 @@ final class Transfer: @unchecked Sendable {
             upload = .form(mime)
             return .form(mime)
         case .stream(let stream):
-            guard stream.pipe.start(wake: wake) else {
+            guard stream.pipe.start(wake: { [weak loop, self] in loop?.steer(self) }) else {
                 throw TransportError(
                     .bodySourceFailed, url: urlString,
                     detail: "the streamed request body was sent already: a stream is sent once, so it cannot follow a 307/308 redirect or be retried")
             }
             upload = .stream(stream.pipe)
+            streamsBody = true
             return .stream(size: stream.length ?? -1)
         }
     }
