@@ -54,9 +54,53 @@ extension APIManager {
         _ attempt: Attempt, credential: Credential?, _ load: LoadContext, manager reference: WeakReference<APIManager<Content>>, completion: @escaping LoadCompletion
     ) {
         let plan = load.plan
+        if plan.transfer != nil { return sendTransfer(attempt, credential: credential, load, manager: reference, completion: completion) }
         var attempt = attempt
         attempt.signingOffset = plan.resolved.clockSkew.offset
-        // A download's attempt writes to the partial file, asking for what it lacks.
+        let request: HTTPRequest
+        switch makeRequest(
+            plan, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset), remaining: attempt.deadline.map { $0 - ContinuousClock.now })
+        {
+        case .success(let made): request = made
+        case .failure(let error): return fail(plan.error(.configuration, id: load.id, error.description, error, attempts: attempt.number - 1), completion)
+        }
+        if let failure = beginFirstAttempt(&attempt, request, plan, load, manager: reference) { return fail(failure, completion) }
+        let sent = attempt
+        load.proxy.send(request, for: plan.resolved, id: load.id, coalescingKey: plan.coalescingKey, cancellation: load.cancellation, runner: load.runner) { result in
+            if case .success(let response) = result, response.isSuccess, plan.errorPolicies == nil, plan.authenticator?.expiredApplicationCodes.isEmpty ?? true {
+                return completion(conclude(.success(Exchange(request: request, response: response)), plan: plan, id: load.id, attempts: sent.number, manager: reference))
+            }
+            afterFailure(result, of: request, sent, load, manager: reference, completion: completion)
+        }
+    }
+
+    /// On the first attempt: notes the load's deadline and calls the `afterCallingAPI` hooks.
+    /// Returns the error that ends the load when the manager is gone.
+    @inline(__always)
+    private static func beginFirstAttempt(
+        _ attempt: inout Attempt, _ request: HTTPRequest, _ plan: LoadPlan, _ load: LoadContext, manager reference: WeakReference<APIManager<Content>>
+    ) -> APIError? {
+        guard attempt.number == 1 else { return nil }
+        attempt.deadline = request.timeouts?.total.map { ContinuousClock.now + $0 }
+        guard let manager = reference.object else {
+            return plan.error(.cancelled, id: load.id, "the manager was deallocated", attempts: 0)
+        }
+        manager.afterCallingAPI(with: plan.parameters)
+        manager.interceptor?.afterCallingAPI(manager, with: plan.parameters)
+        return nil
+    }
+
+    /// ``send(_:credential:_:manager:completion:)`` for a load that moves more than its
+    /// parameters: a download's attempt writes to the partial file, asking for what it lacks
+    /// (with the range in place before signing); progress is reported; a download's answer is
+    /// judged before the usual handling. Out of line: most loads are not transfers.
+    @inline(never)
+    private static func sendTransfer(
+        _ attempt: Attempt, credential: Credential?, _ load: LoadContext, manager reference: WeakReference<APIManager<Content>>, completion: @escaping LoadCompletion
+    ) {
+        let plan = load.plan
+        var attempt = attempt
+        attempt.signingOffset = plan.resolved.clockSkew.offset
         var writer: DownloadWriter?
         if let download = plan.transfer?.download {
             do throws(DownloadError) {
@@ -73,18 +117,11 @@ extension APIManager {
         case .success(let made): request = made
         case .failure(let error): return fail(plan.error(.configuration, id: load.id, error.description, error, attempts: attempt.number - 1), completion)
         }
-        if attempt.number == 1 {
-            attempt.deadline = request.timeouts?.total.map { ContinuousClock.now + $0 }
-            guard let manager = reference.object else {
-                return fail(plan.error(.cancelled, id: load.id, "the manager was deallocated", attempts: 0), completion)
-            }
-            manager.afterCallingAPI(with: plan.parameters)
-            manager.interceptor?.afterCallingAPI(manager, with: plan.parameters)
-        }
+        if let failure = beginFirstAttempt(&attempt, request, plan, load, manager: reference) { return fail(failure, completion) }
         let sent = attempt
         let attemptWriter = writer
         load.proxy.send(
-            request, for: plan.resolved, id: load.id, coalescingKey: plan.coalescingKey, cancellation: load.cancellation, runner: load.runner,
+            request, for: plan.resolved, id: load.id, coalescingKey: nil, cancellation: load.cancellation, runner: load.runner,
             progress: plan.transfer?.progressReporter(for: writer)
         ) { result in
             plan.transfer?.progress?.flush()
@@ -271,6 +308,7 @@ extension APIManager {
     /// Makes and signs the plan's request with `signingContext` (a fresh time and nonce), carrying `credential`
     /// as its authenticator places it; `remaining`, when given, becomes its total timeout
     /// (what is left of the load's, for a later attempt).
+    @inline(__always)
     private static func makeRequest(
         _ plan: LoadPlan, credential: Credential?, signingContext: SigningContext, remaining: Duration?, writer: DownloadWriter? = nil
     ) -> Result<HTTPRequest, ServiceError> {

@@ -53,10 +53,19 @@ public struct HTTPRequest: Sendable {
     public var maxResponseBodySize: Int?
     /// Where the response body goes as it arrives (a file, a stream), or `nil` to keep it in
     /// memory, in ``HTTPResponse/body``.
-    public var bodyReceiver: (any ResponseBodyReceiver)?
+    public var bodyReceiver: (any ResponseBodyReceiver)? {
+        get { attachments?.bodyReceiver }
+        set { attachments = RequestAttachments.make(bodyReceiver: newValue, control: control) }
+    }
     /// Suspends, resumes and paces the transfer while it runs, from any thread; `nil` for
     /// none. See ``TransferControl``.
-    public var control: TransferControl?
+    public var control: TransferControl? {
+        get { attachments?.control }
+        set { attachments = RequestAttachments.make(bodyReceiver: bodyReceiver, control: newValue) }
+    }
+    /// The body receiver and the control together, `nil` for most requests: one reference to
+    /// copy with the request instead of two.
+    private var attachments: RequestAttachments?
 
     /// Creates a request.
     ///
@@ -86,7 +95,7 @@ public struct HTTPRequest: Sendable {
         self.timeouts = timeouts
         self.redirects = redirects
         self.maxResponseBodySize = maxResponseBodySize
-        self.bodyReceiver = bodyReceiver
+        attachments = RequestAttachments.make(bodyReceiver: bodyReceiver, control: nil)
     }
 }
 
@@ -155,5 +164,22 @@ extension Duration {
         let (seconds, attoseconds) = components
         let milliseconds = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
         return Int(max(milliseconds, 1))
+    }
+}
+
+/// What a few requests carry besides their message: where the response body goes, and the
+/// transfer's control. Immutable, so that requests keep value semantics.
+private final class RequestAttachments: Sendable {
+    let bodyReceiver: (any ResponseBodyReceiver)?
+    let control: TransferControl?
+
+    private init(bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?) {
+        self.bodyReceiver = bodyReceiver
+        self.control = control
+    }
+
+    /// The attachments, or `nil` when there are none.
+    static func make(bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?) -> RequestAttachments? {
+        bodyReceiver == nil && control == nil ? nil : RequestAttachments(bodyReceiver: bodyReceiver, control: control)
     }
 }
