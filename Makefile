@@ -4,9 +4,10 @@
 SWIFT ?= swift
 # The library and its samples: libcurl (OpenSSL flavour) and libcrypto headers.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config
-# The tests also generate certificates with openssl and gzip fixtures with gzip, and pin a
-# process to one CPU with taskset (util-linux).
-TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux
+# The tests also generate certificates with openssl and gzip fixtures with gzip, pin a process
+# to one CPU and make mount namespaces with util-linux, and read multipart bodies back with
+# Python's own parser.
+TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3
 # The benchmark adds nginx as the common server (and pins cores with taskset, as the tests do).
 BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light
 

@@ -15,6 +15,7 @@ public enum ShopEnvironment: String, Sendable, CaseIterable {
 /// Failures a test can ask the shop to produce.
 public final class ShopFaults: Sendable {
     private let pages = NIOLockedValueBox(Set<Int>())
+    private let exportCut = NIOLockedValueBox<Int?>(nil)
 
     /// Creates a set of faults (none).
     public init() {}
@@ -27,6 +28,19 @@ public final class ShopFaults: Sendable {
     func takeFailure(page: Int) -> Bool {
         pages.withLockedValue { $0.remove(page) != nil }
     }
+
+    /// The next answer of `exports/catalogue.csv` announces all its bytes, sends `bytes` of
+    /// them, and closes the connection.
+    public func cutNextExport(after bytes: Int) {
+        exportCut.withLockedValue { $0 = bytes }
+    }
+
+    func takeExportCut() -> Int? {
+        exportCut.withLockedValue { cut in
+            defer { cut = nil }
+            return cut
+        }
+    }
 }
 
 /// The demo shop API, every route under `/v1` and signed with AIF-HMAC:
@@ -38,6 +52,7 @@ public final class ShopFaults: Sendable {
 /// | `POST orders` `{"goods_id", "quantity"}` | 201 and the ``Order``; 400 for a bad body |
 /// | `GET`/`PUT`/`DELETE orders/{id}` | the ``Order`` / the changed ``Order`` / 204 |
 /// | `GET slow?ms=` | `{"slept_ms": …}` after that long (at most 30 s) |
+/// | `GET exports/catalogue.csv` | the catalogue as CSV, a hundred times over (about 5 MiB), with an `ETag`; honours `Range: bytes=N-` and `If-Range` (206) |
 /// | `GET coupons/{code}` | 200 always: `{"code": 0, …}` for `WELCOME10`, else `{"code": 4001, "message": "coupon expired"}` |
 /// | `POST auth/token`, `GET account`, `GET account-in-body` | access tokens: see ``ShopTokens`` |
 /// | `GET`/`POST flaky/{key}?failures=&status=&retry_after=&retry_after_date=` | the first `failures` (default 2) requests for `key` fail with `status` (default 503), with a `Retry-After` of `retry_after` seconds or an HTTP date `retry_after_date` seconds ahead if asked; then 200 and a ``FlakyReport`` |
@@ -130,6 +145,13 @@ public enum ShopRoutes {
             }
             return Response(status: .noContent)
         }
+        group.get("exports/:name") { request, context -> Response in
+            guard context.parameters.get("name") == "catalogue.csv" else {
+                return try json(ShopError(code: 4042, message: "no such export"), status: .notFound)
+            }
+            let export = environment == .online ? onlineExport : offlineExport
+            return exportResponse(export, request: request, cutAfter: faults.takeExportCut())
+        }
         group.get("slow") { request, _ -> Response in
             let milliseconds = min(30_000, max(0, request.uri.queryParameters.get("ms", as: Int.self) ?? 1000))
             try await Task.sleep(for: .milliseconds(milliseconds))
@@ -218,6 +240,46 @@ public enum ShopRoutes {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         return formatter.string(from: date)
+    }
+
+    /// The catalogue as CSV, a hundred times over: a file big enough to show a download's
+    /// progress.
+    static func catalogueExport(_ goods: [Goods]) -> [UInt8] {
+        var text = "round,id,title,price_cents\n"
+        for round in 1...100 {
+            for item in goods { text += "\(round),\(item.id),\"\(item.title)\",\(item.priceCents)\n" }
+        }
+        return Array(text.utf8)
+    }
+
+    // Made on first use: most shops never serve an export.
+    private static let onlineExport = ByteBuffer(bytes: catalogueExport(catalogue(.online)))
+    private static let offlineExport = ByteBuffer(bytes: catalogueExport(catalogue(.offline)))
+
+    /// The export's version, for `ETag` and `If-Range`.
+    static let exportTag = "\"catalogue-v1\""
+
+    /// The whole export (200), or the rest of it from a `Range: bytes=N-` whose `If-Range`
+    /// names this version (206); cut short after `cutAfter` bytes when asked.
+    static func exportResponse(_ export: ByteBuffer, request: Request, cutAfter: Int?) -> Response {
+        var first = 0
+        if let range = request.headers[.range], range.hasPrefix("bytes="), range.hasSuffix("-"),
+            let start = Int(range.dropFirst("bytes=".count).dropLast()), request.headers[.ifRange].map({ $0 == exportTag }) ?? true
+        {
+            guard start < export.readableBytes else {
+                return Response(status: .rangeNotSatisfiable, headers: [.contentRange: "bytes */\(export.readableBytes)"])
+            }
+            first = start
+        }
+        let body = export.getSlice(at: first, length: export.readableBytes - first)!
+        var headers: HTTPFields = [.contentType: "text/csv", .eTag: exportTag, .acceptRanges: "bytes", .contentLength: "\(body.readableBytes)"]
+        if first > 0 { headers[.contentRange] = "bytes \(first)-\(export.readableBytes - 1)/\(export.readableBytes)" }
+        let status: HTTPResponse.Status = first > 0 ? .partialContent : .ok
+        guard let cutAfter else { return Response(status: status, headers: headers, body: .init(byteBuffer: body)) }
+        return Response(status: status, headers: headers, body: ResponseBody { writer in
+            try await writer.write(body.getSlice(at: body.readerIndex, length: min(cutAfter, body.readableBytes))!)
+            throw CancellationError()   // the connection closes with the body short
+        })
     }
 
     static func json<Value: Encodable>(_ value: Value, status: HTTPResponse.Status = .ok) throws -> Response {

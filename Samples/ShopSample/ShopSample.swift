@@ -9,7 +9,8 @@ import Synchronization
 struct ShopSample {
     static func main() async throws {
         let tokens = ShopTokens()
-        let online = try await DemoShopServer.start(environment: .online, tokens: tokens)
+        let faults = ShopFaults()
+        let online = try await DemoShopServer.start(environment: .online, faults: faults, tokens: tokens)
         let offline = try await DemoShopServer.start(environment: .offline)
 
         let variables = [
@@ -31,6 +32,7 @@ struct ShopSample {
         try await retryAFlakyEndpoint()
         try await refreshATokenOnceForABurst(tokens)
         try await switchToOffline()
+        try await downloadAnExportCutMidway(faults)
         let restarted = try await loseTheNetworkAndComeBack(online, tokens: tokens)
 
         await restarted.stop()
@@ -169,6 +171,36 @@ struct ShopSample {
         let detail = try await GoodsDetailManager().load(["id": 2])
         print("   offline goods 2: \(detail.content.title), \(detail.content.priceCents) cents\n")
         ServiceRegistry.shared.setEnvironment(nil, for: .shop)
+    }
+
+    /// A download as a manager load: the shop cuts its first answer after 1 MiB; the service's
+    /// retry asks, signed, for the rest only (`Range` and `If-Range` from the first answer's
+    /// `ETag`), and the file lands whole. Paced at 4 MiB/s so that the progress shows.
+    static func downloadAnExportCutMidway(_ faults: ShopFaults) async throws {
+        print("== Downloading a file, cut mid-way and resumed ==")
+        let folder = FileManager.default.temporaryDirectory.appending(path: "aif-shop-sample-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        faults.cutNextExport(after: 1 << 20)
+        let exports = APIManager(Endpoint<NoContent>(service: .shop, methodName: "exports/{name}"))
+        let nextQuarter = Mutex(1)
+        let file = try await exports.download(
+            ["name": "catalogue.csv"], to: FileDownload(to: folder.appending(path: "catalogue.csv")), control: TransferControl(maxBytesPerSecond: 4 << 20)
+        ) { progress in
+            // A line at each quarter of the file.
+            guard let fraction = progress.fractionCompleted else { return }
+            let quarter = nextQuarter.withLock { next -> Int? in
+                guard fraction >= Double(next) / 4 else { return nil }
+                defer { next = Int(fraction * 4) + 1 }
+                return Int(fraction * 4)
+            }
+            guard let quarter else { return }
+            let rate = progress.bytesPerSecond.map { String(format: ", %.1f MiB/s", $0 / 1_048_576) } ?? ""
+            print("   \(quarter * 25)%: \(progress.bytesReceived) of \(progress.totalBytesToReceive ?? 0) bytes\(rate)")
+        }
+        let lines = try String(contentsOf: file.url, encoding: .utf8).split(separator: "\n").count
+        print("   \(file.url.lastPathComponent): \(file.byteCount) bytes, \(lines) lines; \(file.resumedAt) of them kept from the cut answer, "
+            + "the rest asked for with Range: bytes=\(file.resumedAt)-\n")
     }
 
     /// The proxy's connectivity, learned from real requests: the online shop stops (every

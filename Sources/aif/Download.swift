@@ -1,6 +1,7 @@
 import AIFNetworking
 import ArgumentParser
 import Foundation
+import Synchronization
 
 /// `aif download SERVICE METHOD-NAME --output PATH …`: downloads a response body to a file.
 struct Download: AsyncParsableCommand {
@@ -11,7 +12,8 @@ struct Download: AsyncParsableCommand {
             policy says, asking only for the rest of the file; so is a later run to the same \
             output (the partial file and its record stay beside it). The file appears at \
             --output only when complete (and matching --sha256). Progress goes to standard \
-            error on a terminal; the path and size to standard output at the end.
+            error (one line redrawn on a terminal, a plain line a second otherwise); the path \
+            and size to standard output at the end.
             """
     )
 
@@ -57,12 +59,25 @@ struct Download: AsyncParsableCommand {
         let control = limitRate.flatMap(Self.bytes).map { TransferControl(maxBytesPerSecond: $0) }
         let onTerminal = isatty(STDERR_FILENO) == 1
         let parameters = try options.parameters()
+        // On a terminal, one line redrawn as bytes come; otherwise a plain line a second.
+        let lastLine = Mutex<ContinuousClock.Instant?>(nil)
         do {
             let file = try await manager.download(parameters, to: target, control: control) { progress in
-                guard onTerminal else { return }
                 let total = progress.totalBytesToReceive.map { " of \($0)" } ?? ""
+                let percent = progress.fractionCompleted.map { String(format: " (%.0f%%)", $0 * 100) } ?? ""
                 let rate = progress.bytesPerSecond.map { String(format: ", %.1f MiB/s", $0 / 1_048_576) } ?? ""
-                FileHandle.standardError.write(Data("\r\(progress.bytesReceived)\(total) bytes\(rate)   ".utf8))
+                let line = "\(progress.bytesReceived)\(total) bytes\(percent)\(rate)"
+                if onTerminal {
+                    FileHandle.standardError.write(Data("\r\(line)   ".utf8))
+                    return
+                }
+                let now = ContinuousClock.now
+                let due = lastLine.withLock { last in
+                    guard last.map({ now - $0 >= .seconds(1) }) ?? true else { return false }
+                    last = now
+                    return true
+                }
+                if due { printError(line) }
             }
             if onTerminal { printError("") }
             options.describe(statusCode: file.response.statusCode, headers: file.response.headers, metrics: file.response.metrics, attempts: 1)

@@ -168,4 +168,21 @@ struct ManagerTransferTests {
         #expect(error?.message.contains("multipart/form-data body cannot be signed") == true)
         #expect(stack.transport.sent == 0)
     }
+
+    @Test func theShopsExportIsCutAndResumedWithASignedRange() async throws {
+        // The demo shop checks every attempt's signature, the resumed one's included.
+        let faults = ShopFaults()
+        faults.cutNextExport(after: 500_000)
+        let stack = try await ShopStack.make(faults: faults)
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let manager = stack.manager("exports/{name}", NoContent.self) { var settings = $0; settings.retryPolicy = RetryPolicy(baseDelay: .milliseconds(10)); return settings }
+        let file = try await manager.download(["name": "catalogue.csv"], to: FileDownload(to: folder.appending(path: "catalogue.csv")))
+        #expect(file.resumedAt == 500_000)
+        #expect(file.response.statusCode == 206)
+        let text = try String(contentsOf: file.url, encoding: .utf8)
+        #expect(text.hasPrefix("round,id,title,price_cents\n1,1,"))
+        #expect(text.hasSuffix("100,1003,\"Burr grinder no. 126\",1601\n") || text.split(separator: "\n").count == 100_301, "\(text.suffix(80))")
+        #expect(stack.transport.sent == 2)
+    }
 }
