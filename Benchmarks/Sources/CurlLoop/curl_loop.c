@@ -1,6 +1,7 @@
 #include "curl_loop.h"
 
 #include <curl/curl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -110,4 +111,28 @@ void aif_bench_curl_loop_destroy(aif_bench_curl_loop *loop) {
     curl_multi_cleanup(loop->multi);
     free(loop->slots);
     free(loop);
+}
+
+static size_t aif_bench_write_file(char *data, size_t size, size_t count, void *userdata) {
+    return fwrite(data, size, count, (FILE *)userdata) * size;
+}
+
+long long aif_bench_curl_download(const char *url, const char *path) {
+    FILE *file = fopen(path, "wb");
+    if (!file) return -1;
+    CURL *easy = curl_easy_init();
+    if (!easy) {
+        fclose(file);
+        return -1;
+    }
+    curl_easy_setopt(easy, CURLOPT_URL, url);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, aif_bench_write_file);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, file);
+    curl_easy_setopt(easy, CURLOPT_PROXY, "");
+    CURLcode code = curl_easy_perform(easy);
+    curl_off_t bytes = 0;
+    curl_easy_getinfo(easy, CURLINFO_SIZE_DOWNLOAD_T, &bytes);
+    curl_easy_cleanup(easy);
+    int closed = fclose(file);
+    return code == CURLE_OK && closed == 0 ? (long long)bytes : -1;
 }

@@ -19,12 +19,19 @@ struct Comparison {
     var seconds: Double
     var warmup: Double
     var clients: [ClientKind]
+    /// Rounds of the large-transfer comparison that follows (0 skips it).
+    var transferRounds = 3
+    /// Runs the large-transfer comparison alone.
+    var transfersOnly = false
 
     func run() async throws {
         let server = try BenchServer.start()
         defer { server.stop() }
         let pin = ProcessInfo.processInfo.activeProcessorCount >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
         say("Server: \(server.description); \(pin ? "server pinned to CPU 0, clients to CPU 1" : "no CPU pinning")")
+        if transfersOnly {
+            return try TransferComparison(rounds: max(1, transferRounds)).run(server: server, pinned: pin)
+        }
         say("Rounds: \(rounds) × \(seconds) s per client (after \(warmup) s warm-up), clients interleaved; medians reported.\n")
 
         var scenarios = [1, 16, 64].map { Scenario(concurrency: $0, secure: false) }
@@ -73,6 +80,7 @@ struct Comparison {
         }
         for line in ratioLines { say(line) }
         try soak(server: server, pinned: pin)
+        if transferRounds > 0 { try TransferComparison(rounds: transferRounds).run(server: server, pinned: pin) }
     }
 
     /// `RATIO c=16 transport/libcurl-c=0.91 …`: each figure the median over rounds of that
@@ -165,6 +173,15 @@ final class BenchServer {
     let description: String
     private let process: Process
     private let directory: URL
+
+    /// Puts a file of `bytes` random bytes where nginx serves it; returns its URL, or `nil` with
+    /// the fallback server (which serves the JSON document only).
+    func serveLargeFile(bytes: Int) throws -> String? {
+        guard httpsURL != nil else { return nil }
+        let path = directory.appending(path: "www/big.bin").path
+        try shell("head -c \(bytes) /dev/urandom > '\(path)' && chmod a+r '\(path)'")
+        return httpURL.replacingOccurrences(of: "/small.json", with: "/big.bin")
+    }
 
     private init(httpURL: String, httpsURL: String?, caFile: String?, description: String, process: Process, directory: URL) {
         self.httpURL = httpURL
@@ -260,7 +277,7 @@ final class BenchServer {
         return process
     }
 
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
         var address = sockaddr_in()
@@ -274,7 +291,7 @@ final class BenchServer {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    private static func waitForPort(_ port: Int) throws {
+    static func waitForPort(_ port: Int) throws {
         for _ in 0..<100 {
             let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()

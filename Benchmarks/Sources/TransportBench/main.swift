@@ -45,16 +45,28 @@ case "soak":
     print(samples.map { "\($0.loads):\($0.residentKiB)" }.joined(separator: " "))
 case "serve":
     try FallbackServer.run(port: option("--port", in: arguments).flatMap(Int.init) ?? 8080)
+case "sink":
+    try UploadSink.run(port: option("--port", in: arguments).flatMap(Int.init) ?? 8081)
+case "transfer-client":
+    guard arguments.count > 1, let kind = TransferClientKind(rawValue: arguments[1]), let url = option("--url", in: arguments),
+        let warm = option("--warm", in: arguments), let path = option("--path", in: arguments)
+    else {
+        print("usage: TransportBench transfer-client \(TransferClientKind.allCases.map(\.rawValue).joined(separator: "|")) --url URL --warm URL --path FILE")
+        exit(2)
+    }
+    print(try await measureTransfer(kind, url: url, warmURL: warm, path: path).line)
 case "compare", nil:
     let only = option("--clients", in: arguments).map { $0.split(separator: ",").compactMap { ClientKind(rawValue: String($0)) } }
     let comparison = Comparison(
         rounds: option("--rounds", in: arguments).flatMap(Int.init) ?? 6,
         seconds: option("--seconds", in: arguments).flatMap(Double.init) ?? 1.5,
         warmup: option("--warmup", in: arguments).flatMap(Double.init) ?? 0.3,
-        clients: only ?? ClientKind.allCases
+        clients: only ?? ClientKind.allCases,
+        transferRounds: option("--transfer-rounds", in: arguments).flatMap(Int.init) ?? 3,
+        transfersOnly: arguments.contains("--transfers-only")
     )
     try await comparison.run()
 default:
-    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b]] | client … | serve --port P")
+    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--transfers-only]] | client … | transfer-client … | serve --port P | sink --port P")
     exit(2)
 }

@@ -19,6 +19,10 @@ long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *fa
 
 void aif_bench_curl_loop_destroy(aif_bench_curl_loop *loop);
 
+/// Downloads `url` to the file at `path` with one easy handle, writing each buffer as it comes
+/// (the plain C way); returns the bytes written, or -1 when the transfer or a write failed.
+long long aif_bench_curl_download(const char *url, const char *path);
+
 #pragma clang assume_nonnull end
 
 #endif

@@ -48,6 +48,8 @@ final class EasyHandle {
         var maxBodySize: Int64 = -1
         /// Whether `CURLOPT_REQUEST_TARGET` is set (see `Transfer.requestTarget(of:)`).
         var requestTarget = false
+        /// Whether the buffers are the large ones of a bulk transfer (see `Transfer.applyBuffers`).
+        var bulkBuffers = false
     }
 
     /// See ``AppliedOptions``. Only the event loop's thread touches it.

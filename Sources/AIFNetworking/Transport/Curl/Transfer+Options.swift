@@ -176,6 +176,7 @@ extension Transfer {
         }
         applyTimeouts(to: handle, options, &applied)
         applyResponseLimit(to: handle, options, &applied)
+        applyBuffers(to: handle, body: body, &applied)
     }
 
     /// The URL: as the request target where that is exact (see ``requestTarget(of:)``), whole
@@ -330,6 +331,28 @@ extension Transfer {
             handle.set(CURLOPT_LOW_SPEED_TIME, idleSeconds)
             applied.idleSeconds = idleSeconds
         }
+    }
+
+    /// Large buffers for bulk transfers — a body going to a receiver (a file, a stream), or a
+    /// file, form or stream going out: 512 KiB to read into and 256 KiB to send from instead of
+    /// libcurl's 16 KiB and 64 KiB, so that a big file moves in a sixteenth of the callbacks and
+    /// system calls (measured: a 256 MiB download to a file at 0.55× the curl CLI's speed with
+    /// the small buffers; the CLI itself reads 100 KiB at a time). Ordinary requests keep the
+    /// small ones, which the transport recycles; so do transfers with a ``TransferControl``,
+    /// whose pacing and pausing work a buffer at a time.
+    private func applyBuffers(to handle: EasyHandle, body: BodyKind, _ applied: inout EasyHandle.AppliedOptions) {
+        var bulk = request.control == nil && (request.bodyReceiver != nil || body == .form)
+        if !bulk, body == .bytes, request.control == nil {
+            switch request.body {
+            case .file, .stream: bulk = true
+            default: break
+            }
+        }
+        guard applied.bulkBuffers != bulk else { return }
+        // Back to libcurl's defaults after a bulk transfer (0 means the default for the first).
+        handle.set(CURLOPT_BUFFERSIZE, bulk ? 512 << 10 : 0)
+        handle.set(CURLOPT_UPLOAD_BUFFERSIZE, bulk ? 256 << 10 : 64 << 10)
+        applied.bulkBuffers = bulk
     }
 
     /// The response size limit: libcurl refuses a body that announces more, and
