@@ -66,8 +66,7 @@ struct AifCommandTests {
     }
 
     @Test func dataFromAFileIsSentSignedOverItsDigest() async throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "aif-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTestFolder("cli")
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appending(path: "order.json").path
         try Data(#"{"goods_id": 5, "quantity": 4}"#.utf8).write(to: URL(fileURLWithPath: path))
@@ -98,8 +97,7 @@ struct AifCommandTests {
         let resource = RangedResource(.init(content: content, cutNextAfter: 120_000))
         let server = try RawServer(.resource(resource))
         defer { server.stop() }
-        let folder = FileManager.default.temporaryDirectory.appending(path: "aif-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTestFolder("cli")
         defer { try? FileManager.default.removeItem(at: folder) }
         let output = folder.appending(path: "export.bin").path
         let run = try await aif(

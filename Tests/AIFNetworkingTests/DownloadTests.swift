@@ -12,11 +12,8 @@ struct DownloadTests {
         Digest.randomBytes(count)
     }
 
-    /// A folder of the test's own, removed at the end of the test process's run.
     static func folder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "aif-download-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
+        try makeTestFolder("download")
     }
 
     static func sha256(_ bytes: [UInt8]) -> String {

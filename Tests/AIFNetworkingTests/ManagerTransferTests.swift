@@ -23,11 +23,6 @@ private final class TransferRecorder: APIManagerDelegate {
 
 @Suite("Uploads and downloads as manager loads")
 struct ManagerTransferTests {
-    private static func folder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "aif-manager-transfer-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
-    }
 
     /// A shop stack whose online environment is a raw server of `content`, honouring ranges.
     private static func fileServer(_ content: [UInt8], cutFirstAfter cut: Int? = nil) async throws -> (ShopStack, RawServer, RangedResource) {
@@ -41,7 +36,7 @@ struct ManagerTransferTests {
         let content = Digest.randomBytes(1 << 20)
         let (stack, server, _) = try await Self.fileServer(content)
         defer { server.stop() }
-        let folder = try Self.folder()
+        let folder = try makeTestFolder("manager-transfer")
         defer { try? FileManager.default.removeItem(at: folder) }
         let manager = stack.manager("files/{name}", NoContent.self)
         let reports = Locked<[TransferProgress]>([])
@@ -63,7 +58,7 @@ struct ManagerTransferTests {
         let content = Digest.randomBytes(512 << 10)
         let (stack, server, resource) = try await Self.fileServer(content, cutFirstAfter: 200_000)
         defer { server.stop() }
-        let folder = try Self.folder()
+        let folder = try makeTestFolder("manager-transfer")
         defer { try? FileManager.default.removeItem(at: folder) }
         let manager = stack.manager("files/{name}", NoContent.self) { var settings = $0; settings.retryPolicy = RetryPolicy(baseDelay: .milliseconds(10)); return settings }
         let file = try await manager.download(["name": "big.bin"], to: FileDownload(to: folder.appending(path: "big.bin")))
@@ -80,7 +75,7 @@ struct ManagerTransferTests {
         let content = Digest.randomBytes(300_000)
         let (stack, server, resource) = try await Self.fileServer(content, cutFirstAfter: 100_000)
         defer { server.stop() }
-        let folder = try Self.folder()
+        let folder = try makeTestFolder("manager-transfer")
         defer { try? FileManager.default.removeItem(at: folder) }
         let manager = stack.manager("files/{name}", NoContent.self) { var settings = $0; settings.retryPolicy = RetryPolicy(maxRetries: 0); return settings }
         let target = FileDownload(to: folder.appending(path: "a.bin"))
@@ -101,7 +96,7 @@ struct ManagerTransferTests {
 
     @Test func aStatusThatBringsNoFileFailsAsALoadAndKeepsNothing() async throws {
         let stack = try await ShopStack.make()
-        let folder = try Self.folder()
+        let folder = try makeTestFolder("manager-transfer")
         defer { try? FileManager.default.removeItem(at: folder) }
         let target = FileDownload(to: folder.appending(path: "missing.bin"))
         let error = await #expect(throws: APIError.self) {
@@ -116,7 +111,7 @@ struct ManagerTransferTests {
         let content = Digest.randomBytes(2 << 20)
         let (stack, server, _) = try await Self.fileServer(content)
         defer { server.stop() }
-        let folder = try Self.folder()
+        let folder = try makeTestFolder("manager-transfer")
         defer { try? FileManager.default.removeItem(at: folder) }
         let recorder = TransferRecorder()
         let manager = stack.manager("files/{name}", NoContent.self)
@@ -142,7 +137,7 @@ struct ManagerTransferTests {
 
     @Test func aFileUploadIsSignedOverItsDigestAndAcceptedByTheShop() async throws {
         let stack = try await ShopStack.make()
-        let folder = try Self.folder()
+        let folder = try makeTestFolder("manager-transfer")
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appending(path: "order.json").path
         let body = Data(#"{"goods_id": 3, "quantity": 2}"#.utf8)
@@ -174,7 +169,7 @@ struct ManagerTransferTests {
         let faults = ShopFaults()
         faults.cutNextExport(after: 500_000)
         let stack = try await ShopStack.make(faults: faults)
-        let folder = try Self.folder()
+        let folder = try makeTestFolder("manager-transfer")
         defer { try? FileManager.default.removeItem(at: folder) }
         let manager = stack.manager("exports/{name}", NoContent.self) { var settings = $0; settings.retryPolicy = RetryPolicy(baseDelay: .milliseconds(10)); return settings }
         let file = try await manager.download(["name": "catalogue.csv"], to: FileDownload(to: folder.appending(path: "catalogue.csv")))

@@ -44,17 +44,12 @@ private func parts(of body: Data, contentType: String) throws -> [ReceivedPart] 
 
 @Suite("Multipart uploads")
 struct MultipartUploadTests {
-    private static func folder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "aif-upload-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
-    }
 
     private static let transport = CurlTransport(configuration: .init(proxy: .none))
 
     @Test func fieldsAndFilesArriveAsTheServerReadsThem() async throws {
         let server = try await TestServers.shared().plain
-        let folder = try Self.folder()
+        let folder = try makeTestFolder("upload")
         defer { try? FileManager.default.removeItem(at: folder) }
         let photo = Digest.randomBytes(30_000)
         let photoPath = folder.appending(path: "IMG_0042.JPG").path
@@ -101,8 +96,7 @@ struct MultipartUploadTests {
     @Test func pythonsParserReadsTheSameForm() async throws {
         // A parser nobody here wrote: Python's `email` package, as a server would use it.
         let server = try await TestServers.shared().plain
-        let folder = FileManager.default.temporaryDirectory.appending(path: "aif-multipart-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTestFolder("multipart")
         defer { try? FileManager.default.removeItem(at: folder) }
         let photo = Data(Digest.randomBytes(20_000))
         let photoPath = folder.appending(path: "Ansicht Zürich.jpeg").path
@@ -289,7 +283,7 @@ struct MultipartUploadTests {
         // counts the bytes and keeps none.
         let server = try RawServer(.countBody)
         defer { server.stop() }
-        let folder = try Self.folder()
+        let folder = try makeTestFolder("upload")
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appending(path: "backup.tar").path
         let content = Data(repeating: 0x5A, count: 100 << 20)

@@ -156,8 +156,7 @@ struct TransferControlTests {
         let resource = RangedResource(.init(content: content, cutNextAfter: 128 << 10))
         let server = try RawServer(.resource(resource))
         defer { server.stop() }
-        let folder = FileManager.default.temporaryDirectory.appending(path: "aif-control-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTestFolder("control")
         defer { try? FileManager.default.removeItem(at: folder) }
         var request = HTTPRequest(url: URL(string: "http://127.0.0.1:\(server.port)/file.bin")!)
         request.control = TransferControl(maxBytesPerSecond: 256 << 10)

@@ -59,28 +59,27 @@ func peakResidentKiB() -> Int {
 }
 
 let usage = "usage: aif-test-helper recycle-buffers URL | download URL PATH | upload URL PATH\n"
-let arguments = CommandLine.arguments.dropFirst()
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+/// Exits with the usage unless the arguments after the command are `count` of them, the first a URL.
+func urlAndRest(count: Int) -> (URL, [String]) {
+    let rest = Array(arguments.dropFirst())
+    guard rest.count == count, let url = URL(string: rest[0]) else {
+        FileHandle.standardError.write(Data(usage.utf8))
+        exit(2)
+    }
+    return (url, Array(rest.dropFirst()))
+}
+
 switch arguments.first {
 case "recycle-buffers":
-    guard let text = arguments.dropFirst().first, let url = URL(string: text) else {
-        FileHandle.standardError.write(Data(usage.utf8))
-        exit(2)
-    }
-    try await recycleBuffers(url: url)
+    try await recycleBuffers(url: urlAndRest(count: 1).0)
 case "download":
-    let rest = Array(arguments.dropFirst())
-    guard rest.count == 2, let url = URL(string: rest[0]) else {
-        FileHandle.standardError.write(Data(usage.utf8))
-        exit(2)
-    }
-    try await download(url: url, to: rest[1])
+    let (url, rest) = urlAndRest(count: 2)
+    try await download(url: url, to: rest[0])
 case "upload":
-    let rest = Array(arguments.dropFirst())
-    guard rest.count == 2, let url = URL(string: rest[0]) else {
-        FileHandle.standardError.write(Data(usage.utf8))
-        exit(2)
-    }
-    try await upload(url: url, file: rest[1])
+    let (url, rest) = urlAndRest(count: 2)
+    try await upload(url: url, file: rest[0])
 default:
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)

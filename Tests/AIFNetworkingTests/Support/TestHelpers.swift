@@ -72,3 +72,12 @@ final class RunningSHA256 {
         return done.finish().map { String(format: "%02x", $0) }.joined()
     }
 }
+
+/// A new empty folder of the test's own under the temporary folder; the test removes it.
+///
+/// - Parameter prefix: Names what it is for (`download`, `upload`…).
+func makeTestFolder(_ prefix: String) throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appending(path: "aif-\(prefix)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder
+}
