@@ -239,14 +239,15 @@ struct DownloadTests {
 
     @Test func aFullDiskFailsTheDownloadAndNeverWritesTheDestination() async throws {
         // A 1 MiB file system of its own (a tmpfs in a mount namespace the test makes, gone
-        // with the process), and a 4 MiB file.
+        // with the process; inside a user namespace, so that no privilege is needed), and a
+        // 4 MiB file.
         let content = Self.content(4 << 20)
         let (server, _, request) = try serve(content)
         defer { server.stop() }
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let script = "mount -t tmpfs -o size=1m aif-full \"$1\" && exec \"$2\" download \"$3\" \"$1/file.bin\""
-        let run = try await Shell.run("/usr/bin/unshare", ["--mount", "sh", "-c", script, "sh", folder.path, helperPath, request.url.absoluteString])
+        let run = try await Shell.run("/usr/bin/unshare", ["--user", "--map-root-user", "--mount", "sh", "-c", script, "sh", folder.path, helperPath, request.url.absoluteString])
         #expect(run.status == 1, "\(run.standardOutput) \(run.standardError)")
         #expect(run.standardOutput.contains("No space left on device"), "\(run.standardOutput)")
         #expect(run.standardOutput.contains("destination-exists=false"))
