@@ -42,15 +42,16 @@ extension APIManager {
     /// - Returns: The load's ID, to cancel it.
     @discardableResult
     public func loadData(with parameters: Parameters, sending body: HTTPRequest.Body, control: TransferControl? = nil) -> RequestID {
-        let id = RequestIDBox()
-        return loadData(with: parameters, onStart: { id.value = $0 }, transfer: LoadTransfer(body: body, progress: delegateProgress(id), control: control))
+        let id = Locked<RequestID?>(nil)
+        return loadData(with: parameters, onStart: { started in id.withLock { $0 = started } }, transfer: LoadTransfer(body: body, progress: delegateProgress(id), control: control))
     }
 
     /// Progress for the delegate face: throttled, told on the callback executor.
-    func delegateProgress(_ id: RequestIDBox) -> ProgressThrottle {
+    /// - Parameter id: The load's ID, known once it has started.
+    func delegateProgress(_ id: Locked<RequestID?>) -> ProgressThrottle {
         let reference = WeakReference(self)
         return ProgressThrottle { progress in
-            guard let manager = reference.object, let requestID = id.value else { return }
+            guard let manager = reference.object, let requestID = id.withLock({ $0 }) else { return }
             manager.callbackExecutor.run {
                 guard let manager = reference.object else { return }
                 manager.delegate?.manager(manager, didReportProgress: progress, requestID: requestID)
@@ -115,17 +116,8 @@ extension APIManager where Content == NoContent {
     /// - Returns: The load's ID, to cancel it.
     @discardableResult
     public func downloadData(with parameters: Parameters, to target: FileDownload, control: TransferControl? = nil) -> RequestID {
-        let id = RequestIDBox()
+        let id = Locked<RequestID?>(nil)
         return loadData(
-            with: parameters, onStart: { id.value = $0 }, transfer: LoadTransfer(download: ManagerDownload(target), progress: delegateProgress(id), control: control))
-    }
-}
-
-/// A request ID known after the load started.
-final class RequestIDBox: Sendable {
-    private let stored = Locked<RequestID?>(nil)
-    var value: RequestID? {
-        get { stored.withLock { $0 } }
-        set { stored.withLock { $0 = newValue } }
+            with: parameters, onStart: { started in id.withLock { $0 = started } }, transfer: LoadTransfer(download: ManagerDownload(target), progress: delegateProgress(id), control: control))
     }
 }
