@@ -16,6 +16,7 @@ public enum ShopEnvironment: String, Sendable, CaseIterable {
 public final class ShopFaults: Sendable {
     private let pages = NIOLockedValueBox(Set<Int>())
     private let exportCut = NIOLockedValueBox<Int?>(nil)
+    private let notModified = NIOLockedValueBox(0)
 
     /// Creates a set of faults (none).
     public init() {}
@@ -35,6 +36,14 @@ public final class ShopFaults: Sendable {
         exportCut.withLockedValue { $0 = bytes }
     }
 
+    /// How many `304 Not Modified` answers the shop has sent (not a fault: what tests of
+    /// revalidation count on the server).
+    public var notModifiedAnswers: Int { notModified.withLockedValue { $0 } }
+
+    func countNotModified() {
+        notModified.withLockedValue { $0 += 1 }
+    }
+
     func takeExportCut() -> Int? {
         exportCut.withLockedValue { cut in
             defer { cut = nil }
@@ -48,7 +57,7 @@ public final class ShopFaults: Sendable {
 /// | Route | Answer |
 /// |---|---|
 /// | `GET goods?page=&page_size=` | a ``GoodsPage`` (page size 1–100, default 20) |
-/// | `GET goods/{id}` | a ``Goods``, or 404 |
+/// | `GET goods/{id}?cache_control=` | a ``Goods``, or 404; with an `ETag` and a `Last-Modified`, 304 to a matching `If-None-Match` or `If-Modified-Since`; `cache_control`, if given, sent back as `Cache-Control` |
 /// | `POST orders` `{"goods_id", "quantity"}` | 201 and the ``Order``; 400 for a bad body |
 /// | `GET`/`PUT`/`DELETE orders/{id}` | the ``Order`` / the changed ``Order`` / 204 |
 /// | `GET slow?ms=` | `{"slept_ms": …}` after that long (at most 30 s) |
@@ -109,11 +118,21 @@ public enum ShopRoutes {
             let end = min(goods.count, start + size)
             return try json(GoodsPage(items: Array(goods[start..<end]), page: page, pageSize: size, total: goods.count, hasMore: end < goods.count))
         }
-        group.get("goods/:id") { _, context -> Response in
+        group.get("goods/:id") { request, context -> Response in
             guard let id = context.parameters.get("id", as: Int.self), let item = goods.first(where: { $0.id == id }) else {
                 return try json(ShopError(code: 4040, message: "no such goods"), status: .notFound)
             }
-            return try json(item)
+            var headers: HTTPFields = [.eTag: "\"goods-\(environment.rawValue)-\(id)\"", .lastModified: httpDate(catalogueDate)]
+            if let control = request.uri.queryParameters.get("cache_control") { headers[.cacheControl] = control }
+            let tags = request.headers[.ifNoneMatch].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            let unchangedSince = request.headers[.ifModifiedSince].flatMap(parseHTTPDate).map { $0 >= catalogueDate }
+            if tags?.contains(headers[.eTag]!) ?? unchangedSince ?? false {
+                faults.countNotModified()
+                return Response(status: .notModified, headers: headers)
+            }
+            var response = try json(item)
+            response.headers.append(contentsOf: headers)
+            return response
         }
         group.post("orders") { request, context -> Response in
             guard let body = try? await decode(OrderRequest.self, from: request, context: context), body.quantity > 0,
@@ -230,6 +249,18 @@ public enum ShopRoutes {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return try decoder.decode(type, from: Data(buffer.readableBytesView))
+    }
+
+    /// When the catalogue last changed: the `Last-Modified` of every goods.
+    static let catalogueDate = Date(timeIntervalSince1970: 1_767_225_600)
+
+    /// Reads an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    static func parseHTTPDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.date(from: text)
     }
 
     /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), as servers write `Date` and

@@ -32,8 +32,7 @@ final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
     // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
     override var methodName: String { "goods/{id}" }
-    override var shouldCache: Bool { true }
-    override var cacheLifetime: Duration { .seconds(60) }
+    override var cachePolicy: CachePolicy? { .lifetime(.seconds(60)) }
 
     override func validate(parameters: Parameters) throws {
         guard case .int(let id)? = parameters["id"], id > 0 else { throw SampleError("\"id\" must be a positive integer") }

@@ -11,7 +11,7 @@ private struct InvalidID: Error, CustomStringConvertible {
 /// restates `@unchecked Sendable` — the compiler checks every part.
 extension Endpoint where Content == Goods {
     fileprivate static let goodsDetail = Endpoint(
-        service: "shop", methodName: "goods/{id}", cacheLifetime: .seconds(60),
+        service: "shop", methodName: "goods/{id}", cachePolicy: .lifetime(.seconds(60)),
         reformParameters: { parameters in
             var reformed = parameters
             if let id = reformed.removeValue(forKey: "goodsID") { reformed["id"] = id }
@@ -32,8 +32,7 @@ struct EndpointTests {
         let detail = APIManager(.goodsDetail, proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
         #expect(detail.serviceName == "shop")
         #expect(detail.methodName == "goods/{id}")
-        #expect(detail.shouldCache)
-        #expect(detail.cacheLifetime == .seconds(60))
+        #expect(detail.cachePolicy == .lifetime(.seconds(60)))
 
         // Reformed (goodsID → id), validated, decoded, cached.
         let first = try await detail.load(["goodsID": 3])

@@ -38,6 +38,11 @@ struct LRUStorage<Key: Hashable, Value> {
         return keys
     }
 
+    /// Every value, in no particular order.
+    var values: [Value] {
+        index.values.map { slots[$0]!.value }
+    }
+
     /// The value for `key`, marking it most recently used.
     mutating func value(for key: Key) -> Value? {
         guard let slot = index[key] else { return nil }

@@ -1,134 +1,235 @@
 import Foundation
 
-/// What a cached response is filed under: the service, its environment, the request type, the
-/// method name and the parameters as the caller gave them (reformed, before the service's
-/// common parameters and before signing — a signature, nonce or timestamp would make every
-/// key unique).
-public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
-    /// The service's name.
-    public let service: ServiceName
-    /// The environment the response came from.
-    public let environment: EnvironmentName
-    /// The request type.
-    public let method: HTTPMethod
-    /// The method name, as the manager declares it (`goods/{id}`).
-    public let methodName: String
-    /// The parameters, sorted and percent-encoded: `id=7&page=2`.
-    public let parameters: String
-
-    /// Creates a key.
-    ///
-    /// - Parameters:
-    ///   - service: The service's name.
-    ///   - environment: The environment.
-    ///   - method: The request type.
-    ///   - methodName: The method name.
-    ///   - parameters: The parameters; their order does not matter.
-    public init(service: ServiceName, environment: EnvironmentName, method: HTTPMethod, methodName: String, parameters: Parameters) {
-        self.service = service
-        self.environment = environment
-        self.method = method
-        self.methodName = methodName
-        self.parameters = RequestGenerator.flatten(parameters, arrays: .brackets)
-            .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }
-            .joined(separator: "&")
-    }
-
-    /// `shop/online GET goods?page=2`.
-    public var description: String {
-        "\(service)/\(environment) \(method) \(methodName)" + (parameters.isEmpty ? "" : "?" + parameters)
-    }
-}
-
-/// An in-memory cache of validated responses with a lifetime per entry and a capacity, least
-/// recently used entries evicted first.
+/// The cache of validated responses managers answer loads from: a memory tier with a capacity
+/// (least recently used entries evicted first) over an optional ``PersistentResponseStore`` —
+/// the `AIFNetworkingDiskCache` product's `DiskCache` — that keeps responses across restarts.
 ///
-/// Managers write to it only after a response has passed validation, and never from a response
-/// that came from it. It is safe to use from any thread.
+/// ```swift
+/// ResponseCache.shared.persistentStore = try DiskCache(directory: cachesFolder)
+/// ```
+///
+/// A lookup tries memory, then the persistent store (whose hits are decoded once and kept in
+/// memory). Managers write to it only after a response has passed validation, and never from a
+/// response that came from it; how long a response is served, and what is done once it is
+/// older, is the endpoint's ``CachePolicy``. It is safe to use from any thread.
 public final class ResponseCache: Sendable {
-    /// The cache managers use unless given another: 1,000 entries.
+    /// The cache managers use unless given another: 1,000 entries in memory, no persistent
+    /// store until one is set.
     public static let shared = ResponseCache()
 
     /// One cached response.
     public struct Entry: Sendable {
-        /// The response as received.
+        /// The response as received (with the headers of its latest revalidation).
         public let response: HTTPResponse
-        /// The request that fetched it.
+        /// The request that fetched it; for a response read from a persistent store, its
+        /// method and URL without the query string (stores never keep signatures).
         public let request: HTTPRequest
-        /// The decoded content, kept so a hit needs no decoding.
-        public let content: any Sendable
-        /// When it stops being served.
-        public let expires: ContinuousClock.Instant
+        /// The decoded content, kept so a memory hit needs no decoding; `nil` for a response
+        /// read from a persistent store, decoded by the manager.
+        public let content: (any Sendable)?
+        /// When it was received or last revalidated.
+        public let storedAt: Date
+        /// When it stops being fresh.
+        public let expiresAt: Date
+        /// When it stops being of any use.
+        public let keepUntil: Date
+        /// Where it was found.
+        public let tier: Tier
+
+        /// Whether it is still fresh at `date`.
+        public func isFresh(at date: Date) -> Bool { expiresAt > date }
+
+        /// How old it is at `date`.
+        public func age(at date: Date) -> Duration {
+            .milliseconds(max(0, Int64((date.timeIntervalSince(storedAt) * 1000).rounded())))
+        }
+
+        /// The same entry with decoded content, as the memory tier keeps it.
+        func holding(_ content: any Sendable) -> Entry {
+            Entry(response: response, request: request, content: content, storedAt: storedAt, expiresAt: expiresAt, keepUntil: keepUntil, tier: .memory)
+        }
     }
 
-    /// How many entries it keeps at most.
+    /// Where an entry was found.
+    public enum Tier: Sendable, Hashable {
+        /// In memory.
+        case memory
+        /// In the persistent store.
+        case persistent
+    }
+
+    /// How many entries the memory tier keeps at most.
     public let capacity: Int
-    private let now: @Sendable () -> ContinuousClock.Instant
-    private let storage: Locked<LRUStorage<CacheKey, Entry>>
+    /// The wall clock lifetimes are measured on.
+    let now: @Sendable () -> Date
+    private let memory: Locked<MemoryTier>
+    private let store = Locked<(any PersistentResponseStore)?>(nil)
+
+    private struct MemoryTier {
+        var entries: LRUStorage<CacheKey, Entry>
+        var statistics = CacheStatistics()
+    }
 
     /// Creates a cache.
     ///
     /// - Parameters:
-    ///   - capacity: How many entries to keep at most; 1,000 by default.
-    ///   - now: The clock lifetimes are measured on; the continuous clock by default (tests
-    ///     pass one they can move).
-    public init(capacity: Int = 1000, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+    ///   - capacity: How many entries to keep in memory at most; 1,000 by default.
+    ///   - persistentStore: The tier under memory; none by default.
+    ///   - now: The wall clock lifetimes are measured on; the system's by default (tests pass
+    ///     one they can move).
+    public init(capacity: Int = 1000, persistentStore: (any PersistentResponseStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.capacity = max(1, capacity)
         self.now = now
-        self.storage = Locked(LRUStorage(capacity: max(1, capacity)))
+        memory = Locked(MemoryTier(entries: LRUStorage(capacity: max(1, capacity))))
+        store.withLock { $0 = persistentStore }
     }
 
-    /// The number of entries, expired ones included until they are looked up or evicted.
-    public var count: Int { storage.withLock { $0.count } }
+    /// The tier under memory, if any; set it once at start-up, before loads use the cache.
+    public var persistentStore: (any PersistentResponseStore)? {
+        get { store.withLock { $0 } }
+        set { store.withLock { $0 = newValue } }
+    }
 
-    /// The live entry for a key, or `nil`; an expired entry is removed.
+    /// The number of entries in memory, expired ones included until they are looked up or
+    /// evicted.
+    public var count: Int { memory.withLock { $0.entries.count } }
+
+    /// Hits, misses and sizes so far.
+    public var statistics: CacheStatistics {
+        var statistics = memory.withLock { tier in
+            var statistics = tier.statistics
+            let values = tier.entries.values
+            statistics.memory = CacheUsage(entries: values.count, bytes: values.reduce(0) { $0 + $1.response.body.count })
+            return statistics
+        }
+        statistics.persistent = persistentStore?.usage
+        return statistics
+    }
+
+    /// The entry for a key that is still of use — fresh, or expired but kept (for serving
+    /// stale, falling back, or revalidating) — from memory, else from the persistent store.
     ///
     /// - Parameter key: The key.
-    /// - Returns: The entry, now the most recently used.
+    /// - Returns: The entry (a memory entry becomes the most recently used), or `nil`.
     public func entry(for key: CacheKey) -> Entry? {
+        entry(for: key, counting: true)
+    }
+
+    /// ``entry(for:)``, counted in the statistics or not (a refresh's lookup is not a load's).
+    func entry(for key: CacheKey, counting: Bool) -> Entry? {
         let instant = now()
-        return storage.withLock { storage in
-            guard let entry = storage.value(for: key) else { return nil }
-            guard entry.expires > instant else {
-                storage.removeValue(for: key)
+        let inMemory: Entry? = memory.withLock { tier in
+            guard let entry = tier.entries.value(for: key) else { return nil }
+            guard entry.keepUntil > instant else {
+                tier.entries.removeValue(for: key)
                 return nil
+            }
+            if counting {
+                if entry.expiresAt > instant { tier.statistics.memoryHits += 1 } else { tier.statistics.misses += 1 }
             }
             return entry
         }
+        if let inMemory { return inMemory }
+        guard let store = persistentStore, let stored = store.response(for: key), stored.keepUntil > instant else {
+            if counting { count { $0.misses += 1 } }
+            return nil
+        }
+        if counting { count { if stored.expiresAt > instant { $0.persistentHits += 1 } else { $0.misses += 1 } } }
+        let request = HTTPRequest(method: key.method, url: URL(string: stored.url) ?? URL(fileURLWithPath: "/"))
+        let response = HTTPResponse(statusCode: stored.statusCode, headers: stored.headers, body: stored.body, url: request.url)
+        return Entry(
+            response: response, request: request, content: nil, storedAt: stored.storedAt, expiresAt: stored.expiresAt, keepUntil: stored.keepUntil,
+            tier: .persistent)
     }
 
-    /// Stores a response for `lifetime`.
+    /// Keeps a persistent store's entry in memory with its decoded content.
+    func promote(_ entry: Entry, content: any Sendable, for key: CacheKey) {
+        let promoted = entry.holding(content)
+        memory.withLock { _ = $0.entries.set(promoted, for: key) }
+    }
+
+    /// Stores a response as `policy` says (in memory, and in the persistent store when the
+    /// policy and the response allow).
     ///
     /// - Parameters:
     ///   - response: The response.
     ///   - request: The request that fetched it.
     ///   - content: Its decoded content.
     ///   - key: The key.
-    ///   - lifetime: How long to serve it.
-    public func store(_ response: HTTPResponse, request: HTTPRequest, content: any Sendable, for key: CacheKey, lifetime: Duration) {
-        guard lifetime > .zero else { return }
-        let entry = Entry(response: response, request: request, content: content, expires: now() + lifetime)
-        storage.withLock { _ = $0.set(entry, for: key) }
+    ///   - policy: How long to keep it, and where.
+    public func store(_ response: HTTPResponse, request: HTTPRequest, content: any Sendable, for key: CacheKey, policy: CachePolicy) {
+        let storedAt = now()
+        guard let retention = policy.retention(of: response, at: storedAt) else { return }
+        let entry = Entry(
+            response: response, request: request, content: content, storedAt: storedAt, expiresAt: retention.expires, keepUntil: retention.keepUntil,
+            tier: .memory)
+        memory.withLock { tier in
+            _ = tier.entries.set(entry, for: key)
+            tier.statistics.stores += 1
+        }
+        guard retention.persists, let store = persistentStore else { return }
+        store.save(StoredResponse(
+            key: key, statusCode: response.statusCode, headers: StoredResponse.storableHeaders(response.headers), body: response.body,
+            url: StoredResponse.storableURL(response.url), storedAt: storedAt, expiresAt: retention.expires, keepUntil: retention.keepUntil))
     }
 
-    /// Forgets the responses of one method of a service (what one manager loads).
+    /// The stored response brought up to date by a `304 Not Modified`: its headers replaced by
+    /// the ones the 304 sent (RFC 9111, section 4.3.4), its body kept.
+    func revalidated(_ entry: Entry, by notModified: HTTPResponse) -> HTTPResponse {
+        count { $0.revalidations += 1 }
+        var headers = entry.response.headers
+        for field in notModified.headers where !["content-length", "transfer-encoding", "content-encoding"].contains(field.name.lowercased()) {
+            headers.set(name: field.name, value: field.value)
+        }
+        return HTTPResponse(
+            statusCode: entry.response.statusCode, headers: headers, body: entry.response.body, httpVersion: notModified.httpVersion, url: notModified.url,
+            metrics: notModified.metrics)
+    }
+
+    /// Counts an event the managers see and the lookups do not.
+    func count(_ update: (inout CacheStatistics) -> Void) {
+        memory.withLock { update(&$0.statistics) }
+    }
+
+    /// Forgets the responses a scope covers, in memory and in the persistent store.
     ///
-    /// - Parameters:
-    ///   - service: The service.
-    ///   - methodName: The method name.
-    public func removeAll(service: ServiceName, methodName: String) {
-        storage.withLock { $0.removeAll { $0.service == service && $0.methodName == methodName } }
+    /// - Parameter scope: What to forget; ``CacheScope/all`` forgets everything.
+    public func removeAll(_ scope: CacheScope = .all) {
+        memory.withLock { $0.entries.removeAll { scope.covers($0) } }
+        persistentStore?.remove(scope)
     }
+}
 
-    /// Forgets every response of a service.
-    ///
-    /// - Parameter service: The service.
-    public func removeAll(service: ServiceName) {
-        storage.withLock { $0.removeAll { $0.service == service } }
-    }
+/// How a ``ResponseCache`` has done since it was made.
+public struct CacheStatistics: Sendable, Equatable {
+    /// Lookups answered by a fresh entry in memory.
+    public var memoryHits = 0
+    /// Lookups answered by a fresh entry of the persistent store.
+    public var persistentHits = 0
+    /// Lookups that found nothing fresh (an expired entry may still have been served stale,
+    /// revalidated or used as a fallback: counted below).
+    public var misses = 0
+    /// Loads answered with an expired entry while a refresh load ran
+    /// (``CachePolicy/staleWhileRevalidate``).
+    public var staleServed = 0
+    /// Loads whose conditional request was answered `304 Not Modified`.
+    public var revalidations = 0
+    /// Loads that found no network and were answered with a stored response
+    /// (``CachePolicy/offlineFallback``).
+    public var offlineFallbacks = 0
+    /// Responses stored.
+    public var stores = 0
+    /// What the memory tier holds (bytes: the bodies).
+    public var memory = CacheUsage(entries: 0, bytes: 0)
+    /// What the persistent store holds, if there is one.
+    public var persistent: CacheUsage?
 
-    /// Forgets everything.
-    public func removeAll() {
-        storage.withLock { $0.removeAll { _ in true } }
+    /// Creates empty statistics.
+    public init() {}
+
+    /// The share of lookups answered by a fresh entry, from 0 to 1 (0 before any lookup).
+    public var hitRate: Double {
+        let lookups = memoryHits + persistentHits + misses
+        return lookups == 0 ? 0 : Double(memoryHits + persistentHits) / Double(lookups)
     }
 }

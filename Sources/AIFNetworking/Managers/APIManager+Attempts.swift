@@ -67,7 +67,9 @@ extension APIManager {
         if let failure = beginFirstAttempt(&attempt, request, plan, load, manager: reference) { return fail(failure, completion) }
         let sent = attempt
         load.proxy.send(request, for: plan.resolved, id: load.id, coalescingKey: plan.coalescingKey, cancellation: load.cancellation, runner: load.runner) { result in
-            if case .success(let response) = result, response.isSuccess, plan.errorPolicies == nil, plan.authenticator?.expiredApplicationCodes.isEmpty ?? true {
+            if case .success(let response) = result, response.isSuccess || response.statusCode == 304 && plan.cache != nil, plan.errorPolicies == nil,
+                plan.authenticator?.expiredApplicationCodes.isEmpty ?? true
+            {
                 return completion(conclude(.success(Exchange(request: request, response: response)), plan: plan, id: load.id, attempts: sent.number, manager: reference))
             }
             afterFailure(result, of: request, sent, load, manager: reference, completion: completion)
@@ -313,6 +315,10 @@ extension APIManager {
         _ plan: LoadPlan, credential: Credential?, signingContext: SigningContext, remaining: Duration?, writer: DownloadWriter? = nil
     ) -> Result<HTTPRequest, ServiceError> {
         var headers = plan.headers
+        if let cache = plan.cache {
+            // Before signing, as the range below: the conditions are part of what is signed.
+            for (name, value) in cache.conditionalHeaders where !headers.contains(name) { headers.set(name: name, value: value) }
+        }
         if let writer {
             // Before signing: a scheme that covers headers covers the range asked for.
             for (name, value) in writer.resumeHeaders { headers.set(name: name, value: value) }

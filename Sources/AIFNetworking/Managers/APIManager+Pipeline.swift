@@ -8,6 +8,9 @@ enum Stage: Sendable {
     case failed(APIError)
     /// Answered from the cache: an `APIResponse` of the manager's content type.
     case cached(any Sendable)
+    /// Answered from the cache with an expired response: an `APIResponse` of the manager's
+    /// content type; a refresh load is to follow.
+    case stale(any Sendable)
     /// To be signed and sent.
     case send(LoadPlan)
 }
@@ -22,8 +25,8 @@ extension APIManager {
     }
 
     /// Runs the steps before sending, on the caller's thread: reform, veto, validate, resolve,
-    /// look up the cache.
-    func prepare(id: RequestID, parameters source: Parameters, transfer: LoadTransfer? = nil) -> Stage {
+    /// look up the cache (unless the load is the refresh of `refreshing`'s stale answer).
+    func prepare(id: RequestID, parameters source: Parameters, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil) -> Stage {
         let service = serviceName
         let methodName = methodName
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Stage {
@@ -50,34 +53,20 @@ extension APIManager {
             return failure(.configuration, error.description, error)
         }
         let method = requestMethod
-        var cacheKey: CacheKey?
-        if shouldCache, transfer == nil {
-            let key = CacheKey(service: service, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters)
-            if let answer = cachedAnswer(for: key, id: id, parameters: parameters, service: resolved.service) { return answer }
-            cacheKey = key
+        var cacheUse: CacheUse?
+        if let policy = cachePolicy, transfer == nil {
+            let lookup = cacheLookup(policy, id: id, parameters: parameters, resolved: resolved, method: method, refreshing: refreshing)
+            // A stale answer ends its load too; the caller starts the refresh, a load of its own.
+            if let answer = lookup.answer { return answer }
+            cacheUse = lookup.use
         }
         let coalesces = coalescesIdenticalRequests && method == .get && transfer == nil
         return .send(LoadPlan(
             resolved: resolved, serviceName: service, methodName: methodName, method: method, parameters: parameters,
-            headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cacheKey: cacheKey, cacheLifetime: cacheLifetime,
+            headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: retryPolicy, errorPolicies: resolved.service.errorPolicies,
             authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer
         ))
-    }
-
-    /// The cache's answer to a load, if it has one. Out of line, so that loads that do not
-    /// cache never look up the response type's metadata for it.
-    @inline(never)
-    private func cachedAnswer(for key: CacheKey, id: RequestID, parameters: Parameters, service: any Service) -> Stage? {
-        guard let entry = cache.entry(for: key), let response = cachedResponse(entry, id: id, parameters: parameters, service: service) else { return nil }
-        proxy.logCacheHit(id, methodName: key.methodName, service: key.service, bytes: entry.response.body.count)
-        return .cached(response)
-    }
-
-    private func cachedResponse(_ entry: ResponseCache.Entry, id: RequestID, parameters: Parameters, service: any Service) -> APIResponse<Content>? {
-        let content = (entry.content as? Content) ?? (try? decodeContent(from: entry.response, service: service))
-        guard let content else { return nil }
-        return APIResponse(requestID: id, response: entry.response, content: content, request: entry.request, parameters: parameters, isFromCache: true)
     }
 
     /// Checks the response: the service's veto, the status, the body, decoding, validation;
@@ -88,12 +77,18 @@ extension APIManager {
         _ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: RequestID, attempts: Int, manager reference: WeakReference<APIManager<Content>>
     ) -> Result<APIResponse<Content>, APIError> {
         let request: HTTPRequest
-        let response: HTTPResponse
+        var response: HTTPResponse
+        var origin = ResponseOrigin.network
         switch exchange {
         case .success(let exchange):
             request = exchange.request
             response = exchange.response
+            if let use = plan.cache, let revalidated = use.revalidated(by: response) {
+                response = revalidated
+                origin = .revalidated
+            }
         case .failure(let error):
+            if let use = plan.cache, let fallback = offlineFallback(for: error, use, plan: plan, id: id, manager: reference) { return .success(fallback) }
             return .failure(error)
         }
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Result<APIResponse<Content>, APIError> {
@@ -119,15 +114,16 @@ extension APIManager {
             return failure(.decodingFailed, "the body is not a \(Content.self): \(message)", error)
         }
         let apiResponse = APIResponse(
-            requestID: id, response: response, content: content, request: request, parameters: plan.parameters, isFromCache: false, attempts: attempts)
+            requestID: id, response: response, content: content, request: request, parameters: plan.parameters, origin: origin, attempts: attempts,
+            refreshes: plan.cache?.refreshes)
         do {
             try manager.validate(response: apiResponse)
             try manager.validator?.validate(response: apiResponse, for: manager)
         } catch {
             return failure(.invalidResponse, "the response was rejected: \(error)", error)
         }
-        if let key = plan.cacheKey {
-            manager.cache.store(response, request: request, content: content, for: key, lifetime: plan.cacheLifetime)
+        if let use = plan.cache {
+            use.cache.store(response, request: request, content: content, for: use.key, policy: use.policy)
         }
         return .success(apiResponse)
     }
@@ -138,7 +134,7 @@ extension APIManager {
         switch stage {
         case .failed(let error):
             return finish(id, .failure(error), deliver: deliver)
-        case .cached(let answer):
+        case .cached(let answer), .stale(let answer):
             // Put there by `prepare` of this manager, so of this type.
             let response = answer as! APIResponse<Content>
             afterCallingAPI(with: response.parameters)
@@ -237,8 +233,8 @@ final class LoadPlan: Sendable {
     let headers: HTTPHeaders
     let bodyEncoding: BodyEncoding?
     let timeouts: Timeouts?
-    let cacheKey: CacheKey?
-    let cacheLifetime: Duration
+    /// How the load uses the cache, if its manager caches.
+    let cache: CacheUse?
     /// Identical loads' shared key when the load coalesces, else `nil`.
     let coalescingKey: String?
     /// The manager's retry policy, if it overrides the service's.
@@ -256,7 +252,7 @@ final class LoadPlan: Sendable {
 
     init(
         resolved: ResolvedService, serviceName: ServiceName, methodName: String, method: HTTPMethod, parameters: Parameters,
-        headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cacheKey: CacheKey?, cacheLifetime: Duration,
+        headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
         transfer: LoadTransfer? = nil
     ) {
@@ -268,8 +264,7 @@ final class LoadPlan: Sendable {
         self.headers = headers
         self.bodyEncoding = bodyEncoding
         self.timeouts = timeouts
-        self.cacheKey = cacheKey
-        self.cacheLifetime = cacheLifetime
+        self.cache = cache
         coalescingKey = coalesces ? CacheKey(
             service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters
         ).description : nil

@@ -50,7 +50,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     public let proxy: APIProxy
     /// Where ``serviceName`` is resolved.
     public let registry: ServiceRegistry
-    /// Where responses are cached when ``shouldCache`` is on.
+    /// Where responses are cached when the manager has a ``cachePolicy``.
     public let cache: ResponseCache
 
     /// What the manager calls and how, as given to `init`: every overridable setting below
@@ -131,11 +131,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// Decodes the content; the endpoint's, `nil` by default for the service's decoder, or else a default
     /// ``FastJSONDecoder``. Foundation's `JSONDecoder` conforms to ``ContentDecoder`` too.
     open var decoder: (any ContentDecoder)? { endpoint.decoder }
-    /// Whether validated responses are cached and loads answered from the cache: when the
-    /// endpoint has a cache lifetime (off by default).
-    open var shouldCache: Bool { endpoint.cacheLifetime != nil }
-    /// How long a cached response is served: the endpoint's, 300 seconds by default.
-    open var cacheLifetime: Duration { endpoint.cacheLifetime ?? .seconds(300) }
+    /// How responses are cached and loads answered from the cache: the endpoint's, `nil` (no
+    /// caching) by default. See ``CachePolicy`` for lifetimes, stale-while-revalidate, offline
+    /// fallback and HTTP revalidation.
+    open var cachePolicy: CachePolicy? { endpoint.cachePolicy }
     /// Whether identical GET loads in flight at once share one transfer (each keeps its own
     /// ID, callbacks and cancellation): the endpoint's, off by default.
     open var coalescesIdenticalRequests: Bool { endpoint.coalescesIdenticalRequests }
@@ -292,10 +291,13 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     }
 
     /// Starts a load, telling `onStart` its ID before anything can end it.
-    func loadData(with parameters: Parameters, onStart: ((RequestID) -> Void)?, transfer: LoadTransfer? = nil) -> RequestID {
+    @discardableResult
+    func loadData(
+        with parameters: Parameters, onStart: ((RequestID) -> Void)?, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, deliver: Bool = true
+    ) -> RequestID {
         let id = startLoad()
         onStart?(id)
-        let stage = prepare(id: id, parameters: parameters, transfer: transfer)
+        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing)
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
             let cancellation = AsyncCancellation()
@@ -305,15 +307,16 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             runner.run { [proxy] in
                 Self.run(plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner) { result in
                     if case .failure = result { transfer?.download?.abandon() }
-                    if let manager = reference.object { manager.finish(id, result, deliver: true) } else { orphan.end() }
+                    if let manager = reference.object { manager.finish(id, result, deliver: deliver) } else { orphan.end() }
                 }
             }
         } else {
             // Answered without sending: still ended off the caller's stack, like every load.
             let orphan = Orphan(self, id: id)
             callbackExecutor.run { [weak self] in
-                if let self { self.finishWithoutSending(id, stage, deliver: true) } else { orphan.end() }
+                if let self { self.finishWithoutSending(id, stage, deliver: deliver) } else { orphan.end() }
             }
+            if case .stale = stage { loadData(with: parameters, onStart: nil, refreshing: id, deliver: deliver) }
         }
         return id
     }
@@ -330,9 +333,15 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     }
 
     /// The async face, with what the load moves besides its parameters.
-    func load(_ parameters: Parameters, transfer: LoadTransfer?) async throws(APIError) -> APIResponse<Content> {
+    /// - Parameters:
+    ///   - refreshing: The load whose stale answer this one refreshes, if it is a refresh.
+    ///   - refreshesStale: Whether a stale answer starts its refresh in the background (the
+    ///     stream face starts it itself).
+    func load(
+        _ parameters: Parameters, transfer: LoadTransfer?, refreshing: RequestID? = nil, refreshesStale: Bool = true
+    ) async throws(APIError) -> APIResponse<Content> {
         let id = startLoad()
-        let stage = prepare(id: id, parameters: parameters, transfer: transfer)
+        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing)
         let result: Result<APIResponse<Content>, APIError>
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
@@ -355,8 +364,43 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         } else {
             if Task.isCancelled { proxy.cancel(id) }
             result = finishWithoutSending(id, stage, deliver: false)
+            if case .stale = stage, refreshesStale, case .success = result {
+                loadData(with: parameters, onStart: nil, refreshing: id, deliver: false)
+            }
         }
         return try result.get()
+    }
+
+    /// Loads, and hands over each response as it comes: one — or, when the manager's
+    /// ``CachePolicy/staleWhileRevalidate`` answers with an expired response, that one at
+    /// once and then the refresh's (whose ``APIResponse/refreshes`` names the first). A
+    /// failure ends the sequence with the ``APIError``; ending the iteration early cancels
+    /// the load under way.
+    ///
+    /// ```swift
+    /// for try await response in catalogue.responses(["page": 1]) {
+    ///     show(response.content, dimmed: response.isStale)
+    /// }
+    /// ```
+    ///
+    /// - Parameter parameters: The parameters; none by default.
+    /// - Returns: The responses.
+    public func responses(_ parameters: Parameters = [:]) -> AsyncThrowingStream<APIResponse<Content>, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do throws(APIError) {
+                    let first = try await load(parameters, transfer: nil, refreshesStale: false)
+                    continuation.yield(first)
+                    if case .staleCache = first.origin {
+                        continuation.yield(try await load(parameters, transfer: nil, refreshing: first.requestID))
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
     }
 
     /// Cancels one of this manager's loads (any load's, in fact: IDs are global).
@@ -416,7 +460,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
 
     /// Forgets this manager's cached responses (its service and method name, any parameters).
     public func invalidateCache() {
-        cache.removeAll(service: serviceName, methodName: methodName)
+        cache.removeAll(.method(serviceName, methodName))
     }
 
     /// Called in the load's task when a load has ended, before delivery (paging keeps its

@@ -18,8 +18,17 @@ public struct APIResponse<Content: Sendable>: Sendable {
     /// The parameters the load was made with, after reforming (before the service's common
     /// parameters and signing).
     public var parameters: Parameters { storage.parameters }
-    /// Whether it was served from the cache (no request was sent for this load).
-    public var isFromCache: Bool { storage.isFromCache }
+    /// Where it came from: the network, or the cache and how.
+    public var origin: ResponseOrigin { storage.origin }
+    /// Whether it was served from the cache: no request was sent for this load, or the server
+    /// answered `304 Not Modified` to a conditional one.
+    public var isFromCache: Bool { storage.origin != .network }
+    /// Whether it is older than its cache lifetime: served while a refresh runs, or because
+    /// the network was gone (see ``origin``).
+    public var isStale: Bool { storage.origin.isStale }
+    /// The load whose stale answer this response refreshes, when it is the refresh load that
+    /// ``CachePolicy/staleWhileRevalidate`` started; `nil` otherwise.
+    public var refreshes: RequestID? { storage.refreshes }
     /// How the transfer went; for a cached response, the transfer that filled the cache.
     public var metrics: TransferMetrics { storage.metrics }
     /// How many times the request was sent: 1, or more when the load was retried (see
@@ -41,16 +50,17 @@ public struct APIResponse<Content: Sendable>: Sendable {
     ///   - content: The decoded content.
     ///   - request: The request sent.
     ///   - parameters: The parameters used.
-    ///   - isFromCache: Whether it came from the cache.
+    ///   - origin: Where it came from; the network by default.
     ///   - attempts: How many times the request was sent; 1 by default.
+    ///   - refreshes: The load whose stale answer it refreshes, if any.
     @inline(__always)
     public init(
-        requestID: RequestID, response: HTTPResponse, content: Content, request: HTTPRequest, parameters: Parameters, isFromCache: Bool,
-        attempts: Int = 1
+        requestID: RequestID, response: HTTPResponse, content: Content, request: HTTPRequest, parameters: Parameters,
+        origin: ResponseOrigin = .network, attempts: Int = 1, refreshes: RequestID? = nil
     ) {
         storage = ResponseStorage(
             requestID: requestID, statusCode: response.statusCode, headers: response.headers, data: response.body, request: request,
-            parameters: parameters, isFromCache: isFromCache, metrics: response.metrics, attempts: attempts, content: content)
+            parameters: parameters, origin: origin, metrics: response.metrics, attempts: attempts, refreshes: refreshes, content: content)
     }
 
     /// The request as a `curl` command with credentials and signatures shown as `***`.
@@ -78,14 +88,15 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     let data: Data
     let request: HTTPRequest
     let parameters: Parameters
-    let isFromCache: Bool
+    let origin: ResponseOrigin
     let metrics: TransferMetrics
     let attempts: Int
+    let refreshes: RequestID?
     let content: Content
 
     init(
         requestID: RequestID, statusCode: Int, headers: HTTPHeaders, data: Data, request: HTTPRequest, parameters: Parameters,
-        isFromCache: Bool, metrics: TransferMetrics, attempts: Int, content: Content
+        origin: ResponseOrigin, metrics: TransferMetrics, attempts: Int, refreshes: RequestID?, content: Content
     ) {
         self.requestID = requestID
         self.statusCode = statusCode
@@ -93,9 +104,10 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
         self.data = data
         self.request = request
         self.parameters = parameters
-        self.isFromCache = isFromCache
+        self.origin = origin
         self.metrics = metrics
         self.attempts = attempts
+        self.refreshes = refreshes
         self.content = content
     }
 
@@ -103,7 +115,7 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     func replacing<Other: Sendable>(content: Other) -> ResponseStorage<Other> {
         ResponseStorage<Other>(
             requestID: requestID, statusCode: statusCode, headers: headers, data: data, request: request, parameters: parameters,
-            isFromCache: isFromCache, metrics: metrics, attempts: attempts, content: content)
+            origin: origin, metrics: metrics, attempts: attempts, refreshes: refreshes, content: content)
     }
 }
 
@@ -115,4 +127,38 @@ public struct NoContent: Decodable, Sendable, Hashable {
 
     /// Decodes nothing.
     public init(from decoder: any Decoder) throws {}
+}
+
+/// Where an ``APIResponse`` came from.
+public enum ResponseOrigin: Sendable, Hashable {
+    /// The server answered the load's request.
+    case network
+    /// The server answered the load's conditional request `304 Not Modified`: the stored
+    /// body, with a new lifetime.
+    case revalidated
+    /// A fresh cached response; no request was sent.
+    case cache(age: Duration)
+    /// An expired cached response served at once while a refresh load runs
+    /// (``CachePolicy/staleWhileRevalidate``); the refresh's response names this load in
+    /// ``APIResponse/refreshes``.
+    case staleCache(age: Duration)
+    /// A stored response served because the load failed as `reason` (no network, or a
+    /// timeout) — ``CachePolicy/offlineFallback``.
+    case offlineFallback(age: Duration, reason: APIError.Kind)
+
+    /// Whether the response is older than its cache lifetime.
+    public var isStale: Bool {
+        switch self {
+        case .staleCache, .offlineFallback: true
+        case .network, .revalidated, .cache: false
+        }
+    }
+
+    /// How old the cached response is, when it came from the cache without a request.
+    public var age: Duration? {
+        switch self {
+        case .cache(let age), .staleCache(let age), .offlineFallback(let age, _): age
+        case .network, .revalidated: nil
+        }
+    }
 }

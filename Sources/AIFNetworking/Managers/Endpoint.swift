@@ -5,7 +5,7 @@
 /// ```swift
 /// extension Endpoint where Content == Goods {
 ///     static let goodsDetail = Endpoint(
-///         service: "shop", methodName: "goods/{id}", cacheLifetime: .seconds(300),
+///         service: "shop", methodName: "goods/{id}", cachePolicy: .lifetime(.seconds(300)),
 ///         validateParameters: { parameters in
 ///             guard case .int(let id)? = parameters["id"], id > 0 else { throw InvalidID() }
 ///         })
@@ -34,8 +34,8 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     /// Decodes the content; `nil` for the service's decoder, or else a default
     /// ``FastJSONDecoder``.
     public var decoder: (any ContentDecoder)?
-    /// How long a validated response is cached and served; `nil` for no caching.
-    public var cacheLifetime: Duration?
+    /// How validated responses are cached; `nil` for no caching.
+    public var cachePolicy: CachePolicy?
     /// Whether identical GET loads in flight at once share one transfer.
     public var coalescesIdenticalRequests: Bool
     /// When a failed load is sent again; `nil` for the service's policy.
@@ -60,7 +60,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     ///   - headers: None by default.
     ///   - timeouts: The service's or the transport's by default.
     ///   - decoder: The service's by default.
-    ///   - cacheLifetime: No caching by default.
+    ///   - cachePolicy: No caching by default.
     ///   - coalescesIdenticalRequests: Off by default.
     ///   - retryPolicy: The service's by default.
     ///   - usesAuthenticator: Yes by default.
@@ -75,7 +75,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         headers: HTTPHeaders = HTTPHeaders(),
         timeouts: Timeouts? = nil,
         decoder: (any ContentDecoder)? = nil,
-        cacheLifetime: Duration? = nil,
+        cachePolicy: CachePolicy? = nil,
         coalescesIdenticalRequests: Bool = false,
         retryPolicy: RetryPolicy? = nil,
         usesAuthenticator: Bool = true,
@@ -90,7 +90,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         self.headers = headers
         self.timeouts = timeouts
         self.decoder = decoder
-        self.cacheLifetime = cacheLifetime
+        self.cachePolicy = cachePolicy
         self.coalescesIdenticalRequests = coalescesIdenticalRequests
         self.retryPolicy = retryPolicy
         self.usesAuthenticator = usesAuthenticator

@@ -304,6 +304,10 @@ public final class APIProxy: Sendable {
         logger.info("response \(id) from cache: service \(service), method \(methodName), \(bytes) bytes")
     }
 
+    func logOfflineFallback(_ id: RequestID, age: Duration, reason: APIError.Kind) {
+        logger.warning("response \(id) from cache, \(RetryReason.seconds(age)) s old: the load failed (\(reason)) and the endpoint falls back to what it stored")
+    }
+
     /// The URL for a log line: no password, no signature.
     static func loggable(_ url: URL) -> String {
         HTTPRequest.redactedURL(url)

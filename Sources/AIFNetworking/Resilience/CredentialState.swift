@@ -20,8 +20,7 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates a credential valid for `lifetime` from now (an OAuth `expires_in`).
     public init(token: String, validFor lifetime: Duration) {
-        let (seconds, attoseconds) = lifetime.components
-        self.init(token: token, expiresAt: Date().addingTimeInterval(TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18))
+        self.init(token: token, expiresAt: Date().addingTimeInterval(lifetime.timeInterval))
     }
 
     /// Never the token: `Credential(expires …)`.

@@ -118,9 +118,7 @@ public enum RetryReason: Sendable, Hashable, CustomStringConvertible {
     }
 
     static func seconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let value = Double(seconds) + Double(attoseconds) / 1e18
-        return String(format: "%.3g", value)
+        String(format: "%.3g", duration.timeInterval)
     }
 }
 

@@ -109,6 +109,8 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
     struct Settings: Sendable {
         var cache = false
         var lifetime: Duration = .seconds(300)
+        /// The whole policy, when a test needs more than a lifetime.
+        var cachePolicy: CachePolicy?
         var coalesce = false
         var timeouts: Timeouts?
         var retryPolicy: RetryPolicy?
@@ -134,8 +136,7 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
     private func record(_ event: String) { events.withLock { $0.append(event) } }
 
     override var requestMethod: HTTPMethod { method }
-    override var shouldCache: Bool { settings.cache }
-    override var cacheLifetime: Duration { settings.lifetime }
+    override var cachePolicy: CachePolicy? { settings.cache ? settings.cachePolicy ?? .lifetime(settings.lifetime) : nil }
     override var coalescesIdenticalRequests: Bool { settings.coalesce }
     override var timeouts: Timeouts? { settings.timeouts }
     override var retryPolicy: RetryPolicy? { settings.retryPolicy }
@@ -246,9 +247,12 @@ func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async
 final class ManualClock: Sendable {
     private let offset = Locked<Duration>(.zero)
     private let start = ContinuousClock.now
+    private let startDate = Date()
 
     func advance(by duration: Duration) { offset.withLock { $0 += duration } }
     var now: ContinuousClock.Instant { start + offset.withLock { $0 } }
+    /// The same moment on the wall clock (what cache lifetimes are measured on).
+    var date: Date { startDate.addingTimeInterval(offset.withLock { $0 }.timeInterval) }
 }
 
 extension GoodsPage: PageContent {

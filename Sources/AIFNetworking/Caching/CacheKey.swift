@@ -1,0 +1,59 @@
+import Foundation
+
+/// What a cached response is filed under: the service, its environment, the request type, the
+/// method name and the parameters as the caller gave them (reformed, before the service's
+/// common parameters and before signing — a signature, nonce or timestamp would make every
+/// key unique); and the cache version and content type's shape the response was stored for
+/// (see ``CachePolicy/version``).
+public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
+    /// The service's name.
+    public let service: ServiceName
+    /// The environment the response came from.
+    public let environment: EnvironmentName
+    /// The request type.
+    public let method: HTTPMethod
+    /// The method name, as the manager declares it (`goods/{id}`).
+    public let methodName: String
+    /// The parameters, sorted and percent-encoded: `id=7&page=2`.
+    public let parameters: String
+    /// The cache version of the manager that stored it.
+    public let version: Int
+    /// The fingerprint of the content type's `Decodable` shape, or `""` when the key is not
+    /// tied to a type.
+    public let schema: String
+
+    /// Creates a key.
+    ///
+    /// - Parameters:
+    ///   - service: The service's name.
+    ///   - environment: The environment.
+    ///   - method: The request type.
+    ///   - methodName: The method name.
+    ///   - parameters: The parameters; their order does not matter.
+    ///   - version: The cache version; 0 by default.
+    ///   - schema: The content type's fingerprint; none by default.
+    public init(
+        service: ServiceName, environment: EnvironmentName, method: HTTPMethod, methodName: String, parameters: Parameters, version: Int = 0,
+        schema: String = ""
+    ) {
+        self.service = service
+        self.environment = environment
+        self.method = method
+        self.methodName = methodName
+        self.parameters = RequestGenerator.flatten(parameters, arrays: .brackets)
+            .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }
+            .joined(separator: "&")
+        self.version = version
+        self.schema = schema
+    }
+
+    /// `shop/online GET goods?page=2` (without the version and fingerprint).
+    public var description: String {
+        "\(service)/\(environment) \(method) \(methodName)" + (parameters.isEmpty ? "" : "?" + parameters)
+    }
+
+    /// The whole key as one string, unique per key: what a persistent store files it under.
+    public var storageKey: String {
+        "\(description) v\(version) \(schema)"
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// What a load that caches carries from its start to its end: where its response is filed,
+/// the endpoint's policy, and the expired entry found when it started (for a conditional
+/// request and a fallback). Not nested in the generic manager, so its type is known at compile
+/// time.
+final class CacheUse: Sendable {
+    let cache: ResponseCache
+    let key: CacheKey
+    let policy: CachePolicy
+    /// The entry found expired when the load started, if any.
+    let stored: ResponseCache.Entry?
+    /// The load whose stale answer this load refreshes, if it is a refresh.
+    let refreshes: RequestID?
+
+    init(cache: ResponseCache, key: CacheKey, policy: CachePolicy, stored: ResponseCache.Entry?, refreshes: RequestID?) {
+        self.cache = cache
+        self.key = key
+        self.policy = policy
+        self.stored = stored
+        self.refreshes = refreshes
+    }
+
+    /// `If-None-Match` and `If-Modified-Since` from the stored entry's validators, when the
+    /// policy revalidates.
+    var conditionalHeaders: [(name: String, value: String)] {
+        guard policy.revalidationWindow != nil, let headers = stored?.response.headers else { return [] }
+        var conditions: [(name: String, value: String)] = []
+        if let tag = headers["ETag"] { conditions.append(("If-None-Match", tag)) }
+        if let modified = headers["Last-Modified"] { conditions.append(("If-Modified-Since", modified)) }
+        return conditions
+    }
+
+    /// The stored response a `304 Not Modified` answer confirms, brought up to date; `nil`
+    /// when the answer is not one, or the load asked nothing conditionally.
+    func revalidated(by response: HTTPResponse) -> HTTPResponse? {
+        guard response.statusCode == 304, let stored, !conditionalHeaders.isEmpty else { return nil }
+        return cache.revalidated(stored, by: response)
+    }
+
+    /// The entry to answer a failed load with, when the policy falls back and the failure is a
+    /// missing network or a timeout, with its age; never for a refresh (its stale answer was
+    /// just delivered).
+    func fallback(for error: APIError) -> (entry: ResponseCache.Entry, age: Duration)? {
+        guard let limit = policy.offlineFallback, refreshes == nil, error.kind == .noNetwork || error.kind == .timeout else { return nil }
+        guard let entry = cache.entry(for: key, counting: false) ?? stored else { return nil }
+        let age = entry.age(at: cache.now())
+        return age <= limit ? (entry, age) : nil
+    }
+}
+
+extension APIManager {
+    /// Looks the load up in the cache when the manager has a ``cachePolicy``: returns the
+    /// stage that answers it (a fresh entry, or a stale one to be refreshed), or what the load
+    /// carries to use the cache when it is sent. A refresh load (`refreshing` set) is never
+    /// answered from the cache.
+    @inline(never)
+    func cacheLookup(
+        _ policy: CachePolicy, id: RequestID, parameters: Parameters, resolved: ResolvedService, method: HTTPMethod, refreshing: RequestID?
+    ) -> (answer: Stage?, use: CacheUse) {
+        let key = CacheKey(
+            service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters,
+            version: policy.version, schema: SchemaFingerprint.of(Content.self))
+        let entry = cache.entry(for: key, counting: refreshing == nil)
+        if let entry, refreshing == nil {
+            let now = cache.now()
+            let age = entry.age(at: now)
+            if entry.isFresh(at: now), let response = cachedResponse(entry, key: key, origin: .cache(age: age), id: id, parameters: parameters, resolved: resolved) {
+                proxy.logCacheHit(id, methodName: key.methodName, service: key.service, bytes: entry.response.body.count)
+                return (.cached(response), CacheUse(cache: cache, key: key, policy: policy, stored: nil, refreshes: nil))
+            }
+            if let window = policy.staleWhileRevalidate, now < entry.expiresAt.addingTimeInterval(window.timeInterval),
+                let response = cachedResponse(entry, key: key, origin: .staleCache(age: age), id: id, parameters: parameters, resolved: resolved)
+            {
+                cache.count { $0.staleServed += 1 }
+                proxy.logCacheHit(id, methodName: key.methodName, service: key.service, bytes: entry.response.body.count)
+                return (.stale(response), CacheUse(cache: cache, key: key, policy: policy, stored: entry, refreshes: nil))
+            }
+        }
+        let expired = entry.flatMap { $0.isFresh(at: cache.now()) ? nil : $0 }
+        return (nil, CacheUse(cache: cache, key: key, policy: policy, stored: expired ?? entry, refreshes: refreshing))
+    }
+
+    /// A cache entry as this manager's response: its content decoded if it was read from the
+    /// persistent store (and then kept in memory), or `nil` if it does not decode.
+    func cachedResponse(
+        _ entry: ResponseCache.Entry, key: CacheKey, origin: ResponseOrigin, id: RequestID, parameters: Parameters, resolved: ResolvedService
+    ) -> APIResponse<Content>? {
+        let content: Content
+        if let kept = entry.content as? Content {
+            content = kept
+        } else {
+            guard let decoded = try? decodeContent(from: entry.response, service: resolved.service) else { return nil }
+            content = decoded
+            cache.promote(entry, content: decoded, for: key)
+        }
+        return APIResponse(requestID: id, response: entry.response, content: content, request: entry.request, parameters: parameters, origin: origin)
+    }
+
+    /// Answers a load that failed for want of a network with a stored response, when the
+    /// policy allows. Out of line: only failures with a fallback policy come here.
+    @inline(never)
+    static func offlineFallback(
+        for error: APIError, _ use: CacheUse, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>
+    ) -> APIResponse<Content>? {
+        guard let (entry, age) = use.fallback(for: error), let manager = reference.object,
+            let response = manager.cachedResponse(
+                entry, key: use.key, origin: .offlineFallback(age: age, reason: error.kind), id: id, parameters: plan.parameters, resolved: plan.resolved)
+        else { return nil }
+        use.cache.count { $0.offlineFallbacks += 1 }
+        manager.proxy.logOfflineFallback(id, age: age, reason: error.kind)
+        return response
+    }
+}
