@@ -2,12 +2,14 @@
 # installs the Debian packages it needs first (only the missing ones).
 
 SWIFT ?= swift
+# The package's optional parts that the tests cover too: the disk cache (GRDB) comes with a trait.
+TRAITS := --traits DiskCache
 # The library and its samples: libcurl (OpenSSL flavour) and libcrypto headers.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config
 # The tests also generate certificates with openssl and gzip fixtures with gzip, pin a process
 # to one CPU and make mount namespaces with util-linux, and read multipart bodies back with
-# Python's own parser.
-TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3
+# Python's own parser; the disk cache's tests build GRDB on the system's SQLite.
+TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 libsqlite3-dev
 # The benchmark adds nginx as the common server (and pins cores with taskset, as the tests do).
 BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light
 
@@ -30,15 +32,15 @@ test-plain:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
 	scripts/check-consumer-dependencies.sh
 	scripts/extract-readme-snippets.sh
-	scripts/build-without-warnings.sh
-	$(SWIFT) test --skip-build
+	scripts/build-without-warnings.sh $(TRAITS)
+	$(SWIFT) test --skip-build $(TRAITS)
 
 # .tsan/suppressions.txt holds two investigated entries (see the comments there); halt_on_error
 # stays off so that every report is printed, and any report still fails the run.
 test-tsan:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
 	scripts/extract-readme-snippets.sh
-	TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt $(TSAN_OPTIONS)" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt $(TSAN_OPTIONS)" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(TRAITS)
 
 ## Builds the benchmark package in release mode and runs the side-by-side comparison.
 bench:
@@ -46,8 +48,8 @@ bench:
 	cd Benchmarks && ./run.sh
 
 build:
-	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
-	$(SWIFT) build
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES) libsqlite3-dev
+	$(SWIFT) build $(TRAITS)
 
 clean:
 	rm -rf .build .build-tsan Benchmarks/.build

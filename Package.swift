@@ -11,12 +11,17 @@ let sharedSwiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "AIFNetworking",
     platforms: [.macOS(.v15)],
-    // The library is the one product. The command-line tool, the samples, the demo server and
-    // the tests are targets of this package only (`swift run aif`, `swift run ShopSample`): a
-    // package that depends on AIFNetworking resolves and builds none of their dependencies —
-    // only swift-log (scripts/check-consumer-dependencies.sh, run by `make test`, checks it).
+    // The library is the core product; the disk cache is an optional one, so that only its
+    // users build GRDB. The command-line tool, the samples, the demo server and the tests are
+    // targets of this package only (`swift run aif`, `swift run ShopSample`): a package that
+    // depends on AIFNetworking resolves and builds none of their dependencies — only swift-log
+    // (scripts/check-consumer-dependencies.sh, run by `make test`, checks it).
     products: [
         .library(name: "AIFNetworking", targets: ["AIFNetworking"]),
+        .library(name: "AIFNetworkingDiskCache", targets: ["AIFNetworkingDiskCache"]),
+    ],
+    traits: [
+        .trait(name: "DiskCache", description: "The AIFNetworkingDiskCache product (SQLite through GRDB)."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -24,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Only the optional disk cache uses GRDB (SQLite).
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // Only the demo server, the samples and the tests use these; the library does not.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
     ],
@@ -43,6 +50,14 @@ let package = Package(
             dependencies: [
                 "CCurl",
                 "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "AIFNetworkingDiskCache",
+            dependencies: [
+                "AIFNetworking",
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -87,19 +102,21 @@ let package = Package(
         // `make test` runs) and compiled with the rest.
         .target(
             name: "ReadmeSnippets",
-            dependencies: ["AIFNetworking"],
+            dependencies: ["AIFNetworking", "AIFNetworkingDiskCache"],
             path: "Tests/ReadmeSnippets"
         ),
         // A program the tests start in processes of their own.
         .executableTarget(
             name: "aif-test-helper",
-            dependencies: ["AIFNetworking"],
+            dependencies: ["AIFNetworking", "AIFNetworkingDiskCache"],
             path: "Tests/ProcessHelper"
         ),
         .testTarget(
             name: "AIFNetworkingTests",
             dependencies: [
                 "AIFNetworking",
+                "AIFNetworkingDiskCache",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 "CCurl",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

@@ -1,33 +1,43 @@
 #!/usr/bin/env bash
-# Resolves a throw-away package that depends on the AIFNetworking library product only, and
-# fails unless it resolves exactly the library's own dependencies: what the samples, the demo
-# server, the command-line tool and the tests need must stay out of a user's graph.
+# Resolves throw-away packages that depend on the library's products as a user's would, and
+# fails unless each resolves exactly what those products need: the core library alone brings
+# swift-log only (what the samples, the demo server, the command-line tool and the tests need
+# stays out of a user's graph), and the disk cache, with the `DiskCache` trait, adds GRDB.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-expected="swift-log"
 
-consumer=$(mktemp -d)
-trap 'rm -rf "$consumer"' EXIT
-mkdir -p "$consumer/Sources/Consumer"
-cat > "$consumer/Package.swift" <<MANIFEST
+# check DESCRIPTION TRAITS PRODUCTS EXPECTED — TRAITS and PRODUCTS are Swift list literals.
+check() {
+    local description=$1 traits=$2 products=$3 expected=$4
+    local consumer
+    consumer=$(mktemp -d)
+    mkdir -p "$consumer/Sources/Consumer"
+    cat > "$consumer/Package.swift" <<MANIFEST
 // swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
     name: "Consumer",
-    dependencies: [.package(path: "$root")],
-    targets: [.executableTarget(name: "Consumer", dependencies: [.product(name: "AIFNetworking", package: "$(basename "$root")")])]
+    dependencies: [.package(path: "$root", traits: $traits)],
+    targets: [.executableTarget(name: "Consumer", dependencies: $products.map { .product(name: \$0, package: "$(basename "$root")") })]
 )
 MANIFEST
-printf 'import AIFNetworking\nprint(HTTPMethod.get)\n' > "$consumer/Sources/Consumer/main.swift"
-if ! log=$(cd "$consumer" && swift package resolve 2>&1); then
-    echo "$log" >&2
-    echo "error: the consumer package did not resolve" >&2
-    exit 1
-fi
-resolved=$(grep -o '"identity" : "[^"]*"' "$consumer/Package.resolved" | sed 's/.*: "\(.*\)"/\1/' | sort | tr '\n' ' ' | sed 's/ $//')
-if [ "$resolved" != "$expected" ]; then
-    echo "error: a package depending only on the AIFNetworking library resolves: $resolved (expected: $expected)" >&2
-    exit 1
-fi
-echo "A package depending only on the AIFNetworking library resolves: $resolved"
+    printf 'import AIFNetworking\nprint(HTTPMethod.get)\n' > "$consumer/Sources/Consumer/main.swift"
+    if ! log=$(cd "$consumer" && swift package resolve 2>&1); then
+        echo "$log" >&2
+        echo "error: the consumer package ($description) did not resolve" >&2
+        rm -rf "$consumer"
+        exit 1
+    fi
+    local resolved
+    resolved=$(grep -o '"identity" : "[^"]*"' "$consumer/Package.resolved" | sed 's/.*: "\(.*\)"/\1/' | sort | tr '\n' ' ' | sed 's/ $//')
+    rm -rf "$consumer"
+    if [ "$resolved" != "$expected" ]; then
+        echo "error: a package depending on $description resolves: $resolved (expected: $expected)" >&2
+        exit 1
+    fi
+    echo "A package depending on $description resolves: $resolved"
+}
+
+check "the AIFNetworking library only" '[]' '["AIFNetworking"]' "swift-log"
+check "the disk cache too (trait DiskCache)" '["DiskCache"]' '["AIFNetworking", "AIFNetworkingDiskCache"]' "grdb.swift swift-log"

@@ -2,6 +2,7 @@
 // in a process (libcurl's process-wide initialisation), or be measured alone (its memory).
 // Usage: aif-test-helper COMMAND ARGS…
 import AIFNetworking
+import AIFNetworkingDiskCache
 import Foundation
 
 /// `recycle-buffers URL`: opts in to recycled transfer buffers, then fetches URL 20 times.
@@ -51,6 +52,47 @@ func upload(url: URL, file path: String) async throws {
     print("status=\(response.statusCode) answer=\(String(decoding: response.body, as: UTF8.self).replacingOccurrences(of: " ", with: ",")) peak-growth-kib=\(peakResidentKiB() - before)")
 }
 
+/// `cache-writer DIR FIRST COUNT ROUNDS [KILL-AFTER-MS]`: stores responses for keys
+/// `FIRST..<FIRST+COUNT` in the disk cache at DIR, ROUNDS times over (each round a new
+/// generation), committing every ten; with KILL-AFTER-MS, kills itself with SIGKILL that long
+/// after its first commit, wherever its writing has got to. Each body is self-describing
+/// (`CacheWriterBody`), so a reader can tell a whole one from a torn one.
+func cacheWriter(directory: String, first: Int, count: Int, rounds: Int, killAfter: Int?) throws {
+    let cache = try DiskCache(directory: URL(fileURLWithPath: directory))
+    var started = false
+    for generation in 0..<rounds {
+        for index in first..<(first + count) {
+            let now = Date()
+            cache.save(StoredResponse(
+                key: CacheWriterBody.key(index), statusCode: 200, headers: ["Content-Type": "text/plain", "ETag": "\"\(generation)\""],
+                body: CacheWriterBody.make(index: index, generation: generation), url: "http://127.0.0.1/item", storedAt: now,
+                expiresAt: now.addingTimeInterval(3600), keepUntil: now.addingTimeInterval(7200)))
+            if index % 10 == 9 {
+                cache.flush()
+                if !started, let killAfter {
+                    started = true
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(killAfter)) { kill(getpid(), SIGKILL) }
+                }
+            }
+        }
+    }
+    cache.flush()
+    print("wrote=\(count * rounds)")
+}
+
+/// What the cache writer stores: a first line `index generation`, then that line's text
+/// repeated to about 2 KiB.
+enum CacheWriterBody {
+    static func key(_ index: Int) -> CacheKey {
+        CacheKey(service: "crash", environment: .online, method: .get, methodName: "item", parameters: ["i": .int(index)])
+    }
+
+    static func make(index: Int, generation: Int) -> Data {
+        let line = "\(index) \(generation)"
+        return Data((line + "\n" + String(repeating: line + ";", count: 2048 / (line.count + 1))).utf8)
+    }
+}
+
 /// The process's peak resident memory so far, in KiB.
 func peakResidentKiB() -> Int {
     var usage = rusage()
@@ -58,7 +100,7 @@ func peakResidentKiB() -> Int {
     return usage.ru_maxrss
 }
 
-let usage = "usage: aif-test-helper recycle-buffers URL | download URL PATH | upload URL PATH\n"
+let usage = "usage: aif-test-helper recycle-buffers URL | download URL PATH | upload URL PATH | cache-writer DIR FIRST COUNT ROUNDS [KILL-AFTER-MS]\n"
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 /// Exits with the usage unless the arguments after the command are `count` of them, the first a URL.
@@ -80,6 +122,13 @@ case "download":
 case "upload":
     let (url, rest) = urlAndRest(count: 2)
     try await upload(url: url, file: rest[0])
+case "cache-writer":
+    let numbers = arguments.dropFirst(2).compactMap { Int($0) }
+    guard arguments.count >= 5, numbers.count == arguments.count - 2 else {
+        FileHandle.standardError.write(Data(usage.utf8))
+        exit(2)
+    }
+    try cacheWriter(directory: arguments[1], first: numbers[0], count: numbers[1], rounds: numbers[2], killAfter: numbers.count > 3 ? numbers[3] : nil)
 default:
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)

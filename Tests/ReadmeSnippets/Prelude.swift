@@ -50,3 +50,6 @@ extension Endpoint where Content == PlacedOrder {
     /// `POST orders`, its JSON body given by the caller.
     static let placeOrder = Endpoint(service: "shop", methodName: "orders", method: .post, headers: ["Content-Type": "application/json"])
 }
+
+/// Where an app keeps its caches.
+let cachesFolder = FileManager.default.temporaryDirectory

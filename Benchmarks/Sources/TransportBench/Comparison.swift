@@ -81,6 +81,8 @@ struct Comparison {
         for line in ratioLines { say(line) }
         try soak(server: server, pinned: pin)
         if transferRounds > 0 { try TransferComparison(rounds: transferRounds).run(server: server, pinned: pin) }
+        say("")
+        try DiskCacheBench().run()
     }
 
     /// `RATIO c=16 transport/libcurl-c=0.91 …`: each figure the median over rounds of that

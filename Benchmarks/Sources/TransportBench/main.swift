@@ -55,6 +55,8 @@ case "transfer-client":
         exit(2)
     }
     print(try await measureTransfer(kind, url: url, warmURL: warm, path: path).line)
+case "cache":
+    try DiskCacheBench().run()
 case "compare", nil:
     let only = option("--clients", in: arguments).map { $0.split(separator: ",").compactMap { ClientKind(rawValue: String($0)) } }
     let comparison = Comparison(
@@ -67,6 +69,6 @@ case "compare", nil:
     )
     try await comparison.run()
 default:
-    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--transfers-only]] | client … | transfer-client … | serve --port P | sink --port P")
+    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--transfers-only]] | cache | client … | transfer-client … | serve --port P | sink --port P")
     exit(2)
 }

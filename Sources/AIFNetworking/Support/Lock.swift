@@ -17,9 +17,13 @@ import Darwin
 /// intercept, the same suite reports nothing (the entries in `.tsan/suppressions.txt` concern
 /// the standard library's continuations and the test server, not locks).
 ///
+/// Offered to the package's other modules (the disk cache) as SPI, not as public API:
+/// `@_spi(Support) import AIFNetworking`.
+///
 /// - Note: `@unchecked Sendable` is safe here because the protected value is only ever reached
 ///   through ``withLock(_:)``, which holds the mutex for the whole access.
-final class Locked<Value>: @unchecked Sendable {
+@_spi(Support)
+public final class Locked<Value>: @unchecked Sendable {
     // Allocated rather than stored inline: a pthread mutex must not move, and Swift does not
     // promise a stable address for a stored property passed with `&`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
@@ -28,7 +32,8 @@ final class Locked<Value>: @unchecked Sendable {
     // overlap), so the runtime's dynamic check (two calls per access) would only cost time.
     @exclusivity(unchecked) private var value: Value
 
-    init(_ value: Value) {
+    /// Creates a lock owning `value`.
+    public init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -43,7 +48,7 @@ final class Locked<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the protected value.
     @inline(__always)
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
