@@ -196,6 +196,18 @@ struct CachePolicyTests {
         #expect(statistics.memory.entries == 2)
     }
 
+    @Test func aServicesCacheVersionComesFromItsConfigFile() throws {
+        func parse(_ version: String) throws(ConfigurationError) -> ConfiguredService {
+            try ConfiguredService.parse(Data("""
+                {"name": "news", "cacheVersion": \(version), "environments": {"online": {"baseURL": "http://127.0.0.1:1", "apiVersion": "v1"}}}
+                """.utf8), file: "news.json", environment: [:])
+        }
+        #expect(try parse("3").cacheVersion == 3)
+        let error = #expect(throws: ConfigurationError.self) { try parse("\"3\"") }
+        #expect(error?.description.contains("cacheVersion") == true)
+        #expect(error?.description.contains("news.json") == true)
+    }
+
     @Test func theFingerprintFollowsTheDecodableShape() {
         struct One: Decodable { let id: Int; let title: String }
         struct Renamed: Decodable { let id: Int; let name: String }

@@ -16,8 +16,9 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     public let methodName: String
     /// The parameters, sorted and percent-encoded: `id=7&page=2`.
     public let parameters: String
-    /// The cache version of the manager that stored it.
-    public let version: Int
+    /// The cache version it was stored under: the service's ``Service/cacheVersion`` and the
+    /// endpoint's ``CachePolicy/version``, as `SERVICE.ENDPOINT` (`0.0` for both unset).
+    public let version: String
     /// The fingerprint of the content type's `Decodable` shape, or `""` when the key is not
     /// tied to a type.
     public let schema: String
@@ -30,10 +31,10 @@ public struct CacheKey: Sendable, Hashable, CustomStringConvertible {
     ///   - method: The request type.
     ///   - methodName: The method name.
     ///   - parameters: The parameters; their order does not matter.
-    ///   - version: The cache version; 0 by default.
+    ///   - version: The cache version; `0.0` by default.
     ///   - schema: The content type's fingerprint; none by default.
     public init(
-        service: ServiceName, environment: EnvironmentName, method: HTTPMethod, methodName: String, parameters: Parameters, version: Int = 0,
+        service: ServiceName, environment: EnvironmentName, method: HTTPMethod, methodName: String, parameters: Parameters, version: String = "0.0",
         schema: String = ""
     ) {
         self.service = service

@@ -60,7 +60,7 @@ extension APIManager {
     ) -> (answer: Stage?, use: CacheUse) {
         let key = CacheKey(
             service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters,
-            version: policy.version, schema: SchemaFingerprint.of(Content.self))
+            version: "\(resolved.service.cacheVersion).\(policy.version)", schema: SchemaFingerprint.of(Content.self))
         let entry = cache.entry(for: key, counting: refreshing == nil)
         if let entry, refreshing == nil {
             let now = cache.now()

@@ -77,6 +77,10 @@ public protocol Service: Sendable {
     /// What loads do on given application error codes and HTTP statuses (retry, refresh the
     /// credential, tell an app handler): none by default.
     var errorPolicies: ErrorPolicies? { get }
+    /// The cache version of every response of the service, beside each endpoint's
+    /// ``CachePolicy/version``: bumping it leaves everything the service's managers stored
+    /// unread (YTKNetwork's `cacheVersion`, for a whole backend).
+    var cacheVersion: Int { get }
 
     /// Headers sent with every request of the service, read at request time.
     func commonHeaders() -> HTTPHeaders
@@ -130,6 +134,8 @@ extension Service {
     public var authenticator: Authenticator? { nil }
     /// None.
     public var errorPolicies: ErrorPolicies? { nil }
+    /// 0.
+    public var cacheVersion: Int { 0 }
     /// None.
     public func commonHeaders() -> HTTPHeaders { HTTPHeaders() }
     /// None.

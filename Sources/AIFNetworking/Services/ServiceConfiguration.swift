@@ -34,7 +34,8 @@ import Foundation
 /// `hostUnreachable`, `nameResolutionFailed`), `methods`, `idempotencyKeyHeader`,
 /// `baseDelaySeconds`, `maxDelaySeconds`. `errorPolicies` maps application codes (`codes`) and
 /// HTTP statuses (`statuses`) to `surface`, `retry`, `refreshCredentials`, `correctClock` or `handler:NAME`
-/// (see ``ErrorPolicy``).
+/// (see ``ErrorPolicy``). `cacheVersion` (a whole number, 0 by default) is the
+/// ``Service/cacheVersion``.
 public struct ConfiguredService: Service {
     /// The longest `timeoutSeconds` a config file may give: a week.
     static let maxTimeoutSeconds: Double = 604_800
@@ -64,6 +65,9 @@ public struct ConfiguredService: Service {
     public let retryPolicy: RetryPolicy
     /// What loads do on given application codes and statuses, from the `errorPolicies` key.
     public let errorPolicies: ErrorPolicies?
+    /// The cache version of the service's responses, from the `cacheVersion` key (0 without
+    /// one).
+    public let cacheVersion: Int
     /// The file it was read from.
     public let file: String
     private let headers: HTTPHeaders
@@ -108,7 +112,7 @@ public struct ConfiguredService: Service {
         let object = try reader.object(root, at: "")
         try reader.rejectUnknownKeys(object, at: "", allowed: [
             "name", "defaultEnvironment", "bodyEncoding", "arrayEncoding", "timeoutSeconds", "signing", "commonHeaders",
-            "commonParameters", "environments", "decoding", "applicationErrors", "envelope", "retry", "errorPolicies",
+            "commonParameters", "environments", "decoding", "applicationErrors", "envelope", "retry", "errorPolicies", "cacheVersion",
         ])
         let name = try reader.string(object, "name", at: "", required: true)!
         let environments = try environments(object, reader: reader)
@@ -119,12 +123,20 @@ public struct ConfiguredService: Service {
                 problem: "\"\(defaultEnvironment)\" is not one of the environments (\(environments.keys.sorted().map(\.rawValue).joined(separator: ", ")))")
         }
         let (bodyEncoding, arrayEncoding) = try encodings(object, reader: reader)
+        var cacheVersion = 0
+        if let value = object["cacheVersion"] {
+            guard case .integer(let version) = value, version >= 0 else {
+                throw ConfigurationError(file: file, key: "cacheVersion", problem: "must be a whole number, 0 or more")
+            }
+            cacheVersion = version
+        }
         return ConfiguredService(
             name: ServiceName(rawValue: name), environments: environments, defaultEnvironment: defaultEnvironment,
             bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: try timeouts(object, reader: reader),
             signer: try signer(object, reader: reader), decoder: try decoding(object, reader: reader),
             applicationErrors: try applicationErrors(object, reader: reader), envelope: try envelope(object, reader: reader),
-            retryPolicy: try parseRetryPolicy(object, reader: reader), errorPolicies: try parseErrorPolicies(object, reader: reader), file: file,
+            retryPolicy: try parseRetryPolicy(object, reader: reader), errorPolicies: try parseErrorPolicies(object, reader: reader),
+            cacheVersion: cacheVersion, file: file,
             headers: try commonHeaders(object, reader: reader), parameters: try commonParameters(object, reader: reader))
     }
 
