@@ -67,6 +67,15 @@ public final class APIProxy: Sendable {
     private let table = Locked(Table())
     let coalescer = Coalescer()
     let generator = RequestGenerator()
+    /// The fixture transports of the mock environments loads have gone to, one per behavior
+    /// and root, so that each keeps its own seeded draws.
+    private let mockTransports = Locked<[MockTransportKey: FixtureTransport]>([:])
+
+    private struct MockTransportKey: Hashable {
+        let behavior: MockBehavior
+        let baseURL: URL
+        let apiVersion: String
+    }
 
     /// Creates a proxy.
     ///
@@ -242,10 +251,23 @@ public final class APIProxy: Sendable {
         _ request: HTTPRequest, for resolved: ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation,
         progress: (@Sendable (TransferProgress) -> Void)? = nil, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
+        let transport = resolved.environment.mock.map { mockTransport($0, resolved.environment) } ?? transport
         generator.send(
             request, for: resolved, maxRedirects: maxRedirects, cancellation: cancellation,
-            exchange: { [transport] hop, done in transport.exchange(hop, progress: progress, completingOn: runner, completion: done) },
+            exchange: { hop, done in transport.exchange(hop, progress: progress, completingOn: runner, completion: done) },
             completion: completion)
+    }
+
+    /// The transport of a mock environment's loads.
+    @inline(never)
+    private func mockTransport(_ behavior: MockBehavior, _ environment: ServiceEnvironment) -> FixtureTransport {
+        let key = MockTransportKey(behavior: behavior, baseURL: environment.baseURL, apiVersion: environment.apiVersion)
+        return mockTransports.withLock { transports in
+            if let known = transports[key] { return known }
+            let made = FixtureTransport(behavior: behavior, environment: environment)
+            transports[key] = made
+            return made
+        }
     }
 
     @inline(never)

@@ -10,6 +10,9 @@ public struct ServiceEnvironment: Sendable, Hashable {
     public var credentials: SigningCredentials?
     /// Whether the signature covers every parameter (`true`) or only the signature fields.
     public var signsAllParameters: Bool
+    /// Makes the environment a mock: its loads are answered from fixture files, through a
+    /// ``FixtureTransport``, instead of sent to ``baseURL``. `nil` for a real environment.
+    public var mock: MockBehavior?
 
     /// Creates an environment.
     ///
@@ -18,11 +21,15 @@ public struct ServiceEnvironment: Sendable, Hashable {
     ///   - apiVersion: The version segment; none by default.
     ///   - credentials: The keys; none by default.
     ///   - signsAllParameters: Whether every parameter is signed; yes by default.
-    public init(baseURL: URL, apiVersion: String = "", credentials: SigningCredentials? = nil, signsAllParameters: Bool = true) {
+    ///   - mock: Makes it a mock environment; `nil` by default.
+    public init(
+        baseURL: URL, apiVersion: String = "", credentials: SigningCredentials? = nil, signsAllParameters: Bool = true, mock: MockBehavior? = nil
+    ) {
         self.baseURL = baseURL
         self.apiVersion = apiVersion
         self.credentials = credentials
         self.signsAllParameters = signsAllParameters
+        self.mock = mock
     }
 }
 

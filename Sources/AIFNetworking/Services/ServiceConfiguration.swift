@@ -159,8 +159,10 @@ public struct ConfiguredService: Service {
     private static func environment(_ value: JSONValue, at path: String, reader: ConfigReader) throws(ConfigurationError) -> ServiceEnvironment {
         let file = reader.file
         let entry = try reader.object(value, at: path)
-        try reader.rejectUnknownKeys(entry, at: path, allowed: ["baseURL", "apiVersion", "publicKey", "privateKey", "signsAllParameters"])
-        let baseText = try reader.string(entry, "baseURL", at: path, required: true)!
+        try reader.rejectUnknownKeys(
+            entry, at: path, allowed: ["baseURL", "apiVersion", "publicKey", "privateKey", "signsAllParameters", "fixtures", "latencyMs", "failureRate", "seed"])
+        let mock = try mockBehavior(entry, at: path, reader: reader)
+        let baseText = try reader.string(entry, "baseURL", at: path, required: mock == nil) ?? "http://mock.invalid"
         guard let baseURL = URL(string: baseText), let scheme = baseURL.scheme?.lowercased(), scheme == "http" || scheme == "https", baseURL.host != nil else {
             throw ConfigurationError(file: file, key: "\(path).baseURL", problem: "\"\(baseText)\" is not an http(s) URL")
         }
@@ -176,8 +178,55 @@ public struct ConfiguredService: Service {
             baseURL: baseURL,
             apiVersion: try reader.string(entry, "apiVersion", at: path, required: false) ?? "",
             credentials: publicKey.map { SigningCredentials(publicKey: $0, privateKey: Secret(privateKey!)) },
-            signsAllParameters: try reader.bool(entry, "signsAllParameters", at: path) ?? true
+            signsAllParameters: try reader.bool(entry, "signsAllParameters", at: path) ?? true,
+            mock: mock
         )
+    }
+
+    /// An environment's mock keys: `fixtures` (a directory, relative to the config file's),
+    /// `latencyMs` (`[low, high]` or one number), `failureRate` (0 to 1), `seed`.
+    private static func mockBehavior(_ entry: [String: JSONValue], at path: String, reader: ConfigReader) throws(ConfigurationError) -> MockBehavior? {
+        let file = reader.file
+        guard let fixtures = try reader.string(entry, "fixtures", at: path, required: false) else {
+            if let stray = ["latencyMs", "failureRate", "seed"].first(where: { entry[$0] != nil }) {
+                throw ConfigurationError(file: file, key: "\(path).\(stray)", problem: "belongs to a mock environment, which names its \"fixtures\"")
+            }
+            return nil
+        }
+        let directory = fixtures.hasPrefix("/")
+            ? URL(fileURLWithPath: fixtures)
+            : URL(fileURLWithPath: file).deletingLastPathComponent().appending(path: fixtures)
+        func milliseconds(_ value: JSONValue) -> Duration? {
+            switch value {
+            case .integer(let number) where number >= 0: .milliseconds(number)
+            case .number(let number) where number >= 0: .milliseconds(number)
+            default: nil
+            }
+        }
+        var latency: ClosedRange<Duration> = .zero ... .zero
+        if let value = entry["latencyMs"] {
+            if case .array(let bounds) = value, bounds.count == 2, let low = milliseconds(bounds[0]), let high = milliseconds(bounds[1]), low <= high {
+                latency = low...high
+            } else if let fixed = milliseconds(value) {
+                latency = fixed...fixed
+            } else {
+                throw ConfigurationError(file: file, key: "\(path).latencyMs", problem: "must be milliseconds: a number, or [low, high] with low ≤ high")
+            }
+        }
+        var failureRate = 0.0
+        switch entry["failureRate"] {
+        case nil: break
+        case .integer(let rate)? where (0...1).contains(rate): failureRate = Double(rate)
+        case .number(let rate)? where (0...1).contains(rate): failureRate = rate
+        default: throw ConfigurationError(file: file, key: "\(path).failureRate", problem: "must be a number from 0 to 1")
+        }
+        var seed: UInt64?
+        switch entry["seed"] {
+        case nil: break
+        case .integer(let value)? where value >= 0: seed = UInt64(value)
+        default: throw ConfigurationError(file: file, key: "\(path).seed", problem: "must be a whole number, 0 or more")
+        }
+        return MockBehavior(fixtures: directory, latency: latency, failureRate: failureRate, seed: seed)
     }
 
     private static func encodings(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> (BodyEncoding, ArrayEncoding) {
@@ -394,7 +443,7 @@ extension ServiceRegistry {
 
 /// A parsed JSON value that keeps numbers and flags apart (Foundation's `JSONSerialization`
 /// does not on Linux, where `1` also reads as `true`).
-enum JSONValue: Decodable {
+enum JSONValue: Codable {
     case string(String)
     case number(Double)
     case integer(Int)
@@ -419,6 +468,30 @@ enum JSONValue: Decodable {
             self = .array(array)
         } else {
             self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let text): try container.encode(text)
+        case .number(let number): try container.encode(number)
+        case .integer(let integer): try container.encode(integer)
+        case .bool(let flag): try container.encode(flag)
+        case .null: try container.encodeNil()
+        case .array(let array): try container.encode(array)
+        case .object(let object): try container.encode(object)
+        }
+    }
+
+    /// A scalar as a request carries it (`2`, `true`, `Scale`); `nil` for the rest.
+    var parameterText: String? {
+        switch self {
+        case .string(let text): text
+        case .integer(let integer): String(integer)
+        case .number(let number): String(number)
+        case .bool(let flag): String(flag)
+        case .null, .array, .object: nil
         }
     }
 }
