@@ -190,7 +190,7 @@ public final class DiskCache: PersistentResponseStore {
             return (pending.operations, pending.touched)
         }
         guard !operations.isEmpty || !touched.isEmpty else { return }
-        let sweepDue = lastSweep.withLock { $0 }.map { now().timeIntervalSince($0) >= limits.sweepInterval.seconds } ?? true
+        let sweepDue = lastSweep.withLock { $0 }.map { now().timeIntervalSince($0) >= limits.sweepInterval.timeInterval } ?? true
         write("writing \(operations.count) changes") { db in
             for operation in operations {
                 switch operation {
@@ -430,12 +430,6 @@ public struct DiskCacheError: Error, CustomStringConvertible {
     public var description: String { "disk cache at \(path): \(reason)" }
 }
 
-extension Duration {
-    fileprivate var seconds: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
-}
 #else
 #warning("AIFNetworkingDiskCache is empty: enable the AIFNetworking package's \"DiskCache\" trait (traits: [\"DiskCache\"]) to build it")
 #endif
