@@ -292,7 +292,11 @@ struct DiskCacheTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         var killed = 0
         var generator = SystemRandomNumberGenerator()
-        for _ in 0..<100 {
+        // A hundred kills in the plain run; under the thread sanitizer, whose child processes
+        // each take a fraction of a second of CPU to start, twenty — the hundred there crowd
+        // both cores for half a minute and starve the timing tests running beside it.
+        let kills = isUnderThreadSanitizer ? 20 : 100
+        for _ in 0..<kills {
             let delay = Int.random(in: 1...40, using: &generator)
             let run = try await Shell.run(helperPath, ["cache-writer", folder.path, "0", "300", "1000", "\(delay)"])
             if run.status == SIGKILL { killed += 1 } else { #expect(run.status == 0, "\(run.standardError)") }
@@ -301,7 +305,7 @@ struct DiskCacheTests {
             #expect(Self.checkWriterEntries(cache, first: 0, count: 300) >= 10)
             #expect(messages.withLock { $0.isEmpty }, "\(messages.withLock { $0.map(\.1) })")
         }
-        #expect(killed >= 95)
+        #expect(killed >= kills * 95 / 100)
         #expect(try Self.movedAside(in: folder).isEmpty)
     }
 

@@ -81,3 +81,6 @@ func makeTestFolder(_ prefix: String) throws -> URL {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     return folder
 }
+
+/// Whether this process runs under the thread sanitizer (its runtime is linked in).
+let isUnderThreadSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
