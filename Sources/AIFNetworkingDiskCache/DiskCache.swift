@@ -304,7 +304,7 @@ public final class DiskCache: PersistentResponseStore {
     /// Opens the database, moving an unusable file aside once.
     static func open(_ url: URL, logger: Logger) throws(DiskCacheError) -> DatabasePool {
         do {
-            return try openChecked(url)
+            return try openWaitingForOthers(url)
         } catch let unusable as Unusable {
             try moveAside(url, because: unusable.reason, logger: logger)
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
@@ -313,9 +313,23 @@ public final class DiskCache: PersistentResponseStore {
             throw DiskCacheError(path: url.path, reason: "the database cannot be opened: \(error)")
         }
         do {
-            return try openChecked(url)
+            return try openWaitingForOthers(url)
         } catch {
             throw DiskCacheError(path: url.path, reason: "no database can be made: \(error)")
+        }
+    }
+
+    /// ``openChecked(_:)``, tried again for up to ten seconds while another process holds
+    /// the database locked: switching a new file to WAL, as two processes starting at once
+    /// both do, is refused at once rather than waited for.
+    private static func openWaitingForOthers(_ url: URL) throws -> DatabasePool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            do {
+                return try openChecked(url)
+            } catch let error as DatabaseError where [.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode) && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
         }
     }
 

@@ -6,7 +6,9 @@ import GRDB
 import Logging
 import Testing
 
-@Suite("Disk cache: persistence, limits, damage, crashes, processes")
+// One test at a time: most do synchronous SQLite work on the test pool's threads, which under the
+// sanitizer would otherwise take both threads at once and starve the timing tests beside them.
+@Suite("Disk cache: persistence, limits, damage, crashes, processes", .serialized)
 struct DiskCacheTests {
     private static func response(_ index: Int, body: Int = 2048, keepFor: TimeInterval = 7200, at date: Date = Date()) -> StoredResponse {
         StoredResponse(
@@ -292,10 +294,12 @@ struct DiskCacheTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         var killed = 0
         var generator = SystemRandomNumberGenerator()
-        // A hundred kills in the plain run; under the thread sanitizer, whose child processes
-        // each take a fraction of a second of CPU to start, twenty — the hundred there crowd
-        // both cores for half a minute and starve the timing tests running beside it.
-        let kills = isUnderThreadSanitizer ? 20 : 100
+        // A hundred kills in the plain run. Under the thread sanitizer, three: there each fork
+        // of the test process (whose sanitizer shadow memory is huge) holds up every thread
+        // of the process — a hundred forks stalled the other tests' loads by more than ten
+        // seconds. The sanitizer run still checks the writer and the reader; the plain run
+        // makes the hundred.
+        let kills = isUnderThreadSanitizer ? 3 : 100
         for _ in 0..<kills {
             let delay = Int.random(in: 1...40, using: &generator)
             let run = try await Shell.run(helperPath, ["cache-writer", folder.path, "0", "300", "1000", "\(delay)"])
@@ -306,6 +310,7 @@ struct DiskCacheTests {
             #expect(messages.withLock { $0.isEmpty }, "\(messages.withLock { $0.map(\.1) })")
         }
         #expect(killed >= kills * 95 / 100)
+        #expect(killed >= 1)
         #expect(try Self.movedAside(in: folder).isEmpty)
     }
 

@@ -232,9 +232,11 @@ final class Recorder: APIManagerDelegate, APIManagerParamSource, APIManagerValid
     }
 }
 
-/// Waits, at most `timeout`, until `condition` holds; returns whether it did.
+/// Waits, at most `timeout`, until `condition` holds; returns whether it did. The default is
+/// long (30 s) because it only bounds a failure: under the thread sanitizer, with the whole
+/// suite on two cores, a delivery that takes milliseconds alone has been seen to take 13 s.
 @discardableResult
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }
