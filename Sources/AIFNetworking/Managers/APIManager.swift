@@ -333,6 +333,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     }
 
     /// The async face, with what the load moves besides its parameters.
+    ///
     /// - Parameters:
     ///   - refreshing: The load whose stale answer this one refreshes, if it is a refresh.
     ///   - refreshesStale: Whether a stale answer starts its refresh in the background (the
