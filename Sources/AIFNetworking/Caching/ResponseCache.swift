@@ -177,10 +177,8 @@ public final class ResponseCache: Sendable {
     /// the ones the 304 sent (RFC 9111, section 4.3.4), its body kept.
     func revalidated(_ entry: Entry, by notModified: HTTPResponse) -> HTTPResponse {
         count { $0.revalidations += 1 }
-        var headers = entry.response.headers
-        for field in notModified.headers where !["content-length", "transfer-encoding", "content-encoding"].contains(field.name.lowercased()) {
-            headers.set(name: field.name, value: field.value)
-        }
+        let framing: Set<String> = ["content-length", "transfer-encoding", "content-encoding"]
+        let headers = entry.response.headers.merging(HTTPHeaders(notModified.headers.fields.filter { !framing.contains($0.name.lowercased()) }))
         return HTTPResponse(
             statusCode: entry.response.statusCode, headers: headers, body: entry.response.body, httpVersion: notModified.httpVersion, url: notModified.url,
             metrics: notModified.metrics)

@@ -77,8 +77,9 @@ extension APIManager {
                 return (.stale(response), CacheUse(cache: cache, key: key, policy: policy, stored: entry, refreshes: nil))
             }
         }
-        let expired = entry.flatMap { $0.isFresh(at: cache.now()) ? nil : $0 }
-        return (nil, CacheUse(cache: cache, key: key, policy: policy, stored: expired ?? entry, refreshes: refreshing))
+        // Any entry found rides along: an expired one (or a fresh one that would not decode)
+        // for the conditional request and the fallback.
+        return (nil, CacheUse(cache: cache, key: key, policy: policy, stored: entry, refreshes: refreshing))
     }
 
     /// A cache entry as this manager's response: its content decoded if it was read from the
