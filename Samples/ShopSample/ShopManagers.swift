@@ -11,6 +11,11 @@ extension ServiceName {
     static let shop: ServiceName = "shop"
 }
 
+/// The shop's environment answered from fixtures; defined in `Configs/shop.json`.
+extension EnvironmentName {
+    static let mock: EnvironmentName = "mock"
+}
+
 /// The listing pages say how many goods there are in all, so the last page is known exactly.
 extension GoodsPage: PageContent {
     public var pageItemCount: Int { items.count }

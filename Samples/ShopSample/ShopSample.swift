@@ -4,24 +4,34 @@ import Foundation
 import Synchronization
 
 /// The shop sample: starts the demo shop (an online and an offline instance) on loopback,
-/// defines the service from `Configs/shop.json`, and walks through the manager API.
+/// defines the service from `Configs/shop.json`, and walks through the manager API — and, last,
+/// through the same managers answered from fixtures by the service's mock environment.
+///
+/// `ShopSample --mock` runs the chapters that need no server control from the fixtures in
+/// `Configs/fixtures/shop` alone, no server started; `ShopSample --record DIR` runs them against
+/// the demo shop and records every response as a fixture under `DIR` (that is how
+/// `Configs/fixtures/shop` was made: `swift run ShopSample --record Configs/fixtures`).
 @main
 struct ShopSample {
     static func main() async throws {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        switch arguments.first {
+        case nil: try await runEveryChapter()
+        case "--mock" where arguments.count == 1: try await runFromFixtures()
+        case "--record" where arguments.count == 2: try await record(into: URL(filePath: arguments[1], directoryHint: .isDirectory))
+        default:
+            FileHandle.standardError.write(Data("usage: ShopSample [--mock | --record DIR]\n".utf8))
+            exit(2)
+        }
+    }
+
+    /// Every chapter, against the demo shop servers started here, then a short one in mock mode.
+    static func runEveryChapter() async throws {
         let tokens = ShopTokens()
         let faults = ShopFaults()
         let online = try await DemoShopServer.start(environment: .online, faults: faults, tokens: tokens)
         let offline = try await DemoShopServer.start(environment: .offline)
-
-        let variables = [
-            "SHOP_ONLINE_URL": online.baseURL().absoluteString,
-            "SHOP_OFFLINE_URL": offline.baseURL().absoluteString,
-            "SHOP_PUBLIC_KEY": ShopRoutes.publicKey,
-            "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
-        ]
-        let configs = try configsFolder()
-        let registered = try ServiceRegistry.shared.registerServices(inDirectory: configs, environment: variables)
-        print("Services from \(configs.lastPathComponent)/: \(registered.map(\.rawValue).joined(separator: ", "))")
+        try registerShop(onlineURL: online.baseURL(), offlineURL: offline.baseURL())
         print("Demo shop online at \(online.baseURL()), offline at \(offline.baseURL())\n")
 
         try await pageThroughTheListing()
@@ -34,9 +44,52 @@ struct ShopSample {
         try await switchToOffline()
         try await downloadAnExportCutMidway(faults)
         let restarted = try await loseTheNetworkAndComeBack(online, tokens: tokens)
+        try await answerFromFixtures()
 
         await restarted.stop()
         await offline.stop()
+    }
+
+    /// The chapters a mock environment can answer, from `Configs/fixtures/shop`: no server.
+    static func runFromFixtures() async throws {
+        let unused = URL(string: "http://127.0.0.1:9")!
+        try registerShop(onlineURL: unused, offlineURL: unused)
+        ServiceRegistry.shared.setEnvironment(.mock, for: .shop)
+        print("Every load below is answered by the mock environment from Configs/fixtures/shop: no server runs.\n")
+        try await pageThroughTheListing()
+        try await showDetails()
+        await openAScreen()
+        try await placeAnOrder()
+        await showFailures()
+        try await retryInjectedFailures()
+    }
+
+    /// The chapters ``runFromFixtures()`` replays, against the demo shop, every response
+    /// recorded as a fixture under `directory`.
+    static func record(into directory: URL) async throws {
+        let online = try await DemoShopServer.start(environment: .online)
+        try registerShop(onlineURL: online.baseURL(), offlineURL: online.baseURL())
+        try APIProxy.setShared(APIProxy(recorder: FixtureRecorder(directory: directory)))
+        print("Recording every response under \(directory.path)\n")
+        try await pageThroughTheListing()
+        try await showDetails()
+        await openAScreen()
+        try await placeAnOrder()
+        await showFailures()
+        await online.stop()
+    }
+
+    /// Registers the services of `Configs/`, the shop's URLs and demo keys as the variables.
+    static func registerShop(onlineURL: URL, offlineURL: URL) throws {
+        let variables = [
+            "SHOP_ONLINE_URL": onlineURL.absoluteString,
+            "SHOP_OFFLINE_URL": offlineURL.absoluteString,
+            "SHOP_PUBLIC_KEY": ShopRoutes.publicKey,
+            "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
+        ]
+        let configs = try configsFolder()
+        let registered = try ServiceRegistry.shared.registerServices(inDirectory: configs, environment: variables)
+        print("Services from \(configs.lastPathComponent)/: \(registered.map(\.rawValue).joined(separator: ", "))")
     }
 
     /// The delegate face: a param source and a delegate drive a paged manager to the end.
@@ -245,6 +298,37 @@ struct ShopSample {
         changes.cancel()
         print("   changes heard: \(await changes.value.map(\.description).joined(separator: " → "))\n")
         return restarted
+    }
+
+    /// The mock environment's injected failures (5% of loads, seeded, in `Configs/shop.json`)
+    /// met by the service's retry policy, as a real server's would be.
+    static func retryInjectedFailures() async throws {
+        print("== Injected failures, retried as the service says ==")
+        let detail = APIManager(Endpoint<Goods>(service: .shop, methodName: "goods/{id}"))
+        var attempts: [Int] = []
+        for _ in 0..<60 {
+            attempts.append(try await detail.load(["id": 42]).attempts)
+        }
+        let retried = attempts.filter { $0 > 1 }.count
+        print("   60 loads of goods 42, all answered; sent again after an injected failure: \(retried) (\(attempts.reduce(0, +)) attempts in all)\n")
+    }
+
+    /// The last chapter of the full run: the same managers, switched to the service's mock
+    /// environment, answered from `Configs/fixtures/shop`.
+    static func answerFromFixtures() async throws {
+        print("== The same managers, answered from fixtures (the mock environment) ==")
+        ServiceRegistry.shared.setEnvironment(.mock, for: .shop)
+        defer { ServiceRegistry.shared.setEnvironment(nil, for: .shop) }
+        var goods = 0
+        for try await page in GoodsListManager().pages(["sort": "id"]) {
+            goods += page.content.items.count
+        }
+        print("   listing: \(goods) goods, from Configs/fixtures/shop/goods.GET.json")
+        let detail = try await GoodsDetailManager().load(["id": 42])
+        print("   goods 42: \(detail.content.title), \(detail.content.priceCents) cents")
+        let order = try await CreateOrderManager().load(["goods": 7, "quantity": 2])
+        print("   POST orders → \(order.statusCode): order \(order.content.id), \(order.content.status)")
+        print("   (swift run ShopSample --mock runs every chapter this way, with no server at all)\n")
     }
 
     /// `Configs/` in the working directory, or beside this source file's package.

@@ -32,6 +32,9 @@ struct Download: AsyncParsableCommand {
     var discardPartial = false
 
     func validate() throws {
+        if options.recordDirectory != nil {
+            throw ValidationError("--record writes a response as a fixture; a download's body goes to its file and is not recorded")
+        }
         if let limitRate, Self.bytes(limitRate) == nil {
             throw ValidationError("--limit-rate \(limitRate) is not a number of bytes (512K, 2M, 1000)")
         }

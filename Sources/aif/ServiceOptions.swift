@@ -24,6 +24,9 @@ struct ServiceOptions: ParsableArguments {
     @Option(name: .customLong("header"), help: "A header as 'Name: value' (repeatable).")
     var headers: [String] = []
 
+    @Option(name: .customLong("record"), help: "Write the response as a fixture under this folder (DIR/SERVICE/PATH.METHOD.json), secrets left out, for a mock environment to replay.")
+    var recordDirectory: String?
+
     @Flag(help: "Show the service's retry policy, each attempt (request, response, retry and why), headers and timings on standard error.")
     var verbose = false
 
@@ -72,15 +75,17 @@ struct ServiceOptions: ParsableArguments {
 
     /// A manager for the endpoint with a transport and proxy of its own — loads go through the
     /// manager layer as an app's would: the service's retry policy, authenticator and clock
-    /// correction apply, and `--verbose` shows the proxy's log. Shut the transport down after.
+    /// correction apply, `--verbose` shows the proxy's log, and `--record` writes the response
+    /// as a fixture. Shut the transport down after.
     func manager<Content>(_ endpoint: Endpoint<Content>, registry: ServiceRegistry, resolved: ResolvedService) -> (APIManager<Content>, CurlTransport) {
         if verbose {
             printError("* \(resolved.service.name) / \(resolved.environmentName): \(resolved.service.retryPolicy)"
                 + (resolved.authenticator != nil ? "; credentials from its authenticator" : ""))
         }
         let transport = CurlTransport()
-        let logger = Logger(label: "aif") { _ in VerboseLogHandler(logLevel: verbose ? .debug : .critical) }
-        let proxy = APIProxy(transport: transport, logger: logger)
+        let logger = Logger(label: "aif") { _ in VerboseLogHandler(logLevel: verbose ? .debug : recordDirectory != nil ? .warning : .critical) }
+        let recorder = recordDirectory.map { FixtureRecorder(directory: URL(filePath: $0, directoryHint: .isDirectory)) }
+        let proxy = APIProxy(transport: transport, logger: logger, recorder: recorder ?? .fromEnvironment())
         return (APIManager(endpoint, proxy: proxy, registry: registry, cache: ResponseCache()), transport)
     }
 

@@ -90,6 +90,37 @@ struct AifCommandTests {
         #expect(both.standardError.contains("--data and --form cannot be combined"), "\(both.standardError)")
     }
 
+    @Test func recordWritesTheResponseAsAFixtureTheMockEnvironmentServes() async throws {
+        let folder = try makeTestFolder("cli-record")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fixtures = folder.appending(path: "fixtures")
+        let run = try await aif(["goods/{id}", "--param", "id=31", "--record", fixtures.path])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardError.isEmpty, "\(run.standardError)")
+        let text = try String(contentsOf: fixtures.appending(path: "shop/goods/31.GET.json"), encoding: .utf8)
+        #expect(!text.contains(ShopRoutes.privateKey) && !text.contains(ShopRoutes.publicKey) && !text.contains("\"sign\""))
+
+        // The mock environment of a config beside the fixtures answers the same.
+        let config = try String(contentsOf: ShopServers.configs.appending(path: "shop.json"), encoding: .utf8)
+            .replacingOccurrences(of: #""failureRate": 0.05"#, with: #""failureRate": 0"#)
+        try config.write(to: folder.appending(path: "shop.json"), atomically: true, encoding: .utf8)
+        let servers = try await ShopServers.shared()
+        let replay = try await Shell.run(Self.aifPath, ["call", "shop", "goods/{id}", "--param", "id=31", "--env", "mock", "--config", folder.path], environment: [
+            "SHOP_ONLINE_URL": "http://127.0.0.1:9", "SHOP_OFFLINE_URL": servers.offline.baseURL().absoluteString,
+            "SHOP_PUBLIC_KEY": ShopRoutes.publicKey, "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
+        ])
+        #expect(replay.status == 0, "\(replay.standardError)")
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let recorded = try decoder.decode(Goods.self, from: Data(run.standardOutput.utf8))
+        #expect(try decoder.decode(Goods.self, from: Data(replay.standardOutput.utf8)) == recorded)
+        #expect(recorded.id == 31)
+
+        let download = try await aif(["exports/{name}", "--param", "name=catalogue.csv", "-o", folder.appending(path: "c.csv").path, "--record", fixtures.path], command: "download")
+        #expect(download.status != 0)
+        #expect(download.standardError.contains("--record writes a response as a fixture; a download's body goes to its file and is not recorded"))
+    }
+
     @Test func aDownloadResumesWithinARunAndLandsWhole() async throws {
         // The shop's online environment is a raw file server that cuts its first answer short;
         // the service's retry asks for the rest.

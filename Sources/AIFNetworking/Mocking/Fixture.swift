@@ -2,16 +2,20 @@ import Foundation
 
 /// One answer of a fixture file.
 struct Fixture {
-    /// The parameters the request must carry for this answer, as text; none matches every
-    /// request.
-    var parameters: [String: String]
+    /// The parameters the request must carry for this answer, as text (each value of a
+    /// repeated one); none matches every request.
+    var parameters: [String: [String]]
     var status: Int
     var headers: HTTPHeaders
     var body: Data
+    /// How much longer than the environment's latency this answer takes.
+    var delay: Duration
 
     /// Whether a request with these parameters gets this answer.
     func matches(_ request: RequestParameters) -> Bool {
-        parameters.allSatisfy { request.values[$0.key]?.contains($0.value) == true }
+        parameters.allSatisfy { name, values in
+            values.allSatisfy { request.values[name]?.contains($0) == true }
+        }
     }
 
     /// The answers in a file, in order.
@@ -33,7 +37,7 @@ struct Fixture {
 
     private init(_ object: [String: JSONValue], index: Int) throws {
         let place = "answer \(index + 1)"
-        let known: Set<String> = ["parameters", "status", "headers", "body", "bodyText", "bodyBase64"]
+        let known: Set<String> = ["parameters", "status", "headers", "body", "bodyText", "bodyBase64", "delayMs"]
         if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
             throw FixtureProblem("\(place) has an unknown key \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -41,6 +45,11 @@ struct Fixture {
         if let value = object["status"] {
             guard case .integer(let number) = value, (100...599).contains(number) else { throw FixtureProblem("\(place): status must be an HTTP status (100–599)") }
             status = number
+        }
+        delay = .zero
+        if let value = object["delayMs"] {
+            guard case .integer(let milliseconds) = value, milliseconds >= 0 else { throw FixtureProblem("\(place): delayMs must be a whole number of milliseconds, 0 or more") }
+            delay = .milliseconds(milliseconds)
         }
         var headers = HTTPHeaders()
         if let value = object["headers"] {
@@ -70,12 +79,17 @@ struct Fixture {
             body = Data()
         }
         self.headers = headers
-        var parameters: [String: String] = [:]
+        var parameters: [String: [String]] = [:]
         if let value = object["parameters"] {
             guard case .object(let fields) = value else { throw FixtureProblem("\(place): parameters must be an object") }
             for (name, value) in fields {
-                guard let text = value.parameterText else { throw FixtureProblem("\(place): parameter \(name) must be a string, number or boolean") }
-                parameters[name] = text
+                let values: [JSONValue]
+                if case .array(let list) = value { values = list } else { values = [value] }
+                let texts = values.compactMap(\.parameterText)
+                guard texts.count == values.count, !texts.isEmpty else {
+                    throw FixtureProblem("\(place): parameter \(name) must be a string, number or boolean, or a list of them (each value of a repeated parameter)")
+                }
+                parameters[name] = texts
             }
         }
         self.parameters = parameters
@@ -91,6 +105,14 @@ struct FixtureProblem: Error, CustomStringConvertible {
 /// Where the fixture of a request is: `FIXTURES/a/b.METHOD.json`, each name literal or, failing
 /// that, a `{placeholder}`.
 enum FixtureFile {
+    /// The path segments of `url` under `root` (`BASE/VERSION`), decoded; `nil` when `url` is
+    /// not under `root`.
+    static func segments(of url: URL, under root: URL) -> [String]? {
+        let rootPath = root.path.hasSuffix("/") ? root.path : root.path + "/"
+        guard url.host == root.host, url.port == root.port, url.path.hasPrefix(rootPath) || url.path + "/" == rootPath else { return nil }
+        return url.path.dropFirst(rootPath.count).split(separator: "/").map(String.init)
+    }
+
     /// The fixture file for a path, and what its placeholders stand for (`{id}` → `7`).
     static func find(_ segments: [String], method: String, in directory: URL) -> (file: URL, bound: [String: String])? {
         guard let first = segments.first else { return nil }
@@ -135,7 +157,12 @@ struct RequestParameters: CustomStringConvertible {
         }
     }
 
+    /// The parameters as `name=value&…`, for an error: without the signature fields, and with
+    /// the values of secret ones reading `***`.
     var description: String {
-        values.keys.sorted().map { "\($0)=\(values[$0]!.joined(separator: ","))" }.joined(separator: "&")
+        values.keys.sorted().filter { !RequestGenerator.signatureQueryFields.contains($0) }.map { name in
+            let shown = FixtureRecorder.isSecretName(name) || HTTPRequest.isSecretParameter(name) ? "***" : values[name]!.joined(separator: ",")
+            return "\(name)=\(shown)"
+        }.joined(separator: "&")
     }
 }

@@ -7,8 +7,8 @@ import Foundation
 /// `FIXTURES/goods/7.GET.json`, or else from a file or folder named as a placeholder in that
 /// place (`goods/{id}.GET.json`): literal names first. A file holds one answer or a list of
 /// them; an answer may name `parameters`, and is then chosen only when the request carries
-/// each of them (in a placeholder of its path, its query, or its form or JSON body); the first
-/// that matches answers.
+/// each of them (in a placeholder of its path, its query, or its form or JSON body; a list names
+/// every value of a repeated parameter); the first that matches answers.
 ///
 /// ```json
 /// [
@@ -18,7 +18,8 @@ import Foundation
 /// ```
 ///
 /// `body` is any JSON (sent with `Content-Type: application/json` unless the headers say
-/// otherwise); `bodyText` or `bodyBase64` send other bytes; `status` is 200 unless given. A
+/// otherwise); `bodyText` or `bodyBase64` send other bytes; `status` is 200 unless given;
+/// `delayMs` holds this answer back that much longer than the drawn latency (a slow endpoint). A
 /// request no fixture answers fails with an error naming the file looked for. Latency and
 /// injected failures follow the ``MockBehavior``; every request ends exactly once, including
 /// when it is cancelled during its latency.
@@ -46,8 +47,7 @@ public final class FixtureTransport: HTTPTransport {
     ///   - behavior: The fixtures, latency and failures.
     ///   - environment: The environment whose base URL and version the paths are relative to.
     public convenience init(behavior: MockBehavior, environment: ServiceEnvironment) {
-        let root = environment.apiVersion.isEmpty ? environment.baseURL : environment.baseURL.appending(path: environment.apiVersion)
-        self.init(behavior: behavior, root: root)
+        self.init(behavior: behavior, root: environment.versionedBaseURL)
     }
 
     /// Answers the request from its fixture after the drawn latency (or fails it, as drawn).
@@ -62,7 +62,7 @@ public final class FixtureTransport: HTTPTransport {
         _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
-        let (delay, failure) = draw()
+        var (delay, failure) = draw()
         let once = OnceAnswer(completion)
         let url = request.url.absoluteString
         let outcome: Result<HTTPResponse, TransportError>
@@ -76,7 +76,13 @@ public final class FixtureTransport: HTTPTransport {
         case .connectionDropped?:
             outcome = .failure(TransportError(.connectionDropped, url: url, detail: "a dropped connection injected by the mock environment"))
         case nil:
-            outcome = Result { () throws(TransportError) in try self.answer(request) }
+            do {
+                let (response, extra) = try answer(request)
+                outcome = .success(response)
+                delay += extra
+            } catch {
+                outcome = .failure(error)
+            }
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + delay.timeInterval) { once.deliver(outcome) }
         return once
@@ -93,15 +99,13 @@ public final class FixtureTransport: HTTPTransport {
         }
     }
 
-    /// The fixture's answer to a request.
-    func answer(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
-        let url = request.url.absoluteString
+    /// The fixture's answer to a request, and the delay its fixture adds to the latency.
+    func answer(_ request: HTTPRequest) throws(TransportError) -> (HTTPResponse, Duration) {
+        let url = HTTPRequest.redactedURL(request.url)
         func failure(_ detail: String) -> TransportError { TransportError(.invalidRequest, url: url, detail: detail) }
-        let rootPath = root.path.hasSuffix("/") ? root.path : root.path + "/"
-        guard request.url.host == root.host, request.url.path.hasPrefix(rootPath) || request.url.path + "/" == rootPath else {
+        guard let segments = FixtureFile.segments(of: request.url, under: root) else {
             throw failure("the mock environment answers requests under \(root.absoluteString) only")
         }
-        let segments = request.url.path.dropFirst(rootPath.count).split(separator: "/").map(String.init)
         let method = request.method.rawValue
         guard let (file, bound) = FixtureFile.find(segments, method: method, in: behavior.fixtures) else {
             let wanted = behavior.fixtures.appending(path: segments.joined(separator: "/") + ".\(method).json").path
@@ -117,7 +121,7 @@ public final class FixtureTransport: HTTPTransport {
         guard let fixture = fixtures.first(where: { $0.matches(parameters) }) else {
             throw failure("no answer in \(file.path) matches the request's parameters (\(parameters.description))")
         }
-        return HTTPResponse(statusCode: fixture.status, headers: fixture.headers, body: fixture.body, url: request.url)
+        return (HTTPResponse(statusCode: fixture.status, headers: fixture.headers, body: fixture.body, url: request.url), fixture.delay)
     }
 }
 

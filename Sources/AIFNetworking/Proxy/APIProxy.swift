@@ -43,6 +43,8 @@ public final class APIProxy: Sendable {
     public let maxRedirects: Int
     /// Caps the retries of the loads sent through this proxy.
     public let retryBudget: RetryBudget
+    /// Writes every response of a real environment as a fixture, when set (record → replay).
+    public let recorder: FixtureRecorder?
     /// Where the delegate face's loads (`loadData`) run their steps — signing, decoding,
     /// validation, `.immediate` delivery — between the transport's I/O, as the proxy's
     /// ``LoadPlacement`` decided: the transport's own thread, or the library's load executor,
@@ -90,15 +92,19 @@ public final class APIProxy: Sendable {
     ///   - loadPlacement: Where loads do their work between the transport's I/O (see
     ///     ``LoadPlacement``): by default the transport's thread for delegate-face loads when
     ///     the process can use only one processor, the library's load executor otherwise.
+    ///   - recorder: Writes every response as a fixture (see ``FixtureRecorder``); by default
+    ///     one for the directory `AIF_RECORD` names, if it is set, else none.
     public init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
         maxRedirects: Int = 10,
         retryBudget: RetryBudget = RetryBudget(),
         offlineAfterFailures: Int = 2,
-        loadPlacement: LoadPlacement = .automatic
+        loadPlacement: LoadPlacement = .automatic,
+        recorder: FixtureRecorder? = .fromEnvironment()
     ) {
         self.transport = transport
+        self.recorder = recorder
         self.logger = logger
         self.maxRedirects = maxRedirects
         self.retryBudget = retryBudget
@@ -255,7 +261,19 @@ public final class APIProxy: Sendable {
         generator.send(
             request, for: resolved, maxRedirects: maxRedirects, cancellation: cancellation,
             exchange: { hop, done in transport.exchange(hop, progress: progress, completingOn: runner, completion: done) },
-            completion: completion)
+            completion: recorder.map { recording(request, for: resolved, with: $0, then: completion) } ?? completion)
+    }
+
+    /// `completion`, after the recorder has written the response (if one came).
+    @inline(never)
+    private func recording(
+        _ request: HTTPRequest, for resolved: ResolvedService, with recorder: FixtureRecorder,
+        then completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
+    ) -> @Sendable (Result<HTTPResponse, any Error>) -> Void {
+        { [logger] result in
+            if case .success(let response) = result { recorder.record(request, response, for: resolved, logger: logger) }
+            completion(result)
+        }
     }
 
     /// The transport of a mock environment's loads.

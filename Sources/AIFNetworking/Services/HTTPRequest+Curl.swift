@@ -96,6 +96,11 @@ extension HTTPRequest {
     /// Names of request parameters that carry credentials (an ``Authenticator``'s placement).
     private static let secretParameters = Locked(Set<String>())
 
+    /// Whether a parameter name was marked as a credential's.
+    static func isSecretParameter(_ name: String) -> Bool {
+        secretParameters.withLock { $0.contains(name) }
+    }
+
     /// Marks a parameter name as a credential's, to be redacted wherever requests are shown.
     static func registerSecretParameter(_ name: String) {
         secretParameters.withLock { _ = $0.insert(name) }

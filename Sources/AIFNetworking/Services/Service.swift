@@ -31,6 +31,12 @@ public struct ServiceEnvironment: Sendable, Hashable {
         self.signsAllParameters = signsAllParameters
         self.mock = mock
     }
+
+    /// The base URL with the version segment, under which the method names' paths go — what
+    /// fixture paths are relative to.
+    var versionedBaseURL: URL {
+        apiVersion.isEmpty ? baseURL : baseURL.appending(path: apiVersion)
+    }
 }
 
 /// How parameters travel in a request body.

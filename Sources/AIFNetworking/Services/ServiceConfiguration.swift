@@ -443,7 +443,7 @@ extension ServiceRegistry {
 
 /// A parsed JSON value that keeps numbers and flags apart (Foundation's `JSONSerialization`
 /// does not on Linux, where `1` also reads as `true`).
-enum JSONValue: Codable {
+enum JSONValue: Codable, Equatable {
     case string(String)
     case number(Double)
     case integer(Int)
