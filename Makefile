@@ -2,8 +2,9 @@
 # installs the Debian packages it needs first (only the missing ones).
 
 SWIFT ?= swift
-# The package's optional parts that the tests cover too: the disk cache (GRDB) comes with a trait.
-TRAITS := --traits DiskCache
+# The package's optional parts, each behind a trait, which the samples and tests use too: the disk
+# cache (GRDB) and the test kit's in-process server (Hummingbird).
+TRAITS := --traits DiskCache,TestServer
 # The library and its samples: libcurl (OpenSSL flavour) and libcrypto headers.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config
 # The tests also generate certificates with openssl and gzip fixtures with gzip, pin a process
@@ -13,17 +14,22 @@ TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 libsqlite3-de
 # The benchmark adds nginx as the common server (and pins cores with taskset, as the tests do).
 BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light
 
-.PHONY: demo transport-sample test test-plain test-tsan bench build clean
+.PHONY: demo demo-mock transport-sample test test-plain test-tsan bench build clean
 
 ## Runs the shop sample against the demo shop servers it starts in-process.
 demo:
-	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
-	$(SWIFT) run ShopSample
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES) libsqlite3-dev
+	$(SWIFT) run $(TRAITS) ShopSample
+
+## Runs the shop sample from its fixtures alone (the service's mock environment), no server.
+demo-mock:
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES) libsqlite3-dev
+	$(SWIFT) run $(TRAITS) ShopSample --mock
 
 ## Runs the transport-level sample (plain HTTP requests, no services) against the demo shop.
 transport-sample:
-	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
-	$(SWIFT) run TransportSample
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES) libsqlite3-dev
+	$(SWIFT) run $(TRAITS) TransportSample
 
 ## The whole test suite: once plainly, once under the thread sanitizer.
 test: test-plain test-tsan

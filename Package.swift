@@ -11,17 +11,20 @@ let sharedSwiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "AIFNetworking",
     platforms: [.macOS(.v15)],
-    // The library is the core product; the disk cache is an optional one, so that only its
-    // users build GRDB. The command-line tool, the samples, the demo server and the tests are
+    // The library is the core product; the disk cache and the test kit are optional ones, their
+    // heavy parts behind traits (GRDB behind `DiskCache`, the kit's Hummingbird server behind
+    // `TestServer`), so that only their users resolve and build them. The command-line tool, the samples, the demo server and the tests are
     // targets of this package only (`swift run aif`, `swift run ShopSample`): a package that
     // depends on AIFNetworking resolves and builds none of their dependencies — only swift-log
     // (scripts/check-consumer-dependencies.sh, run by `make test`, checks it).
     products: [
         .library(name: "AIFNetworking", targets: ["AIFNetworking"]),
         .library(name: "AIFNetworkingDiskCache", targets: ["AIFNetworkingDiskCache"]),
+        .library(name: "AIFNetworkingTesting", targets: ["AIFNetworkingTesting"]),
     ],
     traits: [
         .trait(name: "DiskCache", description: "The AIFNetworkingDiskCache product (SQLite through GRDB)."),
+        .trait(name: "TestServer", description: "The AIFNetworkingTesting product's in-process HTTP server (Hummingbird)."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -31,7 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // Only the optional disk cache uses GRDB (SQLite).
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
-        // Only the demo server, the samples and the tests use these; the library does not.
+        // The test kit's server (with its trait), the demo server, the samples and the tests use
+        // these; the library does not.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
     ],
     targets: [
@@ -61,6 +65,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "AIFNetworkingTesting",
+            dependencies: [
+                "AIFNetworking",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["TestServer"])),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["TestServer"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["TestServer"])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "aif",
             dependencies: [
@@ -73,6 +87,7 @@ let package = Package(
             name: "DemoServer",
             dependencies: [
                 "AIFNetworking",
+                "AIFNetworkingTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -86,6 +101,7 @@ let package = Package(
             name: "TransportSample",
             dependencies: [
                 "AIFNetworking",
+                "AIFNetworkingTesting",
                 "DemoServer",
             ],
             path: "Samples/TransportSample"
@@ -94,6 +110,7 @@ let package = Package(
             name: "ShopSample",
             dependencies: [
                 "AIFNetworking",
+                "AIFNetworkingTesting",
                 "DemoServer",
             ],
             path: "Samples/ShopSample"
@@ -102,7 +119,7 @@ let package = Package(
         // `make test` runs) and compiled with the rest.
         .target(
             name: "ReadmeSnippets",
-            dependencies: ["AIFNetworking", "AIFNetworkingDiskCache"],
+            dependencies: ["AIFNetworking", "AIFNetworkingDiskCache", "AIFNetworkingTesting"],
             path: "Tests/ReadmeSnippets"
         ),
         // A program the tests start in processes of their own.
@@ -116,6 +133,7 @@ let package = Package(
             dependencies: [
                 "AIFNetworking",
                 "AIFNetworkingDiskCache",
+                "AIFNetworkingTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 "CCurl",
                 .product(name: "Hummingbird", package: "hummingbird"),

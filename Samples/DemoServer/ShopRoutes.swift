@@ -1,4 +1,5 @@
 import AIFNetworking
+import AIFNetworkingTesting
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -72,6 +73,8 @@ public enum ShopRoutes {
     public static let publicKey = "demo-shop-public"
     /// The private key the demo shop checks signatures with.
     public static let privateKey = "demo-shop-private-key"
+    /// The two keys as the library takes them.
+    public static let credentials = SigningCredentials(publicKey: publicKey, privateKey: Secret(privateKey))
 
     /// The catalogue of an environment.
     public static func catalogue(_ environment: ShopEnvironment) -> [Goods] {
@@ -98,7 +101,7 @@ public enum ShopRoutes {
     public static func add<Context: RequestContext>(
         to router: Router<Context>,
         environment: ShopEnvironment,
-        verification: AIFHMACVerification? = AIFHMACVerification(publicKey: publicKey, privateKey: privateKey),
+        verification: SignatureVerifier? = SignatureVerifier(.aifHMAC, credentials: ShopRoutes.credentials),
         faults: ShopFaults = ShopFaults(),
         tokens: ShopTokens = ShopTokens()
     ) {
@@ -331,16 +334,15 @@ public enum ShopRoutes {
 
 /// Refuses requests whose AIF-HMAC signature does not verify, with 401 and the reason.
 struct SignatureMiddleware<Context: RequestContext>: RouterMiddleware {
-    let verification: AIFHMACVerification
+    let verification: SignatureVerifier
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var request = request
         let body = try await request.collectBody(upTo: 1 << 20)
-        let result = verification.verify(
-            method: request.method.rawValue, rawPath: request.uri.path, rawQuery: request.uri.query ?? "",
-            headers: request.headers, body: Array(buffer: body))
-        if case .failure(let rejection) = result {
-            return try ShopRoutes.json(ShopError(code: 4010, message: "signature refused: \(rejection.message)"), status: .unauthorized)
+        do {
+            try verification.verify(ReceivedRequest(request, body: body))
+        } catch {
+            return try ShopRoutes.json(ShopError(code: 4010, message: "signature refused: \(error)"), status: .unauthorized)
         }
         return try await next(request, context)
     }
@@ -364,7 +366,7 @@ public enum DemoShopServer {
         port: Int = 0
     ) async throws -> LocalServer {
         let router = Router()
-        let verification = verifiesSignatures ? AIFHMACVerification(publicKey: ShopRoutes.publicKey, privateKey: ShopRoutes.privateKey) : nil
+        let verification = verifiesSignatures ? SignatureVerifier(.aifHMAC, credentials: ShopRoutes.credentials) : nil
         ShopRoutes.add(to: router, environment: environment, verification: verification, faults: faults, tokens: tokens)
         return try await LocalServer.start(router: router, port: port)
     }

@@ -1,4 +1,5 @@
 import AIFNetworking
+import AIFNetworkingTesting
 import DemoServer
 import Foundation
 

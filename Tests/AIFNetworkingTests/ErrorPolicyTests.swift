@@ -1,4 +1,5 @@
 @testable import AIFNetworking
+import AIFNetworkingTesting
 import DemoServer
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 @testable import AIFNetworking
+import AIFNetworkingTesting
 import DemoServer
 import Foundation
 import Testing
@@ -250,7 +251,7 @@ struct ManagerPipelineTests {
         let error = await #expect(throws: APIError.self) { try await APIManager<GoodsPage>(service: "shop", methodName: "goods", registry: registry).load() }
         #expect(error?.kind == .httpStatus)
         #expect(error?.statusCode == 401)
-        #expect(error?.message.contains("signature mismatch") == true)
+        #expect(error?.message.contains("the signature does not match the request") == true)
         #expect(error?.description.contains("not-the-key") == false)
     }
 }

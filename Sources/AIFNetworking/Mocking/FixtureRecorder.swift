@@ -32,6 +32,9 @@ import Logging
 ///   `Authorization` value, its secret parameters' values) read `***` wherever they still occur;
 ///   a response whose path holds one is not written.
 ///
+/// The file is written on the thread the load completes on, before the load ends, so that a
+/// recording is whole when the loads are: a tool for development runs, not for production.
+///
 /// JSON bodies are written as JSON (`body`, keys sorted), other text as `bodyText`, other bytes
 /// as `bodyBase64`. `304 Not Modified` answers, downloads (their body went to a file) and
 /// responses of mock environments are not recorded, nor responses to URLs outside the environment's base URL and version (a log

@@ -63,8 +63,7 @@ public final class FixtureTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
         var (delay, failure) = draw()
-        let once = OnceAnswer(completion)
-        let url = request.url.absoluteString
+        let url = HTTPRequest.redactedURL(request.url)
         let outcome: Result<HTTPResponse, TransportError>
         switch failure {
         case .status(let status)?:
@@ -84,8 +83,7 @@ public final class FixtureTransport: HTTPTransport {
                 outcome = .failure(error)
             }
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay.timeInterval) { once.deliver(outcome) }
-        return once
+        return DelayedAnswer.schedule(outcome, after: delay, url: url, completion: completion)
     }
 
     /// This request's latency and failure, drawn in order from the behavior's generator.
@@ -122,22 +120,5 @@ public final class FixtureTransport: HTTPTransport {
             throw failure("no answer in \(file.path) matches the request's parameters (\(parameters.description))")
         }
         return (HTTPResponse(statusCode: fixture.status, headers: fixture.headers, body: fixture.body, url: request.url), fixture.delay)
-    }
-}
-
-/// Ends a mock answer exactly once: delivered after its latency, or cancelled before.
-private final class OnceAnswer: CancellableTransfer {
-    private let completion: Locked<(@Sendable (Result<HTTPResponse, TransportError>) -> Void)?>
-
-    init(_ completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void) {
-        self.completion = Locked(completion)
-    }
-
-    func deliver(_ outcome: Result<HTTPResponse, TransportError>) {
-        completion.withLock { taken in defer { taken = nil }; return taken }?(outcome)
-    }
-
-    func cancel() {
-        deliver(.failure(TransportError(.cancelled, url: "", detail: "cancelled while the mock environment waited")))
     }
 }

@@ -73,7 +73,7 @@ extension HTTPRequest {
 
     /// The URL for logs and displays: the password, an AIF-HMAC `sign` value and the secret
     /// parameters read `***`.
-    static func redactedURL(_ url: URL) -> String {
+    @_spi(Support) public static func redactedURL(_ url: URL) -> String {
         var text = TransportError.redactingPassword(in: url.absoluteString)
         for name in ["sign"] + secretParameters.withLock({ $0 }).sorted() where text.contains("\(name)=") {
             text = text.replacing(try! Regex("([?&]\(NSRegularExpression.escapedPattern(for: name))=)[^&#]*")) { "\($0.output[1].substring ?? "")***" }

@@ -191,8 +191,7 @@ enum TestRoutes {
         router.get("status/:code") { _, context -> Response in
             Response(status: .init(code: context.parameters.get("code", as: Int.self) ?? 500))
         }
-        AIFHMACVerifier.addRoutes(to: router)
-        MessageSignatureVerifier.addRoutes(to: router)
+        SignatureRoutes.addRoutes(to: router)
         return router
     }
 

@@ -1,3 +1,4 @@
+import AIFNetworkingTesting
 import DemoServer
 import Foundation
 import Hummingbird

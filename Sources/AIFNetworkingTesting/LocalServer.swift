@@ -1,11 +1,22 @@
+#if TestServer
+import AIFNetworking
 import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
 
-/// A Hummingbird server running in this process on a loopback address and a port the system
-/// picked (or a given one). The demo sample, the tests and the benchmarks start their servers through it.
+/// A real HTTP server (Hummingbird) running in the test's own process, on a loopback address
+/// and a port the system picks (or a given one) — what the library's own tests, its demo shop
+/// and its samples run against. Comes with the package trait `TestServer`.
+///
+/// ```swift
+/// let router = Router()
+/// router.get("v1/goods/:id") { _, context in "{\"id\": \(context.parameters.get("id") ?? "")}" }
+/// let server = try await LocalServer.start(router: router)
+/// defer { Task { await server.stop() } }
+/// // baseURL for the service's environment: server.baseURL()
+/// ```
 public final class LocalServer: Sendable {
     /// The address it listens on, `127.0.0.1` unless told otherwise.
     public let host: String
@@ -89,3 +100,20 @@ public enum LocalServerError: Error, CustomStringConvertible {
         }
     }
 }
+
+extension ReceivedRequest {
+    /// A request as the local server received it, to check its signature with a
+    /// ``SignatureVerifier`` in a route or a middleware.
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - body: Its body, collected (`try await request.body.collect(upTo:)`).
+    public init(_ request: Request, body: ByteBuffer) {
+        var headers = HTTPHeaders()
+        for field in request.headers { headers.add(name: field.name.rawName, value: field.value) }
+        self.init(
+            method: request.method.rawValue, authority: request.head.authority, path: request.uri.path, query: request.uri.query ?? "",
+            headers: headers, body: Array(buffer: body))
+    }
+}
+#endif

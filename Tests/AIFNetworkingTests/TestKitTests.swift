@@ -1,0 +1,173 @@
+import AIFNetworking
+import AIFNetworkingTesting
+import DemoServer
+import Foundation
+import Testing
+
+/// A service whose environment is signed with `signer` and the kit's test keys.
+private struct KitService: Service {
+    static let credentials = SigningCredentials(publicKey: "kit-public", privateKey: Secret("kit-private-key"))
+    var name: ServiceName = "kit"
+    var signer: (any RequestSigner)?
+    var environments: [EnvironmentName: ServiceEnvironment]
+    var retryPolicy: RetryPolicy
+    var decoder: (any ContentDecoder)? {
+        var decoder = FastJSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }
+
+    init(signer: (any RequestSigner)? = AIFHMACSigner(), signsAllParameters: Bool = true, retryPolicy: RetryPolicy = .never) {
+        self.signer = signer
+        self.retryPolicy = retryPolicy
+        environments = [.online: ServiceEnvironment(
+            baseURL: URL(string: "https://api.kit.test")!, apiVersion: "v1", credentials: Self.credentials, signsAllParameters: signsAllParameters)]
+    }
+
+    static func registry(_ service: KitService = KitService()) -> ServiceRegistry {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(service)
+        return registry
+    }
+}
+
+@Suite("The test kit: a stub transport and a signature verifier")
+struct TestKitTests {
+    private static func manager<Content>(_ methodName: String, _ type: Content.Type, method: HTTPMethod = .get, transport: StubTransport, registry: ServiceRegistry) -> APIManager<Content> {
+        APIManager(Endpoint<Content>(service: "kit", methodName: methodName, method: method), proxy: APIProxy(transport: transport), registry: registry, cache: ResponseCache())
+    }
+
+    @Test func stubsAnswerInOrderForTheirUsesAndEveryRequestIsRecorded() async throws {
+        let stub = StubTransport()
+        let registry = KitService.registry(KitService(retryPolicy: RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(1))))
+        stub.stub(.get, "goods/{id}", with: .status(503), times: 1)
+        stub.stub(.get, "goods/{id}", with: .json(#"{"id": 7, "title": "Scale", "price_cents": 1990}"#, headers: ["ETag": "\"g7\""]))
+        stub.stub(.post, "/v1/orders", with: .json(#"{"id": 1, "goods_id": 7, "quantity": 2, "status": "placed"}"#, status: 201))
+
+        let goods = try await Self.manager("goods/{id}", Goods.self, transport: stub, registry: registry).load(["id": 7])
+        #expect(goods.content == Goods(id: 7, title: "Scale", priceCents: 1990))
+        #expect(goods.attempts == 2)
+        #expect(goods.headers["ETag"] == "\"g7\"")
+        let order = try await Self.manager("orders", Order.self, method: .post, transport: stub, registry: registry).load(["goods_id": 7, "quantity": 2])
+        #expect(order.statusCode == 201)
+        #expect(order.content.status == "placed")
+
+        let requests = stub.requests
+        #expect(requests.map { "\($0.method) \($0.url.path)" } == ["GET /v1/goods/7", "GET /v1/goods/7", "POST /v1/orders"])
+        guard case .bytes(let body) = requests[2].body else { Issue.record("the order had no body"); return }
+        #expect(body == Data(#"{"goods_id":7,"quantity":2}"#.utf8))
+        #expect(stub.unusedStubs.isEmpty)
+
+        // A placeholder stands for one segment, and an anchored path for the whole path.
+        let detailOfOther = await #expect(throws: APIError.self) {
+            try await Self.manager("goods/{id}/reviews", Goods.self, transport: stub, registry: registry).load(["id": 7])
+        }
+        #expect(detailOfOther?.message.contains("no stub answers GET /v1/goods/7/reviews (there are: GET goods/{id}; GET goods/{id}; POST /v1/orders)") == true, "\(detailOfOther?.message ?? "")")
+        stub.reset()
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func aStubNotUsedAsOftenAsPlannedIsReported() {
+        let stub = StubTransport()
+        stub.stub(.get, "status", with: .status(204), times: 2)
+        stub.stub(.get, "always", with: .status(204))
+        #expect(stub.unusedStubs == ["GET status"])
+    }
+
+    @Test func unmatchedRequestsGetTheGivenAnswerWhenThereIsOne() async throws {
+        let stub = StubTransport(unmatched: .status(404, body: Data("none".utf8)))
+        let response = try await stub.send(HTTPRequest(url: URL(string: "http://kit.test/anything")!), progress: nil)
+        #expect(response.statusCode == 404)
+        #expect(response.body == Data("none".utf8))
+    }
+
+    @Test func failuresAndDelaysAreSimulatedAndACancelledRequestEndsOnce() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "down", with: .failure(.connectionRefused))
+        stub.stub(.get, "slow", with: .status(200).delayed(by: .milliseconds(300)))
+        let registry = KitService.registry()
+
+        let refused = await #expect(throws: APIError.self) { try await Self.manager("down", NoContent.self, transport: stub, registry: registry).load() }
+        #expect(refused?.kind == .noNetwork)
+
+        let started = ContinuousClock.now
+        _ = try await stub.send(HTTPRequest(url: URL(string: "http://kit.test/slow")!), progress: nil)
+        #expect(ContinuousClock.now - started >= .milliseconds(300))
+
+        let endings = Locked<[String]>([])
+        let (ended, ending) = AsyncStream<Void>.makeStream()
+        let transfer = stub.send(HTTPRequest(url: URL(string: "http://kit.test/slow")!), progress: nil) { result in
+            endings.withLock { $0.append((try? result.get()).map { "\($0.statusCode)" } ?? "\(result)") }
+            ending.yield()
+        }
+        transfer.cancel()
+        transfer.cancel()
+        var iterator = ended.makeAsyncIterator()
+        await iterator.next()
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(endings.withLock { $0.count } == 1)
+        #expect(endings.withLock { $0.first?.contains("cancelled") } == true)
+    }
+
+    /// A request of `service`'s signer, made by the library.
+    private func signedRequest(_ service: KitService, method: HTTPMethod = .post, parameters: Parameters = ["goods_id": 7, "note": "ü + /"]) throws -> HTTPRequest {
+        try RequestGenerator().makeRequest(for: KitService.registry(service).resolve("kit"), methodName: "orders", method: method, parameters: parameters)
+    }
+
+    @Test(arguments: [
+        (AIFHMACSigner() as any RequestSigner, SignatureVerifier.Scheme.aifHMAC, true),
+        (AIFHMACSigner(placement: .headers), .aifHMAC, true),
+        (AIFHMACSigner(), .aifHMACSignatureFieldsOnly, false),
+        (LegacyMD5Signer(), .legacyMD5, true),
+        (HTTPMessageSignatureSigner(), .messageSignature, true),
+    ])
+    func requestsSignedByTheLibraryVerify(signer: any RequestSigner, scheme: SignatureVerifier.Scheme, signsAllParameters: Bool) throws {
+        let service = KitService(signer: signer, signsAllParameters: signsAllParameters)
+        let verifier = SignatureVerifier(scheme, credentials: KitService.credentials)
+        for method in [HTTPMethod.get, .post] {
+            try verifier.verify(try signedRequest(service, method: method))
+        }
+
+        // The wrong key, a changed query: refused.
+        let other = SignatureVerifier(scheme, credentials: SigningCredentials(publicKey: "kit-public", privateKey: Secret("another-key")))
+        #expect(throws: SignatureRejection.mismatch) { try other.verify(try signedRequest(service)) }
+        if signsAllParameters {
+            var changed = try signedRequest(service, method: .get, parameters: ["page": 2])
+            changed.url = URL(string: changed.url.absoluteString.replacingOccurrences(of: "page=2", with: "page=3"))!
+            #expect(throws: SignatureRejection.mismatch) { try verifier.verify(changed) }
+        }
+    }
+
+    @Test func aTamperedBodyAStaleTimeAReplayAndAnUnsignedRequestAreRefused() throws {
+        let service = KitService()
+        let verifier = SignatureVerifier(.aifHMAC, credentials: KitService.credentials)
+        var tampered = try signedRequest(service)
+        tampered.body = .bytes(Data(#"{"goods_id":8}"#.utf8))
+        #expect(throws: SignatureRejection.mismatch) { try verifier.verify(tampered) }
+
+        let stale = try RequestGenerator().makeRequest(
+            for: KitService.registry(service).resolve("kit"), methodName: "orders", method: .get,
+            signingContext: SigningContext(time: Date().addingTimeInterval(-3600), nonce: String(repeating: "a", count: 32)))
+        let staleError = #expect(throws: SignatureRejection.self) { try verifier.verify(stale) }
+        #expect(staleError?.description.hasSuffix("s ago, outside the tolerance") == true)
+
+        let once = try signedRequest(service)
+        try verifier.verify(once)
+        let replay = #expect(throws: SignatureRejection.self) { try verifier.verify(once) }
+        #expect(replay?.description.hasSuffix("was used before") == true)
+
+        #expect(throws: SignatureRejection.missing("a signature (the sign query parameter or the X-Signature header)")) {
+            try verifier.verify(HTTPRequest(url: URL(string: "https://api.kit.test/v1/orders")!))
+        }
+        let foreign = SignatureVerifier(.aifHMAC, credentials: SigningCredentials(publicKey: "someone-else", privateKey: Secret("kit-private-key")))
+        #expect(throws: SignatureRejection.unknownKey("kit-public")) { try foreign.verify(try signedRequest(service)) }
+    }
+
+    @Test func aStubbedLoadsSignatureCanBeAssertedFromTheRequestsTheStubGot() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "goods/{id}", with: .json(#"{"id": 3, "title": "Cup", "price_cents": 500}"#))
+        _ = try await Self.manager("goods/{id}", Goods.self, transport: stub, registry: KitService.registry()).load(["id": 3])
+        let verifier = SignatureVerifier(.aifHMAC, credentials: KitService.credentials)
+        try verifier.verify(try #require(stub.requests.first))
+    }
+}
