@@ -8,9 +8,10 @@ TRAITS := --traits DiskCache,TestServer
 # The library and its samples: libcurl (OpenSSL flavour) and libcrypto headers.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config
 # The tests also generate certificates with openssl and gzip fixtures with gzip, pin a process
-# to one CPU and make mount namespaces with util-linux, and read multipart bodies back with
-# Python's own parser; the disk cache's tests build GRDB on the system's SQLite.
-TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 libsqlite3-dev
+# to one CPU and make mount namespaces with util-linux, read multipart bodies back with Python's
+# own parser, and run the curl command `aif call --curl` prints; the disk cache's tests build
+# GRDB on the system's SQLite.
+TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 curl libsqlite3-dev
 # The benchmark adds nginx as the common server (and pins cores with taskset, as the tests do).
 BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light
 

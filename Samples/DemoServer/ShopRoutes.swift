@@ -58,7 +58,7 @@ public final class ShopFaults: Sendable {
 /// | Route | Answer |
 /// |---|---|
 /// | `GET goods?page=&page_size=` | a ``GoodsPage`` (page size 1–100, default 20) |
-/// | `GET goods/{id}?cache_control=` | a ``Goods``, or 404; with an `ETag` and a `Last-Modified`, 304 to a matching `If-None-Match` or `If-Modified-Since`; `cache_control`, if given, sent back as `Cache-Control` |
+/// | `GET goods/{id}?cache_control=` (and `HEAD`) | a ``Goods``, or 404; with an `ETag` and a `Last-Modified`, 304 to a matching `If-None-Match` or `If-Modified-Since`; `cache_control`, if given, sent back as `Cache-Control` |
 /// | `POST orders` `{"goods_id", "quantity"}` | 201 and the ``Order``; 400 for a bad body |
 /// | `GET`/`PUT`/`DELETE orders/{id}` | the ``Order`` / the changed ``Order`` / 204 |
 /// | `GET slow?ms=` | `{"slept_ms": …}` after that long (at most 30 s) |
@@ -121,7 +121,8 @@ public enum ShopRoutes {
             let end = min(goods.count, start + size)
             return try json(GoodsPage(items: Array(goods[start..<end]), page: page, pageSize: size, total: goods.count, hasMore: end < goods.count))
         }
-        group.get("goods/:id") { request, context -> Response in
+        // HEAD answers as GET does, without the body.
+        @Sendable func answerGoods(_ request: Request, _ context: Context) async throws -> Response {
             guard let id = context.parameters.get("id", as: Int.self), let item = goods.first(where: { $0.id == id }) else {
                 return try json(ShopError(code: 4040, message: "no such goods"), status: .notFound)
             }
@@ -139,8 +140,11 @@ public enum ShopRoutes {
             }
             var response = try json(item)
             response.headers.append(contentsOf: headers)
+            if request.method == .head { response.body = ResponseBody() }
             return response
         }
+        group.on("goods/:id", method: .get, use: answerGoods)
+        group.on("goods/:id", method: .head, use: answerGoods)
         group.post("orders") { request, context -> Response in
             guard let body = try? await decode(OrderRequest.self, from: request, context: context), body.quantity > 0,
                 goods.contains(where: { $0.id == body.goodsId })

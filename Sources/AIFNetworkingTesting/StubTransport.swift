@@ -122,9 +122,9 @@ public final class StubTransport: HTTPTransport {
         guard let response = found ?? unmatched else {
             let stubs = known.isEmpty ? "there are none" : "there are: " + known.joined(separator: "; ")
             let error = TransportError(.invalidRequest, url: url, detail: "no stub answers \(request.method.rawValue) \(request.url.path(percentEncoded: false)) (\(stubs))")
-            return DelayedAnswer.schedule(.failure(error), after: .zero, url: url, completion: completion)
+            return DelayedAnswer.schedule(.failure(error), after: .zero, to: request, url: url, completion: completion)
         }
-        return DelayedAnswer.schedule(response.outcome(for: request, url: url), after: response.delay, url: url, completion: completion)
+        return DelayedAnswer.schedule(response.outcome(for: request, url: url), after: response.delay, to: request, url: url, completion: completion)
     }
 }
 

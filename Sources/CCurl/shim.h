@@ -33,6 +33,11 @@ static const size_t aif_curl_writefunc_pause = CURL_WRITEFUNC_PAUSE;
 static const int aif_curlpause_recv = CURLPAUSE_RECV;
 static const int aif_curlpause_send = CURLPAUSE_SEND;
 
+/// The running libcurl's version and its TLS library's (`curl_version_info(CURLVERSION_NOW)`).
+static inline const curl_version_info_data *aif_curl_version_info(void) {
+    return curl_version_info(CURLVERSION_NOW);
+}
+
 // MARK: - Callback types
 
 /// Signature shared by CURLOPT_WRITEFUNCTION, CURLOPT_HEADERFUNCTION and CURLOPT_READFUNCTION.

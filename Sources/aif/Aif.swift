@@ -1,4 +1,6 @@
+import AIFNetworking
 import ArgumentParser
+import Foundation
 
 /// `aif`: try a service configuration from the shell.
 @main
@@ -6,6 +8,26 @@ struct Aif: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "aif",
         abstract: "Send requests through AIFNetworking services defined in config files.",
-        subcommands: [Call.self, Download.self]
+        discussion: """
+            Examples:
+              aif services
+              aif call shop goods/{id} --param id=42
+              aif download shop exports/{name} --param name=goods.csv -o goods.csv
+
+            Shell completion: aif --generate-completion-script bash (or zsh, fish).
+            """,
+        version: "aif \(AIFNetworkingVersion.library) (libcurl \(AIFNetworkingVersion.libcurl))",
+        subcommands: [Services.self, Call.self, Download.self]
     )
+
+    /// Runs the command line, first catching a mistyped subcommand with a suggestion.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let names = configuration.subcommands.compactMap { $0.configuration.commandName }
+        if let first = arguments.first, !first.hasPrefix("-"), !names.contains(first), first != "help" {
+            printError("aif: \"\(first)\" is not a command" + suggestion(for: first, among: names))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
+        await main(arguments)
+    }
 }

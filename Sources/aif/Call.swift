@@ -5,70 +5,91 @@ import Foundation
 /// `aif call SERVICE METHOD-NAME …`: builds, signs and sends one request.
 struct Call: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "call",
         abstract: "Build, sign and send one request through a configured service.",
         discussion: """
             Sends the request as a manager load: redirects re-signed, failures retried as the \
-            service's retry policy says (--verbose shows each attempt). Prints the response body on \
-            standard output and exits 0 for a 2xx status; otherwise \
-            prints the status or the error on standard error and exits 1.
+            service's retry policy says (-v shows each attempt). Prints the response body on \
+            standard output — JSON indented and coloured on a terminal, --raw for the bytes as \
+            they came — and, with -i (and always for HEAD), the status line and headers first.
 
-            Bodies: the parameters go as a JSON body (--json) or a URL-encoded one (--urlencoded) \
-            by the service's choice; --data sends text or a file (@path) as it is, signed over its \
-            digest, the parameters in the query; --form sends multipart/form-data fields and files \
-            (name=value, name=@path), which a scheme that hashes the body cannot sign.
+            Parameters (--param) go in the query of a GET, HEAD or DELETE and in the body of a \
+            POST, PUT or PATCH, as JSON or, with --urlencoded, as a form. --json gives them as a \
+            JSON object instead. -d sends text or a file (@path) as the body, as it is, signed over \
+            its digest, the parameters then in the query; --form sends multipart/form-data fields \
+            and files (name=value, name=@path), which a scheme that hashes the body cannot sign.
+
+            Examples:
+              aif call shop goods/{id} --param id=42
+              aif call shop goods --param page=2 --param tag=new --param tag=sale -i
+              aif call shop orders -X POST --json '{"goods_id": 42, "quantity": 2}'
+              aif call shop orders -X POST -d @order.json -H 'Content-Type: application/json'
+              aif call shop goods/{id} --param id=42 --curl | sh
+              aif call shop goods/{id} --param id=42 --env mock --record Configs/fixtures
+
+            \(FailureClass.helpText)
             """
     )
 
     @OptionGroup var options: ServiceOptions
 
-    @Option(help: "The request method: GET, POST, PUT, DELETE, PATCH or HEAD.")
+    @Option(name: [.customShort("X"), .customLong("method")], help: "The request method: GET, POST, PUT, DELETE, PATCH or HEAD.")
     var method: String = "GET"
 
-    @Option(help: "A JSON object whose members become the parameters, sent as a JSON body.")
+    @Option(help: "A JSON object whose members become the parameters (in the query of a GET, HEAD or DELETE; the body otherwise).")
     var json: String?
 
-    @Flag(help: "Send the parameters as an application/x-www-form-urlencoded body instead of JSON.")
+    @Flag(help: "Send the parameters of a POST, PUT or PATCH as an application/x-www-form-urlencoded body instead of JSON.")
     var urlencoded = false
 
-    @Option(help: "A body sent as it is: text, or @path for a file's bytes (streamed, signed over its digest).")
+    @Option(name: [.customShort("d"), .customLong("data")], help: "A body sent as it is: text, or @path for a file's bytes (streamed, signed over its digest).")
     var data: String?
 
     @Option(name: .customLong("form"), help: "A multipart/form-data part: name=value, or name=@path for a file (repeatable).")
     var formParts: [String] = []
 
-    @Flag(help: "Print the equivalent curl command (secrets redacted) instead of sending.")
+    @Flag(name: [.customShort("i"), .customLong("include")], help: "Print the status line and the headers before the body.")
+    var include = false
+
+    @Flag(help: "Write the body's bytes as they came: no indenting, no colours, no newline added.")
+    var raw = false
+
+    @Flag(help: "Print a curl command that sends the same signed request instead of sending it (the private key is never in it).")
     var curl = false
+
+    @Flag(help: "With --curl: hide the signature, credentials and secret parameters, to share the command.")
+    var redact = false
 
     func validate() throws {
         let allowed = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD"]
         let method = method.uppercased()
         guard allowed.contains(method) else {
-            throw ValidationError("--method must be one of \(allowed.joined(separator: ", ")), not \(self.method)")
+            throw ValidationError("-X/--method must be one of \(allowed.joined(separator: ", ")), not \(self.method)")
         }
         let bodies = [json != nil ? "--json" : nil, urlencoded ? "--urlencoded" : nil, data != nil ? "--data" : nil, formParts.isEmpty ? nil : "--form"].compactMap { $0 }
         if bodies.count > 1 {
             throw ValidationError("\(bodies.joined(separator: " and ")) cannot be combined: a request has one body")
         }
-        if (method == "GET" || method == "HEAD"), let body = bodies.first, body != "--json" {
-            throw ValidationError("\(body) sends a body, which a \(method) request does not have: add --method POST (or PUT, PATCH)")
+        if ["GET", "HEAD", "DELETE"].contains(method), let body = bodies.first, body != "--json" {
+            throw ValidationError("\(body) sends a body, which this command does not send with \(method): add -X POST (or PUT, PATCH)")
+        }
+        if redact && !curl { throw ValidationError("--redact hides secrets in the --curl command; add --curl") }
+        if curl, let shown = [include ? "-i" : nil, raw ? "--raw" : nil, options.recordDirectory != nil ? "--record" : nil].compactMap({ $0 }).first {
+            throw ValidationError("\(shown) is about a response, and --curl sends no request")
         }
     }
 
     func run() async throws {
-        do {
-            try await send()
-        } catch let error as ExitCode {
-            throw error
-        } catch {
-            printError("aif: \(error)")
-            throw ExitCode.failure
-        }
+        try await reportingFailures(send)
     }
 
     /// The body given by --data or --form, if any.
     private func body() throws -> HTTPRequest.Body? {
         if let data {
-            return data.hasPrefix("@") ? .file(path: String(data.dropFirst())) : .bytes(Data(data.utf8))
+            guard data.hasPrefix("@") else { return .bytes(Data(data.utf8)) }
+            let path = String(data.dropFirst())
+            guard FileManager.default.isReadableFile(atPath: path) else { throw CommandFailure(.configuration, "-d @\(path): no readable file there") }
+            return .file(path: path)
         }
         guard !formParts.isEmpty else { return nil }
         var form = MultipartForm()
@@ -76,7 +97,13 @@ struct Call: AsyncParsableCommand {
             guard let equals = part.firstIndex(of: "="), equals != part.startIndex else { throw ValidationError("--form \(part) is not name=value or name=@path") }
             let name = String(part[..<equals])
             let value = part[part.index(after: equals)...]
-            if value.hasPrefix("@") { form.appendFile(name, at: String(value.dropFirst())) } else { form.append(name, String(value)) }
+            if value.hasPrefix("@") {
+                let path = String(value.dropFirst())
+                guard FileManager.default.isReadableFile(atPath: path) else { throw CommandFailure(.configuration, "--form \(name)=@\(path): no readable file there") }
+                form.appendFile(name, at: path)
+            } else {
+                form.append(name, String(value))
+            }
         }
         return .multipart(form)
     }
@@ -85,29 +112,32 @@ struct Call: AsyncParsableCommand {
         let (registry, resolved) = try options.resolve()
         let parameters = try options.parameters(over: json.map(Self.parameters(fromJSON:)) ?? [:])
         let body = try body()
+        let method = HTTPMethod(rawValue: method.uppercased())
         let endpoint = Endpoint<NoContent>(
-            service: resolved.service.name, methodName: options.methodName, method: HTTPMethod(rawValue: method.uppercased()),
-            bodyEncoding: urlencoded ? .form : (json != nil ? .json : nil), headers: try options.headerFields())
+            service: resolved.service.name, methodName: options.methodName, method: method,
+            bodyEncoding: urlencoded ? .form : (json != nil ? .json : nil), headers: try options.headerFields(), timeouts: options.timeouts)
 
         if curl {
-            let request = try RequestGenerator().makeRequest(
+            var request = try RequestGenerator().makeRequest(
                 for: resolved, methodName: endpoint.methodName, method: endpoint.method, parameters: parameters,
                 headers: endpoint.headers, bodyEncoding: endpoint.bodyEncoding, rawBody: body)
-            print(request.curlCommand())
+            if json != nil, [.get, .head, .delete].contains(method) { request.body = .empty }
+            print(request.curlCommand(showingSignature: !redact))
             return
         }
+        let printer = ResponsePrinter(raw: raw, includesHead: include || method == .head)
         let (manager, transport) = options.manager(endpoint, registry: registry, resolved: resolved)
         defer { transport.shutdown() }
         do {
             let response = if let body { try await manager.load(parameters, sending: body) } else { try await manager.load(parameters) }
             options.describe(statusCode: response.statusCode, headers: response.headers, metrics: response.metrics, attempts: response.attempts)
-            FileHandle.standardOutput.write(response.data)
+            printer.print(version: response.httpVersion, status: response.statusCode, headers: response.headers, body: response.data)
         } catch {
-            guard let response = error.response else { throw error }
-            options.describe(statusCode: response.statusCode, headers: response.headers, metrics: response.metrics, attempts: error.attempts)
-            FileHandle.standardOutput.write(response.body)
-            printError("aif: \(error)")
-            throw ExitCode.failure
+            if let response = error.response {
+                options.describe(statusCode: response.statusCode, headers: response.headers, metrics: response.metrics, attempts: error.attempts)
+                printer.print(version: response.httpVersion, status: response.statusCode, headers: response.headers, body: response.body)
+            }
+            throw error
         }
     }
 

@@ -6,6 +6,7 @@ import Synchronization
 /// `aif download SERVICE METHOD-NAME --output PATH …`: downloads a response body to a file.
 struct Download: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "download",
         abstract: "Download a response body to a file through a configured service, resuming what an earlier run left.",
         discussion: """
             A signed GET as a manager load: a failed attempt is retried as the service's retry \
@@ -14,6 +15,12 @@ struct Download: AsyncParsableCommand {
             --output only when complete (and matching --sha256). Progress goes to standard \
             error (one line redrawn on a terminal, a plain line a second otherwise); the path \
             and size to standard output at the end.
+
+            Examples:
+              aif download shop exports/{name} --param name=goods.csv -o goods.csv
+              aif download shop exports/{name} --param name=goods.csv -o goods.csv --limit-rate 2M --sha256 9f86d0…
+
+            \(FailureClass.helpText)
             """
     )
 
@@ -54,8 +61,13 @@ struct Download: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try await reportingFailures(download)
+    }
+
+    private func download() async throws {
         let (registry, resolved) = try options.resolve()
-        let endpoint = Endpoint<NoContent>(service: resolved.service.name, methodName: options.methodName, headers: try options.headerFields())
+        let endpoint = Endpoint<NoContent>(
+            service: resolved.service.name, methodName: options.methodName, headers: try options.headerFields(), timeouts: options.timeouts)
         let (manager, transport) = options.manager(endpoint, registry: registry, resolved: resolved)
         defer { transport.shutdown() }
         let target = FileDownload(to: URL(fileURLWithPath: output), expectedSHA256: sha256, keepsPartialFile: !discardPartial)
@@ -92,7 +104,7 @@ struct Download: AsyncParsableCommand {
             printError("aif: \(error)")
             let kept = (try? FileManager.default.attributesOfItem(atPath: target.partialFile.path)[.size] as? Int) ?? 0
             if kept > 0 { printError("aif: \(kept) bytes kept in \(target.partialFile.path); run the same command again to resume") }
-            throw ExitCode.failure
+            throw FailureClass(error).exitCode
         }
     }
 }

@@ -18,16 +18,19 @@ struct ServiceOptions: ParsableArguments {
     @Option(name: .customLong("env"), help: "The environment to use (default: AIF_ENVIRONMENT, then the service's default).")
     var environment: String?
 
-    @Option(name: .customLong("param"), help: "A parameter as key=value (repeatable).")
+    @Option(name: .customLong("param"), help: "A parameter as key=value (repeatable; a key given again sends all its values, as the service encodes arrays).")
     var parameters: [String] = []
 
-    @Option(name: .customLong("header"), help: "A header as 'Name: value' (repeatable).")
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A header as 'Name: value' (repeatable).")
     var headers: [String] = []
+
+    @Option(help: "Give up after this many seconds in all (attempts and waits between them included).")
+    var timeout: Double?
 
     @Option(name: .customLong("record"), help: "Write the response as a fixture under this folder (DIR/SERVICE/PATH.METHOD.json), secrets left out, for a mock environment to replay.")
     var recordDirectory: String?
 
-    @Flag(help: "Show the service's retry policy, each attempt (request, response, retry and why), headers and timings on standard error.")
+    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Show the service's retry policy, each attempt (request, response, retry and why), headers and timings on standard error.")
     var verbose = false
 
     /// The registry of the configured services, and the service resolved in it.
@@ -49,15 +52,43 @@ struct ServiceOptions: ParsableArguments {
         if let environment {
             registry.setEnvironment(EnvironmentName(rawValue: environment), for: serviceName)
         }
-        return (registry, try registry.resolve(serviceName))
+        let resolved: Result<ResolvedService, ServiceError> = Result { () throws(ServiceError) in try registry.resolve(serviceName) }
+        switch resolved {
+        case .success(let resolved):
+            return (registry, resolved)
+        case .failure(.unknownService(_, let known)):
+            throw CommandFailure(.configuration, "no service is called \"\(service)\"" + suggestion(for: service, among: known.map(\.rawValue)))
+        case .failure(.unknownEnvironment(let name, _, let known)):
+            throw CommandFailure(.configuration, "service \"\(service)\" has no environment \"\(name)\"" + suggestion(for: name.rawValue, among: known.map(\.rawValue)))
+        case .failure(let error):
+            throw error
+        }
     }
 
-    /// The `--param` pairs over `base`.
+    /// The `--timeout` as the load's total timeout.
+    var timeouts: Timeouts? {
+        timeout.map { Timeouts(total: .seconds($0)) }
+    }
+
+    func validate() throws {
+        if let timeout, !(timeout > 0 && timeout <= 86_400) {
+            throw ValidationError("--timeout \(timeout) must be a number of seconds above 0 (a day at most)")
+        }
+    }
+
+    /// The `--param` pairs over `base`: a key given once is a string, a key given again an array
+    /// of all its values, in order.
     func parameters(over base: Parameters = [:]) throws -> Parameters {
-        var parameters = base
+        var values: [(key: String, values: [String])] = []
         for pair in self.parameters {
-            guard let equals = pair.firstIndex(of: "=") else { throw ValidationError("--param \(pair) is not key=value") }
-            parameters[String(pair[..<equals])] = .string(String(pair[pair.index(after: equals)...]))
+            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else { throw ValidationError("--param \(pair) is not key=value") }
+            let key = String(pair[..<equals])
+            let value = String(pair[pair.index(after: equals)...])
+            if let index = values.firstIndex(where: { $0.key == key }) { values[index].values.append(value) } else { values.append((key, [value])) }
+        }
+        var parameters = base
+        for (key, given) in values {
+            parameters[key] = given.count == 1 ? .string(given[0]) : .array(given.map(ParameterValue.string))
         }
         return parameters
     }

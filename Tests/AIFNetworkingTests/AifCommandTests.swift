@@ -14,9 +14,9 @@ struct AifCommandTests {
 
     /// `aif COMMAND shop ARGUMENTS… --config Configs/` with the shop's URLs and keys in the
     /// environment (its online URL replaced by `onlineURL` when given).
-    func aif(_ arguments: [String], command: String = "call", onlineURL: URL? = nil) async throws -> Shell.Run {
+    func aif(_ arguments: [String], command: String = "call", service: String? = "shop", onlineURL: URL? = nil) async throws -> Shell.Run {
         let servers = try await ShopServers.shared()
-        return try await Shell.run(Self.aifPath, [command, "shop"] + arguments + ["--config", ShopServers.configs.path], environment: [
+        return try await Shell.run(Self.aifPath, [command] + (service.map { [$0] } ?? []) + arguments + ["--config", ShopServers.configs.path], environment: [
             "SHOP_ONLINE_URL": (onlineURL ?? servers.online.baseURL()).absoluteString,
             "SHOP_OFFLINE_URL": servers.offline.baseURL().absoluteString,
             "SHOP_PUBLIC_KEY": ShopRoutes.publicKey,
@@ -48,8 +48,8 @@ struct AifCommandTests {
 
     @Test func exhaustedRetriesPrintTheLastAnswerAndFail() async throws {
         let run = try await aif(["flaky/aif-\(UUID().uuidString)", "--param", "failures=5", "--verbose"])
-        #expect(run.status == 1)
-        #expect(run.standardOutput.contains(#""code":5031"#))
+        #expect(run.status == 7)
+        #expect(run.standardOutput.contains(#""code": 5031"#))
         #expect(run.standardError.contains("3 attempts"))
         #expect(run.standardError.contains("aif: "))
         #expect(run.standardError.contains("503"))
@@ -58,7 +58,7 @@ struct AifCommandTests {
     @Test func aPostWithoutAnIdempotencyKeyIsNotRetried() async throws {
         // A POST's parameters go in its body, where the route does not look: it fails twice.
         let run = try await aif(["flaky/aif-\(UUID().uuidString)", "--method", "POST", "--verbose"])
-        #expect(run.status == 1)
+        #expect(run.status == 7)
         #expect(run.standardError.contains("POST is not retried without an Idempotency-Key header"))
         #expect(run.standardError.contains("; 1 attempt\n"))
         let keyed = try await aif(["flaky/aif-\(UUID().uuidString)", "--method", "POST", "--header", "Idempotency-Key: k-\(UUID().uuidString)"])
@@ -79,14 +79,15 @@ struct AifCommandTests {
 
     @Test func aFormTheSchemeCannotSignFailsSayingWhy() async throws {
         let run = try await aif(["orders", "--method", "POST", "--form", "goods_id=5", "--form", "photo=@/etc/hostname"])
-        #expect(run.status == 1)
+        #expect(run.status == 2)
         #expect(run.standardError.contains("multipart/form-data body cannot be signed over its bytes"), "\(run.standardError)")
     }
 
     @Test func aBodyOnAGetIsRefusedNotIgnored() async throws {
         let run = try await aif(["goods", "--data", "x"])
         #expect(run.status != 0)
-        #expect(run.standardError.contains("--data sends a body, which a GET request does not have"), "\(run.standardError)")
+        #expect(run.status == 64)
+        #expect(run.standardError.contains("--data sends a body, which this command does not send with GET: add -X POST"), "\(run.standardError)")
         let both = try await aif(["orders", "--method", "POST", "--data", "x", "--form", "a=b"])
         #expect(both.standardError.contains("--data and --form cannot be combined"), "\(both.standardError)")
     }
@@ -120,6 +121,102 @@ struct AifCommandTests {
         let download = try await aif(["exports/{name}", "--param", "name=catalogue.csv", "-o", folder.appending(path: "c.csv").path, "--record", fixtures.path], command: "download")
         #expect(download.status != 0)
         #expect(download.standardError.contains("--record writes a response as a fixture; a download's body goes to its file and is not recorded"))
+    }
+
+    @Test func servicesAreListedWithTheirEnvironmentsAndSigningButNoKey() async throws {
+        let run = try await aif([], command: "services", service: nil)
+        #expect(run.status == 0, "\(run.standardError)")
+        let servers = try await ShopServers.shared()
+        for line in [
+            "shop (\(ShopServers.configs.path)/shop.json)",
+            "  retries: up to 2 retries of DELETE, GET, HEAD, OPTIONS, PUT or a request with Idempotency-Key",
+            "  * online   \(servers.online.baseURL().absoluteString)/v1  [AIF-HMAC, fields in the query, covering every parameter]",
+            "    offline  \(servers.offline.baseURL().absoluteString)/v1  [AIF-HMAC, fields in the query, covering every parameter]",
+            "    mock     fixtures \(ShopServers.configs.path)/fixtures/shop; 5–40 ms, 5% failures, seed 7  [AIF-HMAC",
+        ] {
+            #expect(run.standardOutput.contains(line), "missing: \(line)\n\(run.standardOutput)")
+        }
+        #expect(!run.standardOutput.contains(ShopRoutes.privateKey) && !run.standardOutput.contains(ShopRoutes.publicKey))
+        // Without the variables its file needs, the file is named with the one it lacks.
+        let bare = try await Shell.run(Self.aifPath, ["services", "--config", ShopServers.configs.path])
+        #expect(bare.status == 0)
+        #expect(bare.standardOutput.contains("refers to the environment variable"), "\(bare.standardOutput)")
+    }
+
+    @Test func theExitStatusTellsTheFailureClass() async throws {
+        #expect(try await aif(["goods/{id}", "--param", "id=5000"]).status == 6)
+        #expect(try await aif(["flaky/aif-\(UUID().uuidString)", "--param", "failures=5"]).status == 7)
+        #expect(try await aif(["coupons/{code}", "--param", "code=SPRING"]).status == 8)
+        #expect(try await aif(["goods"], onlineURL: URL(string: "http://127.0.0.1:9")!).status == 3)
+        let slow = try await aif(["slow", "--param", "ms=5000", "--timeout", "0.5"])
+        #expect(slow.status == 4, "\(slow.standardError)")
+        let mistyped = try await aif(["goods"], service: "shp")
+        #expect(mistyped.status == 2)
+        #expect(mistyped.standardError.contains("no service is called \"shp\"; did you mean \"shop\"?"), "\(mistyped.standardError)")
+        let environment = try await aif(["goods", "--env", "onlin"])
+        #expect(environment.status == 2)
+        #expect(environment.standardError.contains("did you mean \"online\"?"), "\(environment.standardError)")
+        #expect(try await aif(["goods", "--timeout", "0"]).status == 64)
+
+        // TLS: a service whose server's certificate nobody here trusts.
+        let tls = try await TestServers.shared().tls
+        let folder = try makeTestFolder("cli-tls")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try #"{"name": "secure", "environments": {"online": {"baseURL": "\#(tls.baseURL(secure: true).absoluteString)"}}}"#
+            .write(to: folder.appending(path: "secure.json"), atomically: true, encoding: .utf8)
+        let untrusted = try await Shell.run(Self.aifPath, ["call", "secure", "hello", "--config", folder.path])
+        #expect(untrusted.status == 5, "\(untrusted.standardError)")
+    }
+
+    @Test func repeatedParametersSendEveryValueAndIncludeShowsTheHead() async throws {
+        let curl = try await aif(["goods", "--param", "tag=new", "--param", "tag=sale", "--param", "page=2", "--curl"])
+        #expect(curl.standardOutput.contains("tag%5B%5D=new&tag%5B%5D=sale") || curl.standardOutput.contains("tag[]=new&tag[]=sale"), "\(curl.standardOutput)")
+        let run = try await aif(["goods/{id}", "--param", "id=42", "-i"])
+        #expect(run.status == 0)
+        #expect(run.standardOutput.hasPrefix("HTTP/1.1 200 OK\n"), "\(run.standardOutput)")
+        #expect(run.standardOutput.contains("\nETag: \"goods-online-42\"\n"))
+        // The body indented two spaces, its members in the order they came, ending with a newline.
+        let body = try #require(run.standardOutput.components(separatedBy: "\n\n").last)
+        #expect(body.hasPrefix("{\n  \"") && body.hasSuffix("\n}\n"), "\(body)")
+        for member in [#"  "id": 42"#, #"  "title": "Milk frother no. 6""#, #"  "price_cents": 2544"#] { #expect(body.contains(member), "\(body)") }
+        let head = try await aif(["goods/{id}", "--param", "id=42", "-X", "HEAD"])
+        #expect(head.status == 0)
+        #expect(head.standardOutput.hasPrefix("HTTP/1.1 200 OK\n") && head.standardOutput.contains("ETag:"), "\(head.standardOutput)")
+    }
+
+    @Test func rawKeepsTheBytesAsTheyCame() async throws {
+        let run = try await aif(["goods/{id}", "--param", "id=42", "--raw"])
+        #expect(!run.standardOutput.contains("\n") && !run.standardOutput.contains(" \""), "\(run.standardOutput)")
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        #expect(try decoder.decode(Goods.self, from: Data(run.standardOutput.utf8)) == Goods(id: 42, title: "Milk frother no. 6", priceCents: 2544))
+    }
+
+    @Test func theCurlCommandIsAcceptedByTheShopAsItStands() async throws {
+        let curl = try await aif(["goods/{id}", "--param", "id=42", "--curl"])
+        #expect(curl.status == 0)
+        #expect(!curl.standardOutput.contains(ShopRoutes.privateKey))
+        let sent = try await Shell.run("/bin/sh", ["-c", curl.standardOutput.replacingOccurrences(of: "curl", with: "curl -sS", options: .anchored)])
+        #expect(sent.status == 0, "\(sent.standardError)")
+        #expect(sent.standardOutput.contains(#""title":"Milk frother no. 6""#), "\(sent.standardOutput)")
+        let redacted = try await aif(["goods/{id}", "--param", "id=42", "--curl", "--redact"])
+        #expect(redacted.standardOutput.contains("sign=***"), "\(redacted.standardOutput)")
+        #expect(try await aif(["goods", "--redact"]).status == 64)
+        #expect(try await aif(["goods", "--curl", "-i"]).status == 64)
+    }
+
+    @Test func versionCompletionAndAMistypedCommand() async throws {
+        let version = try await Shell.run(Self.aifPath, ["--version"])
+        #expect(version.status == 0)
+        #expect(version.standardOutput.hasPrefix("aif \(AIFNetworkingVersion.library) (libcurl "), "\(version.standardOutput)")
+        for shell in ["bash", "zsh", "fish"] {
+            let script = try await Shell.run(Self.aifPath, ["--generate-completion-script", shell])
+            #expect(script.status == 0)
+            #expect(script.standardOutput.contains("download") && script.standardOutput.contains("services"), "\(shell)")
+        }
+        let typo = try await Shell.run(Self.aifPath, ["cal", "shop", "goods"])
+        #expect(typo.status == 64)
+        #expect(typo.standardError.contains("aif: \"cal\" is not a command; did you mean \"call\"?"), "\(typo.standardError)")
     }
 
     @Test func aDownloadResumesWithinARunAndLandsWhole() async throws {

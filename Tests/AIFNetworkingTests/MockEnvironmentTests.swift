@@ -53,6 +53,19 @@ struct MockEnvironmentTests {
         #expect(try await Self.manager("goods", GoodsPage.self, registry).load(["page": 1]).content.total == 0)
     }
 
+    @Test func aDownloadWritesTheFixturesBodyToItsFile() async throws {
+        let (folder, registry) = try Self.mockService(#""fixtures": "fixtures""#)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appending(path: "fixtures/exports"), withIntermediateDirectories: true)
+        try #"{ "headers": { "Content-Type": "text/csv" }, "bodyText": "id,title\n7,Scale\n" }"#
+            .write(to: folder.appending(path: "fixtures/exports/{name}.GET.json"), atomically: true, encoding: .utf8)
+        let exports = Self.manager("exports/{name}", NoContent.self, registry)
+        let target = folder.appending(path: "catalogue.csv")
+        let file = try await exports.download(["name": "catalogue.csv"], to: FileDownload(to: target))
+        #expect(try String(contentsOf: target, encoding: .utf8) == "id,title\n7,Scale\n")
+        #expect(file.byteCount == 17)
+    }
+
     @Test func aMissingFixtureNamesTheFileItLookedFor() async throws {
         let (folder, registry) = try Self.mockService(#""fixtures": "fixtures""#)
         defer { try? FileManager.default.removeItem(at: folder) }

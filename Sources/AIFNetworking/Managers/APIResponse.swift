@@ -34,6 +34,9 @@ public struct APIResponse<Content: Sendable>: Sendable {
     /// How many times the request was sent: 1, or more when the load was retried (see
     /// ``RetryPolicy``).
     public var attempts: Int { storage.attempts }
+    /// The HTTP version the response arrived over (of the stored response, for one from the
+    /// cache).
+    public var httpVersion: HTTPVersion { storage.httpVersion }
 
     /// Everything, immutable and shared. A response is handed along the pipeline (result,
     /// cache, hooks, delegate) by copy: one reference is cheaper to copy than a dozen fields,
@@ -60,7 +63,8 @@ public struct APIResponse<Content: Sendable>: Sendable {
     ) {
         storage = ResponseStorage(
             requestID: requestID, statusCode: response.statusCode, headers: response.headers, data: response.body, request: request,
-            parameters: parameters, origin: origin, metrics: response.metrics, attempts: attempts, refreshes: refreshes, content: content)
+            parameters: parameters, origin: origin, metrics: response.metrics, attempts: attempts, refreshes: refreshes,
+            httpVersion: response.httpVersion, content: content)
     }
 
     /// The request as a `curl` command with credentials and signatures shown as `***`.
@@ -92,11 +96,12 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     let metrics: TransferMetrics
     let attempts: Int
     let refreshes: RequestID?
+    let httpVersion: HTTPVersion
     let content: Content
 
     init(
         requestID: RequestID, statusCode: Int, headers: HTTPHeaders, data: Data, request: HTTPRequest, parameters: Parameters,
-        origin: ResponseOrigin, metrics: TransferMetrics, attempts: Int, refreshes: RequestID?, content: Content
+        origin: ResponseOrigin, metrics: TransferMetrics, attempts: Int, refreshes: RequestID?, httpVersion: HTTPVersion, content: Content
     ) {
         self.requestID = requestID
         self.statusCode = statusCode
@@ -108,6 +113,7 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
         self.metrics = metrics
         self.attempts = attempts
         self.refreshes = refreshes
+        self.httpVersion = httpVersion
         self.content = content
     }
 
@@ -115,7 +121,7 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     func replacing<Other: Sendable>(content: Other) -> ResponseStorage<Other> {
         ResponseStorage<Other>(
             requestID: requestID, statusCode: statusCode, headers: headers, data: data, request: request, parameters: parameters,
-            origin: origin, metrics: metrics, attempts: attempts, refreshes: refreshes, content: content)
+            origin: origin, metrics: metrics, attempts: attempts, refreshes: refreshes, httpVersion: httpVersion, content: content)
     }
 }
 

@@ -14,20 +14,43 @@ public final class DelayedAnswer: CancellableTransfer {
 
     /// Calls `completion` with `outcome` after `delay`, on a Dispatch queue, unless the returned
     /// handle is cancelled first (then with ``TransportError/Code-swift.struct/cancelled``, at once).
+    /// A response's body goes to the request's ``HTTPRequest/bodyReceiver`` when it takes it, as
+    /// a transport's would (a download's file).
     ///
     /// - Parameters:
     ///   - outcome: The answer.
     ///   - delay: How long to hold it back.
-    ///   - url: The request's URL, for the cancellation's error.
+    ///   - request: The request answered.
+    ///   - url: The request's URL as errors show it.
     ///   - completion: Called exactly once.
     /// - Returns: The handle that cancels the answer.
     public static func schedule(
-        _ outcome: Result<HTTPResponse, TransportError>, after delay: Duration, url: String,
+        _ outcome: Result<HTTPResponse, TransportError>, after delay: Duration, to request: HTTPRequest, url: String,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> DelayedAnswer {
         let answer = DelayedAnswer(url: url, completion: completion)
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay.timeInterval) { answer.deliver(outcome) }
+        let receiver = request.bodyReceiver
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay.timeInterval) {
+            answer.deliver(outcome.flatMap { response in
+                guard let receiver else { return .success(response) }
+                return handing(response, to: receiver, url: url)
+            })
+        }
         return answer
+    }
+
+    /// The response with its body handed to `receiver`, if it takes it.
+    private static func handing(_ response: HTTPResponse, to receiver: any ResponseBodyReceiver, url: String) -> Result<HTTPResponse, TransportError> {
+        guard !response.body.isEmpty else { return .success(response) }
+        do {
+            guard try receiver.willReceiveBody(statusCode: response.statusCode, headers: response.headers) else { return .success(response) }
+            try response.body.withUnsafeBytes { try receiver.receive($0) }
+        } catch {
+            return .failure(TransportError(.bodyDestinationFailed, url: url, detail: String(describing: error)))
+        }
+        var taken = response
+        taken.body = Data()
+        return .success(taken)
     }
 
     private func deliver(_ outcome: Result<HTTPResponse, TransportError>) {

@@ -83,7 +83,7 @@ public final class FixtureTransport: HTTPTransport {
                 outcome = .failure(error)
             }
         }
-        return DelayedAnswer.schedule(outcome, after: delay, url: url, completion: completion)
+        return DelayedAnswer.schedule(outcome, after: delay, to: request, url: url, completion: completion)
     }
 
     /// This request's latency and failure, drawn in order from the behavior's generator.

@@ -2,22 +2,34 @@ import Foundation
 
 extension HTTPHeaders {
     /// Names (in lower case) of headers whose values are credentials.
-    static let secretNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-signature", "signature"]
+    static let credentialNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    /// Names (in lower case) of headers whose values are credentials or signatures.
+    static let secretNames: Set<String> = credentialNames.union(["x-api-key", "x-signature", "signature"])
 
     /// The headers with credential values (`Authorization`, `Cookie`, signatures …) replaced by
     /// `***`, for logs and displays.
     public func redactingSecrets() -> HTTPHeaders {
-        HTTPHeaders(fields.map { Self.secretNames.contains($0.name.lowercased()) ? Field(name: $0.name, value: "***") : $0 })
+        redacting(Self.secretNames)
+    }
+
+    /// The headers with the values of these (lower-case) names replaced by `***`.
+    func redacting(_ names: Set<String>) -> HTTPHeaders {
+        HTTPHeaders(fields.map { names.contains($0.name.lowercased()) ? Field(name: $0.name, value: "***") : $0 })
     }
 }
 
 extension HTTPRequest {
     /// An equivalent `curl` command line, to reproduce the request from a shell.
     ///
-    /// - Parameter revealingSecrets: Whether to show credential headers (`Authorization`,
-    ///   `Cookie`, signatures …) and URL passwords as they are; by default they read `***`.
+    /// - Parameters:
+    ///   - revealingSecrets: Whether to show everything as it is; by default credential headers
+    ///     (`Authorization`, `Cookie` …), URL passwords, secret parameters and — unless
+    ///     `showingSignature` — the signature read `***`.
+    ///   - showingSignature: Whether the signature's fields (`sign`, `X-Signature`, `Signature` …)
+    ///     are shown, so that the command is accepted as it stands while it is fresh; no by
+    ///     default. They name no private key, which no request ever holds.
     /// - Returns: The command, one option per line.
-    public func curlCommand(revealingSecrets: Bool = false) -> String {
+    public func curlCommand(revealingSecrets: Bool = false, showingSignature: Bool = false) -> String {
         func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
         var parts = ["curl"]
         if method == .head {
@@ -25,7 +37,7 @@ extension HTTPRequest {
         } else if method != .get || body.byteCount != 0 {
             parts.append("-X \(method.rawValue)")
         }
-        for field in revealingSecrets ? headers : headers.redactingSecrets() {
+        for field in revealingSecrets ? headers : headers.redacting(showingSignature ? HTTPHeaders.credentialNames : HTTPHeaders.secretNames) {
             parts.append("-H " + quote("\(field.name): \(field.value)"))
         }
         switch body {
@@ -43,7 +55,7 @@ extension HTTPRequest {
             if stream.length == nil { parts.append("-H 'Transfer-Encoding: chunked'") }
             parts.append("--data-binary @-")
         }
-        let urlText = revealingSecrets ? url.absoluteString : HTTPRequest.redactedURL(url)
+        let urlText = revealingSecrets ? url.absoluteString : HTTPRequest.redactedURL(url, keepingSignature: showingSignature)
         parts.append(quote(urlText))
         return parts.joined(separator: " \\\n  ")
     }
@@ -71,11 +83,11 @@ extension HTTPRequest {
         return argument
     }
 
-    /// The URL for logs and displays: the password, an AIF-HMAC `sign` value and the secret
-    /// parameters read `***`.
-    @_spi(Support) public static func redactedURL(_ url: URL) -> String {
+    /// The URL for logs and displays: the password, an AIF-HMAC `sign` value (unless
+    /// `keepingSignature`) and the secret parameters read `***`.
+    @_spi(Support) public static func redactedURL(_ url: URL, keepingSignature: Bool = false) -> String {
         var text = TransportError.redactingPassword(in: url.absoluteString)
-        for name in ["sign"] + secretParameters.withLock({ $0 }).sorted() where text.contains("\(name)=") {
+        for name in (keepingSignature ? [] : ["sign"]) + secretParameters.withLock({ $0 }).sorted() where text.contains("\(name)=") {
             text = text.replacing(try! Regex("([?&]\(NSRegularExpression.escapedPattern(for: name))=)[^&#]*")) { "\($0.output[1].substring ?? "")***" }
         }
         return text

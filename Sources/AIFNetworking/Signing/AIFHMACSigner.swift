@@ -51,6 +51,11 @@ public struct AIFHMACSigner: RequestSigner, URLTextSigning {
         self.coverage = coverage
     }
 
+    /// `AIF-HMAC`, where its fields go and what it covers.
+    public var schemeDescription: String {
+        "AIF-HMAC, fields in the \(placement == .query ? "query" : "headers"), covering \(coverage == .allParameters ? "every parameter" : "its own fields")"
+    }
+
     /// The signer with ``coverage`` set: every parameter, or only the signature fields.
     ///
     /// - Parameter allParameters: Whether every query parameter is signed.

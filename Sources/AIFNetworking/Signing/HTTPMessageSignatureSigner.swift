@@ -57,6 +57,9 @@ public struct HTTPMessageSignatureSigner: RequestSigner {
         self.includesAlgorithm = includesAlgorithm
     }
 
+    /// `RFC 9421 HTTP Message Signatures, hmac-sha256`.
+    public var schemeDescription: String { "RFC 9421 HTTP Message Signatures, hmac-sha256" }
+
     /// Signs `request`, adding `Content-Digest` (when covered), `Signature-Input` and
     /// `Signature`.
     public func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {

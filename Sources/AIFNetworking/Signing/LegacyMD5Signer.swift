@@ -8,6 +8,9 @@ public struct LegacyMD5Signer: RequestSigner {
     /// Creates the signer.
     public init() {}
 
+    /// `legacy MD5 (not a secure MAC)`.
+    public var schemeDescription: String { "legacy MD5 (not a secure MAC)" }
+
     /// Appends `sign` to the query.
     public func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
         let items = PercentEncoding.queryItems(of: request.url).filter { $0.name != "sign" }

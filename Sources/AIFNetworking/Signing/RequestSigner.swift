@@ -25,9 +25,16 @@ public protocol RequestSigner: Sendable {
     /// - Parameter allParameters: Whether every query parameter is signed.
     /// - Returns: The signer to sign with.
     func covering(allParameters: Bool) -> any RequestSigner
+
+    /// The scheme in a few words, for listings (`AIF-HMAC, fields in the query`); the type's
+    /// name by default.
+    var schemeDescription: String { get }
 }
 
 extension RequestSigner {
+    /// The type's name.
+    public var schemeDescription: String { String(describing: Self.self) }
+
     /// Returns `self`: the scheme covers what it covers.
     ///
     /// - Parameter allParameters: Ignored.

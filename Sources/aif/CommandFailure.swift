@@ -1,0 +1,62 @@
+import AIFNetworking
+import ArgumentParser
+import Foundation
+
+/// A failure a command reports in words, with the class its exit status tells.
+struct CommandFailure: Error, CustomStringConvertible {
+    let failureClass: FailureClass
+    let description: String
+
+    init(_ failureClass: FailureClass, _ description: String) {
+        self.failureClass = failureClass
+        self.description = description
+    }
+}
+
+/// Runs a command's work: an error is printed as `aif: …` on standard error and ends the
+/// command with the exit status of its class.
+func reportingFailures(_ work: () async throws -> Void) async throws {
+    do {
+        try await work()
+    } catch let exit as ExitCode {
+        throw exit
+    } catch let failure as CommandFailure {
+        printError("aif: \(failure)")
+        throw failure.failureClass.exitCode
+    } catch let error as APIError {
+        printError("aif: \(error)")
+        throw FailureClass(error).exitCode
+    } catch let error as ValidationError {
+        throw error
+    } catch {
+        // Config files, services and environments: everything before a load is sent.
+        printError("aif: \(error)")
+        throw FailureClass.configuration.exitCode
+    }
+}
+
+/// ` (did you mean "x"?)` when one of `candidates` is a likely typo of `word`, then the list of
+/// them; empty when there are none.
+func suggestion(for word: String, among candidates: [String]) -> String {
+    guard !candidates.isEmpty else { return "" }
+    let close = candidates
+        .map { (candidate: $0, distance: editDistance(word.lowercased(), $0.lowercased())) }
+        .filter { $0.distance <= max(1, $0.candidate.count / 3) }
+        .min { $0.distance < $1.distance }
+    let known = "known: " + candidates.sorted().joined(separator: ", ")
+    return close.map { "; did you mean \"\($0.candidate)\"? (\(known))" } ?? " (\(known))"
+}
+
+/// The Levenshtein distance between two words.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a), b = Array(b)
+    var previous = Array(0...b.count)
+    for (i, x) in a.enumerated() {
+        var current = [i + 1]
+        for (j, y) in b.enumerated() {
+            current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+        }
+        previous = current
+    }
+    return previous[b.count]
+}

@@ -1,0 +1,82 @@
+import AIFNetworking
+import ArgumentParser
+import Foundation
+
+/// `aif services`: lists the configured services — never their keys.
+struct Services: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "services",
+        abstract: "List the services the config files define: environments, base URLs, signing, retries.",
+        discussion: """
+            Keys are never shown. A file whose environment variables are not set is listed with \
+            the variable it lacks.
+
+            Examples:
+              aif services
+              aif services --config Configs/shop.json --config ../payments/Configs
+
+            \(FailureClass.helpText)
+            """
+    )
+
+    @Option(name: .customLong("config"), help: "A service config file or a folder of them (repeatable; default: Configs/).")
+    var configs: [String] = []
+
+    func run() async throws {
+        try await reportingFailures {
+            var files: [URL] = []
+            for path in configs.isEmpty ? ["Configs"] : configs {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                    throw CommandFailure(.configuration, "no config file or folder at \(path)")
+                }
+                let url = URL(fileURLWithPath: path)
+                files += isDirectory.boolValue
+                    ? try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil).filter { $0.pathExtension == "json" }.sorted { $0.path < $1.path }
+                    : [url]
+            }
+            let registry = ServiceRegistry()
+            var lines: [String] = []
+            for file in files {
+                let service: ConfiguredService
+                do {
+                    service = try ConfiguredService.load(from: file)
+                } catch {
+                    lines += ["\(error)", ""]
+                    continue
+                }
+                lines += describe(service, active: registry.activeEnvironment(of: service)) + [""]
+            }
+            if lines.isEmpty { lines = ["no service config files (*.json) in \(configs.isEmpty ? "Configs" : configs.joined(separator: ", "))", ""] }
+            print(lines.dropLast().joined(separator: "\n"))
+        }
+    }
+
+    /// A service's lines: name and file, retries, and one line per environment with its URL (or
+    /// fixtures) and signing.
+    private func describe(_ service: ConfiguredService, active: EnvironmentName) -> [String] {
+        var lines = ["\(service.name) (\(service.file))"]
+        lines.append("  retries: \(service.retryPolicy)")
+        lines.append("  environments (* the one used; --env or AIF_ENVIRONMENT chooses):")
+        let width = service.environments.keys.map(\.rawValue.count).max() ?? 0
+        for name in service.environments.keys.sorted() {
+            let environment = service.environments[name]!
+            var location = environment.apiVersion.isEmpty ? environment.baseURL.absoluteString : environment.baseURL.appending(path: environment.apiVersion).absoluteString
+            if let mock = environment.mock {
+                let latency = mock.latency.lowerBound == mock.latency.upperBound
+                    ? "\(milliseconds(mock.latency.lowerBound)) ms" : "\(milliseconds(mock.latency.lowerBound))–\(milliseconds(mock.latency.upperBound)) ms"
+                location = "fixtures \(mock.fixtures.path); \(latency), \(Int((mock.failureRate * 100).rounded()))% failures"
+                    + (mock.seed.map { ", seed \($0)" } ?? "")
+            }
+            let signing = environment.credentials == nil ? "unsigned"
+                : service.signer.map { $0.covering(allParameters: environment.signsAllParameters).schemeDescription } ?? "unsigned"
+            let padded = name.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
+            lines.append("  \(name == active ? "*" : " ") \(padded)  \(location)  [\(signing)]")
+        }
+        return lines
+    }
+
+    private func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+}
