@@ -22,6 +22,7 @@ struct Call: AsyncParsableCommand {
             Examples:
               aif call shop goods/{id} --param id=42
               aif call shop goods --param page=2 --param tag=new --param tag=sale -i
+              aif call shop goods --param page_size=100 --all-pages | wc -l
               aif call shop orders -X POST --json '{"goods_id": 42, "quantity": 2}'
               aif call shop orders -X POST -d @order.json -H 'Content-Type: application/json'
               aif call shop goods/{id} --param id=42 --curl | sh
@@ -54,6 +55,18 @@ struct Call: AsyncParsableCommand {
     @Flag(help: "Write the body's bytes as they came: no indenting, no colours, no newline added.")
     var raw = false
 
+    @Flag(help: "Load every page, from --param page=N (1 by default) on, and print each item as one JSON line.")
+    var allPages = false
+
+    @Option(help: "With --all-pages: the page number's parameter.")
+    var pageParam = "page"
+
+    @Option(help: "With --all-pages: the member holding a page's items (by default the body, if it is an array, or its array member).")
+    var itemsKey: String?
+
+    @Option(help: "With --all-pages: the most pages to load.")
+    var maxPages = 1000
+
     @Flag(help: "Print a curl command that sends the same signed request instead of sending it (the private key is never in it).")
     var curl = false
 
@@ -74,6 +87,13 @@ struct Call: AsyncParsableCommand {
             throw ValidationError("\(body) sends a body, which this command does not send with \(method): add -X POST (or PUT, PATCH)")
         }
         if redact && !curl { throw ValidationError("--redact hides secrets in the --curl command; add --curl") }
+        if !allPages, let stray = [pageParam != "page" ? "--page-param" : nil, itemsKey != nil ? "--items-key" : nil, maxPages != 1000 ? "--max-pages" : nil].compactMap({ $0 }).first {
+            throw ValidationError("\(stray) says how to page; add --all-pages")
+        }
+        if allPages, let shown = [curl ? "--curl" : nil, include ? "-i" : nil, raw ? "--raw" : nil, data != nil ? "--data" : nil, formParts.isEmpty ? nil : "--form", method == "HEAD" ? "-X HEAD" : nil].compactMap({ $0 }).first {
+            throw ValidationError("--all-pages prints the items of every page, which \(shown) does not go with")
+        }
+        if maxPages < 1 { throw ValidationError("--max-pages must be 1 or more") }
         if curl, let shown = [include ? "-i" : nil, raw ? "--raw" : nil, options.recordDirectory != nil ? "--record" : nil].compactMap({ $0 }).first {
             throw ValidationError("\(shown) is about a response, and --curl sends no request")
         }
@@ -128,6 +148,11 @@ struct Call: AsyncParsableCommand {
         let printer = ResponsePrinter(raw: raw, includesHead: include || method == .head)
         let (manager, transport) = options.manager(endpoint, registry: registry, resolved: resolved)
         defer { transport.shutdown() }
+        if allPages {
+            return try await PageWalker(pageParameter: pageParam, itemsKey: itemsKey, maxPages: maxPages).walk(manager, parameters: parameters) { response in
+                options.describe(statusCode: response.statusCode, headers: response.headers, metrics: response.metrics, attempts: response.attempts)
+            }
+        }
         do {
             let response = if let body { try await manager.load(parameters, sending: body) } else { try await manager.load(parameters) }
             options.describe(statusCode: response.statusCode, headers: response.headers, metrics: response.metrics, attempts: response.attempts)

@@ -205,6 +205,25 @@ struct AifCommandTests {
         #expect(try await aif(["goods", "--curl", "-i"]).status == 64)
     }
 
+    @Test func allPagesPrintsEveryItemOfEveryPageAsALine() async throws {
+        let run = try await aif(["goods", "--param", "page_size=100", "--param", "sort=id", "--all-pages", "-v"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = run.standardOutput.split(separator: "\n")
+        #expect(lines.count == 1003)
+        let ids = try lines.map { try JSONDecoder().decode([String: ParameterLike].self, from: Data($0.utf8))["id"] }
+        #expect(ids == (1...1003).map { .int($0) })
+        #expect(run.standardError.components(separatedBy: "< 200").count - 1 == 11, "11 pages")
+        let fromTen = try await aif(["goods", "--param", "page_size=100", "--param", "page=10", "--all-pages"])
+        #expect(fromTen.standardOutput.split(separator: "\n").count == 103)
+        let capped = try await aif(["goods", "--param", "page_size=10", "--all-pages", "--max-pages", "2"])
+        #expect(capped.standardOutput.split(separator: "\n").count == 20)
+        #expect(capped.standardError.contains("stopped after 2 pages (--max-pages); there may be more"))
+        let wrongKey = try await aif(["goods", "--all-pages", "--items-key", "goods"])
+        #expect(wrongKey.status == 8)
+        #expect(wrongKey.standardError.contains("page 1 has no array \"goods\""), "\(wrongKey.standardError)")
+        #expect(try await aif(["goods", "--items-key", "items"]).status == 64)
+    }
+
     @Test func versionCompletionAndAMistypedCommand() async throws {
         let version = try await Shell.run(Self.aifPath, ["--version"])
         #expect(version.status == 0)
