@@ -15,7 +15,7 @@ TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 curl libsqlit
 # The benchmark adds nginx as the common server (and pins cores with taskset, as the tests do).
 BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light
 
-.PHONY: demo demo-mock transport-sample test test-plain test-tsan bench build clean
+.PHONY: demo demo-mock demo-shop transport-sample docs test test-plain test-tsan bench build clean
 
 ## Runs the shop sample against the demo shop servers it starts in-process.
 demo:
@@ -26,6 +26,16 @@ demo:
 demo-mock:
 	@scripts/install-system-packages.sh $(BUILD_PACKAGES) libsqlite3-dev
 	$(SWIFT) run $(TRAITS) ShopSample --mock
+
+## Runs the demo shop on its own (127.0.0.1:8080 and 8081) until interrupted: the quick start's server.
+demo-shop:
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES) libsqlite3-dev
+	$(SWIFT) run $(TRAITS) DemoShop
+
+## Builds the DocC documentation of the library and its test kit, failing on any warning.
+docs:
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
+	scripts/build-documentation.sh
 
 ## Runs the transport-level sample (plain HTTP requests, no services) against the demo shop.
 transport-sample:
@@ -41,6 +51,7 @@ test-plain:
 	scripts/extract-readme-snippets.sh
 	scripts/build-without-warnings.sh $(TRAITS)
 	$(SWIFT) test --skip-build $(TRAITS)
+	scripts/build-documentation.sh
 
 # .tsan/suppressions.txt holds two investigated entries (see the comments there); halt_on_error
 # stays off so that every report is printed, and any report still fails the run.

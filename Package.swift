@@ -32,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // `swift package generate-documentation` (make docs); no target uses it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         // Only the optional disk cache uses GRDB (SQLite).
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // The test kit's server (with its trait), the demo server, the samples and the tests use
@@ -105,6 +107,15 @@ let package = Package(
                 "DemoServer",
             ],
             path: "Samples/TransportSample"
+        ),
+        .executableTarget(
+            name: "DemoShop",
+            dependencies: [
+                "AIFNetworking",
+                "AIFNetworkingTesting",
+                "DemoServer",
+            ],
+            path: "Samples/DemoShop"
         ),
         .executableTarget(
             name: "ShopSample",

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Writes every ```swift block of README.md into Tests/ReadmeSnippets/Generated/ as a Swift file
 # of the ReadmeSnippets target, so that building the package compiles the README's code: a block
-# with declarations at its left margin (types, extensions) stands at file scope; any other block
-# becomes the body of a function of its own (its `import` lines go to the top of the file). Tests/ReadmeSnippets/Prelude.swift declares what
+# with declarations at its left margin (types, extensions) keeps them at file scope, its other
+# statements in a function of their own; any other block becomes the body of a function of its own (its `import` lines go to the top of the file). Tests/ReadmeSnippets/Prelude.swift declares what
 # the blocks take as given (the Goods model, InvalidID, show(_:) …). A block that imports Testing
 # is an example test: it is written as it stands into Tests/AIFNetworkingTests/ReadmeExamples/,
 # so that `make test` runs it with the library's own tests.
@@ -35,7 +35,28 @@ awk -v out="$out" -v examples="$examples" '
         for (i = 1; i <= n; i++) if (lines[i] ~ /^import /) print lines[i] > file
         printf "\n" > file
         if (declarations) {
-            for (i = 1; i <= n; i++) if (lines[i] !~ /^import /) print lines[i] > file
+            # Declarations (from their first line to a closing brace at the left margin) and
+            # blank or comment lines stand at file scope; any other statement goes into a function.
+            inside_declaration = 0
+            statements = 0
+            for (i = 1; i <= n; i++) {
+                line = lines[i]
+                if (line ~ /^import /) continue
+                if (!inside_declaration && line ~ /^(@MainActor|struct |final class |class |extension |enum |protocol |actor )/) inside_declaration = 1
+                if (inside_declaration) {
+                    print line > file
+                    if (line ~ /^}/ || (line ~ /^(struct|final class|class|extension|enum|protocol|actor) / && line ~ /}[[:space:]]*$/)) inside_declaration = 0
+                } else if (line ~ /^[[:space:]]*(\/\/.*)?$/) {
+                    print line > file
+                } else {
+                    body[++statements] = line
+                }
+            }
+            if (statements > 0) {
+                printf "\n@MainActor\nfunc readmeSnippet%02d() async throws {\n", count > file
+                for (i = 1; i <= statements; i++) print "    " body[i] > file
+                print "}" > file
+            }
         } else {
             printf "@MainActor\nfunc readmeSnippet%02d() async throws {\n", count > file
             for (i = 1; i <= n; i++) if (lines[i] !~ /^import /) print (lines[i] == "" ? "" : "    " lines[i]) > file

@@ -14,18 +14,18 @@ import Foundation
 /// ```
 ///
 /// A verifier remembers the nonces it has accepted, as a server must: the same request verified
-/// twice is refused the second time (``SignatureRejection/reused``).
+/// twice is refused the second time (``SignatureRejection/reused(nonce:)``).
 public final class SignatureVerifier: Sendable {
     /// A signature scheme of the library.
     public enum Scheme: Sendable, Hashable {
-        /// AIF-HMAC (``AIFHMACSigner``) in the query or in headers, covering every query
+        /// AIF-HMAC (`AIFHMACSigner`) in the query or in headers, covering every query
         /// parameter.
         case aifHMAC
-        /// AIF-HMAC covering only its own fields (``AIFHMACSigner/Coverage/signatureFieldsOnly``).
+        /// AIF-HMAC covering only its own fields (`AIFHMACSigner.Coverage.signatureFieldsOnly`).
         case aifHMACSignatureFieldsOnly
-        /// The legacy MD5 scheme (``LegacyMD5Signer``).
+        /// The legacy MD5 scheme (`LegacyMD5Signer`).
         case legacyMD5
-        /// RFC 9421 HTTP Message Signatures with `hmac-sha256` (``HTTPMessageSignatureSigner``),
+        /// RFC 9421 HTTP Message Signatures with `hmac-sha256` (`HTTPMessageSignatureSigner`),
         /// the public key as `keyid`.
         case messageSignature
     }
@@ -55,7 +55,7 @@ public final class SignatureVerifier: Sendable {
     /// Verifies a request as the library would send it.
     ///
     /// - Parameter request: The request (from a ``StubTransport``'s ``StubTransport/requests``,
-    ///   or an ``APIResponse/request``).
+    ///   or an `APIResponse.request`).
     /// - Throws: ``SignatureRejection`` saying what does not hold.
     public func verify(_ request: HTTPRequest) throws(SignatureRejection) {
         try verify(ReceivedRequest(request))

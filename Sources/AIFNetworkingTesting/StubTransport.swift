@@ -15,10 +15,10 @@ import Foundation
 ///
 /// A request is answered by the first stub that matches it and has uses left, in the order the
 /// stubs were added; a stub with `times` answers that many requests, one without answers every
-/// one. A request no stub answers fails with ``TransportError/Code-swift.struct/invalidRequest``
+/// one. A request no stub answers fails with `TransportError.invalidRequest`
 /// naming it and the stubs there are — or gets `unmatched`, when the transport was given one.
 /// Answers come on a Dispatch queue, never on the caller's thread, each request's exactly once
-/// (a cancelled one's as ``TransportError/Code-swift.struct/cancelled``).
+/// (a cancelled one's as `TransportError.cancelled`).
 public final class StubTransport: HTTPTransport {
     private struct Stub {
         let method: HTTPMethod?

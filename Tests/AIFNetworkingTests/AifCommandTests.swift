@@ -224,6 +224,32 @@ struct AifCommandTests {
         #expect(try await aif(["goods", "--items-key", "items"]).status == 64)
     }
 
+    @Test func theQuickStartsDemoShopServesTheShopAsItsConfigSays() async throws {
+        // `make demo-shop` on ports of the system's choosing, then the quick start's load, by aif.
+        let shop = Process()
+        shop.executableURL = URL(fileURLWithPath: Self.aifPath).deletingLastPathComponent().appending(path: "DemoShop")
+        shop.arguments = ["0", "0"]
+        let output = Pipe()
+        shop.standardOutput = output
+        try shop.run()
+        defer { shop.terminate() }
+        var announced = ""
+        while !announced.contains("Stop it with Ctrl-C.") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            announced += String(decoding: chunk, as: UTF8.self)
+        }
+        var variables: [String: String] = [:]
+        for word in announced.split(whereSeparator: \.isWhitespace) where word.hasPrefix("SHOP_") {
+            let parts = word.split(separator: "=", maxSplits: 1)
+            variables[String(parts[0])] = String(parts[1])
+        }
+        #expect(variables.keys.sorted() == ["SHOP_OFFLINE_URL", "SHOP_ONLINE_URL", "SHOP_PRIVATE_KEY", "SHOP_PUBLIC_KEY"], "\(announced)")
+        let run = try await Shell.run(Self.aifPath, ["call", "shop", "goods/{id}", "--param", "id=42", "--raw", "--config", ShopServers.configs.path], environment: variables)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains(#""title":"Milk frother no. 6""#))
+    }
+
     @Test func versionCompletionAndAMistypedCommand() async throws {
         let version = try await Shell.run(Self.aifPath, ["--version"])
         #expect(version.status == 0)

@@ -14,7 +14,7 @@
 ///
 /// Each member runs its manager's whole pipeline (service, signing, retries, cache, hooks) as
 /// the manager's async face does; the managers' delegates are not told — the batch's result,
-/// or its delegate, is. The batch is one load of its own in the proxy: ``APIProxy/cancel(_:)``
+/// or its delegate, is. The batch is one load of its own in the proxy: ``APIProxy/cancel(_:)-(RequestID)``
 /// with its ID (or its group) cancels every member still running. With `failFast`, the first
 /// member to fail (other than by cancellation) cancels the rest.
 ///

@@ -14,8 +14,8 @@
 /// for try await page in list.pages() { show(page.content.items) }
 /// ```
 ///
-/// The paging parameters join the source's (or the call's) before ``reformParams(_:)``, which
-/// can rename them. A page that fails does not move the position: the next ``loadNextPage()``
+/// The paging parameters join the source's (or the call's) before ``APIManager/reformParams(_:)``, which
+/// can rename them. A page that fails does not move the position: the next ``loadNextPage(with:)``
 /// asks for it again.
 open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @unchecked Sendable {
     // Unchecked for the reason given on APIManager; the paging state is behind a lock.
@@ -51,8 +51,8 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
     /// Creates a manager; a subclass overrides what differs.
     ///
     /// - Parameters:
-    ///   - service: The service to call, unless a subclass overrides ``serviceName``.
-    ///   - methodName: The method to call, unless a subclass overrides ``methodName``.
+    ///   - service: The service to call, unless a subclass overrides ``APIManager/serviceName``.
+    ///   - methodName: The method to call, unless a subclass overrides ``APIManager/methodName``.
     ///   - proxy: The proxy; ``APIProxy/shared`` by default.
     ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
     ///   - cache: The response cache; ``ResponseCache/shared`` by default.
