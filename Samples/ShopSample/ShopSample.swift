@@ -35,11 +35,7 @@ struct ShopSample {
         try registerShop(onlineURL: online.baseURL(), offlineURL: offline.baseURL())
         print("Demo shop online at \(online.baseURL()), offline at \(offline.baseURL())\n")
 
-        try await pageThroughTheListing()
-        try await showDetails()
-        await openAScreen()
-        try await placeAnOrder()
-        await showFailures()
+        try await replayableChapters()
         try await retryAFlakyEndpoint()
         try await refreshATokenOnceForABurst(tokens)
         try await switchToOffline()
@@ -57,11 +53,7 @@ struct ShopSample {
         try registerShop(onlineURL: unused, offlineURL: unused)
         ServiceRegistry.shared.setEnvironment(.mock, for: .shop)
         print("Every load below is answered by the mock environment from Configs/fixtures/shop: no server runs.\n")
-        try await pageThroughTheListing()
-        try await showDetails()
-        await openAScreen()
-        try await placeAnOrder()
-        await showFailures()
+        try await replayableChapters()
         try await retryInjectedFailures()
     }
 
@@ -72,12 +64,18 @@ struct ShopSample {
         try registerShop(onlineURL: online.baseURL(), offlineURL: online.baseURL())
         try APIProxy.setShared(APIProxy(recorder: FixtureRecorder(directory: directory)))
         print("Recording every response under \(directory.path)\n")
+        try await replayableChapters()
+        await online.stop()
+    }
+
+    /// The chapters a mock environment can answer — those that need no control of the server —
+    /// and so the ones `--record` records.
+    static func replayableChapters() async throws {
         try await pageThroughTheListing()
         try await showDetails()
         await openAScreen()
         try await placeAnOrder()
         await showFailures()
-        await online.stop()
     }
 
     /// Registers the services of `Configs/`, the shop's URLs and demo keys as the variables.
