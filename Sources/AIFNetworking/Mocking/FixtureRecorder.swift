@@ -107,6 +107,11 @@ public final class FixtureRecorder: Sendable {
             logger.warning("not recorded: the body of \(described) went to a file (a download)")
             return
         }
+        let service = resolved.service.name.rawValue
+        guard !service.isEmpty, !service.contains("/"), service != ".", service != ".." else {
+            logger.warning("not recorded: the service name \"\(service)\" cannot name a folder")
+            return
+        }
         guard let segments = FixtureFile.segments(of: request.url, under: resolved.environment.versionedBaseURL), !segments.isEmpty,
             segments.allSatisfy({ $0 != "." && $0 != ".." && $0.utf8.count < 200 })
         else {
@@ -118,7 +123,7 @@ public final class FixtureRecorder: Sendable {
             logger.warning("not recorded: the path of \(described) holds a credential")
             return
         }
-        var folder = directory.appending(path: resolved.service.name.rawValue, directoryHint: .isDirectory)
+        var folder = directory.appending(path: service, directoryHint: .isDirectory)
         for segment in segments.dropLast() { folder.append(path: segment, directoryHint: .isDirectory) }
         let file = folder.appending(path: "\(segments.last!).\(method).json")
         let answer = self.answer(to: request, response, service: resolved.service)
