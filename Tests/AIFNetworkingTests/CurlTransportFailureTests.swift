@@ -34,7 +34,8 @@ struct CurlTransportFailureTests {
         }
         #expect(error?.code == .connectTimeout)
         #expect(error?.isTimeout == true)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Well before the 20 s total, with room for a loaded machine under the sanitizer.
+        #expect(ContinuousClock.now - started < .seconds(10))
     }
 
     @Test func aSlowResponseIsATotalTimeout() async throws {
