@@ -15,7 +15,7 @@ struct Call: AsyncParsableCommand {
 
             Parameters (--param) go in the query of a GET, HEAD or DELETE and in the body of a \
             POST, PUT or PATCH, as JSON or, with --urlencoded, as a form. --json gives them as a \
-            JSON object instead. -d sends text or a file (@path) as the body, as it is, signed over \
+            JSON object instead. -d sends text or a file (@path) as the body (not with GET or HEAD), as it is, signed over \
             its digest, the parameters then in the query; --form sends multipart/form-data fields \
             and files (name=value, name=@path), which a scheme that hashes the body cannot sign.
 
@@ -83,8 +83,11 @@ struct Call: AsyncParsableCommand {
         if bodies.count > 1 {
             throw ValidationError("\(bodies.joined(separator: " and ")) cannot be combined: a request has one body")
         }
-        if ["GET", "HEAD", "DELETE"].contains(method), let body = bodies.first, body != "--json" {
+        if ["GET", "HEAD"].contains(method), let body = bodies.first(where: { $0 == "--data" || $0 == "--form" }) {
             throw ValidationError("\(body) sends a body, which this command does not send with \(method): add -X POST (or PUT, PATCH)")
+        }
+        if urlencoded, ["GET", "HEAD", "DELETE"].contains(method) {
+            throw ValidationError("--urlencoded makes the parameters a form body, but those of a \(method) go in the query: add -X POST (or PUT, PATCH)")
         }
         if redact && !curl { throw ValidationError("--redact hides secrets in the --curl command; add --curl") }
         if !allPages, let stray = [pageParam != "page" ? "--page-param" : nil, itemsKey != nil ? "--items-key" : nil, maxPages != 1000 ? "--max-pages" : nil].compactMap({ $0 }).first {
@@ -138,10 +141,9 @@ struct Call: AsyncParsableCommand {
             bodyEncoding: urlencoded ? .form : (json != nil ? .json : nil), headers: try options.headerFields(), timeouts: options.timeouts)
 
         if curl {
-            var request = try RequestGenerator().makeRequest(
+            let request = try RequestGenerator().makeRequest(
                 for: resolved, methodName: endpoint.methodName, method: endpoint.method, parameters: parameters,
                 headers: endpoint.headers, bodyEncoding: endpoint.bodyEncoding, rawBody: body)
-            if json != nil, [.get, .head, .delete].contains(method) { request.body = .empty }
             print(request.curlCommand(showingSignature: !redact))
             return
         }

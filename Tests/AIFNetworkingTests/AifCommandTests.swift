@@ -88,6 +88,9 @@ struct AifCommandTests {
         #expect(run.status != 0)
         #expect(run.status == 64)
         #expect(run.standardError.contains("--data sends a body, which this command does not send with GET: add -X POST"), "\(run.standardError)")
+        let form = try await aif(["orders/{id}", "--param", "id=1", "-X", "DELETE", "--urlencoded"])
+        #expect(form.status == 64)
+        #expect(form.standardError.contains("--urlencoded makes the parameters a form body, but those of a DELETE go in the query"), "\(form.standardError)")
         let both = try await aif(["orders", "--method", "POST", "--data", "x", "--form", "a=b"])
         #expect(both.standardError.contains("--data and --form cannot be combined"), "\(both.standardError)")
     }
