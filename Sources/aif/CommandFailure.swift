@@ -60,3 +60,20 @@ func editDistance(_ a: String, _ b: String) -> Int {
     }
     return previous[b.count]
 }
+
+/// The service config files `--config` names: each file as it is, each folder's `*.json` in
+/// name order; `Configs/` when none is named.
+func configFiles(_ paths: [String]) throws -> [URL] {
+    var files: [URL] = []
+    for path in paths.isEmpty ? ["Configs"] : paths {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CommandFailure(.configuration, "no config file or folder at \(path)")
+        }
+        let url = URL(fileURLWithPath: path)
+        files += isDirectory.boolValue
+            ? try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil).filter { $0.pathExtension == "json" }.sorted { $0.path < $1.path }
+            : [url]
+    }
+    return files
+}

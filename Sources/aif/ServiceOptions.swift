@@ -36,17 +36,8 @@ struct ServiceOptions: ParsableArguments {
     /// The registry of the configured services, and the service resolved in it.
     func resolve() throws -> (ServiceRegistry, ResolvedService) {
         let registry = ServiceRegistry()
-        for path in configs.isEmpty ? ["Configs"] : configs {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw ValidationError("no config file or folder at \(path)")
-            }
-            let url = URL(fileURLWithPath: path)
-            if isDirectory.boolValue {
-                try registry.registerServices(inDirectory: url)
-            } else {
-                registry.register(try ConfiguredService.load(from: url))
-            }
+        for file in try configFiles(configs) {
+            registry.register(try ConfiguredService.load(from: file))
         }
         let serviceName = ServiceName(rawValue: service)
         if let environment {

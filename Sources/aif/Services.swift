@@ -24,17 +24,7 @@ struct Services: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            var files: [URL] = []
-            for path in configs.isEmpty ? ["Configs"] : configs {
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                    throw CommandFailure(.configuration, "no config file or folder at \(path)")
-                }
-                let url = URL(fileURLWithPath: path)
-                files += isDirectory.boolValue
-                    ? try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil).filter { $0.pathExtension == "json" }.sorted { $0.path < $1.path }
-                    : [url]
-            }
+            let files = try configFiles(configs)
             let registry = ServiceRegistry()
             var lines: [String] = []
             for file in files {

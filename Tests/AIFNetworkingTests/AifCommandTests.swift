@@ -160,6 +160,9 @@ struct AifCommandTests {
         #expect(environment.status == 2)
         #expect(environment.standardError.contains("did you mean \"online\"?"), "\(environment.standardError)")
         #expect(try await aif(["goods", "--timeout", "0"]).status == 64)
+        let noConfig = try await Shell.run(Self.aifPath, ["call", "shop", "goods", "--config", "/nonexistent/Configs"])
+        #expect(noConfig.status == 2)
+        #expect(noConfig.standardError.contains("no config file or folder at /nonexistent/Configs"), "\(noConfig.standardError)")
 
         // TLS: a service whose server's certificate nobody here trusts.
         let tls = try await TestServers.shared().tls
