@@ -156,7 +156,7 @@ public final class CurlTransport: HTTPTransport {
             }
         }
         if !loop.submit(transfer) {
-            transfer.refuseAfterShutdown()
+            transfer.refuse(because: loop.refusal)
         }
     }
 
@@ -198,7 +198,7 @@ public final class CurlTransport: HTTPTransport {
         transfer.completesInBatches = batches
         transfer.batchExecutor = executor
         if !loop.submit(transfer) {
-            transfer.refuseAfterShutdown()
+            transfer.refuse(because: loop.refusal)
         }
         return CurlTransferTask(transfer: transfer, loop: loop)
     }
