@@ -356,15 +356,6 @@ final class CurlEventLoop: @unchecked Sendable {
         timeoutDeadline = nil
         var stillRunning: Int32 = 0
         _ = curl_multi_socket_action(multi, aif_curl_socket_timeout, 0, &stillRunning)
-        // libcurl calls the timer callback only when its next deadline changes. Woken a fraction
-        // of a millisecond early (it rounds down what it asks for), it runs nothing and the
-        // deadline stands, with no new call: ask for it, or the timeout would be lost.
-        if timeoutDeadline == nil {
-            var milliseconds = -1
-            if curl_multi_timeout(multi, &milliseconds) == CURLM_OK, milliseconds >= 0 {
-                scheduleTimeout(in: milliseconds)
-            }
-        }
     }
 
     /// How long the loop may wait for its sockets, in milliseconds: until libcurl's timeout or
