@@ -11,13 +11,9 @@ import Glibc
 /// process of its own (`aif-test-helper in-flight`) so that its descriptors can be counted
 /// alone. The server here answers `wait/MS` after MS milliseconds and accepts 8,192 waiting
 /// connections, so that none of them waits for a SYN retry.
-@Suite("CurlTransport: thousands of transfers in flight", .serialized)
+@Suite("CurlTransport: 4,096 transfers in flight", .serialized)
 struct CurlTransportScaleTests {
-    /// 4,096 in the plain run. Under the thread sanitizer the server and the helper each run
-    /// several times slower, and 4,096 connections loaded both cores long enough for other
-    /// suites' time-bounded tests, running beside these, to miss their bounds; 1,024 still
-    /// keeps hundreds of transfers waiting on every wake-up.
-    static let inFlight = isUnderThreadSanitizer ? 1024 : 4096
+    static let inFlight = 4096
 
     private static let server = Task<LocalServer, any Error> {
         raiseDescriptorLimit()

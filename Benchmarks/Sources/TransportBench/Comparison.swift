@@ -130,6 +130,7 @@ struct Comparison {
     }
 
     private func runClient(_ kind: ClientKind, scenario: Scenario, server: BenchServer, pinned: Bool) throws -> Measurement {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         var arguments = [
             "client", kind.rawValue,
             "--url", scenario.secure ? server.httpsURL! : server.httpURL,
@@ -139,36 +140,33 @@ struct Comparison {
         if scenario.secure {
             arguments += ["--ca", server.caFile!, "--http2"]
         }
+        let process = Process()
+        if pinned {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+            process.arguments = ["-c", "1", executable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        }
+        var environment = ProcessInfo.processInfo.environment
         // FoundationNetworking's URLSession reads its CA bundle from this variable.
-        let environment = server.caFile.map { ["URLSessionCertificateAuthorityInfoFile": $0] } ?? [:]
-        return try runClientProcess(arguments, pinned: pinned, environment: environment, describing: "\(kind.rawValue) at \(scenario.label)")
+        if let caFile = server.caFile { environment["URLSessionCertificateAuthorityInfoFile"] = caFile }
+        environment["http_proxy"] = nil
+        environment["https_proxy"] = nil
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }),
+            let measurement = Measurement(line: String(line))
+        else {
+            throw BenchSetupError(description: "\(kind.rawValue) at \(scenario.label) failed (exit \(process.terminationStatus)): \(text)")
+        }
+        return measurement
     }
-}
-
-/// Runs this executable as a client process (`TransportBench client …`, pinned to CPU 1 when
-/// `pinned`, with no proxy), and returns the measurement it printed; throws with its output,
-/// naming the run as `description` says, when it failed.
-func runClientProcess(_ arguments: [String], pinned: Bool, environment extra: [String: String] = [:], describing description: String) throws -> Measurement {
-    let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: pinned ? "/usr/bin/taskset" : executable)
-    process.arguments = (pinned ? ["-c", "1", executable] : []) + arguments
-    var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
-    environment["http_proxy"] = nil
-    environment["https_proxy"] = nil
-    process.environment = environment
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let text = String(decoding: data, as: UTF8.self)
-    guard process.terminationStatus == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }),
-        let measurement = Measurement(line: String(line))
-    else {
-        throw BenchSetupError(description: "\(description) failed (exit \(process.terminationStatus)): \(text)")
-    }
-    return measurement
 }
 
 /// The server the clients share: nginx (one worker) when installed, the SwiftNIO fallback

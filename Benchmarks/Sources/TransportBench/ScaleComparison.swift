@@ -40,7 +40,7 @@ struct ScaleComparison {
             for concurrency in concurrencies {
                 let order = clients.indices.map { clients[($0 + round) % clients.count] }
                 for kind in order {
-                    let measurement = try runClient(kind, url: url, concurrency: concurrency, pinned: pinned)
+                    let measurement = try runClient(kind, url: url, concurrency: concurrency, pinned: pinned, executable: executable)
                     if measurement.failures > 0 {
                         say("  warning: \(kind.rawValue) c=\(concurrency): \(measurement.failures) failed requests")
                     }
@@ -69,9 +69,29 @@ struct ScaleComparison {
         }
     }
 
-    private func runClient(_ kind: ClientKind, url: String, concurrency: Int, pinned: Bool) throws -> Measurement {
-        try runClientProcess(
-            ["client", kind.rawValue, "--url", url, "--concurrency", "\(concurrency)", "--seconds", "\(seconds)", "--warmup", "\(warmup)"],
-            pinned: pinned, describing: "\(kind.rawValue) at c=\(concurrency) against the delayed server")
+    private func runClient(_ kind: ClientKind, url: String, concurrency: Int, pinned: Bool, executable: String) throws -> Measurement {
+        let arguments = [
+            "client", kind.rawValue, "--url", url, "--concurrency", "\(concurrency)",
+            "--seconds", "\(seconds)", "--warmup", "\(warmup)",
+        ]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: pinned ? "/usr/bin/taskset" : executable)
+        process.arguments = (pinned ? ["-c", "1", executable] : []) + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["http_proxy"] = nil
+        environment["https_proxy"] = nil
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }),
+            let measurement = Measurement(line: String(line))
+        else {
+            throw BenchSetupError(description: "\(kind.rawValue) at c=\(concurrency) against the delayed server failed (exit \(process.terminationStatus)): \(text)")
+        }
+        return measurement
     }
 }
