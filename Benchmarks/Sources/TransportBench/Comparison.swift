@@ -21,15 +21,13 @@ struct Comparison {
     var clients: [ClientKind]
     /// Rounds of the large-transfer comparison that follows (0 skips it).
     var transferRounds = 3
-    /// Rounds of the scale comparison (many idle transfers in flight) that follows (0 skips it).
-    var scaleRounds = 3
     /// Runs the large-transfer comparison alone.
     var transfersOnly = false
 
     func run() async throws {
         let server = try BenchServer.start()
         defer { server.stop() }
-        let pin = canPin
+        let pin = ProcessInfo.processInfo.activeProcessorCount >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
         say("Server: \(server.description); \(pin ? "server pinned to CPU 0, clients to CPU 1" : "no CPU pinning")")
         if transfersOnly {
             return try TransferComparison(rounds: max(1, transferRounds)).run(server: server, pinned: pin)
@@ -83,7 +81,6 @@ struct Comparison {
         for line in ratioLines { say(line) }
         try soak(server: server, pinned: pin)
         if transferRounds > 0 { try TransferComparison(rounds: transferRounds).run(server: server, pinned: pin) }
-        if scaleRounds > 0 { try ScaleComparison(rounds: scaleRounds).run(pinned: pin) }
         say("")
         try DiskCacheBench().run()
     }
@@ -203,7 +200,7 @@ final class BenchServer {
         try FileManager.default.createDirectory(at: directory.appending(path: "www"), withIntermediateDirectories: true)
         try BenchPayload.json.write(to: directory.appending(path: "www/small.json"), atomically: true, encoding: .utf8)
         _ = try shell("chmod -R a+rX '\(directory.path)'")
-        let pin = canPin
+        let pin = ProcessInfo.processInfo.activeProcessorCount >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
         let httpPort = try freePort()
 
         if let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) {
@@ -312,11 +309,6 @@ final class BenchServer {
         }
         throw BenchSetupError(description: "the benchmark server did not start listening on port \(port)")
     }
-}
-
-/// Whether servers and clients can each have a CPU of their own (`taskset`, two or more CPUs).
-var canPin: Bool {
-    ProcessInfo.processInfo.activeProcessorCount >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
 }
 
 @discardableResult

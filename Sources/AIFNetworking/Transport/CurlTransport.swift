@@ -156,7 +156,7 @@ public final class CurlTransport: HTTPTransport {
             }
         }
         if !loop.submit(transfer) {
-            transfer.refuse(because: loop.refusal)
+            transfer.refuseAfterShutdown()
         }
     }
 
@@ -198,7 +198,7 @@ public final class CurlTransport: HTTPTransport {
         transfer.completesInBatches = batches
         transfer.batchExecutor = executor
         if !loop.submit(transfer) {
-            transfer.refuse(because: loop.refusal)
+            transfer.refuseAfterShutdown()
         }
         return CurlTransferTask(transfer: transfer, loop: loop)
     }
