@@ -21,13 +21,15 @@ struct Comparison {
     var clients: [ClientKind]
     /// Rounds of the large-transfer comparison that follows (0 skips it).
     var transferRounds = 3
+    /// Rounds of the scale comparison (many idle transfers in flight) that follows (0 skips it).
+    var scaleRounds = 3
     /// Runs the large-transfer comparison alone.
     var transfersOnly = false
 
     func run() async throws {
         let server = try BenchServer.start()
         defer { server.stop() }
-        let pin = ProcessInfo.processInfo.activeProcessorCount >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
+        let pin = canPin
         say("Server: \(server.description); \(pin ? "server pinned to CPU 0, clients to CPU 1" : "no CPU pinning")")
         if transfersOnly {
             return try TransferComparison(rounds: max(1, transferRounds)).run(server: server, pinned: pin)
@@ -81,6 +83,7 @@ struct Comparison {
         for line in ratioLines { say(line) }
         try soak(server: server, pinned: pin)
         if transferRounds > 0 { try TransferComparison(rounds: transferRounds).run(server: server, pinned: pin) }
+        if scaleRounds > 0 { try ScaleComparison(rounds: scaleRounds).run(pinned: pin) }
         say("")
         try DiskCacheBench().run()
     }
@@ -127,7 +130,6 @@ struct Comparison {
     }
 
     private func runClient(_ kind: ClientKind, scenario: Scenario, server: BenchServer, pinned: Bool) throws -> Measurement {
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         var arguments = [
             "client", kind.rawValue,
             "--url", scenario.secure ? server.httpsURL! : server.httpURL,
@@ -137,33 +139,36 @@ struct Comparison {
         if scenario.secure {
             arguments += ["--ca", server.caFile!, "--http2"]
         }
-        let process = Process()
-        if pinned {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
-            process.arguments = ["-c", "1", executable] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-        }
-        var environment = ProcessInfo.processInfo.environment
         // FoundationNetworking's URLSession reads its CA bundle from this variable.
-        if let caFile = server.caFile { environment["URLSessionCertificateAuthorityInfoFile"] = caFile }
-        environment["http_proxy"] = nil
-        environment["https_proxy"] = nil
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }),
-            let measurement = Measurement(line: String(line))
-        else {
-            throw BenchSetupError(description: "\(kind.rawValue) at \(scenario.label) failed (exit \(process.terminationStatus)): \(text)")
-        }
-        return measurement
+        let environment = server.caFile.map { ["URLSessionCertificateAuthorityInfoFile": $0] } ?? [:]
+        return try runClientProcess(arguments, pinned: pinned, environment: environment, describing: "\(kind.rawValue) at \(scenario.label)")
     }
+}
+
+/// Runs this executable as a client process (`TransportBench client …`, pinned to CPU 1 when
+/// `pinned`, with no proxy), and returns the measurement it printed; throws with its output,
+/// naming the run as `description` says, when it failed.
+func runClientProcess(_ arguments: [String], pinned: Bool, environment extra: [String: String] = [:], describing description: String) throws -> Measurement {
+    let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: pinned ? "/usr/bin/taskset" : executable)
+    process.arguments = (pinned ? ["-c", "1", executable] : []) + arguments
+    var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+    environment["http_proxy"] = nil
+    environment["https_proxy"] = nil
+    process.environment = environment
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    guard process.terminationStatus == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("RESULT ") }),
+        let measurement = Measurement(line: String(line))
+    else {
+        throw BenchSetupError(description: "\(description) failed (exit \(process.terminationStatus)): \(text)")
+    }
+    return measurement
 }
 
 /// The server the clients share: nginx (one worker) when installed, the SwiftNIO fallback
@@ -200,7 +205,7 @@ final class BenchServer {
         try FileManager.default.createDirectory(at: directory.appending(path: "www"), withIntermediateDirectories: true)
         try BenchPayload.json.write(to: directory.appending(path: "www/small.json"), atomically: true, encoding: .utf8)
         _ = try shell("chmod -R a+rX '\(directory.path)'")
-        let pin = ProcessInfo.processInfo.activeProcessorCount >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
+        let pin = canPin
         let httpPort = try freePort()
 
         if let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) {
@@ -309,6 +314,11 @@ final class BenchServer {
         }
         throw BenchSetupError(description: "the benchmark server did not start listening on port \(port)")
     }
+}
+
+/// Whether servers and clients can each have a CPU of their own (`taskset`, two or more CPUs).
+var canPin: Bool {
+    ProcessInfo.processInfo.activeProcessorCount >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
 }
 
 @discardableResult

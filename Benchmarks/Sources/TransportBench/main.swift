@@ -18,6 +18,7 @@ if ProcessInfo.processInfo.environment["AIF_BENCH_PLAIN_MALLOC"] == nil {
 }
 switch arguments.first {
 case "client":
+    raiseDescriptorLimit()
     guard arguments.count > 1, let kind = ClientKind(rawValue: arguments[1]), let url = option("--url", in: arguments) else {
         print("usage: TransportBench client \(ClientKind.allCases.map(\.rawValue).joined(separator: "|")) --url URL [--concurrency N] [--seconds S] [--warmup S] [--ca FILE] [--http2]")
         exit(2)
@@ -43,6 +44,12 @@ case "soak":
         url: url, loads: option("--loads", in: arguments).flatMap(Int.init) ?? 100_000,
         concurrency: option("--concurrency", in: arguments).flatMap(Int.init) ?? 16)
     print(samples.map { "\($0.loads):\($0.residentKiB)" }.joined(separator: " "))
+case "delay-serve":
+    try DelayServer.run(
+        port: option("--port", in: arguments).flatMap(Int.init) ?? 8080,
+        delayMilliseconds: option("--delay-ms", in: arguments).flatMap(Int.init) ?? 1000)
+case "scale":
+    try ScaleComparison(rounds: option("--rounds", in: arguments).flatMap(Int.init) ?? 3).run(pinned: canPin)
 case "serve":
     try FallbackServer.run(port: option("--port", in: arguments).flatMap(Int.init) ?? 8080)
 case "sink":
@@ -65,10 +72,11 @@ case "compare", nil:
         warmup: option("--warmup", in: arguments).flatMap(Double.init) ?? 0.3,
         clients: only ?? ClientKind.allCases,
         transferRounds: option("--transfer-rounds", in: arguments).flatMap(Int.init) ?? 3,
+        scaleRounds: option("--scale-rounds", in: arguments).flatMap(Int.init) ?? 3,
         transfersOnly: arguments.contains("--transfers-only")
     )
     try await comparison.run()
 default:
-    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--transfers-only]] | cache | client … | transfer-client … | serve --port P | sink --port P")
+    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--scale-rounds N] [--transfers-only]] | scale [--rounds N] | cache | client … | transfer-client … | serve --port P | delay-serve --port P [--delay-ms D] | sink --port P")
     exit(2)
 }

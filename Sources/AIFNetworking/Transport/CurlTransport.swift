@@ -156,7 +156,7 @@ public final class CurlTransport: HTTPTransport {
             }
         }
         if !loop.submit(transfer) {
-            transfer.refuseAfterShutdown()
+            transfer.refuse(because: loop.refusal)
         }
     }
 
@@ -198,7 +198,7 @@ public final class CurlTransport: HTTPTransport {
         transfer.completesInBatches = batches
         transfer.batchExecutor = executor
         if !loop.submit(transfer) {
-            transfer.refuseAfterShutdown()
+            transfer.refuse(because: loop.refusal)
         }
         return CurlTransferTask(transfer: transfer, loop: loop)
     }
@@ -243,8 +243,8 @@ public final class CurlTransport: HTTPTransport {
     /// After ``shutdown()`` their jobs run on Dispatch's global queue.
     public var taskExecutor: any TaskExecutor { loop }
 
-    /// Stops the transport: requests in flight end as cancelled, connections close, and the
-    /// thread exits before this returns (unless called from a completion handler, on the
+    /// Stops the transport: requests in flight end as cancelled, and its connections and its
+    /// own descriptors are closed and its thread has exited before this returns (unless called from a completion handler, on the
     /// transport's own thread, in which case it returns at once). Requests submitted afterwards
     /// fail with ``TransportError/Code-swift.struct/transportShutDown``. Calling it again does
     /// nothing. On ``shared`` it does nothing at all.

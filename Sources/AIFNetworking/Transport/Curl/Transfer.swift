@@ -13,7 +13,7 @@ import Musl
 ///
 /// - Note: `@unchecked Sendable` is safe because every mutable property is read and written
 ///   only on the event loop's thread (by the loop itself and by libcurl's callbacks, which run
-///   inside `curl_multi_perform` on that thread). Other threads only hold the reference, to
+///   inside `curl_multi_socket_action` on that thread). Other threads only hold the reference, to
 ///   hand it back to the loop in a command (submission, cancellation). For the same reason the
 ///   hot properties are `@exclusivity(unchecked)`: one thread, and no access to them overlaps
 ///   another, so the runtime's dynamic exclusivity bookkeeping (measured at ~1,000 instructions
@@ -103,8 +103,8 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// Ends a transfer the loop refused (it was shut down) at once, on the caller's thread.
-    func refuseAfterShutdown() {
-        deliver(.failure(TransportError(.transportShutDown, url: urlString, detail: "the transport was shut down before the request was submitted")))
+    func refuse(because reason: String) {
+        deliver(.failure(TransportError(.transportShutDown, url: urlString, detail: reason)))
     }
 
     /// The cancellation the hops after a redirect attach to, so that cancelling this transfer
