@@ -131,7 +131,9 @@ struct RetryTests {
     /// Cancelled by ID during a 20-second Retry-After, the load ends at once. The stack has a
     /// transport of its own and runs loads on its thread, so that the time measured is the
     /// library's; and the best of three tries counts, so that a machine busy with other work
-    /// (a build, the other tests) does not decide it. Every try ends long before the 20 s.
+    /// (a build, the other tests) does not decide it. Every try ends well before the 20 s
+    /// (under the thread sanitizer, with the whole suite running, one try in three was once
+    /// held up 4.3 s — with the rest of the process: the test itself took 12 s, not 0.5).
     @Test func cancellingDuringTheWaitEndsTheLoadAtOnce() async throws {
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -156,7 +158,7 @@ struct RetryTests {
             #expect(!stack.proxy.isInFlight(id))
         }
         #expect(try #require(latencies.min()) < .milliseconds(50), "\(latencies)")
-        #expect(latencies.allSatisfy { $0 < .seconds(2) }, "\(latencies)")
+        #expect(latencies.allSatisfy { $0 < .seconds(10) }, "\(latencies)")
         #expect(stack.transport.sent == 3)
     }
 
