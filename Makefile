@@ -3,8 +3,9 @@
 
 SWIFT ?= swift
 # The package's optional parts, each behind a trait, which the samples and tests use too: the disk
-# cache (GRDB) and the test kit's in-process server (Hummingbird).
-TRAITS := --traits DiskCache,TestServer
+# cache (GRDB), the test kit's in-process server (Hummingbird), and the metrics and tracing
+# observers (swift-metrics, swift-distributed-tracing).
+TRAITS := --traits DiskCache,TestServer,Metrics,Tracing
 # The library and its samples: libcurl (OpenSSL flavour) and libcrypto headers.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config
 # The tests also generate certificates with openssl and gzip fixtures with gzip, pin a process

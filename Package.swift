@@ -11,9 +11,10 @@ let sharedSwiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "AIFNetworking",
     platforms: [.macOS(.v15)],
-    // The library is the core product; the disk cache and the test kit are optional ones, their
-    // heavy parts behind traits (GRDB behind `DiskCache`, the kit's Hummingbird server behind
-    // `TestServer`), so that only their users resolve and build them. The command-line tool, the samples, the demo server and the tests are
+    // The library is the core product; the disk cache, the test kit and the two observers are
+    // optional ones, their dependencies behind traits (GRDB behind `DiskCache`, the kit's
+    // Hummingbird server behind `TestServer`, swift-metrics behind `Metrics`,
+    // swift-distributed-tracing behind `Tracing`), so that only their users resolve and build them. The command-line tool, the samples, the demo server and the tests are
     // targets of this package only (`swift run aif`, `swift run ShopSample`): a package that
     // depends on AIFNetworking resolves and builds none of their dependencies — only swift-log
     // (scripts/check-consumer-dependencies.sh, run by `make test`, checks it).
@@ -21,10 +22,14 @@ let package = Package(
         .library(name: "AIFNetworking", targets: ["AIFNetworking"]),
         .library(name: "AIFNetworkingDiskCache", targets: ["AIFNetworkingDiskCache"]),
         .library(name: "AIFNetworkingTesting", targets: ["AIFNetworkingTesting"]),
+        .library(name: "AIFNetworkingMetrics", targets: ["AIFNetworkingMetrics"]),
+        .library(name: "AIFNetworkingTracing", targets: ["AIFNetworkingTracing"]),
     ],
     traits: [
         .trait(name: "DiskCache", description: "The AIFNetworkingDiskCache product (SQLite through GRDB)."),
         .trait(name: "TestServer", description: "The AIFNetworkingTesting product's in-process HTTP server (Hummingbird)."),
+        .trait(name: "Metrics", description: "The AIFNetworkingMetrics product (swift-metrics)."),
+        .trait(name: "Tracing", description: "The AIFNetworkingTracing product (swift-distributed-tracing)."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -34,6 +39,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // `swift package generate-documentation` (make docs); no target uses it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
+        // Only the optional observers use these: metrics and tracing, each in a product of its own.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // Only the optional disk cache uses GRDB (SQLite).
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // The test kit's server (with its trait), the demo server, the samples and the tests use
@@ -65,6 +73,21 @@ let package = Package(
                 "AIFNetworking",
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "AIFNetworkingMetrics",
+            dependencies: [
+                "AIFNetworking",
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+            ]
+        ),
+        .target(
+            name: "AIFNetworkingTracing",
+            dependencies: [
+                "AIFNetworking",
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
             ]
         ),
         .target(
@@ -130,7 +153,7 @@ let package = Package(
         // `make test` runs) and compiled with the rest.
         .target(
             name: "ReadmeSnippets",
-            dependencies: ["AIFNetworking", "AIFNetworkingDiskCache", "AIFNetworkingTesting"],
+            dependencies: ["AIFNetworking", "AIFNetworkingDiskCache", "AIFNetworkingTesting", "AIFNetworkingMetrics", "AIFNetworkingTracing"],
             path: "Tests/ReadmeSnippets"
         ),
         // A program the tests start in processes of their own.
@@ -145,6 +168,10 @@ let package = Package(
                 "AIFNetworking",
                 "AIFNetworkingDiskCache",
                 "AIFNetworkingTesting",
+                "AIFNetworkingMetrics",
+                "AIFNetworkingTracing",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 "CCurl",
                 .product(name: "Hummingbird", package: "hummingbird"),

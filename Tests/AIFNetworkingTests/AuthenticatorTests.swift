@@ -18,12 +18,13 @@ struct TokenShop: Sendable {
 
     static func make(
         credential: Credential? = nil, expiredApplicationCodes: Set<String> = [], refreshWindow: Duration = .seconds(60),
-        refreshTimeout: Duration = .seconds(30), errorPolicies: String? = nil
+        refreshTimeout: Duration = .seconds(30), errorPolicies: String? = nil, observers: [any LoadObserver] = []
     ) async throws -> TokenShop {
         let tokens = ShopTokens()
         let server = try await DemoShopServer.start(environment: .online, tokens: tokens)
         let transport = CurlTransport()
-        let stack = try await ShopStack.make(onlineURL: server.baseURL(), transport: transport)
+        let stack = try await ShopStack.make(
+            onlineURL: server.baseURL(), transport: transport, proxy: { APIProxy(transport: $0, observers: observers) })
         var text = try String(contentsOf: ShopServers.configs.appending(path: "shop.json"), encoding: .utf8)
         if let errorPolicies { text = text.replacingOccurrences(of: #""retry": {"#, with: #""errorPolicies": \#(errorPolicies), "retry": {"#) }
         let environment = [

@@ -42,6 +42,26 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             self.base = base
         }
 
+        /// The kind as one word in snake case (`http_status`, `no_network`, `cancelled`), for
+        /// a metric's label or a span's `error.type`.
+        public var identifier: String {
+            switch base {
+            case .invalidParameters: "invalid_parameters"
+            case .vetoedByInterceptor: "vetoed_by_interceptor"
+            case .configuration: "configuration"
+            case .httpStatus: "http_status"
+            case .serviceVeto: "service_veto"
+            case .noContent: "no_content"
+            case .decodingFailed: "decoding_failed"
+            case .invalidResponse: "invalid_response"
+            case .timeout: "timeout"
+            case .noNetwork: "no_network"
+            case .transport: "transport"
+            case .cancelled: "cancelled"
+            case .authenticationFailed: "authentication_failed"
+            }
+        }
+
         /// A validator rejected the parameters; no request was sent.
         public static let invalidParameters = Kind(.invalidParameters)
         /// An interceptor's `shouldCallAPI` said no; no request was sent.

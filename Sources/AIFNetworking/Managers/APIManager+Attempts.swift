@@ -59,7 +59,8 @@ extension APIManager {
         attempt.signingOffset = plan.resolved.clockSkew.offset
         let request: HTTPRequest
         switch makeRequest(
-            plan, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset), remaining: attempt.deadline.map { $0 - ContinuousClock.now })
+            plan, attempt: attempt.number, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset),
+            remaining: attempt.deadline.map { $0 - ContinuousClock.now })
         {
         case .success(let made): request = made
         case .failure(let error): return fail(plan.error(.configuration, id: load.id, error.description, error, attempts: attempt.number - 1), completion)
@@ -67,6 +68,7 @@ extension APIManager {
         if let failure = beginFirstAttempt(&attempt, request, plan, load, manager: reference) { return fail(failure, completion) }
         let sent = attempt
         load.proxy.send(request, for: plan.resolved, id: load.id, coalescingKey: plan.coalescingKey, cancellation: load.cancellation, runner: load.runner) { result in
+            plan.observation?.attemptDidEnd(ObservedAttempt(number: sent.number, request: request, result: result))
             if case .success(let response) = result, response.isSuccess || response.statusCode == 304 && plan.cache != nil, plan.errorPolicies == nil,
                 plan.authenticator?.expiredApplicationCodes.isEmpty ?? true
             {
@@ -113,8 +115,8 @@ extension APIManager {
         }
         let request: HTTPRequest
         switch makeRequest(
-            plan, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset), remaining: attempt.deadline.map { $0 - ContinuousClock.now },
-            writer: writer)
+            plan, attempt: attempt.number, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset),
+            remaining: attempt.deadline.map { $0 - ContinuousClock.now }, writer: writer)
         {
         case .success(let made): request = made
         case .failure(let error): return fail(plan.error(.configuration, id: load.id, error.description, error, attempts: attempt.number - 1), completion)
@@ -126,6 +128,7 @@ extension APIManager {
             request, for: plan.resolved, id: load.id, coalescingKey: nil, cancellation: load.cancellation, runner: load.runner,
             progress: plan.transfer?.progressReporter(for: writer)
         ) { result in
+            plan.observation?.attemptDidEnd(ObservedAttempt(number: sent.number, request: request, result: result))
             plan.transfer?.progress?.flush()
             if let writer = attemptWriter, case .success(let response) = result {
                 return afterDownloadAnswer(response, writer, of: request, sent, load, manager: reference, completion: completion)
@@ -255,6 +258,7 @@ extension APIManager {
             return end()
         }
         load.proxy.logRetry(load.id, retry)
+        plan.observation?.loadWillRetry(retry)
         var following = attempt
         following.number += 1
         let next = following
@@ -275,6 +279,7 @@ extension APIManager {
         completion: @escaping LoadCompletion
     ) {
         load.proxy.logRenewal(load.id, generation: attempt.credentialGeneration)
+        load.plan.observation?.loadWillRenewCredential()
         authenticator.renew(after: attempt.credentialGeneration, on: load.runner, cancellation: load.cancellation) { outcome in
             switch outcome {
             case .credential(let credential, let generation):
@@ -307,12 +312,13 @@ extension APIManager {
         load.plan.error(.authenticationFailed, id: load.id, failure.description, failure.underlying, attempts: attempts)
     }
 
-    /// Makes and signs the plan's request with `signingContext` (a fresh time and nonce), carrying `credential`
-    /// as its authenticator places it; `remaining`, when given, becomes its total timeout
-    /// (what is left of the load's, for a later attempt).
+    /// Makes and signs the plan's request for `attempt` with `signingContext` (a fresh time and
+    /// nonce), carrying `credential` as its authenticator places it and the headers the load's
+    /// observers add; `remaining`, when given, becomes its total timeout (what is left of the
+    /// load's, for a later attempt).
     @inline(__always)
     private static func makeRequest(
-        _ plan: LoadPlan, credential: Credential?, signingContext: SigningContext, remaining: Duration?, writer: DownloadWriter? = nil
+        _ plan: LoadPlan, attempt: Int, credential: Credential?, signingContext: SigningContext, remaining: Duration?, writer: DownloadWriter? = nil
     ) -> Result<HTTPRequest, ServiceError> {
         var headers = plan.headers
         if let cache = plan.cache {
@@ -330,6 +336,8 @@ extension APIManager {
             case .parameter(let name): parameters[name] = .string(credential.token)
             }
         }
+        // Before signing: a scheme that covers headers covers a trace context too.
+        plan.observation?.attemptWillBeSigned(attempt, headers: &headers)
         do throws(ServiceError) {
             var made = try RequestGenerator().makeRequest(
                 for: plan.resolved, methodName: plan.methodName, method: plan.method, parameters: parameters,

@@ -56,7 +56,8 @@ extension APIManager {
     /// answered from the cache.
     @inline(never)
     func cacheLookup(
-        _ policy: CachePolicy, id: RequestID, parameters: Parameters, resolved: ResolvedService, method: HTTPMethod, refreshing: RequestID?
+        _ policy: CachePolicy, id: RequestID, parameters: Parameters, resolved: ResolvedService, method: HTTPMethod, refreshing: RequestID?,
+        observation: (any LoadObservation)?
     ) -> (answer: Stage?, use: CacheUse) {
         let key = CacheKey(
             service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters,
@@ -67,6 +68,7 @@ extension APIManager {
             let age = entry.age(at: now)
             if entry.isFresh(at: now), let response = cachedResponse(entry, key: key, origin: .cache(age: age), id: id, parameters: parameters, resolved: resolved) {
                 proxy.logCacheHit(id, methodName: key.methodName, service: key.service, bytes: entry.response.body.count)
+                observation?.cacheDidAnswer(from: entry.tier)
                 return (.cached(response), CacheUse(cache: cache, key: key, policy: policy, stored: nil, refreshes: nil))
             }
             if let window = policy.staleWhileRevalidate, now < entry.expiresAt.addingTimeInterval(window.timeInterval),
@@ -74,6 +76,7 @@ extension APIManager {
             {
                 cache.count { $0.staleServed += 1 }
                 proxy.logCacheHit(id, methodName: key.methodName, service: key.service, bytes: entry.response.body.count)
+                observation?.cacheDidAnswer(from: entry.tier)
                 return (.stale(response), CacheUse(cache: cache, key: key, policy: policy, stored: entry, refreshes: nil))
             }
         }

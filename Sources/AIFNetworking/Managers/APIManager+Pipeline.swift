@@ -29,8 +29,13 @@ extension APIManager {
     func prepare(id: RequestID, parameters source: Parameters, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil) -> Stage {
         let service = serviceName
         let methodName = methodName
+        let method = requestMethod
+        var observed = false
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Stage {
-            .failed(APIError(kind, requestID: id, service: service, methodName: methodName, message: message, underlyingError: underlying))
+            if !observed {
+                _ = proxy.observe(id, ObservedLoad(requestID: id, service: service, environment: nil, methodName: methodName, method: method))
+            }
+            return .failed(APIError(kind, requestID: id, service: service, methodName: methodName, message: message, underlyingError: underlying))
         }
         guard !service.rawValue.isEmpty else {
             return failure(.configuration, "\(type(of: self)) names no service: override serviceName or pass one to init")
@@ -52,10 +57,13 @@ extension APIManager {
         } catch {
             return failure(.configuration, error.description, error)
         }
-        let method = requestMethod
+        observed = true
+        let observation = proxy.observe(
+            id, ObservedLoad(requestID: id, service: service, environment: resolved.environmentName, methodName: methodName, method: method))
         var cacheUse: CacheUse?
         if let policy = cachePolicy, transfer == nil {
-            let lookup = cacheLookup(policy, id: id, parameters: parameters, resolved: resolved, method: method, refreshing: refreshing)
+            let lookup = cacheLookup(
+                policy, id: id, parameters: parameters, resolved: resolved, method: method, refreshing: refreshing, observation: observation)
             // A stale answer ends its load too; the caller starts the refresh, a load of its own.
             if let answer = lookup.answer { return answer }
             cacheUse = lookup.use
@@ -65,7 +73,7 @@ extension APIManager {
             resolved: resolved, serviceName: service, methodName: methodName, method: method, parameters: parameters,
             headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: retryPolicy, errorPolicies: resolved.service.errorPolicies,
-            authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer
+            authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation
         ))
     }
 
@@ -151,9 +159,11 @@ extension APIManager {
     @discardableResult
     func finish(_ id: RequestID, _ result: Result<APIResponse<Content>, APIError>, deliver: Bool) -> Result<APIResponse<Content>, APIError> {
         var outcome = result
-        if proxy.end(id), !result.isCancellation {
+        let ended = proxy.end(id)
+        if ended.cancelled, !result.isCancellation {
             outcome = .failure(APIError(.cancelled, requestID: id, service: serviceName, methodName: methodName, message: "the request was cancelled"))
         }
+        ended.observation?.loadDidEnd(ObservedOutcome(outcome))
         state.withLock { state in
             state.inFlight.remove(id)
             if !outcome.isCancellation { state.last = outcome }
@@ -245,6 +255,8 @@ final class LoadPlan: Sendable {
     /// What the load moves besides its parameters (a body of its own, a file to download
     /// to, progress), or `nil` for an ordinary load.
     let transfer: LoadTransfer?
+    /// What hears the load's attempts, when the proxy has observers.
+    let observation: (any LoadObservation)?
 
     /// The load's retry policy: the manager's, else the service's. Read only when an attempt
     /// fails, so that a load that succeeds never copies one.
@@ -254,7 +266,7 @@ final class LoadPlan: Sendable {
         resolved: ResolvedService, serviceName: ServiceName, methodName: String, method: HTTPMethod, parameters: Parameters,
         headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
-        transfer: LoadTransfer? = nil
+        transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil
     ) {
         self.resolved = resolved
         self.serviceName = serviceName
@@ -272,6 +284,7 @@ final class LoadPlan: Sendable {
         self.errorPolicies = errorPolicies
         self.authenticator = authenticator
         self.transfer = transfer
+        self.observation = observation
     }
 
     /// What identifies the load's file across attempts and processes (its URL changes with

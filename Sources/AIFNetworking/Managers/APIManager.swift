@@ -489,9 +489,10 @@ struct Orphan: Sendable {
     }
 
     func end() {
-        _ = proxy.end(id)
-        interceptor?.interceptor?.afterPerformFail(ofDeallocatedManager: APIError(
-            .cancelled, requestID: id, service: service, methodName: methodName, message: "the manager was deallocated"))
+        let ended = proxy.end(id)
+        let error = APIError(.cancelled, requestID: id, service: service, methodName: methodName, message: "the manager was deallocated")
+        ended.observation?.loadDidEnd(ObservedOutcome(error: error))
+        interceptor?.interceptor?.afterPerformFail(ofDeallocatedManager: error)
     }
 
     final class WeakInterceptor: Sendable {

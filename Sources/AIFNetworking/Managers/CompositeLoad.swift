@@ -21,7 +21,7 @@ enum CompositeLoad {
         } onCancel: {
             proxy.cancel(id)
         }
-        return (id, outcome, proxy.end(id))
+        return (id, outcome, proxy.end(id).cancelled)
     }
 
     /// The delegate face: starts `body` and returns its ID at once; `deliver` runs on
@@ -33,7 +33,7 @@ enum CompositeLoad {
         let id = proxy.begin(group: group)
         let task = Task {
             let outcome = await body(id)
-            if !proxy.end(id) { executor.run { deliver(outcome) } }
+            if !proxy.end(id).cancelled { executor.run { deliver(outcome) } }
             return outcome
         }
         proxy.attach(id, work: TaskCancellation(task: task))

@@ -45,6 +45,8 @@ public final class APIProxy: Sendable {
     public let retryBudget: RetryBudget
     /// Writes every response of a real environment as a fixture, when set (record → replay).
     public let recorder: FixtureRecorder?
+    /// What hears each load from start to end (metrics, tracing); none by default.
+    public var observers: [any LoadObserver] { loadObservers.all }
     /// Where the delegate face's loads (`loadData`) run their steps — signing, decoding,
     /// validation, `.immediate` delivery — between the transport's I/O, as the proxy's
     /// ``LoadPlacement`` decided: the transport's own thread, or the library's load executor,
@@ -67,6 +69,7 @@ public final class APIProxy: Sendable {
     let connectivityMonitor: ConnectivityMonitor
 
     private let table = Locked(Table())
+    private let loadObservers: LoadObservers
     let coalescer = Coalescer()
     let generator = RequestGenerator()
     /// The fixture transports of the mock environments loads have gone to, one per behavior
@@ -94,6 +97,8 @@ public final class APIProxy: Sendable {
     ///     the process can use only one processor, the library's load executor otherwise.
     ///   - recorder: Writes every response as a fixture (see ``FixtureRecorder``); by default
     ///     one for the directory `AIF_RECORD` names, if it is set, else none.
+    ///   - observers: What hears each load from start to end (see ``LoadObserver``); none by
+    ///     default.
     public init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
@@ -101,9 +106,11 @@ public final class APIProxy: Sendable {
         retryBudget: RetryBudget = RetryBudget(),
         offlineAfterFailures: Int = 2,
         loadPlacement: LoadPlacement = .automatic,
-        recorder: FixtureRecorder? = .fromEnvironment()
+        recorder: FixtureRecorder? = .fromEnvironment(),
+        observers: [any LoadObserver] = []
     ) {
         self.transport = transport
+        loadObservers = LoadObservers(all: observers)
         self.recorder = recorder
         self.logger = logger
         self.maxRedirects = maxRedirects
@@ -124,6 +131,16 @@ public final class APIProxy: Sendable {
         var cancelled = false
         /// What stops the load's work: its transfer, or its task.
         var work: (any CancellableTransfer)?
+        /// What hears the load, when the proxy has observers.
+        var observation: (any LoadObservation)?
+    }
+
+    /// A load taken out of the table.
+    struct EndedLoad {
+        /// Whether it was cancelled (its outcome is then to be discarded).
+        var cancelled: Bool
+        /// What hears the load, to be told how it ended.
+        var observation: (any LoadObservation)?
     }
 
     private struct Table {
@@ -150,11 +167,24 @@ public final class APIProxy: Sendable {
         if cancelNow { work.cancel() }
     }
 
+    /// Starts observing a load, when the proxy has observers: asks them (on the caller's
+    /// thread) and keeps what hears the load with its entry, for ``end(_:)``.
+    ///
+    /// - Returns: What hears the load, or `nil`.
+    func observe(_ id: RequestID, _ load: @autoclosure () -> ObservedLoad) -> (any LoadObservation)? {
+        guard !loadObservers.all.isEmpty, let observation = loadObservers.observation(of: load()) else { return nil }
+        table.withLock { $0.entries[id]?.observation = observation }
+        return observation
+    }
+
     /// Ends a load, removing it from the table.
     ///
-    /// - Returns: Whether it was cancelled (its outcome is then to be discarded).
-    func end(_ id: RequestID) -> Bool {
-        table.withLock { $0.entries.removeValue(forKey: id)?.cancelled ?? true }
+    /// - Returns: Whether it was cancelled, and what hears it.
+    func end(_ id: RequestID) -> EndedLoad {
+        table.withLock { table in
+            guard let entry = table.entries.removeValue(forKey: id) else { return EndedLoad(cancelled: true) }
+            return EndedLoad(cancelled: entry.cancelled, observation: entry.observation)
+        }
     }
 
     /// Whether a load was cancelled (it may still be in the table, winding down).

@@ -1,0 +1,170 @@
+/// Hears the loads of a proxy from start to end: the place metrics, tracing and audit logs
+/// attach to the load engine.
+///
+/// A proxy asks each of its observers (``APIProxy/init(transport:logger:maxRedirects:retryBudget:offlineAfterFailures:loadPlacement:recorder:observers:)``)
+/// for an observation when a load starts, on the caller's thread — so a task-local value such
+/// as the current trace context is the caller's — and tells that observation what happens to
+/// the load: each attempt as it is about to be signed (the moment to add headers) and as it
+/// ends, retries, credential renewals, cache answers, and the end, exactly once.
+///
+/// ```swift
+/// struct SlowLoadReporter: LoadObserver {
+///     func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+///         Stopwatch(load: load)
+///     }
+/// }
+///
+/// final class Stopwatch: LoadObservation {
+///     let load: ObservedLoad
+///     let started = ContinuousClock.now
+///     init(load: ObservedLoad) { self.load = load }
+///     func loadDidEnd(_ outcome: ObservedOutcome) {
+///         if ContinuousClock.now - started > .seconds(2) { print("slow: \(load.methodName)") }
+///     }
+/// }
+/// ```
+///
+/// The calls come from whichever thread runs the load's step (the transport's thread or the
+/// load executor): keep them short and never block. The optional products
+/// `AIFNetworkingMetrics` (swift-metrics) and `AIFNetworkingTracing`
+/// (swift-distributed-tracing) are observers.
+public protocol LoadObserver: Sendable {
+    /// Starts observing a load; `nil` to leave this one alone.
+    ///
+    /// - Parameter load: What the load is.
+    /// - Returns: What hears the rest of the load, or `nil`.
+    func observation(of load: ObservedLoad) -> (any LoadObservation)?
+}
+
+/// One load as an observer hears it. Every method has an empty default.
+public protocol LoadObservation: AnyObject, Sendable {
+    /// An attempt is about to be signed and sent: headers added here are signed with the rest
+    /// (a trace context, for one).
+    ///
+    /// - Parameters:
+    ///   - attempt: The attempt's number, 1 for the first.
+    ///   - headers: The request's own headers so far (before the service's and the signature's).
+    func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders)
+
+    /// An attempt ended: the server answered (any status), or the request failed.
+    func attemptDidEnd(_ attempt: ObservedAttempt)
+
+    /// The load is about to wait and send again.
+    func loadWillRetry(_ retry: RetryAttempt)
+
+    /// The load's credential was refused; it waits for the renewed one and sends once more.
+    func loadWillRenewCredential()
+
+    /// The cache answered the load (a fresh or, with stale-while-revalidate, an expired entry)
+    /// from `tier`; nothing is sent.
+    func cacheDidAnswer(from tier: ResponseCache.Tier)
+
+    /// The load ended, as its caller is told; called exactly once, last.
+    func loadDidEnd(_ outcome: ObservedOutcome)
+}
+
+extension LoadObservation {
+    /// Does nothing.
+    public func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders) {}
+    /// Does nothing.
+    public func attemptDidEnd(_ attempt: ObservedAttempt) {}
+    /// Does nothing.
+    public func loadWillRetry(_ retry: RetryAttempt) {}
+    /// Does nothing.
+    public func loadWillRenewCredential() {}
+    /// Does nothing.
+    public func cacheDidAnswer(from tier: ResponseCache.Tier) {}
+    /// Does nothing.
+    public func loadDidEnd(_ outcome: ObservedOutcome) {}
+}
+
+/// A load as it starts.
+public struct ObservedLoad: Sendable {
+    /// The load's ID.
+    public var requestID: RequestID
+    /// The service it goes to.
+    public var service: ServiceName
+    /// The service's environment, or `nil` when the service could not be resolved (the load
+    /// then fails at once).
+    public var environment: EnvironmentName?
+    /// The manager's method name (its path, or what it calls the endpoint).
+    public var methodName: String
+    /// The HTTP method.
+    public var method: HTTPMethod
+
+    /// Describes a load.
+    public init(requestID: RequestID, service: ServiceName, environment: EnvironmentName?, methodName: String, method: HTTPMethod) {
+        self.requestID = requestID
+        self.service = service
+        self.environment = environment
+        self.methodName = methodName
+        self.method = method
+    }
+}
+
+/// One attempt of a load, as it ended.
+public struct ObservedAttempt: Sendable {
+    /// 1 for the first attempt.
+    public var number: Int
+    /// The request as sent: signed, with its credential — an observer that records it must
+    /// leave out what is secret (``HTTPRequest/url``'s query may carry a key or a signature,
+    /// and its headers the `Authorization`).
+    public var request: HTTPRequest
+    /// The answer (whatever its status), or why there was none.
+    public var result: Result<HTTPResponse, any Error>
+
+    /// Describes an attempt.
+    public init(number: Int, request: HTTPRequest, result: Result<HTTPResponse, any Error>) {
+        self.number = number
+        self.request = request
+        self.result = result
+    }
+
+    /// The transfer's timings and byte counts, when the server answered.
+    public var metrics: TransferMetrics? {
+        if case .success(let response) = result { response.metrics } else { nil }
+    }
+}
+
+/// How a load ended.
+public struct ObservedOutcome: Sendable {
+    /// The response's status, when there was a response (a cached one too).
+    public var statusCode: Int?
+    /// Where the response came from, when the load succeeded.
+    public var origin: ResponseOrigin?
+    /// Why the load failed, when it did.
+    public var error: APIError?
+    /// The requests sent (0 when the cache answered or the load failed before sending).
+    public var attempts: Int
+
+    /// Describes an outcome.
+    public init(statusCode: Int? = nil, origin: ResponseOrigin? = nil, error: APIError? = nil, attempts: Int = 0) {
+        self.statusCode = statusCode
+        self.origin = origin
+        self.error = error
+        self.attempts = attempts
+    }
+
+    /// A load's result, as its caller is told it.
+    init<Content>(_ result: Result<APIResponse<Content>, APIError>) {
+        switch result {
+        case .success(let response):
+            let sent: Bool = switch response.origin {
+            case .cache, .staleCache: false
+            case .network, .revalidated, .offlineFallback: true
+            }
+            self.init(statusCode: response.statusCode, origin: response.origin, attempts: sent ? response.attempts : 0)
+        case .failure(let error):
+            self.init(statusCode: error.statusCode, error: error, attempts: error.attempts)
+        }
+    }
+
+    /// Whether the load succeeded.
+    public var succeeded: Bool { error == nil }
+
+    /// A short name for how the load ended, for a metric's label: `success`, or the
+    /// ``APIError/Kind/identifier`` (`http_status`, `timeout`, `cancelled`, …).
+    public var outcomeClass: String {
+        error?.kind.identifier ?? "success"
+    }
+}

@@ -1,0 +1,46 @@
+/// A proxy's observers, asked together when a load starts.
+struct LoadObservers: Sendable {
+    let all: [any LoadObserver]
+
+    /// What hears the load: the one observation, all of them together, or `nil` when no
+    /// observer wants it.
+    func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+        if all.count == 1 { return all[0].observation(of: load) }
+        let parts = all.compactMap { $0.observation(of: load) }
+        if parts.count <= 1 { return parts.first }
+        return CombinedObservation(parts)
+    }
+}
+
+/// Several observations of one load, told in the order of the proxy's observers.
+private final class CombinedObservation: LoadObservation {
+    private let parts: [any LoadObservation]
+
+    init(_ parts: [any LoadObservation]) {
+        self.parts = parts
+    }
+
+    func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders) {
+        for part in parts { part.attemptWillBeSigned(attempt, headers: &headers) }
+    }
+
+    func attemptDidEnd(_ attempt: ObservedAttempt) {
+        for part in parts { part.attemptDidEnd(attempt) }
+    }
+
+    func loadWillRetry(_ retry: RetryAttempt) {
+        for part in parts { part.loadWillRetry(retry) }
+    }
+
+    func loadWillRenewCredential() {
+        for part in parts { part.loadWillRenewCredential() }
+    }
+
+    func cacheDidAnswer(from tier: ResponseCache.Tier) {
+        for part in parts { part.cacheDidAnswer(from: tier) }
+    }
+
+    func loadDidEnd(_ outcome: ObservedOutcome) {
+        for part in parts { part.loadDidEnd(outcome) }
+    }
+}

@@ -1,0 +1,182 @@
+// The product's one dependency, swift-distributed-tracing, comes only with the package's `Tracing` trait, so
+// that packages using the core library alone never resolve it:
+//     .package(url: "…/AIFNetworking.git", from: "…", traits: ["Tracing"])
+#if Tracing
+import AIFNetworking
+import Foundation
+import Synchronization
+import Tracing
+
+/// Traces every load of the proxies it observes with swift-distributed-tracing: a span for the
+/// load, and under it a client span for each request sent, with the trace context injected into
+/// that request before it is signed.
+///
+/// ```swift
+/// InstrumentationSystem.bootstrap(tracer)   // the application's choice (swift-otel, …), once
+/// let proxy = APIProxy(observers: [TracingObserver()])
+/// ```
+///
+/// The tracer is the one in effect where the load starts (`InstrumentationSystem.tracer`: a
+/// `withTracer` scope's, else the bootstrapped one); with none, the observer does nothing. The
+/// load's span is a child of the caller's current `ServiceContext`, so a load made while
+/// handling a traced request joins its trace.
+///
+/// **The load span** (`internal`), named `GET goods/list` — the HTTP method and the manager's
+/// method name — carries `aif.service`, `aif.environment`, `aif.method_name`, `aif.request_id`,
+/// `http.request.method`, and at the end `aif.attempts`, `aif.outcome`, the cache tier that
+/// answered (`aif.cache.tier`), and the error, if any.
+///
+/// **Each attempt's span** (`client`), named like the load's, carries OpenTelemetry's HTTP
+/// client attributes: `http.request.method`, `url.full` (without its query, which may carry a
+/// key or a signature), `url.scheme`, `server.address`, `server.port`,
+/// `http.request.resend_count` (from the second attempt on), `http.response.status_code`,
+/// `error.type` (the status for 4xx and 5xx, else the transport failure's code), and the
+/// error recorded on the span. Retries and credential renewals are events on the load span.
+///
+/// **Propagation.** The attempt's context is injected into the request's headers (the tracer
+/// decides the headers: W3C `traceparent` and `tracestate` with OpenTelemetry's) before the
+/// request is signed, so a signing scheme that covers headers covers them, and each attempt
+/// sends its own span as the parent.
+public struct TracingObserver: LoadObserver {
+    private let tracer: (any Tracer)?
+
+    /// Creates the observer.
+    ///
+    /// - Parameter tracer: The tracer to use; by default the one in effect where each load
+    ///   starts (`InstrumentationSystem.tracer`).
+    public init(tracer: (any Tracer)? = nil) {
+        self.tracer = tracer
+    }
+
+    /// Starts the load's span, unless no tracer is in effect.
+    public func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+        let tracer = tracer ?? InstrumentationSystem.tracer
+        if tracer is NoOpTracer { return nil }
+        return LoadTrace(load, tracer: tracer, parent: ServiceContext.current ?? .topLevel)
+    }
+}
+
+/// One load's spans.
+private final class LoadTrace: LoadObservation {
+    private let tracer: any Tracer
+    private let loadSpan: any Span
+    private let name: String
+    /// The span of the attempt under way (attempts of one load never overlap).
+    private let attemptSpan = Mutex<(any Span)?>(nil)
+
+    init(_ load: ObservedLoad, tracer: any Tracer, parent: ServiceContext) {
+        self.tracer = tracer
+        name = "\(load.method.rawValue) \(load.methodName)"
+        loadSpan = tracer.startSpan(name, context: parent, ofKind: .internal)
+        loadSpan.updateAttributes { attributes in
+            attributes["aif.service"] = load.service.rawValue
+            if let environment = load.environment { attributes["aif.environment"] = environment.rawValue }
+            attributes["aif.method_name"] = load.methodName
+            attributes["aif.request_id"] = Int(load.requestID.rawValue)
+            attributes["http.request.method"] = load.method.rawValue
+        }
+    }
+
+    func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders) {
+        let span = tracer.startSpan(name, context: loadSpan.context, ofKind: .client)
+        if attempt > 1 { span.attributes["http.request.resend_count"] = attempt - 1 }
+        tracer.inject(span.context, into: &headers, using: HeaderInjector())
+        // A span left by an attempt that never ended (its request could not be made) ends now.
+        let unfinished = attemptSpan.withLock { held in
+            defer { held = span }
+            return held
+        }
+        unfinished?.end()
+    }
+
+    func attemptDidEnd(_ attempt: ObservedAttempt) {
+        guard let span = attemptSpan.withLock({ $0.take() }) else { return }
+        let url = attempt.request.url
+        span.updateAttributes { attributes in
+            attributes["url.full"] = Self.withoutQuery(url)
+            if let scheme = url.scheme { attributes["url.scheme"] = scheme }
+            if let host = url.host { attributes["server.address"] = host }
+            if let port = url.port ?? Self.defaultPort(url.scheme) { attributes["server.port"] = port }
+        }
+        switch attempt.result {
+        case .success(let response):
+            span.attributes["http.response.status_code"] = response.statusCode
+            if response.statusCode >= 400 {
+                span.attributes["error.type"] = String(response.statusCode)
+                span.setStatus(SpanStatus(code: .error))
+            }
+        case .failure(let error):
+            span.attributes["error.type"] = Self.errorType(error)
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error, message: "\(error)"))
+        }
+        span.end()
+    }
+
+    func loadWillRetry(_ retry: RetryAttempt) {
+        var attributes = SpanAttributes()
+        attributes["aif.retry.attempt"] = retry.number
+        attributes["aif.retry.delay_ms"] = Int(retry.delay / .milliseconds(1))
+        attributes["aif.retry.reason"] = "\(retry.reason)"
+        loadSpan.addEvent(SpanEvent(name: "retry", attributes: attributes))
+    }
+
+    func loadWillRenewCredential() {
+        loadSpan.addEvent(SpanEvent(name: "credential_renewal"))
+    }
+
+    func cacheDidAnswer(from tier: ResponseCache.Tier) {
+        loadSpan.attributes["aif.cache.tier"] = tier == .memory ? "memory" : "disk"
+    }
+
+    func loadDidEnd(_ outcome: ObservedOutcome) {
+        attemptSpan.withLock { $0.take() }?.end()
+        loadSpan.updateAttributes { attributes in
+            attributes["aif.attempts"] = outcome.attempts
+            attributes["aif.outcome"] = outcome.outcomeClass
+            if let status = outcome.statusCode { attributes["http.response.status_code"] = status }
+        }
+        if let error = outcome.error {
+            loadSpan.attributes["error.type"] = error.kind.identifier
+            loadSpan.recordError(error)
+            loadSpan.setStatus(SpanStatus(code: .error, message: error.message))
+        }
+        loadSpan.end()
+    }
+
+    /// The URL without its query or fragment: the query may carry a key or a signature.
+    private static func withoutQuery(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "" }
+        components.query = nil
+        components.fragment = nil
+        components.user = nil
+        components.password = nil
+        return components.string ?? ""
+    }
+
+    private static func defaultPort(_ scheme: String?) -> Int? {
+        switch scheme {
+        case "https": 443
+        case "http": 80
+        default: nil
+        }
+    }
+
+    /// What failed, in a word: the transport error's code in snake case (`connect_timeout`),
+    /// or the error's type.
+    private static func errorType(_ error: any Error) -> String {
+        if let transport = error as? TransportError { return "\(transport.code)".replacingOccurrences(of: " ", with: "_").lowercased() }
+        return String(describing: type(of: error))
+    }
+}
+
+/// Writes a tracer's propagation fields into a request's headers.
+private struct HeaderInjector: Injector {
+    func inject(_ value: String, forKey key: String, into headers: inout HTTPHeaders) {
+        headers.set(name: key, value: value)
+    }
+}
+
+#else
+#warning("AIFNetworkingTracing is empty: enable the AIFNetworking package's \"Tracing\" trait (traits: [\"Tracing\"]) to build it")
+#endif
