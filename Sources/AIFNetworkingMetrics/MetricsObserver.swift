@@ -36,9 +36,13 @@ import Synchronization
 ///
 /// A phase that did not happen (no TLS; a reused connection has no DNS or connect) is not
 /// recorded. The metric objects are made once for each service, environment and method name
-/// and kept, so a load costs a dictionary lookup, not a round of factory calls.
+/// and kept, so a load costs a dictionary lookup, not a round of factory calls. With no backend
+/// bootstrapped when the observer is made (swift-metrics' no-op factory), it leaves every load
+/// alone: the metrics would go nowhere, and could not go anywhere later either, as swift-metrics
+/// hands each metric its backend when it is made.
 public struct MetricsObserver: LoadObserver {
-    private let registry: MetricsRegistry
+    /// `nil` when the factory is swift-metrics' no-op one: every load is then left alone.
+    private let registry: MetricsRegistry?
 
     /// Creates the observer.
     ///
@@ -48,11 +52,13 @@ public struct MetricsObserver: LoadObserver {
     ///     (`MetricsSystem.factory`), read when the observer is made. Pass one to keep tests
     ///     apart from the process's backend.
     public init(prefix: String = "aif", factory: (any MetricsFactory)? = nil) {
-        registry = MetricsRegistry(prefix: prefix, factory: factory ?? MetricsSystem.factory)
+        let factory = factory ?? MetricsSystem.factory
+        registry = factory is NOOPMetricsHandler ? nil : MetricsRegistry(prefix: prefix, factory: factory)
     }
 
-    /// Starts counting a load.
+    /// Starts counting a load (unless no backend was bootstrapped).
     public func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+        guard let registry else { return nil }
         let metrics = registry.metrics(service: load.service.rawValue, environment: load.environment?.rawValue ?? "", method: load.methodName)
         metrics.started.increment()
         metrics.inFlight.increment()

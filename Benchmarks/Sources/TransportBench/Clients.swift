@@ -1,4 +1,6 @@
 import AIFNetworking
+import AIFNetworkingMetrics
+import AIFNetworkingTracing
 import AsyncHTTPClient
 import CurlLoop
 import Foundation
@@ -37,6 +39,9 @@ enum ClientKind: String, CaseIterable, Sendable {
     case manager
     case managerAsync = "manager-async"
     case managerHandOff = "manager-handoff"
+    /// `manager` with the metrics and tracing observers and neither system bootstrapped: what
+    /// observing costs an application that has not chosen a backend.
+    case managerObserved = "manager-observed"
 
     func make(_ settings: ClientSettings) throws -> any BenchClient {
         switch self {
@@ -48,6 +53,7 @@ enum ClientKind: String, CaseIterable, Sendable {
         case .ahc: AsyncHTTPClientClient(settings)
         case .manager: ManagerDelegateClient(settings, loadPlacement: .automatic)
         case .managerHandOff: ManagerDelegateClient(settings, loadPlacement: .loadExecutor)
+        case .managerObserved: ManagerDelegateClient(settings, loadPlacement: .automatic, observers: [MetricsObserver(), TracingObserver()])
         case .managerAsync: ManagerAsyncClient(settings)
         }
     }

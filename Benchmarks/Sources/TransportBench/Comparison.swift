@@ -104,7 +104,7 @@ struct Comparison {
         let parts = [
             ratio(.manager, .libcurlC, byClient), ratio(.manager, .ahc, byClient),
             ratio(.managerAsync, .libcurlC, byClient), ratio(.managerAsync, .ahc, byClient), ratio(.managerHandOff, .libcurlC, byClient),
-            ratio(.managerHandOff, .ahc, byClient), ratio(.manager, .transport, byClient),
+            ratio(.managerHandOff, .ahc, byClient), ratio(.manager, .transport, byClient), ratio(.managerObserved, .manager, byClient),
         ].compactMap { $0 }
         return parts.isEmpty ? nil : "RATIO \(scenario.ratioLabel) " + parts.joined(separator: " ")
     }

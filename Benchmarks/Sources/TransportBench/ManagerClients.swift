@@ -12,11 +12,11 @@ private struct ManagerStack {
     let transport: CurlTransport
     let proxy: APIProxy
 
-    init(_ settings: ClientSettings, loadPlacement: LoadPlacement = .automatic) {
+    init(_ settings: ClientSettings, loadPlacement: LoadPlacement = .automatic, observers: [any LoadObserver] = []) {
         let url = URL(string: settings.url)!
         registry.register(BenchService(baseURL: url.deletingLastPathComponent()))
         transport = makeTransport(settings)
-        proxy = APIProxy(transport: transport, loadPlacement: loadPlacement)
+        proxy = APIProxy(transport: transport, loadPlacement: loadPlacement, observers: observers)
     }
 
     func makeManager() -> BenchCatalogueManager {
@@ -34,8 +34,8 @@ final class ManagerDelegateClient: BenchClient {
     private let concurrency: Int
     private let delegate = Mutex<ChainDelegate?>(nil)
 
-    init(_ settings: ClientSettings, loadPlacement: LoadPlacement) {
-        stack = ManagerStack(settings, loadPlacement: loadPlacement)
+    init(_ settings: ClientSettings, loadPlacement: LoadPlacement, observers: [any LoadObserver] = []) {
+        stack = ManagerStack(settings, loadPlacement: loadPlacement, observers: observers)
         manager = stack.makeManager()
         manager.callbackExecutor = .immediate
         concurrency = settings.concurrency
