@@ -156,6 +156,28 @@ let package = Package(
             dependencies: ["AIFNetworking", "AIFNetworkingDiskCache", "AIFNetworkingTesting", "AIFNetworkingMetrics", "AIFNetworkingTracing"],
             path: "Tests/ReadmeSnippets"
         ),
+        // `make soak`: 100,000 loads through the manager stack against the demo shop and a fault
+        // server, every one ended exactly once, memory flat, descriptors returned.
+        .executableTarget(
+            name: "aif-soak",
+            dependencies: [
+                "AIFNetworking",
+                "AIFNetworkingTesting",
+                "DemoServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tests/Soak"
+        ),
+        // `make fuzz`: the parsers under libFuzzer; built plainly, it replays the seed corpus
+        // (Tests/Fuzz/Corpus), which the tests do.
+        .executableTarget(
+            name: "aif-fuzz",
+            dependencies: ["AIFNetworking", "FuzzSupport"],
+            path: "Tests/Fuzz",
+            exclude: ["Corpus", "lsan-suppressions.txt"]
+        ),
+        .target(name: "FuzzSupport", path: "Tests/FuzzSupport"),
         // A program the tests start in processes of their own.
         .executableTarget(
             name: "aif-test-helper",

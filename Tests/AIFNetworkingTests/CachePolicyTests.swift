@@ -176,6 +176,8 @@ struct CachePolicyTests {
         #expect(!control.noStore && control.noCache && control.isPrivate && control.maxAge == 30)
         #expect(CacheControl(["Cache-Control": "max-age=abc"]).maxAge == nil)
         #expect(CacheControl(["Cache-Control": "no-store"]).noStore)
+        // Directives without a name (found by `make fuzz`, which crashed on them) are skipped.
+        #expect(CacheControl(["Cache-Control": "=, =5, max-age=7,= no-store"]) == CacheControl(["Cache-Control": "max-age=7"]))
         let policy = CachePolicy(lifetime: .seconds(300), revalidationWindow: nil, followsCacheControl: true)
         let now = Date(timeIntervalSince1970: 1000)
         let aged = HTTPResponse(statusCode: 200, headers: ["Cache-Control": "max-age=100", "Age": "40"], url: URL(string: "http://x")!)

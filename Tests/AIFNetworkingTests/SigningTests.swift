@@ -187,6 +187,9 @@ struct ClockSkewTests {
         #expect(ClockSkew.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
         #expect(ClockSkew.parseHTTPDate("Sunday, 06-Nov-94 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
         #expect(ClockSkew.parseHTTPDate("Sun Nov  6 08:49:37 1994") == Date(timeIntervalSince1970: 784_111_777))
+        // Not ASCII: no date, and no trap in Foundation's formatter (found by `make fuzz`).
+        #expect(ClockSkew.parseHTTPDate("Sun, 06 \u{345}\u{FFFD}-\0\0\0\0\0\0\0%") == nil)
+        #expect(ClockSkew.parseHTTPDate("Sunday, 06-Nov-94 08:49:37 GMT\u{301}") == nil)
         for bad in ["Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", ""] {
             #expect(ClockSkew.parseIMFFixdate(bad) == nil, "\(bad)")
         }

@@ -17,7 +17,8 @@ struct CacheControl: Equatable {
     init(_ headers: HTTPHeaders) {
         for field in headers.values(for: "Cache-Control") {
             for directive in field.split(separator: ",") {
-                let parts = directive.split(separator: "=", maxSplits: 1)
+                // Empty pieces kept, so that `=5` or `=` has a name to read: an empty one, no directive.
+                let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let name = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
                 let value = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
                 switch name {

@@ -196,10 +196,12 @@ public struct ConfiguredService: Service {
         let directory = fixtures.hasPrefix("/")
             ? URL(fileURLWithPath: fixtures)
             : URL(fileURLWithPath: file).deletingLastPathComponent().appending(path: fixtures)
+        // At most a day: longer is no latency to simulate, and far longer overflows a Duration.
+        let longestLatency = 86_400_000
         func milliseconds(_ value: JSONValue) -> Duration? {
             switch value {
-            case .integer(let number) where number >= 0: .milliseconds(number)
-            case .number(let number) where number >= 0: .milliseconds(number)
+            case .integer(let number) where (0...longestLatency).contains(number): .milliseconds(number)
+            case .number(let number) where number >= 0 && number <= Double(longestLatency): .milliseconds(number)
             default: nil
             }
         }
@@ -210,7 +212,7 @@ public struct ConfiguredService: Service {
             } else if let fixed = milliseconds(value) {
                 latency = fixed...fixed
             } else {
-                throw ConfigurationError(file: file, key: "\(path).latencyMs", problem: "must be milliseconds: a number, or [low, high] with low ≤ high")
+                throw ConfigurationError(file: file, key: "\(path).latencyMs", problem: "must be milliseconds from 0 to 86,400,000 (a day): a number, or [low, high] with low ≤ high")
             }
         }
         var failureRate = 0.0

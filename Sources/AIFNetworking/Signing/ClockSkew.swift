@@ -64,9 +64,12 @@ public final class ClockSkew: Sendable {
 
     /// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate, what servers send) by hand — a
     /// `DateFormatter` per response cost more than the rest of a request — and the two obsolete
-    /// forms RFC 9110 asks recipients to accept through a formatter.
+    /// forms RFC 9110 asks recipients to accept through a formatter. An HTTP-date is printable
+    /// ASCII, and nothing else reaches the formatter: Foundation's traps on some other text
+    /// (found by `make fuzz`).
     static func parseHTTPDate(_ text: String) -> Date? {
         if let date = parseIMFFixdate(text) { return date }
+        guard text.utf8.count <= 64, text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
         for format in ["EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")

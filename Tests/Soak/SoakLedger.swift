@@ -1,0 +1,189 @@
+import AIFNetworking
+import DemoServer
+import Foundation
+import Synchronization
+
+/// What the soak's loads did: an observer of the proxy (every load's endings, counted by its
+/// request ID, and its outcome), the delegate calls, the loads the workers finished, and the
+/// resident memory after every 10,000 of them. Its table is sized up front, so that it does not
+/// grow while memory is measured.
+final class SoakLedger: LoadObserver {
+    private struct Entry {
+        var endings = 0
+        var delegateCalls = 0
+    }
+
+    private struct State {
+        var entries: [RequestID: Entry]
+        var outcomes: [String: Int] = [:]
+        var attempts = 0
+        var retries = 0
+        var renewals = 0
+        var finished = 0
+        var residentMiB: [(loads: Int, mib: Double)] = []
+    }
+
+    /// The soak's figures.
+    struct Report {
+        var ended: Int
+        var missing: Int
+        var duplicated: Int
+        var outcomes: [String: Int]
+        var attempts: Int
+        var retries: Int
+        var renewals: Int
+        var residentMiB: [(loads: Int, mib: Double)]
+    }
+
+    private let loads: Int
+    private let state: Mutex<State>
+
+    init(loads: Int) {
+        self.loads = loads
+        var entries: [RequestID: Entry] = [:]
+        entries.reserveCapacity(loads + loads / 2)
+        state = Mutex(State(entries: entries))
+    }
+
+    func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+        state.withLock { $0.entries[load.requestID] = Entry() }
+        return Observation(ledger: self, id: load.requestID)
+    }
+
+    /// A worker finished a load (its `load()` returned, or its delegate was told).
+    func finished() {
+        let finished = state.withLock { state -> Int in
+            state.finished += 1
+            return state.finished
+        }
+        if finished % 10_000 == 0 {
+            let mib = residentMiB()
+            state.withLock { $0.residentMiB.append((finished, mib)) }
+            print("SOAK-PROGRESS loads=\(finished) rss-mib=\(String(format: "%.1f", mib))")
+        }
+    }
+
+    /// How many loads the workers finished.
+    var ended: Int {
+        state.withLock { $0.finished }
+    }
+
+    func noteDelegateCall(_ id: RequestID) {
+        state.withLock { $0.entries[id, default: Entry()].delegateCalls += 1 }
+    }
+
+    private func note(_ id: RequestID, _ change: (inout State, inout Entry) -> Void) {
+        state.withLock { state in
+            var entry = state.entries[id] ?? Entry()
+            change(&state, &entry)
+            state.entries[id] = entry
+        }
+    }
+
+    func report() -> Report {
+        state.withLock { state in
+            let neverEnded = state.entries.values.count { $0.endings == 0 }
+            let twice = state.entries.values.count { $0.endings > 1 || $0.delegateCalls > 1 }
+            return Report(
+                ended: state.finished, missing: max(0, loads - state.finished) + neverEnded, duplicated: twice, outcomes: state.outcomes,
+                attempts: state.attempts, retries: state.retries, renewals: state.renewals, residentMiB: state.residentMiB)
+        }
+    }
+
+    private final class Observation: LoadObservation {
+        let ledger: SoakLedger
+        let id: RequestID
+
+        init(ledger: SoakLedger, id: RequestID) {
+            self.ledger = ledger
+            self.id = id
+        }
+
+        func attemptDidEnd(_ attempt: ObservedAttempt) {
+            ledger.note(id) { state, _ in state.attempts += 1 }
+        }
+
+        func loadWillRetry(_ retry: RetryAttempt) {
+            ledger.note(id) { state, _ in state.retries += 1 }
+        }
+
+        func loadWillRenewCredential() {
+            ledger.note(id) { state, _ in state.renewals += 1 }
+        }
+
+        func loadDidEnd(_ outcome: ObservedOutcome) {
+            ledger.note(id) { state, entry in
+                entry.endings += 1
+                guard entry.endings == 1 else { return }
+                let name = if let status = outcome.error?.statusCode { "http_\(status)" } else { outcome.outcomeClass }
+                state.outcomes[name, default: 0] += 1
+            }
+        }
+    }
+}
+
+/// This process's resident memory, from `/proc/self/statm`.
+func residentMiB() -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Double(fields[1]) else { return 0 }
+    return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+}
+
+/// How many descriptors this process has open.
+func openDescriptorCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+}
+
+/// Lifts the open-file limit to its hard limit: hundreds of connections at once, both ends of
+/// each in this process.
+func raiseDescriptorLimit() {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+}
+
+/// The shop from `Configs/shop.json` (twice: `shop-account` is for the loads that carry a bearer
+/// token, see ``makeAuthenticator(proxy:registry:)``), the fault server and the stalled TLS port.
+func makeRegistry(shop: URL, faults: Int, stall: Int) throws -> ServiceRegistry {
+    let registry = ServiceRegistry(processEnvironment: [:])
+    let configs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "Configs")
+    let environment = [
+        "SHOP_ONLINE_URL": shop.absoluteString, "SHOP_OFFLINE_URL": shop.absoluteString,
+        "SHOP_PUBLIC_KEY": ShopRoutes.publicKey, "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
+    ]
+    let text = try String(contentsOf: configs.appending(path: "shop.json"), encoding: .utf8)
+    registry.register(try ConfiguredService.parse(Data(text.utf8), file: "shop.json", environment: environment))
+    let renamed = text.replacingOccurrences(of: #""name": "shop""#, with: #""name": "shop-account""#)
+    registry.register(try ConfiguredService.parse(Data(renamed.utf8), file: "shop-account.json", environment: environment))
+    registry.register(FaultService(name: "faults", baseURL: URL(string: "http://127.0.0.1:\(faults)")!))
+    registry.register(FaultService(name: "stalled", baseURL: URL(string: "https://127.0.0.1:\(stall)")!))
+    return registry
+}
+
+/// `shop-account`'s bearer tokens, from the shop's token endpoint through `proxy`; refreshed
+/// when the shop refuses one.
+func makeAuthenticator(proxy: APIProxy, registry: ServiceRegistry) -> Authenticator {
+    let tokenEndpoint = Endpoint<TokenGrant>(service: "shop", methodName: "auth/token", method: .post, usesAuthenticator: false)
+    return Authenticator {
+        let grant = try await APIManager(tokenEndpoint, proxy: proxy, registry: registry).load().content
+        return Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
+    }
+}
+
+/// The fault server (or the stalled port): unsigned, a one-second limit on each load (half a
+/// second to connect), two quick retries.
+struct FaultService: Service {
+    var name: ServiceName
+    var environments: [EnvironmentName: ServiceEnvironment]
+    var signer: (any RequestSigner)? { nil }
+    var timeouts: Timeouts? { Timeouts(connect: .milliseconds(500), total: .seconds(1), idle: .seconds(1)) }
+    var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(5), maxDelay: .milliseconds(50)) }
+
+    init(name: ServiceName, baseURL: URL) {
+        self.name = name
+        environments = [.online: ServiceEnvironment(baseURL: baseURL)]
+    }
+}

@@ -1,0 +1,251 @@
+// `aif-soak [--loads N] [--concurrency C] [--minutes M]` (`make soak`): N loads (100,000), C at a
+// time (256), through the manager stack against the demo shop and a fault server, all in this
+// process on loopback. It fails unless every load ended exactly once, the process's memory stayed
+// flat after the first 10,000 and its descriptors came back to where they were.
+import AIFNetworking
+import AIFNetworkingTesting
+import DemoServer
+import Foundation
+import NIOCore
+import NIOPosix
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func option(_ name: String, default value: Int) -> Int {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let number = Int(arguments[index + 1]) else { return value }
+    return number
+}
+
+let loadCount = option("--loads", default: 100_000)
+let concurrency = option("--concurrency", default: 256)
+let timeLimit = Duration.seconds(option("--minutes", default: 20) * 60)
+raiseDescriptorLimit()
+
+let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+let tokens = ShopTokens()
+let shopServer = try await DemoShopServer.start(environment: .online, tokens: tokens)
+let faultServer = try await FaultServer(group: eventLoops)
+let stallServer = try await FaultServer(group: eventLoops, silent: true)
+let registry = try makeRegistry(shop: shopServer.baseURL(), faults: faultServer.port, stall: stallServer.port)
+
+// The runtime opens descriptors of its own on first use (Dispatch's, the servers' first
+// connections): a warm-up on a transport of its own, gone before the count. (The account load
+// has no authenticator yet, and is refused.)
+do {
+    let warmUp = CurlTransport(configuration: .init(proxy: .none))
+    let proxy = APIProxy(transport: warmUp)
+    for kind in LoadKind.allCases where kind != .cancelled {
+        _ = try? await kind.manager(proxy: proxy, registry: registry).load(kind.parameters(0))
+    }
+    warmUp.shutdown()
+    try await Task.sleep(for: .milliseconds(300))
+}
+let descriptorsBefore = openDescriptorCount()
+
+let ledger = SoakLedger(loads: loadCount)
+var configuration = CurlTransport.Configuration(proxy: .none)
+configuration.connectionPool.maxConnectionsPerHost = concurrency
+let transport = CurlTransport(configuration: configuration)
+let proxy = APIProxy(transport: transport, observers: [ledger])
+registry.setAuthenticator(makeAuthenticator(proxy: proxy, registry: registry), for: ["shop-account"])
+print("Soak: \(loadCount) loads, \(concurrency) at a time; demo shop :\(shopServer.port), faults :\(faultServer.port), stalled TLS :\(stallServer.port)")
+
+let started = ContinuousClock.now
+let next = Atomic<Int>(0)
+let workers = Task {
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<concurrency {
+            group.addTask {
+                let worker = SoakWorker(proxy: proxy, registry: registry, ledger: ledger)
+                while true {
+                    let index = next.add(1, ordering: .relaxed).oldValue
+                    guard index < loadCount else { return }
+                    // Every 10,000 loads the shop forgets its tokens: the next account load
+                    // refreshes, and the others wait for it.
+                    if index % 10_000 == 5_000 { tokens.expireAll() }
+                    await worker.run(index)
+                }
+            }
+        }
+    }
+}
+let deadline = started + timeLimit
+while ledger.ended < loadCount && ContinuousClock.now < deadline {
+    try await Task.sleep(for: .milliseconds(100))
+}
+let seconds = (ContinuousClock.now - started) / .seconds(1)
+workers.cancel()
+// Late second endings, if there were any, would come now.
+try await Task.sleep(for: .milliseconds(500))
+transport.shutdown()
+
+// The servers close their ends as the client's close.
+var descriptorsAfter = openDescriptorCount()
+let settleBy = ContinuousClock.now + .seconds(10)
+while descriptorsAfter > descriptorsBefore && ContinuousClock.now < settleBy {
+    try await Task.sleep(for: .milliseconds(100))
+    descriptorsAfter = openDescriptorCount()
+}
+
+let report = ledger.report()
+print("OUTCOMES " + report.outcomes.sorted { $0.value > $1.value }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+print("ATTEMPTS sent=\(report.attempts) retries=\(report.retries) credential-renewals=\(report.renewals) refreshes-at-shop=\(tokens.refreshAttempts)")
+print("RSS-MIB " + report.residentMiB.map { "\($0.loads / 1000)k:\(String(format: "%.1f", $0.mib))" }.joined(separator: " "))
+print(String(format: "RATE loads/s=%.0f seconds=%.1f", Double(report.ended) / seconds, seconds))
+let rssFirst = report.residentMiB.first?.mib ?? 0
+let rssLast = report.residentMiB.last?.mib ?? 0
+let leaked = max(0, descriptorsAfter - descriptorsBefore)
+print(String(format: "SOAK loads=%d missing=%d duplicated=%d rss-first-mib=%.1f rss-last-mib=%.1f fds-leaked=%d",
+    loadCount, report.missing, report.duplicated, rssFirst, rssLast, leaked))
+var failures: [String] = []
+if report.missing > 0 { failures.append("\(report.missing) loads never ended") }
+if report.duplicated > 0 { failures.append("\(report.duplicated) loads ended more than once") }
+if leaked > 0 { failures.append("\(leaked) descriptors still open (\(descriptorsBefore) before, \(descriptorsAfter) after)") }
+// Flat: the last sample within 16 MiB of the first, which is taken after 10,000 loads.
+if rssLast > rssFirst + 16 { failures.append(String(format: "resident memory grew from %.1f MiB to %.1f MiB", rssFirst, rssLast)) }
+if !failures.isEmpty {
+    print("FAILED: " + failures.joined(separator: "; "))
+    exit(1)
+}
+await shopServer.stop()
+await faultServer.stop()
+await stallServer.stop()
+try await eventLoops.shutdownGracefully()
+
+// MARK: - The loads
+
+/// What each load asks for; a load's index picks its kind (the table's shares are per 100).
+enum LoadKind: CaseIterable {
+    /// A signed catalogue read (60): one in twenty asks for goods that do not exist (404).
+    case goods
+    /// The account, with a bearer token from the shop's token endpoint (5): refreshed when the
+    /// shop has forgotten it.
+    case account
+    /// Fault server answers (35): plain, flaky (retried), 503 (retried, then failed), reset
+    /// mid-body, a garbage status line, a truncated chunked body, slower than the timeout.
+    case faultOK, sometimes, unavailable, reset, garbage, truncated, slow
+    /// A TLS handshake that never answers (2): ends at the connect timeout.
+    case stalledTLS
+    /// A catalogue read cancelled at a random moment in its first 2 ms (1).
+    case cancelled
+
+    init(index: Int) {
+        switch index % 100 {
+        case 0..<60: self = .goods
+        case 60..<65: self = .account
+        case 65..<72: self = .faultOK
+        case 72..<78: self = .sometimes
+        case 78..<81: self = .unavailable
+        case 81..<85: self = .reset
+        case 85..<89: self = .garbage
+        case 89..<93: self = .truncated
+        case 93..<97: self = .slow
+        case 97..<99: self = .stalledTLS
+        default: self = .cancelled
+        }
+    }
+
+    func parameters(_ index: Int) -> Parameters {
+        switch self {
+        case .goods, .cancelled: ["id": .int(index % 20 == 0 ? 5_000 : index % 1_003 + 1)]
+        default: [:]
+        }
+    }
+
+    func manager(proxy: APIProxy, registry: ServiceRegistry) -> APIManager<NoContent> {
+        func endpoint(_ service: ServiceName, _ methodName: String) -> APIManager<NoContent> {
+            APIManager(Endpoint<NoContent>(service: service, methodName: methodName), proxy: proxy, registry: registry)
+        }
+        return switch self {
+        case .goods, .cancelled: endpoint("shop", "goods/{id}")
+        case .account: endpoint("shop-account", "account")
+        case .faultOK: endpoint("faults", "ok")
+        case .sometimes: endpoint("faults", "sometimes")
+        case .unavailable: endpoint("faults", "status/503")
+        case .reset: endpoint("faults", "reset")
+        case .garbage: endpoint("faults", "garbage")
+        case .truncated: endpoint("faults", "truncated")
+        case .slow: endpoint("faults", "slow")
+        case .stalledTLS: endpoint("stalled", "ok")
+        }
+    }
+}
+
+/// One of the `concurrency` loops: runs loads one after another, the even ones through the async
+/// face, the odd ones through the delegate face, each manager kept for the worker's next loads.
+final class SoakWorker: APIManagerDelegate, @unchecked Sendable {
+    // `@unchecked Sendable`: the managers are touched by the worker's own task only; `waiting`
+    // is behind its mutex (the delegate is called on the load's thread).
+    private let proxy: APIProxy
+    private let registry: ServiceRegistry
+    private let ledger: SoakLedger
+    private var managers: [LoadKind: APIManager<NoContent>] = [:]
+    private let waiting = Mutex<[RequestID: Waiting]>([:])
+
+    /// Where a delegate-face load stands between `loadData` and its callback.
+    private enum Waiting {
+        /// The worker waits to be resumed.
+        case worker(CheckedContinuation<Void, Never>)
+        /// The delegate was told before the worker filed its continuation.
+        case heard
+    }
+
+    init(proxy: APIProxy, registry: ServiceRegistry, ledger: SoakLedger) {
+        self.proxy = proxy
+        self.registry = registry
+        self.ledger = ledger
+    }
+
+    func run(_ index: Int) async {
+        let kind = LoadKind(index: index)
+        let manager = managers[kind] ?? kind.manager(proxy: proxy, registry: registry)
+        managers[kind] = manager
+        let parameters = kind.parameters(index)
+        if kind == .cancelled {
+            let load = Task { try await manager.load(parameters) }
+            try? await Task.sleep(for: .microseconds(Int.random(in: 0..<2_000)))
+            load.cancel()
+            _ = await load.result
+        } else if index.isMultiple(of: 2) {
+            _ = try? await manager.load(parameters)
+        } else {
+            manager.delegate = self
+            manager.callbackExecutor = .immediate
+            await withCheckedContinuation { continuation in
+                // The delegate may be told before `loadData` returns; it then leaves a mark.
+                let id = manager.loadData(with: parameters)
+                let early = waiting.withLock { waiting -> Bool in
+                    if case .heard? = waiting.removeValue(forKey: id) { return true }
+                    waiting[id] = .worker(continuation)
+                    return false
+                }
+                if early { continuation.resume() }
+            }
+        }
+        ledger.finished()
+    }
+
+    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+        heard(response.requestID)
+    }
+
+    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+        heard(error.requestID)
+    }
+
+    /// Counts the call, and resumes the worker waiting for `id` or leaves a mark for it when the
+    /// delegate came first.
+    private func heard(_ id: RequestID) {
+        ledger.noteDelegateCall(id)
+        let worker = waiting.withLock { waiting -> CheckedContinuation<Void, Never>? in
+            if case .worker(let continuation)? = waiting.removeValue(forKey: id) { return continuation }
+            waiting[id] = .heard
+            return nil
+        }
+        worker?.resume()
+    }
+}
