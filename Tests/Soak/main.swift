@@ -1,7 +1,12 @@
-// `aif-soak [--loads N] [--concurrency C] [--minutes M]` (`make soak`): N loads (100,000), C at a
-// time (256), through the manager stack against the demo shop and a fault server, all in this
+// `aif-soak [--loads N] [--concurrency C] [--minutes M] [--only KIND]` (`make soak`): N loads
+// (100,000), C at a time (256), of every kind or only KIND (a case of `LoadKind`, to tell where
+// memory goes), through the manager stack against the demo shop and a fault server, all in this
 // process on loopback. It fails unless every load ended exactly once, the process's memory stayed
 // flat after the first 10,000 and its descriptors came back to where they were.
+//
+// The servers run in a child process (`aif-soak --serve`), so that what is measured — memory,
+// descriptors — is the client's alone: the demo shop remembers every nonce it accepted for ten
+// minutes, about 150 bytes a signed request.
 import AIFNetworking
 import AIFNetworkingTesting
 import DemoServer
@@ -23,14 +28,16 @@ func option(_ name: String, default value: Int) -> Int {
 let loadCount = option("--loads", default: 100_000)
 let concurrency = option("--concurrency", default: 256)
 let timeLimit = Duration.seconds(option("--minutes", default: 20) * 60)
+let onlyKind: LoadKind? = CommandLine.arguments.firstIndex(of: "--only").flatMap { index in
+    LoadKind.allCases.first { "\($0)" == CommandLine.arguments.dropFirst(index + 1).first }
+}
 raiseDescriptorLimit()
 
-let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-let tokens = ShopTokens()
-let shopServer = try await DemoShopServer.start(environment: .online, tokens: tokens)
-let faultServer = try await FaultServer(group: eventLoops)
-let stallServer = try await FaultServer(group: eventLoops, silent: true)
-let registry = try makeRegistry(shop: shopServer.baseURL(), faults: faultServer.port, stall: stallServer.port)
+if CommandLine.arguments.contains("--serve") {
+    try await serve()
+}
+let servers = try ServerProcess.start()
+let registry = try makeRegistry(shop: servers.shop, faults: servers.faults, stall: servers.stall)
 
 // The runtime opens descriptors of its own on first use (Dispatch's, the servers' first
 // connections): a warm-up on a transport of its own, gone before the count. (The account load
@@ -52,7 +59,7 @@ configuration.connectionPool.maxConnectionsPerHost = concurrency
 let transport = CurlTransport(configuration: configuration)
 let proxy = APIProxy(transport: transport, observers: [ledger])
 registry.setAuthenticator(makeAuthenticator(proxy: proxy, registry: registry), for: ["shop-account"])
-print("Soak: \(loadCount) loads, \(concurrency) at a time; demo shop :\(shopServer.port), faults :\(faultServer.port), stalled TLS :\(stallServer.port)")
+print("Soak: \(loadCount) loads, \(concurrency) at a time; servers in process \(servers.process.processIdentifier): demo shop \(servers.shop), faults :\(servers.faults), stalled TLS :\(servers.stall)")
 
 let started = ContinuousClock.now
 let next = Atomic<Int>(0)
@@ -64,9 +71,6 @@ let workers = Task {
                 while true {
                     let index = next.add(1, ordering: .relaxed).oldValue
                     guard index < loadCount else { return }
-                    // Every 10,000 loads the shop forgets its tokens: the next account load
-                    // refreshes, and the others wait for it.
-                    if index % 10_000 == 5_000 { tokens.expireAll() }
                     await worker.run(index)
                 }
             }
@@ -93,7 +97,7 @@ while descriptorsAfter > descriptorsBefore && ContinuousClock.now < settleBy {
 
 let report = ledger.report()
 print("OUTCOMES " + report.outcomes.sorted { $0.value > $1.value }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
-print("ATTEMPTS sent=\(report.attempts) retries=\(report.retries) credential-renewals=\(report.renewals) refreshes-at-shop=\(tokens.refreshAttempts)")
+print("ATTEMPTS sent=\(report.attempts) retries=\(report.retries) credential-renewals=\(report.renewals)")
 print("RSS-MIB " + report.residentMiB.map { "\($0.loads / 1000)k:\(String(format: "%.1f", $0.mib))" }.joined(separator: " "))
 print(String(format: "RATE loads/s=%.0f seconds=%.1f", Double(report.ended) / seconds, seconds))
 let rssFirst = report.residentMiB.first?.mib ?? 0
@@ -107,14 +111,80 @@ if report.duplicated > 0 { failures.append("\(report.duplicated) loads ended mor
 if leaked > 0 { failures.append("\(leaked) descriptors still open (\(descriptorsBefore) before, \(descriptorsAfter) after)") }
 // Flat: the last sample within 16 MiB of the first, which is taken after 10,000 loads.
 if rssLast > rssFirst + 16 { failures.append(String(format: "resident memory grew from %.1f MiB to %.1f MiB", rssFirst, rssLast)) }
+servers.stop()
 if !failures.isEmpty {
     print("FAILED: " + failures.joined(separator: "; "))
     exit(1)
 }
-await shopServer.stop()
-await faultServer.stop()
-await stallServer.stop()
-try await eventLoops.shutdownGracefully()
+
+// MARK: - The servers
+
+/// `--serve`: the demo shop (which forgets its tokens every five seconds, so that account loads
+/// refresh them while the others wait), the fault server and the stalled port; prints
+/// `PORTS shop=… faults=… stall=…` and serves until its standard input closes.
+func serve() async throws -> Never {
+    let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let tokens = ShopTokens()
+    let shop = try await DemoShopServer.start(environment: .online, tokens: tokens)
+    let faults = try await FaultServer(group: eventLoops)
+    let stall = try await FaultServer(group: eventLoops, silent: true)
+    FileHandle.standardOutput.write(Data("PORTS shop=\(shop.port) faults=\(faults.port) stall=\(stall.port)\n".utf8))
+    let forgetting = Task {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(5))
+            tokens.expireAll()
+        }
+    }
+    // The parent holds the other end of standard input: end of file means it is gone.
+    _ = await Task.detached { FileHandle.standardInput.readDataToEndOfFile() }.value
+    forgetting.cancel()
+    exit(0)
+}
+
+/// The server process and its ports.
+struct ServerProcess {
+    let process: Process
+    let input: Pipe
+    let shop: URL
+    let faults: Int
+    let stall: Int
+
+    static func start() throws -> ServerProcess {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.arguments = ["--serve"]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw SoakError("the server process ended before naming its ports") }
+            line.append(chunk)
+        }
+        var ports: [String: Int] = [:]
+        for field in String(decoding: line, as: UTF8.self).split(whereSeparator: \.isWhitespace).dropFirst() {
+            let parts = field.split(separator: "=")
+            if parts.count == 2, let port = Int(parts[1]) { ports[String(parts[0])] = port }
+        }
+        guard let shop = ports["shop"], let faults = ports["faults"], let stall = ports["stall"] else {
+            throw SoakError("the server process printed no ports: \(String(decoding: line, as: UTF8.self))")
+        }
+        return ServerProcess(process: process, input: input, shop: URL(string: "http://127.0.0.1:\(shop)")!, faults: faults, stall: stall)
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
+
+struct SoakError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
 
 // MARK: - The loads
 
@@ -201,7 +271,7 @@ final class SoakWorker: APIManagerDelegate, @unchecked Sendable {
     }
 
     func run(_ index: Int) async {
-        let kind = LoadKind(index: index)
+        let kind = onlyKind ?? LoadKind(index: index)
         let manager = managers[kind] ?? kind.manager(proxy: proxy, registry: registry)
         managers[kind] = manager
         let parameters = kind.parameters(index)
