@@ -92,6 +92,7 @@ final class ErrorHandlers: Sendable {
     private struct State {
         var handlers: [String: @Sendable (ErrorEvent) -> Void] = [:]
         var lastSeen: [EventKey: ContinuousClock.Instant] = [:]
+        var quietPeriod: Duration
     }
 
     private struct EventKey: Hashable {
@@ -102,11 +103,16 @@ final class ErrorHandlers: Sendable {
         var code: String?
     }
 
-    private let state = Locked(State())
-    let quietPeriod: Duration
+    private let state: Locked<State>
 
     init(quietPeriod: Duration = .seconds(5)) {
-        self.quietPeriod = quietPeriod
+        state = Locked(State(quietPeriod: quietPeriod))
+    }
+
+    /// How long the same event must stay away to be told again; 5 seconds by default.
+    var quietPeriod: Duration {
+        get { state.withLock { $0.quietPeriod } }
+        set { state.withLock { $0.quietPeriod = newValue } }
     }
 
     func set(_ name: String, _ handler: (@Sendable (ErrorEvent) -> Void)?) {
@@ -121,7 +127,7 @@ final class ErrorHandlers: Sendable {
         let (handler, fresh) = state.withLock { state -> ((@Sendable (ErrorEvent) -> Void)?, Bool) in
             let last = state.lastSeen[key]
             state.lastSeen[key] = now
-            return (state.handlers[event.handler], last.map { now - $0 > quietPeriod } ?? true)
+            return (state.handlers[event.handler], last.map { now - $0 > state.quietPeriod } ?? true)
         }
         if fresh { handler?(event) }
         return handler != nil
