@@ -162,6 +162,7 @@ let package = Package(
             name: "aif-soak",
             dependencies: [
                 "AIFNetworking",
+                "ProcessResources",
                 "AIFNetworkingTesting",
                 "DemoServer",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -181,9 +182,11 @@ let package = Package(
         // A program the tests start in processes of their own.
         .executableTarget(
             name: "aif-test-helper",
-            dependencies: ["AIFNetworking", "AIFNetworkingDiskCache"],
+            dependencies: ["AIFNetworking", "AIFNetworkingDiskCache", "ProcessResources"],
             path: "Tests/ProcessHelper"
         ),
+        // Descriptors and memory of the process, for the helper, the soak and the tests.
+        .target(name: "ProcessResources", path: "Tests/ProcessResources"),
         .testTarget(
             name: "AIFNetworkingTests",
             dependencies: [
@@ -192,6 +195,7 @@ let package = Package(
                 "AIFNetworkingTesting",
                 "AIFNetworkingMetrics",
                 "AIFNetworkingTracing",
+                "ProcessResources",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "GRDB", package: "GRDB.swift"),

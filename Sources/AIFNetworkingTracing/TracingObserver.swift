@@ -93,7 +93,7 @@ private final class LoadTrace: LoadObservation {
         guard let span = attemptSpan.withLock({ $0.take() }) else { return }
         let url = attempt.request.url
         span.updateAttributes { attributes in
-            attributes["url.full"] = Self.withoutQuery(url)
+            attributes["url.full"] = attempt.redactedURL
             if let scheme = url.scheme { attributes["url.scheme"] = scheme }
             if let host = url.host { attributes["server.address"] = host }
             if let port = url.port ?? Self.defaultPort(url.scheme) { attributes["server.port"] = port }
@@ -142,16 +142,6 @@ private final class LoadTrace: LoadObservation {
             loadSpan.setStatus(SpanStatus(code: .error, message: error.message))
         }
         loadSpan.end()
-    }
-
-    /// The URL without its query or fragment: the query may carry a key or a signature.
-    private static func withoutQuery(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "" }
-        components.query = nil
-        components.fragment = nil
-        components.user = nil
-        components.password = nil
-        return components.string ?? ""
     }
 
     private static func defaultPort(_ scheme: String?) -> Int? {

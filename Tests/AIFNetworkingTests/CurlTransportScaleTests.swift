@@ -1,6 +1,7 @@
 import AIFNetworkingTesting
 import Foundation
 import Hummingbird
+import ProcessResources
 import Testing
 
 #if canImport(Glibc)
@@ -80,13 +81,4 @@ struct CurlTransportScaleTests {
         #expect((counts["shutdown-seconds"] ?? 99) < 5, "\(output)")
         #expect(counts["fds-after"] != nil && counts["fds-after"] == counts["fds-before"], "\(output)")
     }
-}
-
-/// Lifts this process's open-file limit to its hard limit: the server here holds thousands of
-/// connections, and the usual soft limit is 1,024.
-private func raiseDescriptorLimit() {
-    var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-    limit.rlim_cur = limit.rlim_max
-    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }

@@ -1,6 +1,7 @@
 @_spi(Support) import AIFNetworking
 import Dispatch
 import Foundation
+import ProcessResources
 
 #if canImport(Glibc)
 import Glibc
@@ -132,18 +133,4 @@ final class InFlightLedger: Sendable {
                 + "missing=\(state.endings.count { $0 == 0 }) duplicated=\(state.endings.count { $0 > 1 })"
         }
     }
-}
-
-/// How many descriptors this process has open.
-func openDescriptorCount() -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-}
-
-/// Lifts this process's open-file limit to its hard limit (thousands of connections need
-/// thousands of descriptors, and the usual soft limit is 1,024).
-func raiseDescriptorLimit() {
-    var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-    limit.rlim_cur = limit.rlim_max
-    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }

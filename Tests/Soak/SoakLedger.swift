@@ -1,6 +1,7 @@
 import AIFNetworking
 import DemoServer
 import Foundation
+import ProcessResources
 import Synchronization
 
 /// What the soak's loads did: an observer of the proxy (every load's endings, counted by its
@@ -124,28 +125,6 @@ final class SoakLedger: LoadObserver {
             }
         }
     }
-}
-
-/// This process's resident memory, from `/proc/self/statm`.
-func residentMiB() -> Double {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-    let fields = text.split(separator: " ")
-    guard fields.count > 1, let pages = Double(fields[1]) else { return 0 }
-    return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
-}
-
-/// How many descriptors this process has open.
-func openDescriptorCount() -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-}
-
-/// Lifts the open-file limit to its hard limit: hundreds of connections at once, both ends of
-/// each in this process.
-func raiseDescriptorLimit() {
-    var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-    limit.rlim_cur = limit.rlim_max
-    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
 
 /// The shop from `Configs/shop.json` (twice: `shop-account` is for the loads that carry a bearer

@@ -13,6 +13,7 @@ import DemoServer
 import Foundation
 import NIOCore
 import NIOPosix
+import ProcessResources
 import Synchronization
 
 #if canImport(Glibc)

@@ -120,6 +120,12 @@ public struct ObservedAttempt: Sendable {
         self.result = result
     }
 
+    /// The request's URL without its query, fragment or user information — what an observer
+    /// may record (the query may carry a key or a signature).
+    public var redactedURL: String {
+        StoredResponse.storableURL(request.url)
+    }
+
     /// The transfer's timings and byte counts, when the server answered.
     public var metrics: TransferMetrics? {
         if case .success(let response) = result { response.metrics } else { nil }
