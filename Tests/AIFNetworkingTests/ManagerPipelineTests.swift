@@ -142,7 +142,9 @@ struct ManagerPipelineTests {
         let error = await #expect(throws: APIError.self) { try await manager.load(["ms": 20000]) }
         #expect(error?.kind == .timeout)
         #expect(error?.underlyingError is TransportError)
-        #expect(ContinuousClock.now - started < .seconds(8))
+        // Before the answer's 20 s: the timeout ended it. (Under the thread sanitizer with the
+        // whole suite running it has taken 11 s to be told.)
+        #expect(ContinuousClock.now - started < .seconds(19))
     }
 
     @Test func aClosedPortIsNoNetwork() async throws {

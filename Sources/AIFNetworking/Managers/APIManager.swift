@@ -349,18 +349,25 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             let cancellation = AsyncCancellation()
             proxy.attach(id, work: cancellation)
             let runner = proxy.asyncLoadRunner
-            let sent = await withTaskCancellationHandler {
+            // The outcome crosses threads under a lock as well as through the continuation: when
+            // the engine ends before this task has finished suspending, the runtime resumes it
+            // with no ordering the thread sanitizer can see, and every read of the error's fields
+            // here (the observers', the hooks') was reported as a race with its creation.
+            let handedOver = Locked<Result<APIResponse<Content>, APIError>?>(nil)
+            await withTaskCancellationHandler {
                 // An unsafe continuation is sound: the engine calls its completion exactly once.
-                await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<APIResponse<Content>, APIError>, Never>) in
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                     runner.run { [proxy] in
-                        Self.run(plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner) {
-                            continuation.resume(returning: $0)
+                        Self.run(plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner) { outcome in
+                            handedOver.withLock { $0 = outcome }
+                            continuation.resume()
                         }
                     }
                 }
             } onCancel: { [proxy] in
                 proxy.cancel(id)
             }
+            guard let sent = handedOver.withLock({ $0 }) else { preconditionFailure("the load engine resumed a load without its outcome") }
             result = finish(id, sent, deliver: false)
         } else {
             if Task.isCancelled { proxy.cancel(id) }
