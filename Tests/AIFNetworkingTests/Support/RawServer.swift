@@ -304,11 +304,13 @@ final class RawServer: Sendable {
         return true
     }
 
-    /// A port on 127.0.0.1 where nothing listens: bound, then closed again.
+    /// A port on 127.0.0.1 where nothing listens: bound, never listening, and kept so for the
+    /// rest of the process — a connection is refused, and no other server (a test running
+    /// beside, given a port by the system) can be handed it, which happened when it was closed
+    /// again at once.
     static func closedPort() throws -> Int {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw POSIXError(.EIO) }
-        defer { close(socket) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -318,7 +320,10 @@ final class RawServer: Sendable {
                 bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
             }
         }
-        guard found else { throw POSIXError(.EADDRINUSE) }
+        guard found else {
+            close(socket)
+            throw POSIXError(.EADDRINUSE)
+        }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
