@@ -173,7 +173,9 @@ struct RetryTests {
         let cancelled = ContinuousClock.now
         task.cancel()
         let error = await #expect(throws: APIError.self) { try await task.value }
-        #expect(ContinuousClock.now - cancelled < .seconds(2))
+        // Half the server's 20 s: under the thread sanitizer with the whole suite running,
+        // being told has taken 4.7 s.
+        #expect(ContinuousClock.now - cancelled < .seconds(10))
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
         #expect(stack.transport.sent == 1)
