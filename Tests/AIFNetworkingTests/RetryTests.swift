@@ -99,14 +99,16 @@ struct RetryTests {
         var error = await #expect(throws: APIError.self) { try await bounded.load(["failures": 1, "status": 503, "retry_after": 25]) }
         #expect(error?.statusCode == 503)
         #expect(error?.attempts == 1)
-        #expect(ContinuousClock.now - started < .seconds(12))
+        // Before the 25 s the server asked for (under the thread sanitizer with the whole
+        // suite running, these loads have taken 12 s to be told).
+        #expect(ContinuousClock.now - started < .seconds(20))
 
         let impatient = flaky(stack) { $0.retryPolicy?.maxDelay = .seconds(2) }
         started = ContinuousClock.now
         error = await #expect(throws: APIError.self) { try await impatient.load(["failures": 1, "status": 429, "retry_after": 25]) }
         #expect(error?.statusCode == 429)
         #expect(error?.attempts == 1)
-        #expect(ContinuousClock.now - started < .seconds(12))
+        #expect(ContinuousClock.now - started < .seconds(20))
         #expect(stack.transport.sent == 2)
     }
 
