@@ -52,6 +52,20 @@ struct TransferStateMachineTests {
         #expect(machine.done(succeeded: true) == .ignore)
     }
 
+    @Test func aTimeoutEndsOnlyARunningTransferOnce() {
+        var pending = TransferStateMachine()
+        #expect(pending.timeOut() == .ignore)
+        #expect(pending.state == .pending(cancelRequested: false))
+        var running = TransferStateMachine()
+        _ = running.start()
+        #expect(running.timeOut() == .removeAndDeliverTimeout)
+        #expect(running.state == .finished(.failed))
+        #expect(running.timeOut() == .ignore)
+        #expect(running.done(succeeded: true) == .ignore)
+        #expect(running.cancel() == .ignore)
+        #expect(running.shutDown() == .ignore)
+    }
+
     @Test func startFailureDeliversOnce() {
         var machine = TransferStateMachine()
         _ = machine.start()
@@ -62,10 +76,10 @@ struct TransferStateMachineTests {
     }
 
     /// Every sequence of up to six events delivers at most one outcome, and exactly one as soon
-    /// as a terminal event has happened: done after a start, a cancel when the transfer has
-    /// started (or starts later), a shutdown, a start failure.
+    /// as a terminal event has happened: done or a timeout after a start, a cancel when the
+    /// transfer has started (or starts later), a shutdown, a start failure.
     @Test func everyEventSequenceDeliversAtMostOnce() {
-        enum Event: CaseIterable { case start, doneOK, doneFailed, cancel, shutDown, startFailed }
+        enum Event: CaseIterable { case start, doneOK, doneFailed, timeOut, cancel, shutDown, startFailed }
         func deliveries(_ events: [Event]) -> (count: Int, terminal: Bool) {
             var machine = TransferStateMachine()
             var count = 0
@@ -83,6 +97,9 @@ struct TransferStateMachineTests {
                     if cancelled { terminal = true }
                 case .doneOK, .doneFailed:
                     if machine.done(succeeded: event == .doneOK) == .removeAndDeliver { count += 1 }
+                    if started { terminal = true }
+                case .timeOut:
+                    if machine.timeOut() == .removeAndDeliverTimeout { count += 1 }
                     if started { terminal = true }
                 case .cancel:
                     switch machine.cancel() {
@@ -112,6 +129,6 @@ struct TransferStateMachineTests {
                 checked += 1
             }
         }
-        #expect(checked == 6 + 36 + 216 + 1296 + 7776 + 46656)
+        #expect(checked == 7 + 49 + 343 + 2401 + 16807 + 117_649)
     }
 }

@@ -158,6 +158,14 @@ extension Duration {
         return Int(max(1, seconds + (attoseconds > 0 ? 1 : 0)))
     }
 
+    /// The duration in nanoseconds, at least one, and at most about 292 years (a deadline
+    /// that far off is none).
+    var roundedUpNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        guard seconds < 9_000_000_000 else { return Int64.max / 2 }
+        return max(1, seconds * 1_000_000_000 + (attoseconds + 999_999_999) / 1_000_000_000)
+    }
+
     /// The duration in whole milliseconds, rounded up so that a positive duration never becomes
     /// zero (which libcurl reads as "no limit").
     var roundedUpMilliseconds: Int {

@@ -95,6 +95,11 @@ final class CurlEventLoop: @unchecked Sendable {
     /// When libcurl next wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`, in
     /// ``TransferSteering/now()`` nanoseconds (0: at once); `nil` when it has asked for none.
     @exclusivity(unchecked) private var timeoutDeadline: UInt64?
+    /// The running transfers' total deadlines, which the loop keeps itself (see
+    /// ``TransferDeadlines`` for why libcurl does not).
+    @exclusivity(unchecked) private var deadlines = TransferDeadlines()
+    /// Which transfers may be in libcurl now, host by host, and which wait for a free connection.
+    @exclusivity(unchecked) private var slots: HostSlots
 
     init(configuration: CurlTransport.Configuration, threadName: String) {
         CurlGlobal.initialize()
@@ -103,6 +108,9 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         self.multi = multi
         options = PreparedOptions(configuration)
+        slots = HostSlots(
+            perHost: configuration.connectionPool.maxConnectionsPerHost,
+            streamsPerConnection: configuration.limits.maxConcurrentStreamsPerConnection)
         sharedHeaders = SharedHeaderLists(options)
         logger = configuration.logger
 
@@ -256,6 +264,7 @@ final class CurlEventLoop: @unchecked Sendable {
                 if !steered.isEmpty { wakeSteeredTransfers() }
                 actOnExpiredTimeout()
                 completeFinishedTransfers()
+                if !deadlines.isEmpty { endTransfersPastTheirDeadline() }
                 if !localCommands.isEmpty { continue }
                 let idle = inbox.withLock { inbox in
                     if !inbox.commands.isEmpty { return false }
@@ -377,17 +386,38 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
-    /// How long the loop may wait for its sockets, in milliseconds: until libcurl's timeout or
-    /// the end of a rate-limit wait, at most a second.
+    /// How long the loop may wait for its sockets, in milliseconds: until libcurl's timeout, the
+    /// earliest transfer deadline or the end of a rate-limit wait, at most a second.
     private func waitLimit() -> Int32 {
-        var limit: Int32 = steered.isEmpty ? 1_000 : pollTimeoutForSteering()
-        if let deadline = timeoutDeadline {
-            let now = TransferSteering.now()
-            // Rounded up, so that the loop does not wake a little early and spin until it is due.
-            let untilDeadline = deadline > now ? Int32(min(1_000, (deadline - now + 999_999) / 1_000_000)) : 0
-            limit = min(limit, untilDeadline)
+        let limit: Int32 = steered.isEmpty ? 1_000 : pollTimeoutForSteering()
+        let deadline = min(timeoutDeadline ?? .max, deadlines.earliest ?? .max)
+        guard deadline != .max else { return limit }
+        let now = TransferSteering.now()
+        // Rounded up, so that the loop does not wake a little early and spin until it is due.
+        let untilDeadline = deadline > now ? Int32(min(1_000, (deadline - now + 999_999) / 1_000_000)) : 0
+        return min(limit, untilDeadline)
+    }
+
+    /// Ends, as timed out, every running transfer whose total deadline has passed — whatever
+    /// libcurl is doing with it (waiting for a connection, connecting, waiting for the answer,
+    /// receiving it).
+    private func endTransfersPastTheirDeadline() {
+        let now = TransferSteering.now()
+        var resumptions: [(Transfer, Result<HTTPResponse, TransportError>)] = []
+        while let transfer = deadlines.popExpired(now: now) {
+            guard transfer.state.timeOut() == .removeAndDeliverTimeout else { continue }
+            // Without a handle it was still waiting for a slot.
+            let outcome = Result<HTTPResponse, TransportError>.failure(transfer.timeoutError(handle: transfer.handle, now: now))
+            if let handle = transfer.handle { _ = curl_multi_remove_handle(multi, handle.raw) }
+            removeFromRunning(transfer)
+            recycle(transfer)
+            if transfer.completesInBatches {
+                resumptions.append((transfer, outcome))
+            } else {
+                transfer.deliver(outcome)
+            }
         }
-        return limit
+        deliverInBatches(resumptions)
     }
 
     /// Runs queued commands; returns whether one of them was `shutdown`.
@@ -484,6 +514,14 @@ final class CurlEventLoop: @unchecked Sendable {
         case .ignore:
             return
         }
+        transfer.setDeadline(options)
+        if transfer.deadline != .max { deadlines.insert(transfer) }
+        // Over its host's limit it waits here, its deadline kept, until a slot comes free.
+        if slots.admit(transfer) { launch(transfer) }
+    }
+
+    /// Configures an easy handle for an admitted transfer and adds it to the multi handle.
+    private func launch(_ transfer: Transfer) {
         let handle: EasyHandle
         if let reused = idleHandles.popLast() {
             handle = reused
@@ -519,6 +557,9 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private func failToStart(_ transfer: Transfer, _ error: TransportError) {
         guard transfer.state.startFailed() == .deliverFailure else { return }
+        deadlines.remove(transfer)
+        // No waiting transfer is started from here: the caller that admitted this one does.
+        _ = slots.release(transfer)
         recycle(transfer)
         transfer.deliver(.failure(error))
     }
@@ -569,12 +610,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private func completeFinishedTransfers() {
         var remaining: Int32 = 0
         var resumptions: [(Transfer, Result<HTTPResponse, TransportError>)] = []
-        defer {
-            if !resumptions.isEmpty {
-                let batch = resumptions
-                DispatchQueue.global().async { Self.deliver(batch) }
-            }
-        }
+        defer { deliverInBatches(resumptions) }
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = aif_curl_msg_result(message)
@@ -584,6 +620,9 @@ final class CurlEventLoop: @unchecked Sendable {
             let transfer = Unmanaged<Transfer>.fromOpaque(privateData).takeUnretainedValue()
             guard transfer.state.done(succeeded: code == CURLE_OK) == .removeAndDeliver, let handle = transfer.handle else { continue }
             let outcome = transfer.outcome(code: code, handle: handle)
+            if case .success(let response) = outcome, response.httpVersion == .http2, let origin = slots.noteMultiplexing(of: transfer) {
+                startWaiting(for: origin)
+            }
             _ = curl_multi_remove_handle(multi, easy)
             removeFromRunning(transfer)
             recycle(transfer)
@@ -593,6 +632,12 @@ final class CurlEventLoop: @unchecked Sendable {
                 transfer.deliver(outcome)
             }
         }
+    }
+
+    /// Hands the outcomes of transfers that complete in batches to one Dispatch block.
+    private func deliverInBatches(_ resumptions: [(Transfer, Result<HTTPResponse, TransportError>)]) {
+        guard !resumptions.isEmpty else { return }
+        DispatchQueue.global().async { Self.deliver(resumptions) }
     }
 
     /// Delivers a batch of outcomes: each run of transfers that share an executor inside that
@@ -615,8 +660,11 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
-        /// Takes a transfer out of the running table: the last one moves into its slot.
+    /// Takes a transfer out of the running table (the last one moves into its slot) and out of
+    /// the deadlines.
     private func removeFromRunning(_ transfer: Transfer) {
+        deadlines.remove(transfer)
+        if let origin = slots.release(transfer) { startWaiting(for: origin) }
         let index = transfer.runningIndex
         guard index >= 0, index < running.count, running[index] === transfer else { return }
         let last = running.removeLast()
@@ -625,6 +673,13 @@ final class CurlEventLoop: @unchecked Sendable {
             last.runningIndex = index
         }
         transfer.runningIndex = -1
+    }
+
+    /// Starts the transfers waiting for `origin` that its free slots allow.
+    private func startWaiting(for origin: String) {
+        while let next = slots.nextToStart(for: origin) {
+            launch(next)
+        }
     }
 
     /// Releases the transfer's resources and returns its handle to the pool.
@@ -643,7 +698,8 @@ final class CurlEventLoop: @unchecked Sendable {
             defer { inbox.commands = [] }
             return inbox.commands
         }
-        let cancelled = running
+        // Transfers waiting for a slot first, so that none is started as the running ones end.
+        let cancelled = slots.removeAllWaiting() + running
         for transfer in cancelled {
             cancel(onLoop: transfer, shuttingDown: true)
         }

@@ -43,7 +43,6 @@ final class EasyHandle {
         var headers: UnsafeMutablePointer<curl_slist>?
         var headersSet = false
         var connectTimeout = -1
-        var totalTimeout = -1
         var idleSeconds = -1
         var maxBodySize: Int64 = -1
         /// Whether `CURLOPT_REQUEST_TARGET` is set (see `Transfer.requestTarget(of:)`).

@@ -13,9 +13,8 @@ struct PreparedOptions: Sendable {
     let defaultHeaderLines: [(name: String, line: String)]
     /// The first default header that cannot be sent, if any: every request then fails with it.
     let invalidDefaultHeader: String?
-    /// The default timeouts in libcurl's milliseconds (0: no limit), converted once.
+    /// The default connect timeout in libcurl's milliseconds (0: no limit), converted once.
     let defaultConnectTimeoutMilliseconds: Int
-    let defaultTotalTimeoutMilliseconds: Int
     /// The default stall limit in whole seconds (0: none).
     let defaultIdleSeconds: Int
     /// The proxy for each scheme ("" for none), and whether that scheme's transfers wait to
@@ -36,7 +35,6 @@ struct PreparedOptions: Sendable {
         defaultHeaderLines = defaults.map { ($0.name, Transfer.curlHeaderLine($0)) }
         invalidDefaultHeader = defaults.first { !Transfer.isValidHeader($0) }?.name
         defaultConnectTimeoutMilliseconds = configuration.timeouts.connect?.roundedUpMilliseconds ?? 0
-        defaultTotalTimeoutMilliseconds = configuration.timeouts.total?.roundedUpMilliseconds ?? 0
         defaultIdleSeconds = configuration.timeouts.idle?.roundedUpSeconds ?? 0
         httpProxy = configuration.proxy.proxy(forScheme: "http") ?? ""
         httpsProxy = configuration.proxy.proxy(forScheme: "https") ?? ""
@@ -301,29 +299,28 @@ extension Transfer {
         }
     }
 
-    /// The connect, total and idle limits: the request's own, or the transport's.
+    /// Sets the timeouts in force (the request's own, or the transport's) and the total
+    /// deadline, which the event loop keeps (see ``TransferDeadlines``): libcurl gets no total
+    /// timeout, so it cannot end a transfer at a time of its own reckoning.
+    func setDeadline(_ options: PreparedOptions) {
+        effectiveTimeouts = request.timeouts ?? options.configuration.timeouts
+        deadline = effectiveTimeouts.total.map { createdAt &+ UInt64($0.roundedUpNanoseconds) } ?? .max
+    }
+
+    /// The connect and idle limits: the request's own, or the transport's.
     private func applyTimeouts(to handle: EasyHandle, _ options: PreparedOptions, _ applied: inout EasyHandle.AppliedOptions) {
         let connectMilliseconds: Int
-        let totalMilliseconds: Int
         let idleSeconds: Int
         if let timeouts = request.timeouts {
-            effectiveTimeouts = timeouts
             connectMilliseconds = timeouts.connect?.roundedUpMilliseconds ?? 0
-            totalMilliseconds = timeouts.total?.roundedUpMilliseconds ?? 0
             idleSeconds = timeouts.idle?.roundedUpSeconds ?? 0
         } else {
-            effectiveTimeouts = options.configuration.timeouts
             connectMilliseconds = options.defaultConnectTimeoutMilliseconds
-            totalMilliseconds = options.defaultTotalTimeoutMilliseconds
             idleSeconds = options.defaultIdleSeconds
         }
         if applied.connectTimeout != connectMilliseconds {
             handle.set(CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds)
             applied.connectTimeout = connectMilliseconds
-        }
-        if applied.totalTimeout != totalMilliseconds {
-            handle.set(CURLOPT_TIMEOUT_MS, totalMilliseconds)
-            applied.totalTimeout = totalMilliseconds
         }
         if applied.idleSeconds != idleSeconds {
             // Under one byte a second for `idleSeconds` is a stall (0 turns the check off).

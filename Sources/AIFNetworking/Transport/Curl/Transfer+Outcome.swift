@@ -48,6 +48,28 @@ extension Transfer {
         }
     }
 
+    /// The error of a transfer the event loop ended at its total deadline (`now`), saying how
+    /// far it had got.
+    func timeoutError(handle: EasyHandle?, now: UInt64) -> TransportError {
+        let limit = effectiveTimeouts.total.map { "\($0)" } ?? "its limit"
+        let elapsed = Double(now &- createdAt) / 1_000_000_000
+        let stage: String
+        guard let handle else {
+            return TransportError(.totalTimeout, url: urlString, detail: "the total timeout of \(limit) (Timeouts.total) ran out after \((elapsed * 1_000).rounded() / 1_000) s, waiting for one of the host's connections to come free (ConnectionPool.maxConnectionsPerHost)")
+        }
+        if handle.info(offset: CURLINFO_PRETRANSFER_TIME_T) == 0 {
+            stage = handle.info(offset: CURLINFO_CONNECT_TIME_T) == 0
+                ? "before a connection was made"
+                : "while the connection was being set up"
+        } else if headerBlock.count == 0 {
+            stage = "waiting for the response"
+        } else {
+            stage = "receiving the response (\(hasReceivedBody ? streamedBodyBytes + Int64(body.count) : 0) body bytes so far)"
+        }
+        let seconds = (elapsed * 1_000).rounded() / 1_000
+        return TransportError(.totalTimeout, url: urlString, detail: "the total timeout of \(limit) (Timeouts.total) ran out after \(seconds) s, \(stage)")
+    }
+
     /// Translates a libcurl failure into a ``TransportError`` that names what went wrong.
     func error(for code: CURLcode, handle: EasyHandle) -> TransportError {
         let message = handle.errorMessage ?? String(cString: curl_easy_strerror(code))

@@ -5,6 +5,7 @@
 /// ```
 ///   pending ──start──▶ running ──done──▶ finished
 ///      │                  │
+///      │                  ├──timeOut─────────▶ finished (failed)
 ///      │                  └──cancel / shutdown──▶ finished (cancelled)
 ///      ├──shutdown──────────────────────────────▶ finished (cancelled)
 ///      └──cancel──▶ pending, cancel requested ──start / shutdown──▶ finished (cancelled)
@@ -57,6 +58,14 @@ struct TransferStateMachine: Sendable {
         case ignore
     }
 
+    /// What to do when the transfer's total timeout runs out.
+    enum TimeoutAction: Equatable {
+        /// Remove the handle from the multi handle, then deliver the timeout.
+        case removeAndDeliverTimeout
+        /// It is not running (its deadline is kept only while it runs) or already ended.
+        case ignore
+    }
+
     /// What to do when the transfer is cancelled (by its task or by shutdown).
     enum CancelAction: Equatable {
         /// It never reached libcurl: deliver the cancellation.
@@ -106,6 +115,17 @@ struct TransferStateMachine: Sendable {
         case .running:
             state = .finished(succeeded ? .completed : .failed)
             return .removeAndDeliver
+        case .pending, .finished:
+            return .ignore
+        }
+    }
+
+    /// The event loop found the transfer's total deadline passed.
+    mutating func timeOut() -> TimeoutAction {
+        switch state {
+        case .running:
+            state = .finished(.failed)
+            return .removeAndDeliverTimeout
         case .pending, .finished:
             return .ignore
         }

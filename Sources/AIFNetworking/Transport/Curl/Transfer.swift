@@ -46,6 +46,16 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var effectiveTimeouts = Timeouts.default
     /// Where the loop keeps the transfer in its table of running transfers.
     @exclusivity(unchecked) var runningIndex = -1
+    /// When the transfer was made (``TransferSteering/now()`` nanoseconds): its total timeout
+    /// counts from here, the moment the caller asked for it.
+    let createdAt = TransferSteering.now()
+    /// When the total timeout runs out, in ``TransferSteering/now()`` nanoseconds (set with
+    /// the options; `UInt64.max` without one).
+    @exclusivity(unchecked) var deadline = UInt64.max
+    /// Where the loop keeps the transfer in its ``TransferDeadlines`` (-1: not there).
+    @exclusivity(unchecked) var deadlineIndex = -1
+    /// The origin whose slot the transfer holds in the loop's ``HostSlots`` (`nil`: none).
+    @exclusivity(unchecked) var slotOrigin: String?
 
     /// The raw header lines of the latest response (reset at each status line, so after
     /// redirects and `100 Continue` only the final response's headers remain).

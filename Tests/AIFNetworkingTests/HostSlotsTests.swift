@@ -1,0 +1,103 @@
+@testable import AIFNetworking
+import Foundation
+import Testing
+
+/// The event loop's bookkeeping for time and connections, without I/O: the deadline heap checked
+/// against a sorted reference, and the host slots' origins and order.
+@Suite("Transfer deadlines and host slots")
+struct HostSlotsTests {
+    private func transfer(_ url: String = "http://127.0.0.1:8080/a") -> Transfer {
+        Transfer(request: HTTPRequest(url: URL(string: url)!), progress: nil, completion: nil)
+    }
+
+    @Test func originsNameSchemeHostAndPort() {
+        #expect(HostSlots.origin(of: "http://Example.COM/a?b") == "http://example.com:80")
+        #expect(HostSlots.origin(of: "https://example.com") == "https://example.com:443")
+        #expect(HostSlots.origin(of: "http://user:pa@ss@127.0.0.1:8080/x") == "http://127.0.0.1:8080")
+        #expect(HostSlots.origin(of: "https://[::1]/x") == "https://[::1]:443")
+        #expect(HostSlots.origin(of: "https://[::1]:8443#f") == "https://[::1]:8443")
+        #expect(HostSlots.origin(of: "ftp://example.com/") == nil)
+        #expect(HostSlots.origin(of: "no scheme") == nil)
+    }
+
+    /// Random inserts and removals: the heap hands out expired transfers in deadline order, never
+    /// one that was removed, and each transfer knows its place until it leaves.
+    @Test func deadlinesComeOutInOrderAndRemovedOnesNever() {
+        var random = SystemRandomNumberGenerator()
+        var heap = TransferDeadlines()
+        var reference: [ObjectIdentifier: UInt64] = [:]
+        var transfers: [Transfer] = []
+        for round in 0..<2_000 {
+            if round % 3 == 2, let victim = transfers.randomElement(using: &random) {
+                heap.remove(victim)
+                heap.remove(victim)   // harmless twice
+                reference[ObjectIdentifier(victim)] = nil
+                #expect(victim.deadlineIndex == -1)
+            } else {
+                let transfer = transfer()
+                transfer.deadline = UInt64.random(in: 0..<10_000, using: &random)
+                heap.insert(transfer)
+                transfers.append(transfer)
+                reference[ObjectIdentifier(transfer)] = transfer.deadline
+            }
+        }
+        var popped: [UInt64] = []
+        while let transfer = heap.popExpired(now: 5_000) {
+            #expect(reference.removeValue(forKey: ObjectIdentifier(transfer)) == transfer.deadline)
+            popped.append(transfer.deadline)
+        }
+        #expect(popped == popped.sorted())
+        #expect(reference.values.allSatisfy { $0 > 5_000 })
+        #expect(heap.earliest == reference.values.min())
+    }
+
+    @Test func aHostsTransfersOverItsLimitWaitAndStartInOrder() {
+        var slots = HostSlots(perHost: 2, streamsPerConnection: 100)
+        let first = transfer(), second = transfer(), third = transfer(), fourth = transfer()
+        let elsewhere = transfer("http://127.0.0.1:9090/b")
+        let firstAdmitted = slots.admit(first)
+        #expect(firstAdmitted)
+        let secondAdmitted = slots.admit(second)
+        #expect(secondAdmitted)
+        let thirdAdmitted = slots.admit(third)
+        #expect(!thirdAdmitted)
+        let fourthAdmitted = slots.admit(fourth)
+        #expect(!fourthAdmitted)
+        let elsewhereAdmitted = slots.admit(elsewhere)
+        #expect(elsewhereAdmitted)
+        // A waiting transfer that ended while it waited is passed over.
+        _ = third.state.start()
+        _ = third.state.cancel()
+        let startedEarly = slots.nextToStart(for: "http://127.0.0.1:8080")
+        #expect(startedEarly == nil)
+        let origin = slots.release(first)
+        #expect(origin == "http://127.0.0.1:8080")
+        let startedNext = slots.nextToStart(for: "http://127.0.0.1:8080")
+        #expect(startedNext === fourth)
+        let startedBeyondTheLimit = slots.nextToStart(for: "http://127.0.0.1:8080")
+        #expect(startedBeyondTheLimit == nil)
+        let releasedTwice = slots.release(first)
+        #expect(releasedTwice == nil)   // a slot is given back once
+    }
+
+    @Test func aHostThatMultiplexesTakesAConnectionsWorthOfStreams() {
+        var slots = HostSlots(perHost: 1, streamsPerConnection: 3)
+        let transfers = (0..<5).map { _ in transfer("https://127.0.0.1:8443/") }
+        let firstStreamAdmitted = slots.admit(transfers[0])
+        #expect(firstStreamAdmitted)
+        for waiting in transfers.dropFirst() {
+            let admitted = slots.admit(waiting)
+            #expect(!admitted)
+        }
+        let multiplexingOrigin = slots.noteMultiplexing(of: transfers[0])
+        #expect(multiplexingOrigin == "https://127.0.0.1:8443")
+        let secondStream = slots.nextToStart(for: "https://127.0.0.1:8443")
+        #expect(secondStream === transfers[1])
+        let thirdStream = slots.nextToStart(for: "https://127.0.0.1:8443")
+        #expect(thirdStream === transfers[2])
+        let fourthStream = slots.nextToStart(for: "https://127.0.0.1:8443")
+        #expect(fourthStream == nil)
+        let stillWaiting = slots.removeAllWaiting().map(ObjectIdentifier.init)
+        #expect(stillWaiting == transfers.suffix(2).map(ObjectIdentifier.init))
+    }
+}
