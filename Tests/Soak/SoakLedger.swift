@@ -20,6 +20,9 @@ final class SoakLedger: LoadObserver {
         var attempts = 0
         var retries = 0
         var renewals = 0
+        /// How late each attempt that ended in a total timeout was told, in milliseconds past
+        /// its limit (counted from just before it was signed).
+        var timeoutLateness: [Double] = []
         var finished = 0
         var residentMiB: [(loads: Int, mib: Double)] = []
     }
@@ -33,7 +36,14 @@ final class SoakLedger: LoadObserver {
         var attempts: Int
         var retries: Int
         var renewals: Int
+        /// Sorted, in milliseconds.
+        var timeoutLateness: [Double]
         var residentMiB: [(loads: Int, mib: Double)]
+
+        /// The lateness at quantile `q` (0…1), or 0 without timeouts.
+        func lateness(at q: Double) -> Double {
+            timeoutLateness.isEmpty ? 0 : timeoutLateness[min(timeoutLateness.count - 1, Int(Double(timeoutLateness.count) * q))]
+        }
     }
 
     private let loads: Int
@@ -91,21 +101,37 @@ final class SoakLedger: LoadObserver {
             let twice = state.entries.values.count { $0.endings > 1 || $0.delegateCalls > 1 }
             return Report(
                 ended: state.finished, missing: max(0, loads - state.finished) + neverEnded, duplicated: twice, outcomes: state.outcomes,
-                attempts: state.attempts, retries: state.retries, renewals: state.renewals, residentMiB: state.residentMiB)
+                attempts: state.attempts, retries: state.retries, renewals: state.renewals,
+                timeoutLateness: state.timeoutLateness.sorted(), residentMiB: state.residentMiB)
         }
     }
 
     private final class Observation: LoadObservation {
         let ledger: SoakLedger
         let id: RequestID
+        /// When the attempt under way was about to be signed.
+        private let attemptStart = Mutex<ContinuousClock.Instant?>(nil)
 
         init(ledger: SoakLedger, id: RequestID) {
             self.ledger = ledger
             self.id = id
         }
 
+        func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders) {
+            attemptStart.withLock { $0 = .now }
+        }
+
         func attemptDidEnd(_ attempt: ObservedAttempt) {
-            ledger.note(id) { state, _ in state.attempts += 1 }
+            var lateness: Double?
+            if case .failure(let error as TransportError) = attempt.result, error.code == .totalTimeout,
+                let limit = attempt.request.timeouts?.total, let start = attemptStart.withLock({ $0 })
+            {
+                lateness = (ContinuousClock.now - start - limit) / .milliseconds(1)
+            }
+            ledger.note(id) { state, _ in
+                state.attempts += 1
+                if let lateness { state.timeoutLateness.append(lateness) }
+            }
         }
 
         func loadWillRetry(_ retry: RetryAttempt) {

@@ -101,6 +101,8 @@ print("OUTCOMES " + report.outcomes.sorted { $0.value > $1.value }.map { "\($0.k
 print("ATTEMPTS sent=\(report.attempts) retries=\(report.retries) credential-renewals=\(report.renewals)")
 print("RSS-MIB " + report.residentMiB.map { "\($0.loads / 1000)k:\(String(format: "%.1f", $0.mib))" }.joined(separator: " "))
 print(String(format: "RATE loads/s=%.0f seconds=%.1f", Double(report.ended) / seconds, seconds))
+print(String(format: "TIMEOUTS late-ms p50=%.0f p99=%.0f max=%.0f count=%d",
+    report.lateness(at: 0.5), report.lateness(at: 0.99), report.timeoutLateness.last ?? 0, report.timeoutLateness.count))
 let rssFirst = report.residentMiB.first?.mib ?? 0
 let rssLast = report.residentMiB.last?.mib ?? 0
 let leaked = max(0, descriptorsAfter - descriptorsBefore)
@@ -109,6 +111,8 @@ print(String(format: "SOAK loads=%d missing=%d duplicated=%d rss-first-mib=%.1f 
 var failures: [String] = []
 if report.missing > 0 { failures.append("\(report.missing) loads never ended") }
 if report.duplicated > 0 { failures.append("\(report.duplicated) loads ended more than once") }
+// A total timeout is told when it is due: at the 99th percentile within a quarter of a second.
+if report.lateness(at: 0.99) > 250 { failures.append(String(format: "total timeouts told late: p99 %.0f ms past their limit", report.lateness(at: 0.99))) }
 if leaked > 0 { failures.append("\(leaked) descriptors still open (\(descriptorsBefore) before, \(descriptorsAfter) after)") }
 // Flat: the last sample within 16 MiB of the first, which is taken after 10,000 loads.
 if rssLast > rssFirst + 16 { failures.append(String(format: "resident memory grew from %.1f MiB to %.1f MiB", rssFirst, rssLast)) }
