@@ -174,7 +174,7 @@ struct CurlTransportCancellationTests {
             transport.shutdown()
             done.withLock { $0 = true }
         })
-        #expect(await waitUntil(timeout: .seconds(20)) { done.withLock { $0 } })
+        #expect(await waitUntil(timeout: .seconds(5)) { done.withLock { $0 } })
         transport.shutdown()
     }
 

@@ -34,8 +34,8 @@ struct CurlTransportFailureTests {
         }
         #expect(error?.code == .connectTimeout)
         #expect(error?.isTimeout == true)
-        // Well before the 20 s total, with room for a loaded machine under the sanitizer.
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // At the 300 ms connect timeout, not the 20 s total.
+        #expect(ContinuousClock.now - started < .milliseconds(1300))
     }
 
     @Test func aSlowResponseIsATotalTimeout() async throws {
@@ -47,7 +47,7 @@ struct CurlTransportFailureTests {
             try await transport.send(HTTPRequest(url: server.url("slow/20000"), timeouts: Timeouts(connect: .seconds(5), total: .milliseconds(300))))
         }
         #expect(error?.code == .totalTimeout)
-        #expect(ContinuousClock.now - started < .seconds(8))
+        #expect(ContinuousClock.now - started < .milliseconds(1300))
     }
 
     @Test func aSlowServerWithinTheLimitIsFine() async throws {

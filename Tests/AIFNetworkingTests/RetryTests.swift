@@ -90,8 +90,7 @@ struct RetryTests {
     }
 
     /// A Retry-After of 25 s past a 20 s deadline, or past a 2 s longest wait: the answer is
-    /// delivered without a second request, well before the 25 s would have passed (the
-    /// deadline is long enough for a machine busy with the sanitizer's run to answer first).
+    /// delivered at once, without a second request.
     @Test func aRetryAfterPastTheDeadlineOrTheLongestWaitEndsTheLoadAtOnce() async throws {
         let stack = try await ShopStack.make()
         let bounded = flaky(stack) { $0.timeouts = Timeouts(connect: .seconds(10), total: .seconds(20)) }
@@ -99,16 +98,14 @@ struct RetryTests {
         var error = await #expect(throws: APIError.self) { try await bounded.load(["failures": 1, "status": 503, "retry_after": 25]) }
         #expect(error?.statusCode == 503)
         #expect(error?.attempts == 1)
-        // Before the 25 s the server asked for (under the thread sanitizer with the whole
-        // suite running, these loads have taken 12 s to be told).
-        #expect(ContinuousClock.now - started < .seconds(20))
+        #expect(ContinuousClock.now - started < .seconds(1))
 
         let impatient = flaky(stack) { $0.retryPolicy?.maxDelay = .seconds(2) }
         started = ContinuousClock.now
         error = await #expect(throws: APIError.self) { try await impatient.load(["failures": 1, "status": 429, "retry_after": 25]) }
         #expect(error?.statusCode == 429)
         #expect(error?.attempts == 1)
-        #expect(ContinuousClock.now - started < .seconds(20))
+        #expect(ContinuousClock.now - started < .seconds(1))
         #expect(stack.transport.sent == 2)
     }
 
@@ -133,9 +130,8 @@ struct RetryTests {
     /// Cancelled by ID during a 20-second Retry-After, the load ends at once. The stack has a
     /// transport of its own and runs loads on its thread, so that the time measured is the
     /// library's; and the best of three tries counts, so that a machine busy with other work
-    /// (a build, the other tests) does not decide it. Every try ends well before the 20 s
-    /// (under the thread sanitizer, with the whole suite running, one try in three was once
-    /// held up 4.3 s — with the rest of the process: the test itself took 12 s, not 0.5).
+    /// (a build, the other tests) does not decide it. Every try ends at once, well under a
+    /// second.
     @Test func cancellingDuringTheWaitEndsTheLoadAtOnce() async throws {
         let transport = CurlTransport()
         defer { transport.shutdown() }
@@ -160,7 +156,7 @@ struct RetryTests {
             #expect(!stack.proxy.isInFlight(id))
         }
         #expect(try #require(latencies.min()) < .milliseconds(50), "\(latencies)")
-        #expect(latencies.allSatisfy { $0 < .seconds(10) }, "\(latencies)")
+        #expect(latencies.allSatisfy { $0 < .seconds(1) }, "\(latencies)")
         #expect(stack.transport.sent == 3)
     }
 
@@ -175,9 +171,7 @@ struct RetryTests {
         let cancelled = ContinuousClock.now
         task.cancel()
         let error = await #expect(throws: APIError.self) { try await task.value }
-        // Half the server's 20 s: under the thread sanitizer with the whole suite running,
-        // being told has taken 4.7 s.
-        #expect(ContinuousClock.now - cancelled < .seconds(10))
+        #expect(ContinuousClock.now - cancelled < .seconds(1))
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
         #expect(stack.transport.sent == 1)
