@@ -46,9 +46,13 @@ transport-sample:
 ## The whole test suite: once plainly, once under the thread sanitizer.
 test: test-plain test-tsan
 
-# Suites that keep both cores busy for seconds (thousands of transfers in flight), and those whose
-# bounds are a tenth of a second (timeouts told on time under load), run on their own
-# after the rest, so that other suites' time bounds are never measured against their load.
+# The tests run one at a time (`--no-parallel`, which Swift Testing honours too): many promise
+# that something ends at once or at its deadline, and with every test of the suite running
+# together on two cores under the thread sanitizer, each transport's loop thread got so little of
+# the machine that loads were told seconds late (six such failures in one parallel TSan run of
+# the suite, none in a serial run). Suites that keep both cores busy for seconds (thousands of
+# transfers in flight), and those whose bounds are a tenth of a second (timeouts told on time
+# under load), run on their own after the rest.
 ALONE := CurlTransportScaleTests|CurlTransportTimeKeepingTests
 
 test-plain:
@@ -56,8 +60,8 @@ test-plain:
 	scripts/check-consumer-dependencies.sh
 	scripts/extract-readme-snippets.sh
 	scripts/build-without-warnings.sh $(TRAITS)
-	$(SWIFT) test --skip-build $(TRAITS) --skip '$(ALONE)'
-	$(SWIFT) test --skip-build $(TRAITS) --filter '$(ALONE)'
+	$(SWIFT) test --skip-build --no-parallel $(TRAITS) --skip '$(ALONE)'
+	$(SWIFT) test --skip-build --no-parallel $(TRAITS) --filter '$(ALONE)'
 	scripts/build-documentation.sh
 
 # .tsan/suppressions.txt holds two investigated entries (see the comments there); halt_on_error
@@ -65,8 +69,8 @@ test-plain:
 test-tsan:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
 	scripts/extract-readme-snippets.sh
-	TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt $(TSAN_OPTIONS)" $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(TRAITS) --skip '$(ALONE)'
-	TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt $(TSAN_OPTIONS)" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan $(TRAITS) --filter '$(ALONE)'
+	TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt $(TSAN_OPTIONS)" $(SWIFT) test --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --skip '$(ALONE)'
+	TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt $(TSAN_OPTIONS)" $(SWIFT) test --skip-build --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --filter '$(ALONE)'
 
 ## The whole suite under AddressSanitizer (not part of `make test`). Leak detection is off: in
 ## Swift, LeakSanitizer reports memory that is still referenced — a weak reference's side table
@@ -76,8 +80,8 @@ test-tsan:
 test-asan:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
 	scripts/extract-readme-snippets.sh
-	ASAN_OPTIONS="detect_leaks=0 $(ASAN_OPTIONS)" $(SWIFT) test --sanitize=address --scratch-path .build-asan $(TRAITS) --skip '$(ALONE)'
-	ASAN_OPTIONS="detect_leaks=0 $(ASAN_OPTIONS)" $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan $(TRAITS) --filter '$(ALONE)'
+	ASAN_OPTIONS="detect_leaks=0 $(ASAN_OPTIONS)" $(SWIFT) test --no-parallel --sanitize=address --scratch-path .build-asan $(TRAITS) --skip '$(ALONE)'
+	ASAN_OPTIONS="detect_leaks=0 $(ASAN_OPTIONS)" $(SWIFT) test --skip-build --no-parallel --sanitize=address --scratch-path .build-asan $(TRAITS) --filter '$(ALONE)'
 
 ## 100,000 loads, 256 at a time, through the manager stack against the demo shop and a fault
 ## server (release build, loopback only, at most 20 minutes): fails unless every load ended exactly

@@ -23,10 +23,6 @@ struct ErrorPolicyTests {
             "SHOP_PUBLIC_KEY": ShopRoutes.publicKey, "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
         ]
         stack.registry.register(try ConfiguredService.parse(Data(text.utf8), file: "shop.json", environment: environment))
-        // "Told once" without the clock: under the thread sanitizer, with the whole suite
-        // running, a burst's loads have ended more than the default 5 s apart. The quiet period
-        // itself is tested with a clock of the test's own (`handlersAreToldOncePerQuietPeriod`).
-        stack.registry.errorHandlers.quietPeriod = .seconds(3_600)
         return stack
     }
 
