@@ -98,16 +98,20 @@ struct AuthenticatorTests {
         let shop = try await TokenShop.make()
         let old = try await shop.signIn()
         shop.tokens.expireAll()
-        // The refresh takes a while, so that every load meets the old token's 401 first (even
-        // on a machine busy with the sanitizer's run).
+        // The refresh takes a while. A load sent before it began meets the old token's 401 and
+        // is sent again with the new one; a load that starts while it runs waits for it and is
+        // sent once, with the new token (which of the two each load is depends on how quickly
+        // the first 401s come back: eight connections to the shop carry the 200).
         shop.tokens.delayIssuing(by: .seconds(2))
         let results = await shop.burst(200)
         let responses = results.compactMap { try? $0.get() }
         #expect(responses.count == 200)
         #expect(shop.tokens.refreshAttempts == 2)  // the sign-in's, and one for the burst
-        #expect(responses.allSatisfy { $0.attempts == 2 })
-        // Each load sent the old token once, and none after the refresh.
-        #expect(shop.tokens.requests(withExpired: old) == 200)
+        #expect(responses.allSatisfy { $0.attempts <= 2 })
+        let metTheRefusal = responses.count { $0.attempts == 2 }
+        #expect(metTheRefusal >= 1)
+        // Each load that met the refusal sent the old token once; none sent it after.
+        #expect(shop.tokens.requests(withExpired: old) == metTheRefusal)
         #expect(shop.authenticator.credential?.token != old)
         await shop.stop()
     }
