@@ -11,13 +11,20 @@ struct HostSlotsTests {
     }
 
     @Test func originsNameSchemeHostAndPort() {
-        #expect(HostSlots.origin(of: "http://Example.COM/a?b") == "http://example.com:80")
-        #expect(HostSlots.origin(of: "https://example.com") == "https://example.com:443")
-        #expect(HostSlots.origin(of: "http://user:pa@ss@127.0.0.1:8080/x") == "http://127.0.0.1:8080")
-        #expect(HostSlots.origin(of: "https://[::1]/x") == "https://[::1]:443")
-        #expect(HostSlots.origin(of: "https://[::1]:8443#f") == "https://[::1]:8443")
-        #expect(HostSlots.origin(of: "ftp://example.com/") == nil)
-        #expect(HostSlots.origin(of: "no scheme") == nil)
+        func key(_ url: String) -> Int? { HostSlots.originKey(of: url) }
+        #expect(key("http://Example.COM/a?b") == key("http://example.com:80/c"))
+        #expect(key("HTTPS://example.com") == key("https://example.com:443/x#y"))
+        #expect(key("http://user:pa@ss@127.0.0.1:8080/x") == key("http://127.0.0.1:8080"))
+        #expect(key("https://[::1]/x") == key("https://[::1]:443"))
+        #expect(key("https://[::1]:8443#f") != key("https://[::1]/"))
+        #expect(key("http://example.com/") != key("https://example.com/"))
+        #expect(key("http://example.com:8080/") != key("http://example.com:8081/"))
+        #expect(key("http://example.com/") != key("http://example.org/"))
+        #expect(key("ftp://example.com/") == nil)
+        #expect(key("httpx://example.com/") == nil)
+        #expect(key("http:/example.com") == nil)
+        #expect(key("no scheme") == nil)
+        #expect(key("http:///path") == nil)
     }
 
     /// Random inserts and removals: the heap hands out expired transfers in deadline order, never
@@ -68,13 +75,13 @@ struct HostSlotsTests {
         // A waiting transfer that ended while it waited is passed over.
         _ = third.state.start()
         _ = third.state.cancel()
-        let startedEarly = slots.nextToStart(for: "http://127.0.0.1:8080")
+        let startedEarly = slots.nextToStart(for: HostSlots.originKey(of: "http://127.0.0.1:8080")!)
         #expect(startedEarly == nil)
         let origin = slots.release(first)
-        #expect(origin == "http://127.0.0.1:8080")
-        let startedNext = slots.nextToStart(for: "http://127.0.0.1:8080")
+        #expect(origin == HostSlots.originKey(of: "http://127.0.0.1:8080"))
+        let startedNext = slots.nextToStart(for: HostSlots.originKey(of: "http://127.0.0.1:8080")!)
         #expect(startedNext === fourth)
-        let startedBeyondTheLimit = slots.nextToStart(for: "http://127.0.0.1:8080")
+        let startedBeyondTheLimit = slots.nextToStart(for: HostSlots.originKey(of: "http://127.0.0.1:8080")!)
         #expect(startedBeyondTheLimit == nil)
         let releasedTwice = slots.release(first)
         #expect(releasedTwice == nil)   // a slot is given back once
@@ -90,12 +97,12 @@ struct HostSlotsTests {
             #expect(!admitted)
         }
         let multiplexingOrigin = slots.noteMultiplexing(of: transfers[0])
-        #expect(multiplexingOrigin == "https://127.0.0.1:8443")
-        let secondStream = slots.nextToStart(for: "https://127.0.0.1:8443")
+        #expect(multiplexingOrigin == HostSlots.originKey(of: "https://127.0.0.1:8443"))
+        let secondStream = slots.nextToStart(for: HostSlots.originKey(of: "https://127.0.0.1:8443")!)
         #expect(secondStream === transfers[1])
-        let thirdStream = slots.nextToStart(for: "https://127.0.0.1:8443")
+        let thirdStream = slots.nextToStart(for: HostSlots.originKey(of: "https://127.0.0.1:8443")!)
         #expect(thirdStream === transfers[2])
-        let fourthStream = slots.nextToStart(for: "https://127.0.0.1:8443")
+        let fourthStream = slots.nextToStart(for: HostSlots.originKey(of: "https://127.0.0.1:8443")!)
         #expect(fourthStream == nil)
         let stillWaiting = slots.removeAllWaiting().map(ObjectIdentifier.init)
         #expect(stillWaiting == transfers.suffix(2).map(ObjectIdentifier.init))

@@ -676,7 +676,7 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     /// Starts the transfers waiting for `origin` that its free slots allow.
-    private func startWaiting(for origin: String) {
+    private func startWaiting(for origin: Int) {
         while let next = slots.nextToStart(for: origin) {
             launch(next)
         }

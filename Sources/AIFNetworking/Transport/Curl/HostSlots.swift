@@ -1,5 +1,3 @@
-import Foundation
-
 /// The event loop's admission of transfers to libcurl, host by host: at most
 /// ``CurlTransport/Configuration/ConnectionPool-swift.struct/maxConnectionsPerHost`` transfers of
 /// one origin (scheme, host and port) run in libcurl at once — that many times
@@ -23,12 +21,17 @@ struct HostSlots {
         var multiplexes = false
 
         var hasWaiting: Bool { head < waiting.count }
+
+        func limit(_ perHost: Int, _ streamsPerConnection: Int) -> Int {
+            multiplexes ? perHost * streamsPerConnection : perHost
+        }
     }
 
     /// Transfers of one origin allowed in libcurl at once over HTTP/1; `nil`: no limit.
     private let perHost: Int?
     private let streamsPerConnection: Int
-    private var hosts: [String: Host] = [:]
+    /// By ``originKey(of:)``.
+    private var hosts: [Int: Host] = [:]
 
     init(perHost: Int?, streamsPerConnection: Int) {
         self.perHost = perHost.flatMap { $0 > 0 ? $0 : nil }
@@ -37,10 +40,12 @@ struct HostSlots {
 
     /// Whether `transfer` may start now; if not, it waits for its host's next free slot.
     mutating func admit(_ transfer: Transfer) -> Bool {
-        guard let perHost, let origin = Self.origin(of: transfer.urlString) else { return true }
-        var host = hosts[origin] ?? Host()
-        defer { hosts[origin] = host }
-        if !host.hasWaiting, host.running < limit(host, perHost) {
+        guard let perHost, let origin = Self.originKey(of: transfer.urlString) else { return true }
+        return Self.admit(transfer, origin, into: &hosts[origin, default: Host()], limit: perHost, streamsPerConnection)
+    }
+
+    private static func admit(_ transfer: Transfer, _ origin: Int, into host: inout Host, limit perHost: Int, _ streams: Int) -> Bool {
+        if !host.hasWaiting, host.running < host.limit(perHost, streams) {
             host.running += 1
             transfer.slotOrigin = origin
             return true
@@ -51,24 +56,26 @@ struct HostSlots {
 
     /// Gives back the slot of a transfer that leaves libcurl (or never got there); returns its
     /// origin when a transfer may be waiting for it (see ``nextToStart(for:)``).
-    mutating func release(_ transfer: Transfer) -> String? {
-        guard let origin = transfer.slotOrigin, var host = hosts[origin] else { return nil }
+    mutating func release(_ transfer: Transfer) -> Int? {
+        guard let origin = transfer.slotOrigin, let index = hosts.index(forKey: origin) else { return nil }
         transfer.slotOrigin = nil
-        host.running -= 1
-        if host.running == 0, !host.hasWaiting, !host.multiplexes {
-            hosts[origin] = nil
-            return nil
-        }
-        hosts[origin] = host
-        return host.hasWaiting ? origin : nil
+        hosts.values[index].running -= 1
+        let host = hosts.values[index]
+        if host.hasWaiting { return origin }
+        // An idle host is forgotten, unless it is known to multiplex.
+        if host.running == 0, !host.multiplexes { hosts.remove(at: index) }
+        return nil
     }
 
     /// The next waiting transfer of `origin` that may start now, counted as running; transfers
     /// that ended while they waited (cancelled, timed out) are passed over.
-    mutating func nextToStart(for origin: String) -> Transfer? {
-        guard let perHost, var host = hosts[origin] else { return nil }
-        defer { hosts[origin] = host }
-        while host.hasWaiting, host.running < limit(host, perHost) {
+    mutating func nextToStart(for origin: Int) -> Transfer? {
+        guard let perHost, let index = hosts.index(forKey: origin) else { return nil }
+        return Self.next(of: &hosts.values[index], origin, limit: perHost, streamsPerConnection)
+    }
+
+    private static func next(of host: inout Host, _ origin: Int, limit perHost: Int, _ streams: Int) -> Transfer? {
+        while host.hasWaiting, host.running < host.limit(perHost, streams) {
             let transfer = host.waiting[host.head]
             host.head += 1
             if host.head == host.waiting.count {
@@ -85,45 +92,61 @@ struct HostSlots {
 
     /// Notes that `transfer`'s origin answered over HTTP/2, so its transfers share connections;
     /// returns the origin when more of its waiting transfers may now start.
-    mutating func noteMultiplexing(of transfer: Transfer) -> String? {
-        guard let origin = transfer.slotOrigin, var host = hosts[origin], !host.multiplexes else { return nil }
-        host.multiplexes = true
-        hosts[origin] = host
-        return host.hasWaiting ? origin : nil
+    mutating func noteMultiplexing(of transfer: Transfer) -> Int? {
+        guard let origin = transfer.slotOrigin, let index = hosts.index(forKey: origin), !hosts.values[index].multiplexes else { return nil }
+        hosts.values[index].multiplexes = true
+        return hosts.values[index].hasWaiting ? origin : nil
     }
 
     /// Takes out every waiting transfer (at shutdown).
     mutating func removeAllWaiting() -> [Transfer] {
         var all: [Transfer] = []
-        for (origin, host) in hosts where host.hasWaiting {
-            all += host.waiting[host.head...]
-            hosts[origin]?.waiting = []
-            hosts[origin]?.head = 0
+        for index in hosts.indices where hosts.values[index].hasWaiting {
+            all += hosts.values[index].waiting[hosts.values[index].head...]
+            hosts.values[index].waiting = []
+            hosts.values[index].head = 0
         }
         return all
     }
 
-    private func limit(_ host: Host, _ perHost: Int) -> Int {
-        host.multiplexes ? perHost * streamsPerConnection : perHost
-    }
-
-    /// `scheme://host:port` of an absolute http(s) URL, lowercased, with the scheme's default port
-    /// written out; `nil` for anything else (libcurl then refuses it).
-    static func origin(of url: String) -> String? {
-        guard let schemeEnd = url.range(of: "://") else { return nil }
-        let scheme = url[..<schemeEnd.lowerBound].lowercased()
-        let rest = url[schemeEnd.upperBound...]
-        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        guard !authority.isEmpty else { return nil }
-        let host = authority.lowercased()
-        // A port is what follows the last colon after any bracketed IPv6 address.
-        let afterAddress = host.lastIndex(of: "]").map { host[host.index(after: $0)...] } ?? host[...]
-        if afterAddress.contains(":") { return scheme + "://" + host }
-        switch scheme {
-        case "http": return "http://" + host + ":80"
-        case "https": return "https://" + host + ":443"
-        default: return nil
+    /// A number naming the origin of an absolute http(s) URL — its scheme, host and port, case
+    /// aside, the scheme's default port written out or not — or `nil` for anything else (libcurl
+    /// then refuses it). A hash of the bytes, read in place: this runs for every request.
+    static func originKey(of url: String) -> Int? {
+        var url = url
+        return url.withUTF8 { bytes -> Int? in
+            var hasher = Hasher()
+            var index = 0
+            // The scheme, up to "://".
+            let scheme: Int   // 1: http, 2: https
+            while index < bytes.count, bytes[index] != UInt8(ascii: ":") { index += 1 }
+            func lowered(_ at: Int) -> UInt8 { bytes[at] | 0x20 }
+            guard index == 4 || index == 5, lowered(0) == UInt8(ascii: "h"), lowered(1) == UInt8(ascii: "t"),
+                lowered(2) == UInt8(ascii: "t"), lowered(3) == UInt8(ascii: "p")
+            else { return nil }
+            if index == 4 { scheme = 1 } else if lowered(4) == UInt8(ascii: "s") { scheme = 2 } else { return nil }
+            guard index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
+            index += 3
+            // The authority, up to the path, query or fragment; what follows an "@" replaces
+            // what came before it (user information).
+            var start = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"), bytes[index] != UInt8(ascii: "#") {
+                if bytes[index] == UInt8(ascii: "@") { start = index + 1 }
+                index += 1
+            }
+            guard start < index else { return nil }
+            hasher.combine(scheme)
+            var portSeen = false
+            var inBrackets = false
+            for byte in bytes[start..<index] {
+                if byte == UInt8(ascii: "[") { inBrackets = true } else if byte == UInt8(ascii: "]") { inBrackets = false }
+                if byte == UInt8(ascii: ":"), !inBrackets { portSeen = true }
+                hasher.combine(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+            }
+            if !portSeen {
+                for byte in (scheme == 1 ? ":80" : ":443").utf8 { hasher.combine(byte) }
+            }
+            return hasher.finalize()
         }
     }
 }

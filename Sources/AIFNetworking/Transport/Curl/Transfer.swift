@@ -55,7 +55,7 @@ final class Transfer: @unchecked Sendable {
     /// Where the loop keeps the transfer in its ``TransferDeadlines`` (-1: not there).
     @exclusivity(unchecked) var deadlineIndex = -1
     /// The origin whose slot the transfer holds in the loop's ``HostSlots`` (`nil`: none).
-    @exclusivity(unchecked) var slotOrigin: String?
+    @exclusivity(unchecked) var slotOrigin: Int?
 
     /// The raw header lines of the latest response (reset at each status line, so after
     /// redirects and `100 Continue` only the final response's headers remain).
