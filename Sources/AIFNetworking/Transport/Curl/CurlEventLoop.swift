@@ -409,13 +409,7 @@ final class CurlEventLoop: @unchecked Sendable {
             // Without a handle it was still waiting for a slot.
             let outcome = Result<HTTPResponse, TransportError>.failure(transfer.timeoutError(handle: transfer.handle, now: now))
             if let handle = transfer.handle { _ = curl_multi_remove_handle(multi, handle.raw) }
-            removeFromRunning(transfer)
-            recycle(transfer)
-            if transfer.completesInBatches {
-                resumptions.append((transfer, outcome))
-            } else {
-                transfer.deliver(outcome)
-            }
+            end(transfer, with: outcome, batching: &resumptions)
         }
         deliverInBatches(resumptions)
     }
@@ -624,13 +618,22 @@ final class CurlEventLoop: @unchecked Sendable {
                 startWaiting(for: origin)
             }
             _ = curl_multi_remove_handle(multi, easy)
-            removeFromRunning(transfer)
-            recycle(transfer)
-            if transfer.completesInBatches {
-                resumptions.append((transfer, outcome))
-            } else {
-                transfer.deliver(outcome)
-            }
+            end(transfer, with: outcome, batching: &resumptions)
+        }
+    }
+
+    /// Lets go of a transfer out of the multi handle and delivers its outcome: at once, or with
+    /// the batch when it completes in batches.
+    private func end(
+        _ transfer: Transfer, with outcome: Result<HTTPResponse, TransportError>,
+        batching resumptions: inout [(Transfer, Result<HTTPResponse, TransportError>)]
+    ) {
+        removeFromRunning(transfer)
+        recycle(transfer)
+        if transfer.completesInBatches {
+            resumptions.append((transfer, outcome))
+        } else {
+            transfer.deliver(outcome)
         }
     }
 
