@@ -65,12 +65,15 @@ test-plain:
 	scripts/build-documentation.sh
 
 # .tsan/suppressions.txt holds two investigated entries (see the comments there); halt_on_error
-# stays off so that every report is printed, and any report still fails the run.
+# stays off so that every report is printed, and any report still fails the run. Reports go to
+# files and are printed after the tests (scripts/with-sanitizer-reports.sh), so that the end of
+# the log shows them whole.
+TSAN_RUN = TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt log_path=$(CURDIR)/.build-tsan/reports/$(1)/tsan $(TSAN_OPTIONS)"
 test-tsan:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
 	scripts/extract-readme-snippets.sh
-	TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt $(TSAN_OPTIONS)" $(SWIFT) test --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --skip '$(ALONE)'
-	TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt $(TSAN_OPTIONS)" $(SWIFT) test --skip-build --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --filter '$(ALONE)'
+	scripts/with-sanitizer-reports.sh .build-tsan/reports/suite env $(call TSAN_RUN,suite) $(SWIFT) test --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --skip '$(ALONE)'
+	scripts/with-sanitizer-reports.sh .build-tsan/reports/alone env $(call TSAN_RUN,alone) $(SWIFT) test --skip-build --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --filter '$(ALONE)'
 
 ## The whole suite under AddressSanitizer (not part of `make test`). Leak detection is off: in
 ## Swift, LeakSanitizer reports memory that is still referenced — a weak reference's side table

@@ -235,18 +235,17 @@ struct ShopSample {
         defer { try? FileManager.default.removeItem(at: folder) }
         faults.cutNextExport(after: 1 << 20)
         let exports = APIManager(Endpoint<NoContent>(service: .shop, methodName: "exports/{name}"))
-        let nextQuarter = Mutex(1)
+        let nextQuarter = Atomic(1)
         let file = try await exports.download(
             ["name": "catalogue.csv"], to: FileDownload(to: folder.appending(path: "catalogue.csv")), control: TransferControl(maxBytesPerSecond: 4 << 20)
         ) { progress in
             // A line at each quarter of the file.
             guard let fraction = progress.fractionCompleted else { return }
-            let quarter = nextQuarter.withLock { next -> Int? in
-                guard fraction >= Double(next) / 4 else { return nil }
-                defer { next = Int(fraction * 4) + 1 }
-                return Int(fraction * 4)
-            }
-            guard let quarter else { return }
+            let next = nextQuarter.load(ordering: .relaxed)
+            let quarter = Int(fraction * 4)
+            guard fraction >= Double(next) / 4,
+                nextQuarter.compareExchange(expected: next, desired: quarter + 1, ordering: .relaxed).exchanged
+            else { return }
             let rate = progress.bytesPerSecond.map { String(format: ", %.1f MiB/s", $0 / 1_048_576) } ?? ""
             print("   \(quarter * 25)%: \(progress.bytesReceived) of \(progress.totalBytesToReceive ?? 0) bytes\(rate)")
         }
@@ -341,12 +340,18 @@ struct ShopSample {
 }
 
 /// Supplies the listing's filter and prints each page; asks for the next page until the last.
-final class ListingPrinter: APIManagerDelegate, APIManagerParamSource {
-    private let state = Mutex<(pages: Int, done: CheckedContinuation<Int, any Error>?)>((0, nil))
+///
+/// The delegate hears from the transport's threads, so its state sits behind a lock: an
+/// `NSLock` (a pthread mutex), which the thread sanitizer sees, where on Linux it cannot see
+/// `Synchronization.Mutex`'s futex-based locking and reports its critical sections as racing.
+final class ListingPrinter: APIManagerDelegate, APIManagerParamSource, @unchecked Sendable {
+    private let lock = NSLock()
+    private var pages = 0
+    private var done: CheckedContinuation<Int, any Error>?
 
     func run(_ list: GoodsListManager) async throws -> Int {
         try await withCheckedThrowingContinuation { continuation in
-            state.withLock { $0.done = continuation }
+            lock.withLock { done = continuation }
             list.loadFirstPage()
         }
     }
@@ -357,9 +362,9 @@ final class ListingPrinter: APIManagerDelegate, APIManagerParamSource {
 
     func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
         guard let list = manager as? GoodsListManager, let page = response.content as? GoodsPage else { return }
-        let pages = state.withLock { state in
-            state.pages += 1
-            return state.pages
+        let pages = lock.withLock {
+            self.pages += 1
+            return self.pages
         }
         if pages <= 3 || list.isLastPage {
             let ids = page.items.isEmpty ? "none" : "\(page.items.first!.id)–\(page.items.last!.id)"
@@ -368,42 +373,44 @@ final class ListingPrinter: APIManagerDelegate, APIManagerParamSource {
             print("   …")
         }
         if list.loadNextPage() == nil {
-            state.withLock { state in
-                state.done?.resume(returning: state.pages)
-                state.done = nil
+            lock.withLock {
+                done?.resume(returning: self.pages)
+                done = nil
             }
         }
     }
 
     func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
-        state.withLock { state in
-            state.done?.resume(throwing: error)
-            state.done = nil
+        lock.withLock {
+            done?.resume(throwing: error)
+            done = nil
         }
     }
 }
 
 /// Sees how the slow request ends: the delegate should hear nothing, the interceptor a
-/// cancellation.
-final class CancellationWatcher: APIManagerDelegate, APIManagerInterceptor {
-    private let state = Mutex<(seen: String?, waiter: CheckedContinuation<String, Never>?)>((nil, nil))
+/// cancellation. Its state sits behind an `NSLock`, as ``ListingPrinter``'s does.
+final class CancellationWatcher: APIManagerDelegate, APIManagerInterceptor, @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: String?
+    private var waiter: CheckedContinuation<String, Never>?
 
     func outcome() async -> String {
         await withCheckedContinuation { continuation in
-            let seen = state.withLock { state -> String? in
-                if let seen = state.seen { return seen }
-                state.waiter = continuation
+            let earlier = lock.withLock { () -> String? in
+                if let seen { return seen }
+                waiter = continuation
                 return nil
             }
-            if let seen { continuation.resume(returning: seen) }
+            if let earlier { continuation.resume(returning: earlier) }
         }
     }
 
     private func record(_ text: String) {
-        let waiter = state.withLock { state -> CheckedContinuation<String, Never>? in
-            state.seen = state.seen.map { $0 + "; " + text } ?? text
-            defer { state.waiter = nil }
-            return state.waiter
+        let waiter = lock.withLock { () -> CheckedContinuation<String, Never>? in
+            seen = seen.map { $0 + "; " + text } ?? text
+            defer { self.waiter = nil }
+            return self.waiter
         }
         waiter?.resume(returning: text)
     }

@@ -2,10 +2,9 @@
 // that packages using the core library alone never resolve it:
 //     .package(url: "…/AIFNetworking.git", from: "…", traits: ["Metrics"])
 #if Metrics
-import AIFNetworking
+@_spi(Support) import AIFNetworking
 import CoreMetrics
 import Metrics
-import Synchronization
 
 /// Reports every load of the proxies it observes to swift-metrics: counters, timers and an
 /// in-flight meter, labelled by service, environment and method name (and how the load ended).
@@ -125,7 +124,7 @@ private final class MetricsRegistry: Sendable {
 
     private let prefix: String
     private let factory: any MetricsFactory
-    private let endpoints = Mutex<[Key: EndpointMetrics]>([:])
+    private let endpoints = Locked<[Key: EndpointMetrics]>([:])
 
     init(prefix: String, factory: any MetricsFactory) {
         self.prefix = prefix
@@ -177,7 +176,7 @@ private final class EndpointMetrics: Sendable {
     private let phases: [Timer]
     /// By status class: `1xx` … `5xx`, then `error` (no answer, or a status outside 100–599).
     private let attemptsByStatus: [Counter]
-    private let endedByOutcome = Mutex<[String: (count: Counter, duration: Timer)]>([:])
+    private let endedByOutcome = Locked<[String: (count: Counter, duration: Timer)]>([:])
     private let prefix: String
     private let dimensions: [(String, String)]
     private let factory: any MetricsFactory

@@ -2,9 +2,8 @@
 // that packages using the core library alone never resolve it:
 //     .package(url: "…/AIFNetworking.git", from: "…", traits: ["Tracing"])
 #if Tracing
-import AIFNetworking
+@_spi(Support) import AIFNetworking
 import Foundation
-import Synchronization
 import Tracing
 
 /// Traces every load of the proxies it observes with swift-distributed-tracing: a span for the
@@ -62,7 +61,7 @@ private final class LoadTrace: LoadObservation {
     private let loadSpan: any Span
     private let name: String
     /// The span of the attempt under way (attempts of one load never overlap).
-    private let attemptSpan = Mutex<(any Span)?>(nil)
+    private let attemptSpan = Locked<(any Span)?>(nil)
 
     init(_ load: ObservedLoad, tracer: any Tracer, parent: ServiceContext) {
         self.tracer = tracer

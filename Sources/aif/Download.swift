@@ -1,7 +1,6 @@
-import AIFNetworking
+@_spi(Support) import AIFNetworking
 import ArgumentParser
 import Foundation
-import Synchronization
 
 /// `aif download SERVICE METHOD-NAME --output PATH …`: downloads a response body to a file.
 struct Download: AsyncParsableCommand {
@@ -75,7 +74,7 @@ struct Download: AsyncParsableCommand {
         let onTerminal = isatty(STDERR_FILENO) == 1
         let parameters = try options.parameters()
         // On a terminal, one line redrawn as bytes come; otherwise a plain line a second.
-        let lastLine = Mutex<ContinuousClock.Instant?>(nil)
+        let lastLine = Locked<ContinuousClock.Instant?>(nil)
         do {
             let file = try await manager.download(parameters, to: target, control: control) { progress in
                 let total = progress.totalBytesToReceive.map { " of \($0)" } ?? ""
