@@ -107,4 +107,77 @@ struct HostSlotsTests {
         let stillWaiting = slots.removeAllWaiting().map(ObjectIdentifier.init)
         #expect(stillWaiting == transfers.suffix(2).map(ObjectIdentifier.init))
     }
+
+    /// Admits `count` transfers of one origin; returns them with whether each was admitted.
+    private func admit(_ count: Int, to slots: inout HostSlots, url: String = "http://127.0.0.1:8080/a") -> [(Transfer, Bool)] {
+        (0..<count).map { _ in
+            let transfer = transfer(url)
+            return (transfer, slots.admit(transfer))
+        }
+    }
+
+    /// A per-host limit over 256 connections is split into lanes whose limits add up to it, each
+    /// lane in a multi handle of its own; transfers fill the first lane with room, and a slot
+    /// freed in a lane goes to the next waiting transfer in that same lane (its connection).
+    @Test func aLargeHostLimitIsSplitIntoLanesInHandlesOfTheirOwn() {
+        var slots = HostSlots(perHost: 601, streamsPerConnection: 100)
+        #expect(slots.multiHandleCount == HostSlots.maxMultiHandles)
+        #expect(slots.perHostInEachMultiHandle == 201)
+        let admitted = admit(602, to: &slots)
+        let firstAllAdmitted = admitted.prefix(601).allSatisfy { $0.1 }
+        #expect(firstAllAdmitted)
+        #expect(!admitted[601].1)
+        // 201, 200 and 200: the remainder goes to the first lanes.
+        let lanes = admitted.prefix(601).map(\.0.slotLane)
+        #expect(lanes == Array(repeating: 0, count: 201) + Array(repeating: 1, count: 200) + Array(repeating: 2, count: 200))
+        let handles = Set(admitted.prefix(601).map { slots.multiHandle(of: $0.0) })
+        #expect(handles.count == 3)
+        #expect(handles.allSatisfy { $0 >= 0 && $0 < slots.multiHandleCount })
+
+        let inSecondLane = admitted[300].0
+        let handle = slots.multiHandle(of: inSecondLane)
+        let origin = slots.release(inSecondLane)
+        #expect(origin != nil)
+        let next = origin.flatMap { slots.nextToStart(for: $0) }
+        #expect(next === admitted[601].0)
+        #expect(next?.slotLane == 1)
+        #expect(next.map { slots.multiHandle(of: $0) } == handle)
+    }
+
+    /// Without a per-host limit nothing waits: 256 transfers to a lane, and the last lane takes
+    /// whatever the others cannot.
+    @Test func withoutALimitNothingWaitsAndLanesStillSpreadTheLoad() {
+        var slots = HostSlots(perHost: nil, streamsPerConnection: 100)
+        #expect(slots.perHostInEachMultiHandle == nil)
+        let admitted = admit(5_000, to: &slots)
+        let allAdmitted = admitted.allSatisfy { $0.1 }
+        #expect(allAdmitted)
+        #expect(admitted.filter { $0.0.slotLane == 0 }.count == HostSlots.connectionsPerLane)
+        #expect(admitted.filter { $0.0.slotLane == HostSlots.maxMultiHandles - 1 }.count == 5_000 - 15 * HostSlots.connectionsPerLane)
+        #expect(Set(admitted.map { slots.multiHandle(of: $0.0) }).count == HostSlots.maxMultiHandles)
+    }
+
+    /// With a total connection cap (or a fixed cache size), which libcurl counts per multi handle,
+    /// everything stays in one handle and one lane.
+    @Test func oneMultiHandleWhenLibcurlMustCountEveryConnection() {
+        var slots = HostSlots(perHost: 600, streamsPerConnection: 100, oneMultiHandle: true)
+        #expect(slots.multiHandleCount == 1)
+        #expect(slots.perHostInEachMultiHandle == 600)
+        let admitted = admit(601, to: &slots)
+        let allInTheOneLaneAndHandle = admitted.prefix(600).allSatisfy { $0.1 && $0.0.slotLane == 0 && slots.multiHandle(of: $0.0) == 0 }
+        #expect(allInTheOneLaneAndHandle)
+        #expect(!admitted[600].1)
+    }
+
+    /// Origins are spread over the handles, each origin's first lane in one handle.
+    @Test func originsAreSpreadOverTheHandles() {
+        var slots = HostSlots(perHost: 8, streamsPerConnection: 100)
+        var handles = Set<Int>()
+        for port in 8000..<8064 {
+            let (transfer, admitted) = admit(1, to: &slots, url: "http://127.0.0.1:\(port)/")[0]
+            #expect(admitted && transfer.slotLane == 0)
+            handles.insert(slots.multiHandle(of: transfer))
+        }
+        #expect(handles.count > 1)
+    }
 }

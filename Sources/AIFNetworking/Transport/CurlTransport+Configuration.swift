@@ -75,10 +75,17 @@ extension CurlTransport {
         public var maxConnectionsPerHost: Int?
         /// The most connections open at a time in all; `nil` for no cap. Requests beyond the
         /// caps wait for a connection rather than failing.
+        ///
+        /// libcurl counts this cap per multi handle, so with a cap the transport keeps every
+        /// connection in one, which costs more per request with many hundreds in flight (see
+        /// <doc:TheTransport>).
         public var maxConnections: Int?
         /// How many idle connections to keep for reuse; `nil` sizes the cache to the largest
         /// number of requests that have been in flight at once (at least 16), so a steady
         /// concurrency never closes connections it will need again a moment later.
+        ///
+        /// libcurl keeps this cache per multi handle, so with a fixed size the transport keeps
+        /// every connection in one, as with ``maxConnections``.
         public var connectionCacheSize: Int?
         /// How long an idle connection may be kept before it is closed rather than reused.
         public var maxIdleTime: Duration

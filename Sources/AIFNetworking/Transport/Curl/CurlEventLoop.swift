@@ -19,14 +19,16 @@ private let loopThreadKey: pthread_key_t = {
     return key
 }()
 
-/// One libcurl multi handle driven by one dedicated thread, through libcurl's socket API on epoll.
+/// libcurl multi handles driven by one dedicated thread, through libcurl's socket API on epoll.
 ///
-/// libcurl tells the loop which sockets to watch for what (``curlWatchSocket``) and when it next
-/// needs to act on its own (``curlScheduleTimeout``); the loop waits on those sockets in an epoll
-/// set (``SocketPoller``) and hands each ready socket, or the expired timeout, to
-/// `curl_multi_socket_action`. A wake-up therefore costs in proportion to the sockets that are
-/// ready, not to the transfers in flight, so thousands of mostly idle transfers cost little more
-/// per request than a few.
+/// libcurl tells the loop which sockets to watch for what (``watch(_:for:from:)``) and when it
+/// next needs to act on its own (``MultiHandle/scheduleTimeout(in:)``); the loop waits on those
+/// sockets in an epoll set (``SocketPoller``) and hands each ready socket, or an expired timeout,
+/// to `curl_multi_socket_action` of the handle it belongs to. A wake-up therefore costs in
+/// proportion to the sockets that are ready, not to the transfers in flight; and since libcurl
+/// walks every connection of a multi handle for each request, transfers beyond a few hundred go
+/// to further handles (``HostSlots`` decides which, ``MultiHandle``), so that thousands of mostly
+/// idle transfers cost little more per request than a few.
 ///
 /// Other threads talk to the loop only through ``submit(_:)``, ``cancel(_:)`` and
 /// ``shutdown(wait:)``, which queue a command under a lock and wake the loop through the poller's
@@ -65,7 +67,6 @@ final class CurlEventLoop: @unchecked Sendable {
         var closed = false
     }
 
-    private let multi: UnsafeMutableRawPointer
     private let options: PreparedOptions
     private let logger: Logger
     private let inbox = Locked(Inbox())
@@ -82,19 +83,19 @@ final class CurlEventLoop: @unchecked Sendable {
     /// neither the lock nor a wake-up.
     @exclusivity(unchecked) private var localCommands: [Command] = []
     @exclusivity(unchecked) private var drained: [Command] = []
-    /// The transfers in the multi handle; each knows its index (``Transfer/runningIndex``).
+    /// The transfers in the multi handles; each knows its index (``Transfer/runningIndex``).
     @exclusivity(unchecked) private var running: [Transfer] = []
     @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
     /// The running transfers that have a ``TransferControl`` (few, usually none).
     @exclusivity(unchecked) private var steered: [Transfer] = []
     private let sharedHeaders: SharedHeaderLists
-    private var connectionCacheSize = 0
     private let automaticConnectionCache: Bool
+    /// The multi handles by index (``HostSlots/multiHandle(of:)``), each made when first needed.
+    @exclusivity(unchecked) private var multiHandles: [MultiHandle?]
+    /// The multi handles made so far, for the loop's turns.
+    @exclusivity(unchecked) private var activeMultiHandles: [MultiHandle] = []
     /// What the loop knows of each socket libcurl has asked it to watch, by descriptor number.
     @exclusivity(unchecked) private var sockets: [SocketState] = []
-    /// When libcurl next wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`, in
-    /// ``TransferSteering/now()`` nanoseconds (0: at once); `nil` when it has asked for none.
-    @exclusivity(unchecked) private var timeoutDeadline: UInt64?
     /// The running transfers' total deadlines, which the loop keeps itself (see
     /// ``TransferDeadlines`` for why libcurl does not).
     @exclusivity(unchecked) private var deadlines = TransferDeadlines()
@@ -103,37 +104,19 @@ final class CurlEventLoop: @unchecked Sendable {
 
     init(configuration: CurlTransport.Configuration, threadName: String) {
         CurlGlobal.initialize()
-        guard let multi = curl_multi_init() else {
-            fatalError("curl_multi_init failed: libcurl could not allocate a multi handle")
-        }
-        self.multi = multi
         options = PreparedOptions(configuration)
+        let pool = configuration.connectionPool
+        // libcurl enforces a total connection cap, and a connection cache size, per multi handle:
+        // with either set, the loop keeps to one.
         slots = HostSlots(
-            perHost: configuration.connectionPool.maxConnectionsPerHost,
-            streamsPerConnection: configuration.limits.maxConcurrentStreamsPerConnection)
+            perHost: pool.maxConnectionsPerHost,
+            streamsPerConnection: configuration.limits.maxConcurrentStreamsPerConnection,
+            oneMultiHandle: pool.maxConnections != nil || pool.connectionCacheSize != nil)
+        multiHandles = Array(repeating: nil, count: slots.multiHandleCount)
+        automaticConnectionCache = pool.connectionCacheSize == nil
         sharedHeaders = SharedHeaderLists(options)
         logger = configuration.logger
 
-        let pool = configuration.connectionPool
-        _ = aif_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, aif_curlpipe_multiplex)
-        if let perHost = pool.maxConnectionsPerHost, perHost > 0 {
-            _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, perHost)
-        }
-        if let total = pool.maxConnections, total > 0 {
-            _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, total)
-        }
-        _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, configuration.limits.maxConcurrentStreamsPerConnection))
-        automaticConnectionCache = pool.connectionCacheSize == nil
-        connectionCacheSize = pool.connectionCacheSize ?? 16
-        _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connectionCacheSize)
-
-        // The socket API's two callbacks reach the loop through their user data, which stays
-        // valid: the thread keeps the loop alive until after `curl_multi_cleanup`.
-        let opaqueSelf = Unmanaged.passUnretained(self).toOpaque()
-        _ = aif_curl_multi_setopt_socket_callback(multi, curlWatchSocket)
-        _ = aif_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, opaqueSelf)
-        _ = aif_curl_multi_setopt_timer_callback(multi, curlScheduleTimeout)
-        _ = aif_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, opaqueSelf)
         if let failure = poller.failure {
             // Without its epoll set the loop cannot wait for anything: it refuses every request,
             // saying why (``refusal``), instead of starting.
@@ -262,7 +245,7 @@ final class CurlEventLoop: @unchecked Sendable {
             while true {
                 if processCommands() { break }
                 if !steered.isEmpty { wakeSteeredTransfers() }
-                actOnExpiredTimeout()
+                for multi in activeMultiHandles { multi.actOnExpiredTimeout() }
                 completeFinishedTransfers()
                 if !deadlines.isEmpty { endTransfersPastTheirDeadline() }
                 if !localCommands.isEmpty { continue }
@@ -283,8 +266,8 @@ final class CurlEventLoop: @unchecked Sendable {
 
     // MARK: - libcurl's socket API
 
-    /// libcurl's request (from ``curlWatchSocket``) to watch a socket for `what`
-    /// (`CURL_POLL_IN`, `_OUT`, `_INOUT`), or to stop (`CURL_POLL_REMOVE`).
+    /// libcurl's request (through a multi handle's socket callback) to watch a socket of that
+    /// handle for `what` (`CURL_POLL_IN`, `_OUT`, `_INOUT`), or to stop (`CURL_POLL_REMOVE`).
     ///
     /// A socket libcurl stops watching stays in the epoll set: a kept-alive connection is
     /// usually wanted again by the next request, for the same events, and then costs no system
@@ -296,7 +279,7 @@ final class CurlEventLoop: @unchecked Sendable {
     /// reports (a resolver's) are closed behind the loop's back, so every change to them goes
     /// to epoll, which then corrects a stale record (a modification fails and becomes an
     /// addition).
-    fileprivate func watch(_ socket: Int32, for what: Int32) {
+    func watch(_ socket: Int32, for what: Int32, from multi: MultiHandle) {
         guard socket >= 0 else { return }
         let index = Int(socket)
         growSocketTable(toHold: index)
@@ -308,8 +291,9 @@ final class CurlEventLoop: @unchecked Sendable {
         let known = sockets[index]
         if known.openedByLoop && known.inEpollSet && known.events == events {
             sockets[index].wanted = true
+            sockets[index].multiHandle = multi.index
         } else if poller.watch(socket, for: events, known: known.inEpollSet) {
-            sockets[index] = SocketState(openedByLoop: known.openedByLoop, inEpollSet: true, events: events, wanted: true)
+            sockets[index] = SocketState(openedByLoop: known.openedByLoop, inEpollSet: true, events: events, wanted: true, multiHandle: multi.index)
         } else {
             // Never reported, the transfer on this socket ends at its timeout. epoll refuses only
             // when the system is out of memory or of epoll watches (`max_user_watches`).
@@ -318,17 +302,16 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
-    /// Hands a socket epoll reported to libcurl, or takes it out of the set if libcurl no longer
-    /// wants it.
+    /// Hands a socket epoll reported to its multi handle, or takes it out of the set if libcurl
+    /// no longer wants it.
     private func act(on socket: Int32, readiness: Int32) {
         let index = Int(socket)
-        guard index < sockets.count, sockets[index].wanted else {
+        guard index < sockets.count, sockets[index].wanted, let multi = multiHandles[sockets[index].multiHandle] else {
             poller.unwatch(socket)
             if index < sockets.count { sockets[index] = SocketState(openedByLoop: sockets[index].openedByLoop) }
             return
         }
-        var stillRunning: Int32 = 0
-        _ = curl_multi_socket_action(multi, socket, readiness, &stillRunning)
+        multi.act(on: socket, readiness: readiness)
     }
 
     /// A connection socket the loop opened for libcurl (``curlOpenSocket``): not watched yet.
@@ -357,40 +340,14 @@ final class CurlEventLoop: @unchecked Sendable {
         _ = aif_curl_easy_setopt_pointer(handle.raw, CURLOPT_CLOSESOCKETDATA, opaqueSelf)
     }
 
-    /// libcurl's request (from ``curlScheduleTimeout``) to be called back after `milliseconds`
-    /// (0: as soon as possible), or, with -1, not at all.
-    fileprivate func scheduleTimeout(in milliseconds: Int) {
-        switch milliseconds {
-        case ..<0: timeoutDeadline = nil
-        // The usual request (a transfer just added, paused or unpaused), which needs no clock.
-        case 0: timeoutDeadline = 0
-        default: timeoutDeadline = TransferSteering.now() + UInt64(milliseconds) * 1_000_000
-        }
-    }
-
-    /// Gives libcurl its timeout when it is due: it runs the transfers whose time has come
-    /// (connect and request timeouts, retries of a resolve, transfers just added or unpaused).
-    private func actOnExpiredTimeout() {
-        guard let deadline = timeoutDeadline, deadline == 0 || deadline <= TransferSteering.now() else { return }
-        timeoutDeadline = nil
-        var stillRunning: Int32 = 0
-        _ = curl_multi_socket_action(multi, aif_curl_socket_timeout, 0, &stillRunning)
-        // libcurl calls the timer callback only when its next deadline changes. Woken a fraction
-        // of a millisecond early (it rounds down what it asks for), it runs nothing and the
-        // deadline stands, with no new call: ask for it, or the timeout would be lost.
-        if timeoutDeadline == nil {
-            var milliseconds = -1
-            if curl_multi_timeout(multi, &milliseconds) == CURLM_OK, milliseconds >= 0 {
-                scheduleTimeout(in: milliseconds)
-            }
-        }
-    }
-
-    /// How long the loop may wait for its sockets, in milliseconds: until libcurl's timeout, the
-    /// earliest transfer deadline or the end of a rate-limit wait, at most a second.
+    /// How long the loop may wait for its sockets, in milliseconds: until a multi handle's
+    /// timeout, the earliest transfer deadline or the end of a rate-limit wait, at most a second.
     private func waitLimit() -> Int32 {
         let limit: Int32 = steered.isEmpty ? 1_000 : pollTimeoutForSteering()
-        let deadline = min(timeoutDeadline ?? .max, deadlines.earliest ?? .max)
+        var deadline = deadlines.earliest ?? .max
+        for multi in activeMultiHandles {
+            deadline = min(deadline, multi.timeoutDeadline ?? .max)
+        }
         guard deadline != .max else { return limit }
         let now = TransferSteering.now()
         // Rounded up, so that the loop does not wake a little early and spin until it is due.
@@ -408,7 +365,7 @@ final class CurlEventLoop: @unchecked Sendable {
             guard transfer.state.timeOut() == .removeAndDeliverTimeout else { continue }
             // Without a handle it was still waiting for a slot.
             let outcome = Result<HTTPResponse, TransportError>.failure(transfer.timeoutError(handle: transfer.handle, now: now))
-            if let handle = transfer.handle { _ = curl_multi_remove_handle(multi, handle.raw) }
+            detachFromMultiHandle(transfer)
             end(transfer, with: outcome, batching: &resumptions)
         }
         deliverInBatches(resumptions)
@@ -538,15 +495,38 @@ final class CurlEventLoop: @unchecked Sendable {
             failToStart(transfer, error)
             return
         }
-        let added = curl_multi_add_handle(multi, handle.raw)
+        guard let multi = multiHandle(at: slots.multiHandle(of: transfer)) else {
+            failToStart(transfer, TransportError(.other, url: transfer.urlString, detail: "libcurl could not allocate a multi handle"))
+            return
+        }
+        let added = curl_multi_add_handle(multi.raw, handle.raw)
         guard added == CURLM_OK else {
             failToStart(transfer, TransportError(.other, url: transfer.urlString, detail: "curl_multi_add_handle failed: \(String(cString: curl_multi_strerror(added)))"))
             return
         }
+        transfer.multiHandle = multi
+        multi.running += 1
         transfer.runningIndex = running.count
         running.append(transfer)
         if transfer.request.control != nil || transfer.streamsBody { startSteering(transfer, handle) }
-        growConnectionCacheIfNeeded()
+        if automaticConnectionCache { multi.growConnectionCacheIfNeeded(cap: options.configuration.connectionPool.maxConnections) }
+    }
+
+    /// The multi handle at `index`, made now if it is the first transfer's there.
+    private func multiHandle(at index: Int) -> MultiHandle? {
+        if let multi = multiHandles[index] { return multi }
+        guard let made = MultiHandle(index: index, loop: self, perHost: slots.perHostInEachMultiHandle, options: options) else { return nil }
+        multiHandles[index] = made
+        activeMultiHandles.append(made)
+        return made
+    }
+
+    /// Takes a running transfer's easy handle out of its multi handle.
+    private func detachFromMultiHandle(_ transfer: Transfer) {
+        guard let multi = transfer.multiHandle else { return }
+        if let handle = transfer.handle { _ = curl_multi_remove_handle(multi.raw, handle.raw) }
+        multi.running -= 1
+        transfer.multiHandle = nil
     }
 
     private func failToStart(_ transfer: Transfer, _ error: TransportError) {
@@ -558,18 +538,6 @@ final class CurlEventLoop: @unchecked Sendable {
         transfer.deliver(.failure(error))
     }
 
-    /// Sizes libcurl's connection cache to the concurrency seen so far, so that connections a
-    /// steady load keeps needing are not closed when their transfers end.
-    private func growConnectionCacheIfNeeded() {
-        guard automaticConnectionCache, running.count > connectionCacheSize else { return }
-        var size = connectionCacheSize
-        while size < running.count { size *= 2 }
-        if let cap = options.configuration.connectionPool.maxConnections, cap > 0 { size = min(size, max(cap, 16)) }
-        guard size != connectionCacheSize else { return }
-        connectionCacheSize = size
-        _ = aif_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, size)
-    }
-
     private func cancel(onLoop transfer: Transfer, shuttingDown: Bool = false) {
         switch shuttingDown ? transfer.state.shutDown() : transfer.state.cancel() {
         case .ignore, .deferUntilStart:
@@ -577,9 +545,7 @@ final class CurlEventLoop: @unchecked Sendable {
         case .deliverCancellation:
             break
         case .removeAndDeliverCancellation:
-            if let handle = transfer.handle {
-                _ = curl_multi_remove_handle(multi, handle.raw)
-            }
+            detachFromMultiHandle(transfer)
             removeFromRunning(transfer)
             recycle(transfer)
         }
@@ -602,10 +568,16 @@ final class CurlEventLoop: @unchecked Sendable {
     /// the same worker then runs that work, one load after another, without further wake-ups
     /// (measured: 0.23 context switches per request).
     private func completeFinishedTransfers() {
-        var remaining: Int32 = 0
         var resumptions: [(Transfer, Result<HTTPResponse, TransportError>)] = []
-        defer { deliverInBatches(resumptions) }
-        while let message = curl_multi_info_read(multi, &remaining) {
+        for multi in activeMultiHandles {
+            completeFinishedTransfers(of: multi, batching: &resumptions)
+        }
+        deliverInBatches(resumptions)
+    }
+
+    private func completeFinishedTransfers(of multi: MultiHandle, batching resumptions: inout [(Transfer, Result<HTTPResponse, TransportError>)]) {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi.raw, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = aif_curl_msg_result(message)
             var privateData: UnsafeMutableRawPointer?
@@ -617,7 +589,7 @@ final class CurlEventLoop: @unchecked Sendable {
             if case .success(let response) = outcome, response.httpVersion == .http2, let origin = slots.noteMultiplexing(of: transfer) {
                 startWaiting(for: origin)
             }
-            _ = curl_multi_remove_handle(multi, easy)
+            detachFromMultiHandle(transfer)
             end(transfer, with: outcome, batching: &resumptions)
         }
     }
@@ -720,7 +692,8 @@ final class CurlEventLoop: @unchecked Sendable {
             logger.debug("CurlTransport shut down", metadata: ["cancelled": "\(cancelled.count)"])
         }
         idleHandles.removeAll()
-        curl_multi_cleanup(multi)
+        for multi in activeMultiHandles { multi.cleanUp() }
+        activeMultiHandles = []
         sharedHeaders.free()
         // The inbox is closed, so no new signal can start; one already decided takes a system
         // call's time.
@@ -754,6 +727,8 @@ private struct SocketState {
     var events: Int32 = 0
     /// libcurl wants it watched.
     var wanted = false
+    /// The multi handle whose connection it is (``MultiHandle/index``).
+    var multiHandle = 0
 }
 
 /// CURLOPT_OPENSOCKETFUNCTION: opens a connection socket for libcurl and tells the loop (its
@@ -772,20 +747,4 @@ private func curlCloseSocket(_ loop: UnsafeMutableRawPointer?, _ socket: curl_so
         Unmanaged<CurlEventLoop>.fromOpaque(loop).takeUnretainedValue().socketClosing(socket)
     }
     return close(socket)
-}
-
-/// CURLMOPT_SOCKETFUNCTION: libcurl asks the loop (its user data) to watch a socket, or to stop.
-private func curlWatchSocket(
-    _ easy: UnsafeMutableRawPointer, _ socket: curl_socket_t, _ what: Int32, _ loop: UnsafeMutableRawPointer?, _ socketData: UnsafeMutableRawPointer?
-) -> Int32 {
-    guard let loop else { return 0 }
-    Unmanaged<CurlEventLoop>.fromOpaque(loop).takeUnretainedValue().watch(socket, for: what)
-    return 0
-}
-
-/// CURLMOPT_TIMERFUNCTION: libcurl tells the loop (its user data) when to call it back.
-private func curlScheduleTimeout(_ multi: UnsafeMutableRawPointer, _ milliseconds: Int, _ loop: UnsafeMutableRawPointer?) -> Int32 {
-    guard let loop else { return 0 }
-    Unmanaged<CurlEventLoop>.fromOpaque(loop).takeUnretainedValue().scheduleTimeout(in: milliseconds)
-    return 0
 }

@@ -1,6 +1,8 @@
-/// The event loop's admission of transfers to libcurl, host by host: at most
-/// ``CurlTransport/Configuration/ConnectionPool-swift.struct/maxConnectionsPerHost`` transfers of
-/// one origin (scheme, host and port) run in libcurl at once — that many times
+/// The event loop's admission of transfers to libcurl, host by host, and the choice of the multi
+/// handle each one runs in.
+///
+/// At most ``CurlTransport/Configuration/ConnectionPool-swift.struct/maxConnectionsPerHost``
+/// transfers of one origin (scheme, host and port) run in libcurl at once — that many times
 /// ``CurlTransport/Configuration/Limits-swift.struct/maxConcurrentStreamsPerConnection`` once the
 /// origin has answered over HTTP/2 — and the rest wait here, first come first served.
 ///
@@ -11,47 +13,119 @@
 /// more than ten seconds there. Here a host's freed slot goes to its own next transfer at once.
 /// libcurl's limit stays set too, as a backstop; it is not reached.
 ///
+/// **Lanes.** An origin's slots are split into lanes of at most ``connectionsPerLane``
+/// connections, each lane in a multi handle of its own (``multiHandle(of:)``: lane `k` of an
+/// origin in handle `hash + k`), because libcurl walks every connection of a multi handle for
+/// each request (see ``MultiHandle``). A transfer takes the first lane with a free slot, so a
+/// steady load keeps reusing the same connections, and the lanes' limits add up to the origin's:
+/// no more connections to one host than configured, whichever handles they are in. Origins are
+/// spread over the handles by their hash. With a total connection cap or a fixed connection cache
+/// size the loop keeps one multi handle (libcurl enforces both per handle), and lanes are off.
+///
 /// Used on the event loop's thread alone.
 struct HostSlots {
+    /// The most connections of one origin in one multi handle: at a few hundred, libcurl's walks
+    /// over a handle's connections cost little next to the rest of a request.
+    static let connectionsPerLane = 256
+    /// The most multi handles a loop uses.
+    static let maxMultiHandles = 16
+
     private struct Host {
+        /// Transfers in libcurl, all lanes together.
         var running = 0
+        /// Transfers in libcurl by lane, when the origin has more than one lane.
+        var laneRunning: [Int]
         var waiting: [Transfer] = []
         /// The index of the first transfer still waiting (the array is compacted when it drains).
         var head = 0
         var multiplexes = false
 
-        var hasWaiting: Bool { head < waiting.count }
-
-        func limit(_ perHost: Int, _ streamsPerConnection: Int) -> Int {
-            multiplexes ? perHost * streamsPerConnection : perHost
+        init(lanes: Int) {
+            laneRunning = lanes > 1 ? Array(repeating: 0, count: lanes) : []
         }
+
+        var hasWaiting: Bool { head < waiting.count }
     }
 
     /// Transfers of one origin allowed in libcurl at once over HTTP/1; `nil`: no limit.
     private let perHost: Int?
     private let streamsPerConnection: Int
+    /// How many multi handles the loop may use: ``maxMultiHandles``, or 1 (see the lanes above).
+    let multiHandleCount: Int
+    /// Lanes per origin (at most ``multiHandleCount``, so that one origin's lanes are in
+    /// different handles).
+    private let lanes: Int
+    /// Whether transfers are counted at all: not with neither a per-host limit nor lanes.
+    private let counts: Bool
     /// By ``originKey(of:)``.
     private var hosts: [Int: Host] = [:]
 
-    init(perHost: Int?, streamsPerConnection: Int) {
-        self.perHost = perHost.flatMap { $0 > 0 ? $0 : nil }
+    init(perHost: Int?, streamsPerConnection: Int, oneMultiHandle: Bool = false) {
+        let perHost = perHost.flatMap { $0 > 0 ? $0 : nil }
+        self.perHost = perHost
         self.streamsPerConnection = max(1, streamsPerConnection)
+        multiHandleCount = oneMultiHandle ? 1 : Self.maxMultiHandles
+        if let perHost {
+            lanes = min(multiHandleCount, (perHost + Self.connectionsPerLane - 1) / Self.connectionsPerLane)
+        } else {
+            lanes = multiHandleCount
+        }
+        counts = perHost != nil || multiHandleCount > 1
     }
 
-    /// Whether `transfer` may start now; if not, it waits for its host's next free slot.
+    /// libcurl's own limit of connections to one host in each multi handle: the largest lane's
+    /// share of the per-host limit.
+    var perHostInEachMultiHandle: Int? {
+        perHost.map { ($0 + lanes - 1) / lanes }
+    }
+
+    /// Whether `transfer` may start now (and in which lane); if not, it waits for its host's
+    /// next free slot.
     mutating func admit(_ transfer: Transfer) -> Bool {
-        guard let perHost, let origin = Self.originKey(of: transfer.urlString) else { return true }
-        return Self.admit(transfer, origin, into: &hosts[origin, default: Host()], limit: perHost, streamsPerConnection)
+        transfer.slotLane = 0
+        guard counts, let origin = Self.originKey(of: transfer.urlString) else { return true }
+        return admit(transfer, origin, into: &hosts[origin, default: Host(lanes: lanes)])
     }
 
-    private static func admit(_ transfer: Transfer, _ origin: Int, into host: inout Host, limit perHost: Int, _ streams: Int) -> Bool {
-        if !host.hasWaiting, host.running < host.limit(perHost, streams) {
-            host.running += 1
-            transfer.slotOrigin = origin
+    private func admit(_ transfer: Transfer, _ origin: Int, into host: inout Host) -> Bool {
+        if !host.hasWaiting, let lane = freeLane(of: host) {
+            take(lane, of: &host, for: transfer, origin)
             return true
         }
         host.waiting.append(transfer)
         return false
+    }
+
+    /// The first lane of `host` with a free slot, if any.
+    private func freeLane(of host: Host) -> Int? {
+        if lanes == 1 { return host.running < limit(ofLane: 0, host) ? 0 : nil }
+        return host.laneRunning.indices.first { host.laneRunning[$0] < limit(ofLane: $0, host) }
+    }
+
+    /// How many transfers lane `lane` of `host` may have in libcurl: its share of the per-host
+    /// limit (the lanes' shares add up to it), or without a limit ``connectionsPerLane`` in each
+    /// lane but the last, which takes what the others cannot.
+    private func limit(ofLane lane: Int, _ host: Host) -> Int {
+        let perConnection = host.multiplexes ? streamsPerConnection : 1
+        guard let perHost else {
+            return lane == lanes - 1 ? .max : Self.connectionsPerLane * perConnection
+        }
+        let share = perHost / lanes + (lane < perHost % lanes ? 1 : 0)
+        return share * perConnection
+    }
+
+    private func take(_ lane: Int, of host: inout Host, for transfer: Transfer, _ origin: Int) {
+        host.running += 1
+        if lanes > 1 { host.laneRunning[lane] += 1 }
+        transfer.slotOrigin = origin
+        transfer.slotLane = lane
+    }
+
+    /// The index of the multi handle an admitted transfer runs in (less than
+    /// ``multiHandleCount``): its origin's lane, spread over the handles by the origin's hash.
+    func multiHandle(of transfer: Transfer) -> Int {
+        guard multiHandleCount > 1, let origin = transfer.slotOrigin else { return 0 }
+        return Int((UInt(bitPattern: origin) &+ UInt(transfer.slotLane)) % UInt(multiHandleCount))
     }
 
     /// Gives back the slot of a transfer that leaves libcurl (or never got there); returns its
@@ -60,6 +134,7 @@ struct HostSlots {
         guard let origin = transfer.slotOrigin, let index = hosts.index(forKey: origin) else { return nil }
         transfer.slotOrigin = nil
         hosts.values[index].running -= 1
+        if lanes > 1 { hosts.values[index].laneRunning[transfer.slotLane] -= 1 }
         let host = hosts.values[index]
         if host.hasWaiting { return origin }
         // An idle host is forgotten, unless it is known to multiplex.
@@ -70,12 +145,12 @@ struct HostSlots {
     /// The next waiting transfer of `origin` that may start now, counted as running; transfers
     /// that ended while they waited (cancelled, timed out) are passed over.
     mutating func nextToStart(for origin: Int) -> Transfer? {
-        guard let perHost, let index = hosts.index(forKey: origin) else { return nil }
-        return Self.next(of: &hosts.values[index], origin, limit: perHost, streamsPerConnection)
+        guard let index = hosts.index(forKey: origin) else { return nil }
+        return next(of: &hosts.values[index], origin)
     }
 
-    private static func next(of host: inout Host, _ origin: Int, limit perHost: Int, _ streams: Int) -> Transfer? {
-        while host.hasWaiting, host.running < host.limit(perHost, streams) {
+    private func next(of host: inout Host, _ origin: Int) -> Transfer? {
+        while host.hasWaiting, let lane = freeLane(of: host) {
             let transfer = host.waiting[host.head]
             host.head += 1
             if host.head == host.waiting.count {
@@ -83,8 +158,7 @@ struct HostSlots {
                 host.head = 0
             }
             if transfer.state.isFinished { continue }
-            host.running += 1
-            transfer.slotOrigin = origin
+            take(lane, of: &host, for: transfer, origin)
             return transfer
         }
         return nil

@@ -56,6 +56,10 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var deadlineIndex = -1
     /// The origin whose slot the transfer holds in the loop's ``HostSlots`` (`nil`: none).
     @exclusivity(unchecked) var slotOrigin: Int?
+    /// Which of its origin's lanes that slot is in (see ``HostSlots``).
+    @exclusivity(unchecked) var slotLane = 0
+    /// The multi handle the transfer runs in, while it does.
+    @exclusivity(unchecked) var multiHandle: MultiHandle?
 
     /// The raw header lines of the latest response (reset at each status line, so after
     /// redirects and `100 Continue` only the final response's headers remain).
