@@ -98,6 +98,10 @@ while descriptorsAfter > descriptorsBefore && ContinuousClock.now < settleBy {
 
 let report = ledger.report()
 print("OUTCOMES " + report.outcomes.sorted { $0.value > $1.value }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+let wrongOutcomes = report.wrong.values.reduce(0, +)
+if wrongOutcomes > 0 {
+    print("WRONG " + report.wrong.sorted { $0.value > $1.value }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+}
 print("ATTEMPTS sent=\(report.attempts) retries=\(report.retries) credential-renewals=\(report.renewals)")
 print("RSS-MIB " + report.residentMiB.map { "\($0.loads / 1000)k:\(String(format: "%.1f", $0.mib))" }.joined(separator: " "))
 print(String(format: "RATE loads/s=%.0f seconds=%.1f", Double(report.ended) / seconds, seconds))
@@ -106,11 +110,12 @@ print(String(format: "TIMEOUTS late-ms p50=%.0f p99=%.0f max=%.0f count=%d",
 let rssFirst = report.residentMiB.first?.mib ?? 0
 let rssLast = report.residentMiB.last?.mib ?? 0
 let leaked = max(0, descriptorsAfter - descriptorsBefore)
-print(String(format: "SOAK loads=%d missing=%d duplicated=%d rss-first-mib=%.1f rss-last-mib=%.1f fds-leaked=%d",
-    loadCount, report.missing, report.duplicated, rssFirst, rssLast, leaked))
+print(String(format: "SOAK loads=%d missing=%d duplicated=%d wrong-outcomes=%d rss-first-mib=%.1f rss-last-mib=%.1f fds-leaked=%d",
+    loadCount, report.missing, report.duplicated, wrongOutcomes, rssFirst, rssLast, leaked))
 var failures: [String] = []
 if report.missing > 0 { failures.append("\(report.missing) loads never ended") }
 if report.duplicated > 0 { failures.append("\(report.duplicated) loads ended more than once") }
+if wrongOutcomes > 0 { failures.append("\(wrongOutcomes) loads ended in an outcome their server cannot give (WRONG above)") }
 // A total timeout is told when it is due: at the 99th percentile within a quarter of a second.
 if report.lateness(at: 0.99) > 250 { failures.append(String(format: "total timeouts told late: p99 %.0f ms past their limit", report.lateness(at: 0.99))) }
 if leaked > 0 { failures.append("\(leaked) descriptors still open (\(descriptorsBefore) before, \(descriptorsAfter) after)") }
