@@ -11,12 +11,19 @@ typedef struct {
     char *body;
     size_t length;
     size_t capacity;
+    /// When its current request was added, and its total timeout in milliseconds (0: none).
+    double started;
+    long timeout_ms;
 } aif_bench_slot;
 
 struct aif_bench_curl_loop {
     CURLM *multi;
     aif_bench_slot *slots;
     int concurrency;
+    /// How late each timed-out request ended after its timeout, in milliseconds.
+    double *lateness;
+    long lateness_count;
+    long lateness_capacity;
 };
 
 static size_t aif_bench_write(char *data, size_t size, size_t count, void *userdata) {
@@ -41,7 +48,19 @@ static double aif_bench_now(void) {
     return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
-aif_bench_curl_loop *aif_bench_curl_loop_create(const char *url, const char *ca_file, int concurrency, int http2) {
+static void aif_bench_note_lateness(aif_bench_curl_loop *loop, double milliseconds) {
+    if (loop->lateness_count == loop->lateness_capacity) {
+        long capacity = loop->lateness_capacity ? loop->lateness_capacity * 2 : 1024;
+        double *grown = realloc(loop->lateness, (size_t)capacity * sizeof(double));
+        if (!grown) return;
+        loop->lateness = grown;
+        loop->lateness_capacity = capacity;
+    }
+    loop->lateness[loop->lateness_count++] = milliseconds;
+}
+
+aif_bench_curl_loop *aif_bench_curl_loop_create(const char *url, const char *ca_file, int concurrency, int http2,
+                                                int timeout_every, long timeout_ms) {
     curl_global_init(CURL_GLOBAL_ALL);
     aif_bench_curl_loop *loop = calloc(1, sizeof(aif_bench_curl_loop));
     if (!loop) return NULL;
@@ -62,6 +81,10 @@ aif_bench_curl_loop *aif_bench_curl_loop_create(const char *url, const char *ca_
         curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, http2 ? (long)CURL_HTTP_VERSION_2TLS : (long)CURL_HTTP_VERSION_1_1);
         if (http2) curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
         if (ca_file) curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
+        if (timeout_every > 0 && index % timeout_every == 0) {
+            slot->timeout_ms = timeout_ms;
+            curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms);
+        }
     }
     return loop;
 }
@@ -70,8 +93,10 @@ long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *fa
     long completed = 0;
     *failures = 0;
     double deadline = aif_bench_now() + seconds;
+    loop->lateness_count = 0;
     for (int index = 0; index < loop->concurrency; index++) {
         loop->slots[index].length = 0;
+        loop->slots[index].started = aif_bench_now();
         curl_multi_add_handle(loop->multi, loop->slots[index].easy);
     }
     int active = loop->concurrency;
@@ -89,18 +114,32 @@ long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *fa
             curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
             aif_bench_slot *slot = NULL;
             curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&slot);
-            if (result == CURLE_OK && status == 200) completed++; else (*failures)++;
+            if (result == CURLE_OK && status == 200) {
+                completed++;
+            } else if (result == CURLE_OPERATION_TIMEDOUT && slot->timeout_ms > 0) {
+                /* A failure the run asked for: counted, and taken out again with its lateness. */
+                aif_bench_note_lateness(loop, (aif_bench_now() - slot->started) * 1000 - (double)slot->timeout_ms);
+                (*failures)++;
+            } else {
+                (*failures)++;
+            }
             curl_multi_remove_handle(loop->multi, easy);
             slot->length = 0;
             if (expired) {
                 active--;
             } else {
+                slot->started = aif_bench_now();
                 curl_multi_add_handle(loop->multi, easy);
             }
         }
         if (active > 0) curl_multi_poll(loop->multi, NULL, 0, 100, NULL);
     }
     return completed;
+}
+
+long aif_bench_curl_loop_lateness(aif_bench_curl_loop *loop, const double **values) {
+    *values = loop->lateness;
+    return loop->lateness_count;
 }
 
 void aif_bench_curl_loop_destroy(aif_bench_curl_loop *loop) {
@@ -110,6 +149,7 @@ void aif_bench_curl_loop_destroy(aif_bench_curl_loop *loop) {
     }
     curl_multi_cleanup(loop->multi);
     free(loop->slots);
+    free(loop->lateness);
     free(loop);
 }
 

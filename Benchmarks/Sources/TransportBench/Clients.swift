@@ -19,6 +19,17 @@ struct ClientSettings: Sendable {
     var caFile: String?
     var concurrency: Int
     var http2: Bool
+    /// Every this many request chains (0: none), the chain's requests carry a total timeout of
+    /// ``shortTimeoutMilliseconds`` (the `libcurl-c`, `transport` and `ahc` clients): against a
+    /// server that answers later, each ends timed out, how late is noted (``TimeoutLateness``),
+    /// and ``measure(_:_:warmup:seconds:)`` does not count it as a failure.
+    var timeoutEvery = 0
+    var shortTimeoutMilliseconds = 500
+
+    /// Whether chain `index` carries the short timeout.
+    func timesOut(chain index: Int) -> Bool {
+        timeoutEvery > 0 && index % timeoutEvery == 0
+    }
 }
 
 /// One HTTP client under measurement: keeps `concurrency` requests for the same small JSON in
@@ -70,7 +81,10 @@ final class CurlLoopClient: BenchClient, @unchecked Sendable {
     private let loop: OpaquePointer
 
     init(_ settings: ClientSettings) throws {
-        guard let loop = aif_bench_curl_loop_create(settings.url, settings.caFile, Int32(settings.concurrency), settings.http2 ? 1 : 0) else {
+        guard let loop = aif_bench_curl_loop_create(
+            settings.url, settings.caFile, Int32(settings.concurrency), settings.http2 ? 1 : 0,
+            Int32(settings.timeoutEvery), settings.shortTimeoutMilliseconds)
+        else {
             throw BenchSetupError(description: "could not create the C libcurl loop")
         }
         self.loop = loop
@@ -79,6 +93,9 @@ final class CurlLoopClient: BenchClient, @unchecked Sendable {
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
         var failures = 0
         let completed = aif_bench_curl_loop_run(loop, seconds, &failures)
+        var values: UnsafePointer<Double>?
+        let count = aif_bench_curl_loop_lateness(loop, &values)
+        if let values, count > 0 { TimeoutLateness.note(Array(UnsafeBufferPointer(start: values, count: count))) }
         return (completed, failures)
     }
 
@@ -94,6 +111,7 @@ func makeTransport(_ settings: ClientSettings) -> CurlTransport {
     configuration.httpVersion = settings.http2 ? .automatic : .http1Only
     // As many connections as requests in flight, like the C loop and AsyncHTTPClient here.
     configuration.connectionPool.maxConnectionsPerHost = settings.concurrency
+    if ProcessInfo.processInfo.environment["AIF_BENCH_ONE_MULTI"] != nil { configuration.connectionPool.connectionCacheSize = max(16, settings.concurrency) }
     if let caFile = settings.caFile {
         configuration.tls.certificateAuthorities = .file(path: caFile)
     }
@@ -116,12 +134,13 @@ final class CallbackRun: Sendable {
     }
 
     /// Starts `concurrency` chains of requests (each completion sending the next through
-    /// `send`) and returns the counts once every chain has stopped at the deadline.
-    static func drive(seconds: Double, concurrency: Int, send: (CallbackRun) -> Void) async -> (completed: Int, failures: Int) {
+    /// `send`, given the chain's index) and returns the counts once every chain has stopped at
+    /// the deadline.
+    static func drive(seconds: Double, concurrency: Int, send: (CallbackRun, _ chain: Int) -> Void) async -> (completed: Int, failures: Int) {
         let run = CallbackRun(seconds: seconds, concurrency: concurrency)
         await withCheckedContinuation { continuation in
             run.finished.withLock { $0 = continuation }
-            for _ in 0..<concurrency { send(run) }
+            for chain in 0..<concurrency { send(run, chain) }
         }
         if let failure = run.firstFailure.withLock({ $0 }) {
             FileHandle.standardError.write(Data("first failure: \(failure)\n".utf8))
@@ -129,10 +148,11 @@ final class CallbackRun: Sendable {
         return (run.completed.load(ordering: .relaxed), run.failures.load(ordering: .relaxed))
     }
 
-    /// Records one result; returns whether to send another.
-    func record(success: Bool, failure: @autoclosure () -> String = "") -> Bool {
-        if !success {
-            firstFailure.withLock { if $0 == nil { $0 = failure() } }
+    /// Records one result (a failure described by `failure`, or `nil` for a timeout the run
+    /// asked for); returns whether to send another.
+    func record(success: Bool, failure: @autoclosure () -> String? = "") -> Bool {
+        if !success, let failure = failure() {
+            firstFailure.withLock { if $0 == nil { $0 = failure } }
         }
         if success {
             completed.add(1, ordering: .relaxed)
@@ -152,22 +172,34 @@ final class CallbackRun: Sendable {
 final class TransportCompletionClient: BenchClient {
     private let transport: CurlTransport
     private let request: HTTPRequest
-    private let concurrency: Int
+    private let shortTimeoutRequest: HTTPRequest
+    private let settings: ClientSettings
 
     init(_ settings: ClientSettings) {
         transport = makeTransport(settings)
         request = HTTPRequest(url: URL(string: settings.url)!)
-        concurrency = settings.concurrency
+        var short = request
+        short.timeouts = Timeouts(total: .milliseconds(settings.shortTimeoutMilliseconds), idle: nil)
+        shortTimeoutRequest = short
+        self.settings = settings
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        await CallbackRun.drive(seconds: seconds, concurrency: concurrency) { run in send(run) }
+        await CallbackRun.drive(seconds: seconds, concurrency: settings.concurrency) { run, chain in
+            send(run, timingOut: settings.timesOut(chain: chain))
+        }
     }
 
-    private func send(_ run: CallbackRun) {
-        transport.send(request) { [self] result in
+    private func send(_ run: CallbackRun, timingOut: Bool) {
+        let started = ContinuousClock.now
+        transport.send(timingOut ? shortTimeoutRequest : request) { [self] result in
             let ok = (try? result.get().statusCode) == 200
-            if run.record(success: ok, failure: "\(result)") { send(run) }
+            var expected = false
+            if timingOut, case .failure(let error) = result, error.code == .totalTimeout {
+                TimeoutLateness.note(since: started, timeoutMilliseconds: settings.shortTimeoutMilliseconds)
+                expected = true
+            }
+            if run.record(success: ok, failure: expected ? nil : "\(result)") { send(run, timingOut: timingOut) }
         }
     }
 
@@ -192,7 +224,7 @@ final class TransportAsyncClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        await driveTasks(seconds: seconds, concurrency: concurrency, executor: onTransportThread ? transport.taskExecutor : nil) { [transport, request] in
+        await driveTasks(seconds: seconds, concurrency: concurrency, executor: onTransportThread ? transport.taskExecutor : nil) { [transport, request] _ in
             (try? await transport.send(request))?.statusCode == 200
         }
     }
@@ -220,7 +252,7 @@ final class URLSessionClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        await CallbackRun.drive(seconds: seconds, concurrency: concurrency) { run in send(run) }
+        await CallbackRun.drive(seconds: seconds, concurrency: concurrency) { run, _ in send(run) }
     }
 
     private func send(_ run: CallbackRun) {
@@ -240,7 +272,7 @@ final class URLSessionClient: BenchClient {
 final class AsyncHTTPClientClient: BenchClient {
     private let client: HTTPClient
     private let url: String
-    private let concurrency: Int
+    private let settings: ClientSettings
 
     init(_ settings: ClientSettings) {
         var configuration = HTTPClient.Configuration()
@@ -253,17 +285,23 @@ final class AsyncHTTPClientClient: BenchClient {
         }
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         url = settings.url
-        concurrency = settings.concurrency
+        self.settings = settings
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
         let request = HTTPClientRequest(url: url)
-        return await driveTasks(seconds: seconds, concurrency: concurrency) { [client] in
+        return await driveTasks(seconds: seconds, concurrency: settings.concurrency) { [client, settings] chain in
+            let timingOut = settings.timesOut(chain: chain)
+            let started = ContinuousClock.now
             do {
-                let response = try await client.execute(request, timeout: .seconds(30))
+                let timeout: TimeAmount = timingOut ? .milliseconds(Int64(settings.shortTimeoutMilliseconds)) : .seconds(30)
+                let response = try await client.execute(request, timeout: timeout)
                 _ = try await response.body.collect(upTo: 1 << 20)
                 return response.status.code == 200
             } catch {
+                if timingOut, let error = error as? HTTPClientError, error == .deadlineExceeded {
+                    TimeoutLateness.note(since: started, timeoutMilliseconds: settings.shortTimeoutMilliseconds)
+                }
                 return false
             }
         }
@@ -274,22 +312,23 @@ final class AsyncHTTPClientClient: BenchClient {
     }
 }
 
-/// Runs `concurrency` tasks, each calling `request` back to back until `seconds` have passed,
-/// and counts the calls that returned `true` (completed) and `false` (failures).
+/// Runs `concurrency` tasks, each calling `request` (with its index) back to back until
+/// `seconds` have passed, and counts the calls that returned `true` (completed) and `false`
+/// (failures).
 func driveTasks(
     seconds: Double,
     concurrency: Int,
     executor: (any TaskExecutor)? = nil,
-    request: @escaping @Sendable () async -> Bool
+    request: @escaping @Sendable (_ chain: Int) async -> Bool
 ) async -> (completed: Int, failures: Int) {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     return await withTaskGroup(of: (Int, Int).self) { group in
-        for _ in 0..<concurrency {
+        for chain in 0..<concurrency {
             group.addTask(executorPreference: executor) {
                 var completed = 0
                 var failures = 0
                 while ContinuousClock.now < deadline {
-                    if await request() { completed += 1 } else { failures += 1 }
+                    if await request(chain) { completed += 1 } else { failures += 1 }
                 }
                 return (completed, failures)
             }

@@ -42,7 +42,7 @@ final class ManagerDelegateClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        await CallbackRun.drive(seconds: seconds, concurrency: concurrency) { [self] run in
+        await CallbackRun.drive(seconds: seconds, concurrency: concurrency) { [self] run, _ in
             // The manager holds its delegate weakly: the client keeps one per run.
             let chain = delegate.withLock { current in
                 if let existing = current, existing.run === run { return existing }
@@ -91,7 +91,7 @@ final class ManagerAsyncClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        await driveTasks(seconds: seconds, concurrency: concurrency) { [manager] in
+        await driveTasks(seconds: seconds, concurrency: concurrency) { [manager] _ in
             (try? await manager.load())?.content.items.count == 6
         }
     }

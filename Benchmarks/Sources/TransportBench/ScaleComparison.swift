@@ -16,6 +16,11 @@ struct ScaleComparison {
     /// Long enough for every connection to open and answer once before the measured run.
     var warmup = 2.5
     var seconds = 5.0
+    /// In a last pass at the highest concurrency, every this many request chains carry a total
+    /// timeout of ``shortTimeoutMilliseconds``, half the server's delay: how late those timeouts
+    /// end is the `TIMEOUTS` line.
+    var timeoutEvery = 8
+    var shortTimeoutMilliseconds = 500
 
     func run(pinned: Bool) throws {
         let port = try BenchServer.freePort()
@@ -36,9 +41,11 @@ struct ScaleComparison {
 
         // cpu[concurrency][client] = one figure per round
         var cpu: [Int: [ClientKind: [Double]]] = [:]
+        var lateness: [ClientKind: [TimeoutLateness.Summary]] = [:]
+        let top = concurrencies.max() ?? 16
         for round in 0..<rounds {
+            let order = clients.indices.map { clients[($0 + round) % clients.count] }
             for concurrency in concurrencies {
-                let order = clients.indices.map { clients[($0 + round) % clients.count] }
                 for kind in order {
                     let measurement = try runClient(kind, url: url, concurrency: concurrency, pinned: pinned)
                     if measurement.failures > 0 {
@@ -46,6 +53,13 @@ struct ScaleComparison {
                     }
                     cpu[concurrency, default: [:]][kind, default: []].append(measurement.cpuMicrosecondsPerRequest)
                 }
+            }
+            for kind in order {
+                let measurement = try runClient(kind, url: url, concurrency: top, pinned: pinned, timingOut: true)
+                if measurement.failures > 0 {
+                    say("  warning: \(kind.rawValue) c=\(top) with timeouts: \(measurement.failures) failed requests")
+                }
+                lateness[kind, default: []].append(measurement.lateness)
             }
             say("scale round \(round + 1)/\(rounds) done")
         }
@@ -59,7 +73,16 @@ struct ScaleComparison {
             concurrencies.map { "c\($0):" + String(format: "%.1f", median(cpu[$0]?[kind] ?? [])) }.joined(separator: ",")
         }
         say("SCALE idle-delay=\(delayMilliseconds / 1000)s transport-us=\(series(.transport)) libcurl-c-us=\(series(.libcurlC)) ahc-us=\(series(.ahc))")
-        if let top = concurrencies.last, let transport = cpu[top]?[.transport], let ahc = cpu[top]?[.ahc] {
+        // Over rounds: the medians of each round's p50 and p99, the largest max, every timeout.
+        say("TIMEOUTS scale c=\(top) total=\(shortTimeoutMilliseconds)ms delay=\(delayMilliseconds)ms every=\(timeoutEvery) "
+            + clients.map { kind in
+                let runs = lateness[kind] ?? []
+                return "\(kind.rawValue) late-ms p50=" + String(format: "%.0f", median(runs.map(\.p50)))
+                    + " p99=" + String(format: "%.0f", median(runs.map(\.p99)))
+                    + " max=" + String(format: "%.0f", runs.map(\.max).max() ?? .nan)
+                    + " count=\(runs.map(\.count).reduce(0, +))"
+            }.joined(separator: "; "))
+        if let transport = cpu[top]?[.transport], let ahc = cpu[top]?[.ahc] {
             let versusAHC = median(zip(transport, ahc).map { $0 / $1 })
             var line = "RATIO scale c=\(top) transport/ahc-cpu=" + String(format: "%.2f", versusAHC)
             if concurrencies.contains(256), let base = cpu[256]?[.transport] {
@@ -69,9 +92,10 @@ struct ScaleComparison {
         }
     }
 
-    private func runClient(_ kind: ClientKind, url: String, concurrency: Int, pinned: Bool) throws -> Measurement {
-        try runClientProcess(
-            ["client", kind.rawValue, "--url", url, "--concurrency", "\(concurrency)", "--seconds", "\(seconds)", "--warmup", "\(warmup)"],
-            pinned: pinned, describing: "\(kind.rawValue) at c=\(concurrency) against the delayed server")
+    private func runClient(_ kind: ClientKind, url: String, concurrency: Int, pinned: Bool, timingOut: Bool = false) throws -> Measurement {
+        let timeouts = timingOut ? ["--timeout-every", "\(timeoutEvery)", "--short-timeout-ms", "\(shortTimeoutMilliseconds)"] : []
+        return try runClientProcess(
+            ["client", kind.rawValue, "--url", url, "--concurrency", "\(concurrency)", "--seconds", "\(seconds)", "--warmup", "\(warmup)"] + timeouts,
+            pinned: pinned, describing: "\(kind.rawValue) at c=\(concurrency)\(timingOut ? " with timeouts" : "") against the delayed server")
     }
 }

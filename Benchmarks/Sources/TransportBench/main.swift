@@ -20,15 +20,17 @@ switch arguments.first {
 case "client":
     raiseDescriptorLimit()
     guard arguments.count > 1, let kind = ClientKind(rawValue: arguments[1]), let url = option("--url", in: arguments) else {
-        print("usage: TransportBench client \(ClientKind.allCases.map(\.rawValue).joined(separator: "|")) --url URL [--concurrency N] [--seconds S] [--warmup S] [--ca FILE] [--http2]")
+        print("usage: TransportBench client \(ClientKind.allCases.map(\.rawValue).joined(separator: "|")) --url URL [--concurrency N] [--seconds S] [--warmup S] [--ca FILE] [--http2] [--timeout-every N] [--short-timeout-ms M]")
         exit(2)
     }
-    let settings = ClientSettings(
+    var settings = ClientSettings(
         url: url,
         caFile: option("--ca", in: arguments),
         concurrency: option("--concurrency", in: arguments).flatMap(Int.init) ?? 16,
         http2: arguments.contains("--http2")
     )
+    settings.timeoutEvery = option("--timeout-every", in: arguments).flatMap(Int.init) ?? 0
+    settings.shortTimeoutMilliseconds = option("--short-timeout-ms", in: arguments).flatMap(Int.init) ?? 500
     let measurement = try await measure(
         kind, settings,
         warmup: option("--warmup", in: arguments).flatMap(Double.init) ?? 0.5,

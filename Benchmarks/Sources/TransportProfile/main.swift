@@ -51,7 +51,7 @@ if ProcessInfo.processInfo.environment["AIF_BENCH_PLAIN_MALLOC"] == nil {
 
 switch arguments[1] {
 case "libcurl-c":
-    guard let loop = aif_bench_curl_loop_create(url, nil, Int32(concurrency), 0) else { exit(1) }
+    guard let loop = aif_bench_curl_loop_create(url, nil, Int32(concurrency), 0, 0, 0) else { exit(1) }
     var failures = 0
     var completed = 0
     // The C loop runs by time; run it in short slices until the count is reached.

@@ -10,12 +10,19 @@
 typedef struct aif_bench_curl_loop aif_bench_curl_loop;
 
 /// Creates the loop; `ca_file` may be NULL; `http2` asks for HTTP/2 over TLS via ALPN.
+/// Every `timeout_every`-th request chain (0: none) carries a total timeout of `timeout_ms`; how
+/// late those timeouts end is kept (`aif_bench_curl_loop_lateness`); they count as failures, as
+/// in the other clients, and the measurement takes them out again.
 aif_bench_curl_loop *_Nullable aif_bench_curl_loop_create(const char *url, const char *_Nullable ca_file,
-                                                          int concurrency, int http2);
+                                                          int concurrency, int http2,
+                                                          int timeout_every, long timeout_ms);
 
 /// Runs requests back to back on every handle for `seconds`; returns how many completed with
 /// status 200 (failures are counted in `failures`).
 long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *failures);
+
+/// How late each timed-out request of the last run ended after its timeout, in milliseconds.
+long aif_bench_curl_loop_lateness(aif_bench_curl_loop *loop, const double *_Nullable *_Nonnull values);
 
 void aif_bench_curl_loop_destroy(aif_bench_curl_loop *loop);
 
