@@ -18,9 +18,10 @@ struct TokenShop: Sendable {
 
     static func make(
         credential: Credential? = nil, expiredApplicationCodes: Set<String> = [], refreshWindow: Duration = .seconds(60),
-        refreshTimeout: Duration = .seconds(30), errorPolicies: String? = nil, observers: [any LoadObserver] = []
+        refreshTimeout: Duration = .seconds(30), errorPolicies: String? = nil, observers: [any LoadObserver] = [],
+        tokenLifetime: Duration = .seconds(300)
     ) async throws -> TokenShop {
-        let tokens = ShopTokens()
+        let tokens = ShopTokens(lifetime: tokenLifetime)
         let server = try await DemoShopServer.start(environment: .online, tokens: tokens)
         let transport = CurlTransport()
         let stack = try await ShopStack.make(
@@ -174,6 +175,22 @@ struct AuthenticatorTests {
         await shop.stop()
     }
 
+    /// Tokens that live a minute, as long as the default refresh window: loads 300 ms apart use
+    /// the one token issued at sign-in, none refreshes it ahead (it would be three quarters into
+    /// its life, 45 s, before one did).
+    @Test func aTokenThatLivesNoLongerThanTheWindowIsNotRefreshedByEveryLoad() async throws {
+        let shop = try await TokenShop.make(tokenLifetime: .seconds(60))
+        let token = try await shop.signIn()
+        for _ in 0..<8 {
+            try await Task.sleep(for: .milliseconds(300))
+            _ = try await shop.account().load()
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(shop.tokens.issued == 1)
+        #expect(shop.authenticator.credential?.token == token)
+        await shop.stop()
+    }
+
     @Test func cancellingALoadThatWaitsForTheRefreshEndsItAtOnce() async throws {
         let shop = try await TokenShop.make()
         _ = try await shop.signIn()
@@ -243,7 +260,7 @@ struct CredentialStateTests {
             Issue.record("a second refresh")
             return
         }
-        let (waiters, generation) = state.refreshed(Credential(token: "t1"))
+        let (waiters, generation) = state.refreshed(Credential(token: "t1"), at: now)
         #expect(waiters == ["a", "b"])
         #expect(generation == 1)
         #expect(isUse(state.acquire(now: now, window: 60, waiter: { "c" }), generation: 1))
@@ -264,7 +281,7 @@ struct CredentialStateTests {
             Issue.record("used a refused credential")
             return
         }
-        #expect(state.refreshed(Credential(token: "t2")).waiters == ["a", "b", "c"])
+        #expect(state.refreshed(Credential(token: "t2"), at: now).waiters == ["a", "b", "c"])
         #expect(isUse(state.expired("late", used: 1), generation: 2))
     }
 
@@ -296,7 +313,48 @@ struct CredentialStateTests {
             Issue.record("used an expired credential")
             return
         }
-        #expect(state.refreshed(Credential(token: "t2")).waiters == ["c"])
+        #expect(state.refreshed(Credential(token: "t2"), at: now).waiters == ["c"])
+    }
+
+    /// Each credential is refreshed ahead once, three quarters into its life at the earliest,
+    /// whatever its lifetime against the 60-second window: a request every 300 ms for three
+    /// lifetimes, each refresh answering at once with a credential that lives as long.
+    @Test(arguments: [10.0, 60.0, 3_600.0])
+    func eachCredentialIsRefreshedAheadOnceLateInItsLife(lifetime: TimeInterval) {
+        var state = State(credential: Credential(token: "t0", expiresAt: now.addingTimeInterval(lifetime), issuedAt: now))
+        var refreshedAt: [TimeInterval] = []
+        var elapsed: TimeInterval = 0
+        for step in 0..<Int(3 * lifetime / 0.3) {
+            elapsed = Double(step) * 0.3
+            let at = now.addingTimeInterval(elapsed)
+            switch state.acquire(now: at, window: 60, waiter: { "w" }) {
+            case .use:
+                continue
+            case .useAndRefresh:
+                refreshedAt.append(elapsed)
+                // A refresh that returns a credential with an expiry alone: issued when it returned.
+                _ = state.refreshed(Credential(token: "t\(refreshedAt.count)", expiresAt: at.addingTimeInterval(lifetime)), at: at)
+            default:
+                Issue.record("at \(elapsed) s the request did not go on with the credential")
+                return
+            }
+        }
+        let earliest = lifetime - min(60, lifetime / 4)
+        let gaps = zip([0] + refreshedAt, refreshedAt).map { $1 - $0 }
+        #expect(gaps.allSatisfy { $0 >= earliest - 1e-9 }, "refreshed at \(refreshedAt) s")
+        #expect(refreshedAt.count >= 2 && refreshedAt.count <= 4, "refreshed at \(refreshedAt) s")
+    }
+
+    /// A credential whose issue is unknown (the app set it with an expiry alone) is refreshed a
+    /// whole window ahead; one made `validFor` a lifetime knows its issue.
+    @Test func aCredentialWithoutAnIssueTimeIsRefreshedAWholeWindowAhead() {
+        var unknown = State(credential: Credential(token: "t", expiresAt: now.addingTimeInterval(50)))
+        guard case .useAndRefresh = unknown.acquire(now: now, window: 60, waiter: { "a" }) else {
+            Issue.record("no refresh ahead of an expiry within the window")
+            return
+        }
+        var known = State(credential: Credential(token: "t", validFor: .seconds(50)))
+        #expect(isUse(known.acquire(now: Date(), window: 60, waiter: { "a" }), generation: 1))
     }
 
     @Test func aCredentialSetByTheAppReplacesTheOld() {

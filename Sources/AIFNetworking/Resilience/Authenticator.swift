@@ -18,8 +18,9 @@ import Foundation
 ///   waiting request fails with ``APIError/Kind-swift.struct/authenticationFailed`` carrying
 ///   the refresh's error, the credential is cleared, and no request is sent with the old one.
 /// - A credential that says when it expires is refreshed ahead, within ``refreshWindow`` of
-///   its expiry, by the first request that sees it there — one refresh, not one per request —
-///   while requests go on using it.
+///   its expiry (or in the last quarter of its lifetime, when that is shorter: a token that
+///   lives a minute is refreshed after 45 seconds, not by every request), by the first request
+///   that sees it there — one refresh, not one per request — while requests go on using it.
 ///
 /// The refresh is any `async` function; often an ordinary manager load, on the same service
 /// or another. Its manager must not use this authenticator itself (override
@@ -46,7 +47,9 @@ public final class Authenticator: Sendable {
     public let expiredApplicationCodes: Set<String>
     /// How long a refresh may take before it counts as failed.
     public let refreshTimeout: Duration
-    /// How long before its expiry a credential is refreshed ahead.
+    /// How long before its expiry a credential is refreshed ahead — at most: never more than a
+    /// quarter of its lifetime, when its issue is known (``Credential/issuedAt``, or when the
+    /// refresh that produced it returned).
     public let refreshWindow: Duration
 
     private typealias Waiter = @Sendable (Result<(Credential, Int), AuthenticationFailure>) -> Void
@@ -106,7 +109,7 @@ public final class Authenticator: Sendable {
     ///     ``renew(after:on:cancellation:completion:)``), the refresh's failure, or the
     ///     cancellation. Called once.
     func acquire(on runner: any CompletionExecutor, cancellation: AsyncCancellation, completion: @escaping @Sendable (CredentialOutcome) -> Void) {
-        let window = TimeInterval(refreshWindow.components.seconds)
+        let window = refreshWindow.timeInterval
         let action = state.withLock { state in
             state.acquire(now: Date(), window: window) { Self.waiter(on: runner, cancellation: cancellation, completion) }
         }
@@ -164,7 +167,7 @@ public final class Authenticator: Sendable {
             }
             switch outcome {
             case .success(let credential):
-                let (waiters, generation) = state.withLock { $0.refreshed(credential) }
+                let (waiters, generation) = state.withLock { $0.refreshed(credential, at: Date()) }
                 for waiter in waiters { waiter(.success((credential, generation))) }
             case .failure(let error):
                 let failure = AuthenticationFailure(underlying: error)

@@ -7,20 +7,27 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible {
     public var token: String
     /// When it stops being valid, if known: the authenticator refreshes it shortly before.
     public var expiresAt: Date?
+    /// When it was issued, if known: with ``expiresAt``, its lifetime, which bounds how early
+    /// the authenticator refreshes it (see ``Authenticator/refreshWindow``). A credential a
+    /// refresh returns without one counts as issued when the refresh returned.
+    public var issuedAt: Date?
 
     /// Creates a credential.
     ///
     /// - Parameters:
     ///   - token: The token.
     ///   - expiresAt: When it expires; unknown by default.
-    public init(token: String, expiresAt: Date? = nil) {
+    ///   - issuedAt: When it was issued; unknown by default.
+    public init(token: String, expiresAt: Date? = nil, issuedAt: Date? = nil) {
         self.token = token
         self.expiresAt = expiresAt
+        self.issuedAt = issuedAt
     }
 
-    /// Creates a credential valid for `lifetime` from now (an OAuth `expires_in`).
+    /// Creates a credential issued now and valid for `lifetime` (an OAuth `expires_in`).
     public init(token: String, validFor lifetime: Duration) {
-        self.init(token: token, expiresAt: Date().addingTimeInterval(lifetime.timeInterval))
+        let now = Date()
+        self.init(token: token, expiresAt: now.addingTimeInterval(lifetime.timeInterval), issuedAt: now)
     }
 
     /// Never the token: `Credential(expires …)`.
@@ -57,6 +64,9 @@ struct CredentialState<Waiter> {
     private var waiters: [Waiter] = []
     /// Why the last refresh failed, while no credential has replaced the one it was for.
     private var lastFailure: AuthenticationFailure?
+    /// When the current credential was issued, if known: its own ``Credential/issuedAt``, or
+    /// the moment the refresh that produced it returned.
+    private var issuedAt: Date?
 
     private enum Refresh {
         case ahead
@@ -65,6 +75,7 @@ struct CredentialState<Waiter> {
 
     init(credential: Credential?) {
         self.credential = credential
+        issuedAt = credential?.issuedAt
         if credential != nil { generation = 1 }
     }
 
@@ -82,8 +93,10 @@ struct CredentialState<Waiter> {
         case fail(AuthenticationFailure)
     }
 
-    /// A request needs the credential at `now`; within `window` of its expiry it is refreshed
-    /// ahead of time. `waiter` is called (to make the waiter) only when the request must wait.
+    /// A request needs the credential at `now`; within `window` of its expiry — or within the
+    /// last quarter of its lifetime, when that is shorter (``refreshAheadWindow(_:for:)``) — it
+    /// is refreshed ahead of time. `waiter` is called (to make the waiter) only when the request
+    /// must wait.
     mutating func acquire(now: Date, window: TimeInterval, waiter: () -> Waiter) -> Acquisition {
         let valid = credential.flatMap { credential in credential.expiresAt.map { $0 > now } ?? true ? credential : nil }
         switch (refresh, valid) {
@@ -99,12 +112,24 @@ struct CredentialState<Waiter> {
             refresh = .needed
             return .waitAndRefresh
         case (nil, let credential?):
-            if let expiresAt = credential.expiresAt, expiresAt.timeIntervalSince(now) <= window {
+            if let expiresAt = credential.expiresAt, expiresAt.timeIntervalSince(now) <= refreshAheadWindow(window, for: credential) {
                 refresh = .ahead
                 return .useAndRefresh(credential, generation: generation)
             }
             return .use(credential, generation: generation)
         }
+    }
+
+    /// How long before its expiry `credential` (the current one) is refreshed ahead: `window`,
+    /// but at most a quarter of its lifetime, when its issue is known. A credential that lives
+    /// no longer than the window (a 60-second token against the default 60-second window)
+    /// would otherwise be inside it from the moment it was issued, and every request would
+    /// refresh it; this way each one is refreshed ahead once, three quarters into its life at
+    /// the earliest. (Of a credential whose issue is unknown — one the app set with an expiry
+    /// alone — only the window is known.)
+    private func refreshAheadWindow(_ window: TimeInterval, for credential: Credential) -> TimeInterval {
+        guard let expiresAt = credential.expiresAt, let issuedAt else { return window }
+        return min(window, max(0, expiresAt.timeIntervalSince(issuedAt)) / 4)
     }
 
     /// A request that used generation `used` was told its credential expired.
@@ -127,10 +152,11 @@ struct CredentialState<Waiter> {
         return .waitAndRefresh
     }
 
-    /// The refresh produced `credential`: it is the current one now; returns the waiters to
-    /// give it to, and its generation.
-    mutating func refreshed(_ credential: Credential) -> (waiters: [Waiter], generation: Int) {
+    /// The refresh produced `credential` at `now`: it is the current one now; returns the
+    /// waiters to give it to, and its generation.
+    mutating func refreshed(_ credential: Credential, at now: Date) -> (waiters: [Waiter], generation: Int) {
         self.credential = credential
+        issuedAt = credential.issuedAt ?? now
         lastFailure = nil
         generation += 1
         refresh = nil
@@ -143,6 +169,7 @@ struct CredentialState<Waiter> {
     mutating func refreshFailed(_ failure: AuthenticationFailure) -> [Waiter] {
         lastFailure = failure
         credential = nil
+        issuedAt = nil
         generation += 1
         refresh = nil
         defer { waiters = [] }
@@ -152,6 +179,7 @@ struct CredentialState<Waiter> {
     /// The app set (or, with `nil`, removed) the credential: signed in or out.
     mutating func set(_ credential: Credential?) {
         self.credential = credential
+        issuedAt = credential?.issuedAt
         lastFailure = nil
         generation += 1
     }
