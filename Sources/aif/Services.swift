@@ -9,7 +9,8 @@ struct Services: AsyncParsableCommand {
         abstract: "List the services the config files define: environments, base URLs, signing, retries.",
         discussion: """
             Keys are never shown. A file whose environment variables are not set is listed with \
-            the variable it lacks.
+            the variable it lacks, and the command then exits with status 2 (configuration) \
+            after listing the others.
 
             Examples:
               aif services
@@ -27,18 +28,22 @@ struct Services: AsyncParsableCommand {
             let files = try configFiles(configs)
             let registry = ServiceRegistry()
             var lines: [String] = []
+            var unreadable = 0
             for file in files {
                 let service: ConfiguredService
                 do {
                     service = try ConfiguredService.load(from: file)
                 } catch {
                     lines += ["\(error)", ""]
+                    unreadable += 1
                     continue
                 }
                 lines += describe(service, active: registry.activeEnvironment(of: service)) + [""]
             }
             if lines.isEmpty { lines = ["no service config files (*.json) in \(configs.isEmpty ? "Configs" : configs.joined(separator: ", "))", ""] }
             print(lines.dropLast().joined(separator: "\n"))
+            // Listed with the others, and still a configuration error.
+            if unreadable > 0 { throw FailureClass.configuration.exitCode }
         }
     }
 
