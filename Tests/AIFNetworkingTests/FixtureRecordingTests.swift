@@ -150,6 +150,56 @@ struct FixtureRecordingTests {
         #expect(grant.contains(#""username" : "demo""#))
     }
 
+    /// A server that echoes the signed, token-carrying requests it gets, in JSON, text, bytes
+    /// and gzip-encoded text, every piece as it came, percent-encoded and in base64: no recorded
+    /// file holds any of those forms of any credential, in its text or in the bytes of a body it
+    /// holds as base64.
+    @Test func noFormOfACredentialReachesAFixtureFromAServerThatEchoesTheRequest() async throws {
+        let recording = try Recording()
+        defer { try? FileManager.default.removeItem(at: recording.folder) }
+        let echo = try await EchoingServer()
+        let stack = try await ShopStack.make(onlineURL: echo.server.baseURL(), proxy: { APIProxy(transport: $0, recorder: recording.recorder) })
+        let token = "tok-echo-0001"
+        stack.registry.setAuthenticator(Authenticator(credential: Credential(token: token, validFor: .seconds(3_600))) {
+            Credential(token: "tok-echo-0002", validFor: .seconds(3_600))
+        }, for: ["shop"])
+        let echoing = APIManager(
+            Endpoint<NoContent>(service: "shop", methodName: "echo/{form}", retryPolicy: .never), proxy: stack.proxy, registry: stack.registry,
+            cache: ResponseCache())
+        for form in ["json", "text", "binary", "gzip"] {
+            let response = try await echoing.load(["form": .string(form)])
+            #expect(response.statusCode == 200)
+        }
+        await echo.stop()
+
+        let files = try recording.files()
+        #expect(files.map(\.path) == ["shop/echo/binary.GET.json", "shop/echo/gzip.GET.json", "shop/echo/json.GET.json", "shop/echo/text.GET.json"])
+        let signatures = echo.signaturesSeen
+        #expect(signatures.count == 4)
+        let secrets = [ShopRoutes.privateKey, ShopRoutes.publicKey, token, "Bearer \(token)"] + signatures
+        let forms = secrets.flatMap { secret in
+            [secret, secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? secret, Data(secret.utf8).base64EncodedString()]
+        }
+        for (path, text) in files {
+            var contents = [text]
+            if case .object(let answer)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)),
+                case .string(let base64)? = answer["bodyBase64"], let bytes = Data(base64Encoded: base64)
+            {
+                contents.append(String(decoding: bytes, as: UTF8.self))
+            }
+            for content in contents {
+                for form in forms {
+                    #expect(!content.contains(form), "\(path) holds \(form)")
+                }
+            }
+        }
+        // The binary answer is still there, bytes and all, its credentials reading ***.
+        let binary = try #require(files.first { $0.path == "shop/echo/binary.GET.json" }?.text)
+        #expect(binary.contains("bodyBase64"))
+        let text = try #require(files.first { $0.path == "shop/echo/gzip.GET.json" }?.text)
+        #expect(text.contains("bodyText") && text.contains("***"))
+    }
+
     @Test func credentialHeadersAndSecretMembersOfAResponseAreNotWritten() throws {
         let recording = try Recording()
         defer { try? FileManager.default.removeItem(at: recording.folder) }

@@ -29,8 +29,9 @@ import Logging
 ///   `Transfer-Encoding`, `Content-Encoding`, `Connection`, `Date`);
 /// - in a JSON body, every member whose name looks secret reads `"***"`, at any depth;
 /// - finally, the environment's keys and the credentials the request carried (its
-///   `Authorization` value, its secret parameters' values) read `***` wherever they still occur;
-///   a response whose path holds one is not written.
+///   `Authorization` value, its secret parameters' values) read `***` wherever they still occur
+///   — as they are, percent-encoded or in base64, in any body, the bytes of a binary body too
+///   (before they are written as base64); a response whose path holds one is not written.
 ///
 /// The file is written on the thread the load completes on, before the load ends, so that a
 /// recording is whole when the loads are: a tool for development runs, not for production.
@@ -126,7 +127,7 @@ public final class FixtureRecorder: Sendable {
         var folder = directory.appending(path: service, directoryHint: .isDirectory)
         for segment in segments.dropLast() { folder.append(path: segment, directoryHint: .isDirectory) }
         let file = folder.appending(path: "\(segments.last!).\(method).json")
-        let answer = self.answer(to: request, response, service: resolved.service)
+        let answer = self.answer(to: request, response, service: resolved.service, scrubbing: secrets)
         do {
             try writing.withLock { _ in
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -140,8 +141,10 @@ public final class FixtureRecorder: Sendable {
     }
 
     /// The answer to write: status, kept headers, the parameters that are neither secret nor the
-    /// service's common ones, and the body with secret members redacted.
-    private func answer(to request: HTTPRequest, _ response: HTTPResponse, service: any Service) -> [String: JSONValue] {
+    /// service's common ones, and the body with secret members redacted (and, when it is
+    /// binary, with every one of `secrets` in its bytes reading `***`: the text of the file is
+    /// scrubbed again as a whole, but base64 hides them from that).
+    private func answer(to request: HTTPRequest, _ response: HTTPResponse, service: any Service, scrubbing secrets: [String]) -> [String: JSONValue] {
         var answer: [String: JSONValue] = ["status": .integer(response.statusCode)]
         var parameters: [String: JSONValue] = [:]
         var common: [String: [String]] = [:]
@@ -163,7 +166,9 @@ public final class FixtureRecorder: Sendable {
         } else if let text = String(data: response.body, encoding: .utf8) {
             answer["bodyText"] = .string(text)
         } else {
-            answer["bodyBase64"] = .string(response.body.base64EncodedString())
+            var bytes = response.body
+            for secret in secrets { bytes = bytes.replacing(Data(secret.utf8), with: Data("***".utf8)) }
+            answer["bodyBase64"] = .string(bytes.base64EncodedString())
         }
         return answer
     }
@@ -186,8 +191,9 @@ public final class FixtureRecorder: Sendable {
 
     /// The credentials a request carried, as text: the environment's keys, the values of its
     /// credential headers (and the token after `Bearer` or `Basic`), its `sign` and its secret
-    /// parameters' values. Values shorter than 4 characters are left out, as too likely to occur
-    /// by chance.
+    /// parameters' values — each as it is, percent-encoded and in base64 (as a server that
+    /// echoes a request may write them), longest first. Values shorter than 4 characters are
+    /// left out, as too likely to occur by chance.
     private func secretValues(of request: HTTPRequest, in environment: ServiceEnvironment) -> [String] {
         var values: [String] = []
         if let credentials = environment.credentials {
@@ -201,7 +207,18 @@ public final class FixtureRecorder: Sendable {
         for (name, found) in RequestParameters(request, path: [:]).values where name == "sign" || isSecret(name) {
             values += found
         }
-        return values.filter { $0.count >= 4 }.sorted { $0.count > $1.count }
+        var forms = Set<String>()
+        for value in values where value.count >= 4 {
+            forms.insert(value)
+            if let encoded = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) { forms.insert(encoded) }
+            let base64 = Data(value.utf8).base64EncodedString()
+            forms.insert(base64)
+            // Unpadded, and as base64url (as JWTs write it).
+            let unpadded = String(base64.prefix { $0 != "=" })
+            forms.insert(unpadded)
+            forms.insert(String(unpadded.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }))
+        }
+        return forms.filter { $0.count >= 4 }.sorted { $0.count > $1.count }
     }
 
     /// The file's answers with `answer` in: replacing the one recorded for the same parameters,
