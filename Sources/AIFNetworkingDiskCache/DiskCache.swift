@@ -21,7 +21,10 @@ import Logging
 ///   writes, and a process killed mid-write leaves the last committed state.
 /// - Reads happen on the calling thread (a disk hit of a 2 KiB body takes tens of
 ///   microseconds). Writes are queued and committed in batches on a writer queue of the
-///   cache's own, never on the caller's thread; ``flush()`` waits for them.
+///   cache's own, never on the caller's thread; ``flush()`` waits for them. Writes still queued
+///   when the process ends normally (`exit`, or `main` returning) are committed then, so a
+///   command-line tool that loads, prints and exits keeps what it loaded; a crash or `SIGKILL`
+///   loses only what was still queued, never what was committed.
 /// - A file that is not this cache's database — corrupt, truncated, another program's — is
 ///   moved aside (`responses.sqlite.unusable-…`) with a warning in the log, and a new one is
 ///   made. A database that fails while in use is rebuilt the same way.
@@ -89,6 +92,7 @@ public final class DiskCache: PersistentResponseStore {
             throw DiskCacheError(path: directory.path, reason: "the directory cannot be made: \(error.localizedDescription)")
         }
         database = Locked(try Self.open(databaseURL, logger: logger))
+        FlushAtExit.add(self)
     }
 
     // MARK: PersistentResponseStore
@@ -161,6 +165,32 @@ public final class DiskCache: PersistentResponseStore {
         queue.sync {
             drain()
             write("sweeping") { db in try self.sweep(db) }
+        }
+    }
+
+    /// Commits, when the process ends normally, the writes every open cache still has queued:
+    /// registered with `atexit` when the first cache opens; the caches are held weakly (one
+    /// with writes queued is kept alive by them).
+    private enum FlushAtExit {
+        private struct Entry {
+            weak var cache: DiskCache?
+        }
+
+        private static let caches = Locked<[Entry]>([])
+        private static let registration: Void = {
+            atexit { FlushAtExit.flushAll() }
+        }()
+
+        static func add(_ cache: DiskCache) {
+            _ = registration
+            caches.withLock { entries in
+                entries.removeAll { $0.cache == nil }
+                entries.append(Entry(cache: cache))
+            }
+        }
+
+        private static func flushAll() {
+            for cache in caches.withLock({ $0.compactMap(\.cache) }) { cache.flush() }
         }
     }
 

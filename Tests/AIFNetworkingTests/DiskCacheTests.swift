@@ -314,6 +314,25 @@ struct DiskCacheTests {
         #expect(try Self.movedAside(in: folder).isEmpty)
     }
 
+    /// Processes that each queue a write and exit at once, without flushing (a command-line tool
+    /// that loads, prints and exits), all at the same time: the next process finds every entry.
+    /// Twenty in the plain run; five under the thread sanitizer, whose forks of the test
+    /// process hold up every other thread (see the test above).
+    @Test func writesQueuedWhenAProcessExitsAreCommitted() async throws {
+        let folder = try makeTestFolder("disk-cache-exit")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let processes = isUnderThreadSanitizer ? 5 : 20
+        // Started together by one shell, which fails unless each exited with 0.
+        let script = """
+            pids=""; for i in $(seq 0 \(processes - 1)); do '\(helperPath)' cache-save-and-exit '\(folder.path)' $i & pids="$pids $!"; done
+            status=0; for pid in $pids; do wait $pid || status=1; done; exit $status
+            """
+        let run = try await Shell.run("/bin/bash", ["-c", script])
+        #expect(run.status == 0, "\(run.standardError)")
+        let cache = try DiskCache(directory: folder)
+        #expect(Self.checkWriterEntries(cache, first: 0, count: processes) == processes)
+    }
+
     @Test func twoProcessesWritingAtOnceLeaveEveryEntryWhole() async throws {
         let folder = try makeTestFolder("disk-cache-shared")
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -80,6 +80,19 @@ func cacheWriter(directory: String, first: Int, count: Int, rounds: Int, killAft
     print("wrote=\(count * rounds)")
 }
 
+/// `cache-save-and-exit DIR INDEX`: queues the response for key INDEX in the disk cache at DIR
+/// (as `cache-writer` stores it) and exits at once with status 0, without flushing: what a
+/// command-line tool that loads, prints and exits does.
+func cacheSaveAndExit(directory: String, index: Int) throws -> Never {
+    let cache = try DiskCache(directory: URL(fileURLWithPath: directory))
+    let now = Date()
+    cache.save(StoredResponse(
+        key: CacheWriterBody.key(index), statusCode: 200, headers: ["Content-Type": "text/plain", "ETag": "\"0\""],
+        body: CacheWriterBody.make(index: index, generation: 0), url: "http://127.0.0.1/item", storedAt: now,
+        expiresAt: now.addingTimeInterval(3600), keepUntil: now.addingTimeInterval(7200)))
+    exit(0)
+}
+
 /// What the cache writer stores: a first line `index generation`, then that line's text
 /// repeated to about 2 KiB.
 enum CacheWriterBody {
@@ -100,7 +113,7 @@ func peakResidentKiB() -> Int {
     return usage.ru_maxrss
 }
 
-let usage = "usage: aif-test-helper recycle-buffers URL | download URL PATH | upload URL PATH | cache-writer DIR FIRST COUNT ROUNDS [KILL-AFTER-MS] | in-flight URL COUNT complete|cancel-half|shutdown\n"
+let usage = "usage: aif-test-helper recycle-buffers URL | download URL PATH | upload URL PATH | cache-writer DIR FIRST COUNT ROUNDS [KILL-AFTER-MS] | cache-save-and-exit DIR INDEX | in-flight URL COUNT complete|cancel-half|shutdown\n"
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 /// Exits with the usage unless the arguments after the command are `count` of them, the first a URL.
@@ -136,6 +149,12 @@ case "cache-writer":
         exit(2)
     }
     try cacheWriter(directory: arguments[1], first: numbers[0], count: numbers[1], rounds: numbers[2], killAfter: numbers.count > 3 ? numbers[3] : nil)
+case "cache-save-and-exit":
+    guard arguments.count == 3, let index = Int(arguments[2]) else {
+        FileHandle.standardError.write(Data(usage.utf8))
+        exit(2)
+    }
+    try cacheSaveAndExit(directory: arguments[1], index: index)
 default:
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
