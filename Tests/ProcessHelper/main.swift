@@ -62,11 +62,7 @@ func cacheWriter(directory: String, first: Int, count: Int, rounds: Int, killAft
     var started = false
     for generation in 0..<rounds {
         for index in first..<(first + count) {
-            let now = Date()
-            cache.save(StoredResponse(
-                key: CacheWriterBody.key(index), statusCode: 200, headers: ["Content-Type": "text/plain", "ETag": "\"\(generation)\""],
-                body: CacheWriterBody.make(index: index, generation: generation), url: "http://127.0.0.1/item", storedAt: now,
-                expiresAt: now.addingTimeInterval(3600), keepUntil: now.addingTimeInterval(7200)))
+            cache.save(CacheWriterBody.response(index: index, generation: generation))
             if index % 10 == 9 {
                 cache.flush()
                 if !started, let killAfter {
@@ -85,11 +81,7 @@ func cacheWriter(directory: String, first: Int, count: Int, rounds: Int, killAft
 /// command-line tool that loads, prints and exits does.
 func cacheSaveAndExit(directory: String, index: Int) throws -> Never {
     let cache = try DiskCache(directory: URL(fileURLWithPath: directory))
-    let now = Date()
-    cache.save(StoredResponse(
-        key: CacheWriterBody.key(index), statusCode: 200, headers: ["Content-Type": "text/plain", "ETag": "\"0\""],
-        body: CacheWriterBody.make(index: index, generation: 0), url: "http://127.0.0.1/item", storedAt: now,
-        expiresAt: now.addingTimeInterval(3600), keepUntil: now.addingTimeInterval(7200)))
+    cache.save(CacheWriterBody.response(index: index, generation: 0))
     exit(0)
 }
 
@@ -103,6 +95,15 @@ enum CacheWriterBody {
     static func make(index: Int, generation: Int) -> Data {
         let line = "\(index) \(generation)"
         return Data((line + "\n" + String(repeating: line + ";", count: 2048 / (line.count + 1))).utf8)
+    }
+
+    /// The response stored for `index` in round `generation`, its `ETag` the generation.
+    static func response(index: Int, generation: Int) -> StoredResponse {
+        let now = Date()
+        return StoredResponse(
+            key: key(index), statusCode: 200, headers: ["Content-Type": "text/plain", "ETag": "\"\(generation)\""],
+            body: make(index: index, generation: generation), url: "http://127.0.0.1/item", storedAt: now,
+            expiresAt: now.addingTimeInterval(3600), keepUntil: now.addingTimeInterval(7200))
     }
 }
 
