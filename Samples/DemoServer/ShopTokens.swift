@@ -21,6 +21,30 @@ public final class ShopTokens: Sendable {
         var issueDelay: Duration = .zero
         var refusedTokens = 0
         var refusedAfterExpiry: [String: Int] = [:]
+        var answerDelay: Duration = .zero
+        var arrivals: [Arrival] = []
+    }
+
+    /// A request that reached the token routes, and when.
+    public struct Arrival: Sendable, Hashable {
+        /// What came.
+        public enum Kind: Sendable, Hashable {
+            /// A request to `auth/token`.
+            case refresh
+            /// A request to `account` with a token that was accepted.
+            case accepted
+            /// A request to `account` with a token that was refused, and that token (`nil`
+            /// for none).
+            case refused(token: String?)
+            /// The refusal of a request to `account` is being sent (after the delay
+            /// ``ShopTokens/delayAnswers(by:)`` asks for).
+            case refusalAnswered
+        }
+
+        /// What came.
+        public let kind: Kind
+        /// When it came.
+        public let at: ContinuousClock.Instant
     }
 
     private let state = NIOLockedValueBox(State())
@@ -42,6 +66,15 @@ public final class ShopTokens: Sendable {
     public var refusedRequests: Int { state.withLockedValue { $0.refusedTokens } }
     /// How many requests came with `token` after it had been expired by ``expireAll()``.
     public func requests(withExpired token: String) -> Int { state.withLockedValue { $0.refusedAfterExpiry[token] ?? 0 } }
+
+    /// Every request that reached `auth/token` and `account`, in the order they came.
+    public var arrivals: [Arrival] { state.withLockedValue { $0.arrivals } }
+
+    /// Makes `account` take this long to answer (whatever its answer): a burst then fills the
+    /// client's queue before the first answer comes.
+    public func delayAnswers(by delay: Duration) {
+        state.withLockedValue { $0.answerDelay = delay }
+    }
 
     /// Makes every token issued so far invalid at once.
     public func expireAll() {
@@ -69,6 +102,7 @@ public final class ShopTokens: Sendable {
     func issue() async throws -> TokenGrant? {
         let delay = state.withLockedValue { state in
             state.refreshAttempts += 1
+            state.arrivals.append(Arrival(kind: .refresh, at: .now))
             return state.issueDelay
         }
         if delay > .zero { try await Task.sleep(for: delay) }
@@ -82,15 +116,23 @@ public final class ShopTokens: Sendable {
         }
     }
 
-    /// Whether `authorization` (the header's value) names a valid token; counts refusals.
-    func accepts(_ authorization: String?) -> Bool {
+    /// Whether `authorization` (the header's value) names a valid token; counts refusals. Takes
+    /// the time ``delayAnswers(by:)`` asks for.
+    func accepts(_ authorization: String?) async throws -> Bool {
         let token = authorization.flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        return state.withLockedValue { state in
-            if !state.refuseAll, let token, let expiry = state.valid[token], expiry > Date() { return true }
+        let (accepted, delay) = state.withLockedValue { state in
+            if !state.refuseAll, let token, let expiry = state.valid[token], expiry > Date() {
+                state.arrivals.append(Arrival(kind: .accepted, at: .now))
+                return (true, state.answerDelay)
+            }
+            state.arrivals.append(Arrival(kind: .refused(token: token), at: .now))
             state.refusedTokens += 1
             if let token, state.refusedAfterExpiry[token] != nil { state.refusedAfterExpiry[token]! += 1 }
-            return false
+            return (false, state.answerDelay)
         }
+        if delay > .zero { try await Task.sleep(for: delay) }
+        if !accepted { state.withLockedValue { $0.arrivals.append(Arrival(kind: .refusalAnswered, at: .now)) } }
+        return accepted
     }
 
     /// Adds the token routes to the shop's group.
@@ -102,7 +144,7 @@ public final class ShopTokens: Sendable {
             return try ShopRoutes.json(grant)
         }
         group.get("account") { request, _ -> Response in
-            guard self.accepts(request.headers[.authorization]) else {
+            guard try await self.accepts(request.headers[.authorization]) else {
                 var response = try ShopRoutes.json(ShopError(code: 4010, message: "token expired"), status: .unauthorized)
                 response.headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\""
                 return response
@@ -110,7 +152,7 @@ public final class ShopTokens: Sendable {
             return try ShopRoutes.json(Account(user: "demo", tokensIssued: self.issued))
         }
         group.get("account-in-body") { request, _ -> Response in
-            guard self.accepts(request.headers[.authorization]) else {
+            guard try await self.accepts(request.headers[.authorization]) else {
                 return try ShopRoutes.json(ShopError(code: 4011, message: "token expired"))
             }
             return try ShopRoutes.json(Account(user: "demo", tokensIssued: self.issued))

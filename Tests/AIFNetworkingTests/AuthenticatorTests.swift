@@ -140,6 +140,44 @@ struct AuthenticatorTests {
         await shop.stop()
     }
 
+    /// 200 loads on eight connections; the token expires. From the first refusal on, the loads
+    /// still waiting for a connection are held back for the refresh instead of going out with
+    /// the refused token, and the refresh request (to the same host) does not wait behind them.
+    @Test(arguments: [false, true])
+    func aRefusedTokenIsNotSentAgainAndTheRefreshDoesNotWaitInLine(refreshFails: Bool) async throws {
+        let shop = try await TokenShop.make()
+        let old = try await shop.signIn()
+        shop.tokens.expireAll()
+        shop.tokens.failRefreshes(refreshFails)
+        shop.tokens.delayIssuing(by: .milliseconds(300))
+        // Answers take 50 ms, so that the burst fills the queue before the first one comes.
+        shop.tokens.delayAnswers(by: .milliseconds(50))
+        let started = shop.tokens.arrivals.count
+        let results = await shop.burst(200)
+        let arrivals = shop.tokens.arrivals.dropFirst(started)
+        let firstRefusal = try #require(arrivals.first { $0.kind == .refusalAnswered })
+        // The token service is on the same host: its request would queue behind the held back.
+        let refresh = try #require(arrivals.first { $0.kind == .refresh })
+        let refreshWaited = refresh.at - firstRefusal.at
+        // Only the requests on the wire when the first refusal came (one per connection) carried
+        // the old token.
+        #expect(shop.tokens.requests(withExpired: old) <= 8)
+        #expect(arrivals.count { $0.kind == .refused(token: old) } <= 8)
+        #expect(refreshWaited < .milliseconds(100), "the refresh reached the server \(refreshWaited) after the first refusal")
+        #expect(shop.tokens.refreshAttempts == 2)
+        if refreshFails {
+            #expect(results.allSatisfy { (try? $0.get()) == nil })
+            #expect(results.allSatisfy { if case .failure(let error) = $0 { error.kind == .authenticationFailed } else { false } })
+        } else {
+            let responses = results.compactMap { try? $0.get() }
+            #expect(responses.count == 200)
+            // A load held back was sent once, with the new token: one attempt.
+            #expect(responses.count { $0.attempts == 2 } == shop.tokens.requests(withExpired: old))
+            #expect(responses.allSatisfy { $0.attempts <= 2 })
+        }
+        await shop.stop()
+    }
+
     @Test func aRefusalAfterTheRefreshIsDeliveredNotRefreshedAgain() async throws {
         let shop = try await TokenShop.make()
         _ = try await shop.signIn()
@@ -283,6 +321,54 @@ struct CredentialStateTests {
         }
         #expect(state.refreshed(Credential(token: "t2"), at: now).waiters == ["a", "b", "c"])
         #expect(isUse(state.expired("late", used: 1), generation: 2))
+    }
+
+    @Test func aRefusalSeenByTheTransportMakesTheGenerationStaleAndStartsOneRefresh() {
+        var state = State(credential: Credential(token: "t1"))
+        #expect(!state.isStale(1))
+        let startsRefresh1 = state.refused(1)
+        #expect(startsRefresh1)
+        #expect(state.isStale(1))
+        // Seen again, or reported by the load afterwards: the same refresh.
+        let startsRefresh2 = state.refused(1)
+        #expect(!startsRefresh2)
+        guard case .wait = state.expired("a", used: 1) else {
+            Issue.record("a second refresh")
+            return
+        }
+        guard case .wait = state.acquire(now: now, window: 60, waiter: { "b" }) else {
+            Issue.record("a new load used the refused credential")
+            return
+        }
+        #expect(state.refreshed(Credential(token: "t2"), at: now).waiters == ["a", "b"])
+        #expect(state.isStale(1))
+        #expect(!state.isStale(2))
+        // A late refusal of the old generation changes nothing.
+        let startsRefresh3 = state.refused(1)
+        #expect(!startsRefresh3)
+        #expect(!state.isStale(2))
+    }
+
+    @Test func aCredentialRefreshedAheadIsNotStaleUntilItIsRefused() {
+        var state = State(credential: Credential(token: "t1", expiresAt: now.addingTimeInterval(30)))
+        #expect(!isUse(state.acquire(now: now, window: 60, waiter: { "a" }), generation: 0))
+        #expect(!state.isStale(1))
+        // A refresh runs already: a refusal makes the generation stale without a second one.
+        let startsRefresh4 = state.refused(1)
+        #expect(!startsRefresh4)
+        #expect(state.isStale(1))
+    }
+
+    @Test func aFailedRefreshLeavesTheOldGenerationStale() {
+        var state = State(credential: Credential(token: "t1"))
+        let startsRefresh5 = state.refused(1)
+        #expect(startsRefresh5)
+        _ = state.refreshFailed(AuthenticationFailure(underlying: TestFailure("down")))
+        #expect(state.isStale(1))
+        guard case .fail = state.expired("held back", used: 1) else {
+            Issue.record("a held-back load did not fail with the refresh")
+            return
+        }
     }
 
     @Test func aFailedRefreshFailsLateReportsInsteadOfRefreshingAgain() {

@@ -59,7 +59,7 @@ extension APIManager {
         attempt.signingOffset = plan.resolved.clockSkew.offset
         let request: HTTPRequest
         switch makeRequest(
-            plan, attempt: attempt.number, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset),
+            plan, attempt: attempt, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset),
             remaining: attempt.deadline.map { $0 - ContinuousClock.now })
         {
         case .success(let made): request = made
@@ -68,6 +68,9 @@ extension APIManager {
         if let failure = beginFirstAttempt(&attempt, request, plan, load, manager: reference) { return fail(failure, completion) }
         let sent = attempt
         load.proxy.send(request, for: plan.resolved, id: load.id, coalescingKey: plan.coalescingKey, cancellation: load.cancellation, runner: load.runner) { result in
+            if wasWithdrawn(result), let authenticator = plan.authenticator {
+                return renewCredential(after: sent, heldBack: true, authenticator, load, manager: reference, completion: completion)
+            }
             plan.observation?.attemptDidEnd(ObservedAttempt(number: sent.number, request: request, result: result))
             if case .success(let response) = result, response.isSuccess || response.statusCode == 304 && plan.cache != nil, plan.errorPolicies == nil,
                 plan.authenticator?.expiredApplicationCodes.isEmpty ?? true
@@ -78,13 +81,15 @@ extension APIManager {
         }
     }
 
-    /// On the first attempt: notes the load's deadline and calls the `afterCallingAPI` hooks.
-    /// Returns the error that ends the load when the manager is gone.
+    /// On the first attempt (made once, even when it is made again after it was held back):
+    /// notes the load's deadline and calls the `afterCallingAPI` hooks. Returns the error that
+    /// ends the load when the manager is gone.
     @inline(__always)
     private static func beginFirstAttempt(
         _ attempt: inout Attempt, _ request: HTTPRequest, _ plan: LoadPlan, _ load: LoadContext, manager reference: WeakReference<APIManager<Content>>
     ) -> APIError? {
-        guard attempt.number == 1 else { return nil }
+        guard !attempt.began else { return nil }
+        attempt.began = true
         attempt.deadline = request.timeouts?.total.map { ContinuousClock.now + $0 }
         guard let manager = reference.object else {
             return plan.error(.cancelled, id: load.id, "the manager was deallocated", attempts: 0)
@@ -115,7 +120,7 @@ extension APIManager {
         }
         let request: HTTPRequest
         switch makeRequest(
-            plan, attempt: attempt.number, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset),
+            plan, attempt: attempt, credential: credential, signingContext: .now(clockOffset: attempt.signingOffset),
             remaining: attempt.deadline.map { $0 - ContinuousClock.now }, writer: writer)
         {
         case .success(let made): request = made
@@ -128,6 +133,9 @@ extension APIManager {
             request, for: plan.resolved, id: load.id, coalescingKey: nil, cancellation: load.cancellation, runner: load.runner,
             progress: plan.transfer?.progressReporter(for: writer)
         ) { result in
+            if wasWithdrawn(result), let authenticator = plan.authenticator {
+                return renewCredential(after: sent, heldBack: true, authenticator, load, manager: reference, completion: completion)
+            }
             plan.observation?.attemptDidEnd(ObservedAttempt(number: sent.number, request: request, result: result))
             plan.transfer?.progress?.flush()
             if let writer = attemptWriter, case .success(let response) = result {
@@ -272,28 +280,39 @@ extension APIManager {
         wait.resume(after: delay, with: ())
     }
 
-    /// The attempt's credential was refused: gets the renewed one (refreshing it, or joining
-    /// the refresh under way) and sends the request once more with it.
+    /// The attempt's credential was refused — for this request, or, when it was `heldBack`
+    /// (withdrawn before it went out), for another one: gets the renewed one (refreshing it, or
+    /// joining the refresh under way) and sends the request once more with it. A request held
+    /// back was not sent: its attempt is made again, not counted twice.
     private static func renewCredential(
-        after attempt: Attempt, _ authenticator: Authenticator, _ load: LoadContext, manager reference: WeakReference<APIManager<Content>>,
-        completion: @escaping LoadCompletion
+        after attempt: Attempt, heldBack: Bool = false, _ authenticator: Authenticator, _ load: LoadContext,
+        manager reference: WeakReference<APIManager<Content>>, completion: @escaping LoadCompletion
     ) {
-        load.proxy.logRenewal(load.id, generation: attempt.credentialGeneration)
+        load.proxy.logRenewal(load.id, generation: attempt.credentialGeneration, heldBack: heldBack)
         load.plan.observation?.loadWillRenewCredential()
+        let attemptsMade = heldBack ? attempt.number - 1 : attempt.number
         authenticator.renew(after: attempt.credentialGeneration, on: load.runner, cancellation: load.cancellation) { outcome in
             switch outcome {
             case .credential(let credential, let generation):
                 var next = attempt
-                next.number += 1
+                next.number = attemptsMade + 1
                 next.renewedCredential = true
                 next.credentialGeneration = generation
                 send(next, credential: credential, load, manager: reference, completion: completion)
             case .failed(let failure):
-                completion(.failure(authenticationFailed(failure, load, attempts: attempt.number)))
+                completion(.failure(authenticationFailed(failure, load, attempts: attemptsMade)))
             case .cancelled:
-                completion(.failure(load.plan.error(.cancelled, id: load.id, "the request was cancelled while the credential was refreshed", attempts: attempt.number)))
+                completion(.failure(load.plan.error(.cancelled, id: load.id, "the request was cancelled while the credential was refreshed", attempts: attemptsMade)))
             }
         }
+    }
+
+    /// Whether the transport withdrew the attempt's request before it went out (its
+    /// credential went stale while it waited for a connection; see ``SendingCondition``).
+    @inline(__always)
+    private static func wasWithdrawn(_ result: Result<HTTPResponse, any Error>) -> Bool {
+        guard case .failure(let error) = result else { return false }
+        return (error as? TransportError)?.code == .withdrawn
     }
 
     /// Whether the service environment's requests are signed.
@@ -313,12 +332,13 @@ extension APIManager {
     }
 
     /// Makes and signs the plan's request for `attempt` with `signingContext` (a fresh time and
-    /// nonce), carrying `credential` as its authenticator places it and the headers the load's
-    /// observers add; `remaining`, when given, becomes its total timeout (what is left of the
-    /// load's, for a later attempt).
+    /// nonce), carrying `credential` as its authenticator places it — and sent under the
+    /// condition that the credential is still good when a connection is free for it — and the
+    /// headers the load's observers add; `remaining`, when given, becomes its total timeout
+    /// (what is left of the load's, for a later attempt).
     @inline(__always)
     private static func makeRequest(
-        _ plan: LoadPlan, attempt: Int, credential: Credential?, signingContext: SigningContext, remaining: Duration?, writer: DownloadWriter? = nil
+        _ plan: LoadPlan, attempt: Attempt, credential: Credential?, signingContext: SigningContext, remaining: Duration?, writer: DownloadWriter? = nil
     ) -> Result<HTTPRequest, ServiceError> {
         var headers = plan.headers
         if let cache = plan.cache {
@@ -337,13 +357,16 @@ extension APIManager {
             }
         }
         // Before signing: a scheme that covers headers covers a trace context too.
-        plan.observation?.attemptWillBeSigned(attempt, headers: &headers)
+        plan.observation?.attemptWillBeSigned(attempt.number, headers: &headers)
         do throws(ServiceError) {
             var made = try RequestGenerator().makeRequest(
                 for: plan.resolved, methodName: plan.methodName, method: plan.method, parameters: parameters,
                 headers: headers, bodyEncoding: plan.bodyEncoding, rawBody: plan.transfer?.body, signingContext: signingContext
             )
             if let timeouts = plan.timeouts { made.timeouts = timeouts }
+            if credential != nil, let authenticator = plan.authenticator {
+                made.sendingCondition = authenticator.sendingCondition(generation: attempt.credentialGeneration, reportsRefusal: !attempt.renewedCredential)
+            }
             if let transfer = plan.transfer {
                 made.bodyReceiver = writer
                 made.control = transfer.control

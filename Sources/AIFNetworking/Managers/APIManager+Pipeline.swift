@@ -319,6 +319,9 @@ final class Exchange: Sendable {
 struct Attempt {
     /// 1 for the first.
     var number = 1
+    /// Whether the first attempt was made (its hooks called), though it may be made again: a
+    /// request held back before it went out is not an attempt of its own.
+    var began = false
     /// When the load's total timeout ends, if it has one (known once the first request is made).
     var deadline: ContinuousClock.Instant?
     /// The generation of the authenticator's credential the attempt carries.

@@ -348,8 +348,12 @@ public final class APIProxy: Sendable {
 
     /// Logs a refused credential about to be renewed.
     @inline(never)
-    func logRenewal(_ id: RequestID, generation: Int) {
-        logger.info("credential refused \(id): renewing credential \(generation), then sending once more")
+    func logRenewal(_ id: RequestID, generation: Int, heldBack: Bool) {
+        if heldBack {
+            logger.info("held back \(id): credential \(generation) was refused for an earlier request; sending with the renewed one")
+        } else {
+            logger.info("credential refused \(id): renewing credential \(generation), then sending once more")
+        }
     }
 
     /// Logs an error policy naming a handler nobody registered.

@@ -50,6 +50,8 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible {
 /// At most one refresh runs at a time, whatever the number of requests that need one: a
 /// request that needs the credential while a refresh runs waits for its outcome. A request
 /// that failed with an older generation than the current one uses the current one at once.
+/// From the first refusal of a generation on, that generation is stale (``isStale(_:)``):
+/// requests made with it that have not gone out yet are held back for the refresh.
 struct CredentialState<Waiter> {
     /// The credential, or `nil` before the first one and after a failed refresh.
     private(set) var credential: Credential?
@@ -130,6 +132,22 @@ struct CredentialState<Waiter> {
     private func refreshAheadWindow(_ window: TimeInterval, for credential: Credential) -> TimeInterval {
         guard let expiresAt = credential.expiresAt, let issuedAt else { return window }
         return min(window, max(0, expiresAt.timeIntervalSince(issuedAt)) / 4)
+    }
+
+    /// Whether a request that carries the credential of `used` should not be sent: a newer one
+    /// exists (or the refresh after it failed), or this one was refused and a refresh is due.
+    func isStale(_ used: Int) -> Bool {
+        used < generation || used == generation && refresh == .needed
+    }
+
+    /// The server refused a request that carried the credential of `used` — seen by the
+    /// transport as the answer arrived, before the request's connection goes to the next
+    /// one. From now on requests of this generation that have not gone out wait for the
+    /// refresh. Returns whether to start it (none runs yet).
+    mutating func refused(_ used: Int) -> Bool {
+        guard used == generation, credential != nil else { return false }
+        defer { refresh = .needed }
+        return refresh == nil
     }
 
     /// A request that used generation `used` was told its credential expired.

@@ -55,16 +55,22 @@ public struct HTTPRequest: Sendable {
     /// memory, in ``HTTPResponse/body``.
     public var bodyReceiver: (any ResponseBodyReceiver)? {
         get { attachments?.bodyReceiver }
-        set { attachments = RequestAttachments.make(bodyReceiver: newValue, control: control) }
+        set { attachments = RequestAttachments.make(bodyReceiver: newValue, control: control, sendingCondition: sendingCondition) }
     }
     /// Suspends, resumes and paces the transfer while it runs, from any thread; `nil` for
     /// none. See ``TransferControl``.
     public var control: TransferControl? {
         get { attachments?.control }
-        set { attachments = RequestAttachments.make(bodyReceiver: bodyReceiver, control: newValue) }
+        set { attachments = RequestAttachments.make(bodyReceiver: bodyReceiver, control: newValue, sendingCondition: sendingCondition) }
     }
-    /// The body receiver and the control together, `nil` for most requests: one reference to
-    /// copy with the request instead of two.
+    /// What may still withdraw the request before it goes out, and hears its response's status
+    /// first (see ``SendingCondition``); `nil` for most requests.
+    var sendingCondition: (any SendingCondition)? {
+        get { attachments?.sendingCondition }
+        set { attachments = RequestAttachments.make(bodyReceiver: bodyReceiver, control: control, sendingCondition: newValue) }
+    }
+    /// The body receiver, the control and the sending condition together, `nil` for most
+    /// requests: one reference to copy with the request instead of three.
     private var attachments: RequestAttachments?
 
     /// Creates a request.
@@ -95,7 +101,7 @@ public struct HTTPRequest: Sendable {
         self.timeouts = timeouts
         self.redirects = redirects
         self.maxResponseBodySize = maxResponseBodySize
-        attachments = RequestAttachments.make(bodyReceiver: bodyReceiver, control: nil)
+        attachments = RequestAttachments.make(bodyReceiver: bodyReceiver, control: nil, sendingCondition: nil)
     }
 }
 
@@ -175,19 +181,25 @@ extension Duration {
     }
 }
 
-/// What a few requests carry besides their message: where the response body goes, and the
-/// transfer's control. Immutable, so that requests keep value semantics.
+/// What a few requests carry besides their message: where the response body goes, the
+/// transfer's control, the condition it is sent under. Immutable, so that requests keep value
+/// semantics.
 private final class RequestAttachments: Sendable {
     let bodyReceiver: (any ResponseBodyReceiver)?
     let control: TransferControl?
+    let sendingCondition: (any SendingCondition)?
 
-    private init(bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?) {
+    private init(bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?, sendingCondition: (any SendingCondition)?) {
         self.bodyReceiver = bodyReceiver
         self.control = control
+        self.sendingCondition = sendingCondition
     }
 
     /// The attachments, or `nil` when there are none.
-    static func make(bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?) -> RequestAttachments? {
-        bodyReceiver == nil && control == nil ? nil : RequestAttachments(bodyReceiver: bodyReceiver, control: control)
+    static func make(
+        bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?, sendingCondition: (any SendingCondition)?
+    ) -> RequestAttachments? {
+        if bodyReceiver == nil, control == nil, sendingCondition == nil { return nil }
+        return RequestAttachments(bodyReceiver: bodyReceiver, control: control, sendingCondition: sendingCondition)
     }
 }

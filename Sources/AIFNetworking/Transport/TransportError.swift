@@ -31,6 +31,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case responseTooLarge = "response too large"
             case responseHeadersTooLarge = "response headers too large"
             case stalled = "transfer stalled"
+            case withdrawn = "withdrawn before it was sent"
             case other = "transfer failed"
         }
 
@@ -85,6 +86,10 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let stalled = Code(.stalled)
         /// Any other libcurl failure; see ``TransportError/curlCode``.
         public static let other = Code(.other)
+        /// The request's ``SendingCondition`` withdrew it before a byte went out. Never
+        /// delivered to an app: only the engine sets conditions, and it sends such a request
+        /// again once what it waited for is there.
+        static let withdrawn = Code(.withdrawn)
 
         /// The code in plain words.
         public var description: String { base.rawValue }

@@ -471,8 +471,13 @@ final class CurlEventLoop: @unchecked Sendable {
         if slots.admit(transfer) { launch(transfer) }
     }
 
-    /// Configures an easy handle for an admitted transfer and adds it to the multi handle.
+    /// Configures an easy handle for an admitted transfer and adds it to the multi handle —
+    /// unless its request's ``SendingCondition`` withdraws it now.
     private func launch(_ transfer: Transfer) {
+        if let condition = transfer.request.sendingCondition, !condition.allowsSending() {
+            failToStart(transfer, TransportError(.withdrawn, url: transfer.urlString, detail: "the request was withdrawn before it was sent"))
+            return
+        }
         let handle: EasyHandle
         if let reused = idleHandles.popLast() {
             handle = reused
@@ -586,6 +591,10 @@ final class CurlEventLoop: @unchecked Sendable {
             let transfer = Unmanaged<Transfer>.fromOpaque(privateData).takeUnretainedValue()
             guard transfer.state.done(succeeded: code == CURLE_OK) == .removeAndDeliver, let handle = transfer.handle else { continue }
             let outcome = transfer.outcome(code: code, handle: handle)
+            if case .success(let response) = outcome, let condition = transfer.request.sendingCondition {
+                // Before its slot goes to the next transfer (which the answer may withdraw).
+                condition.responseArrived(statusCode: response.statusCode)
+            }
             if case .success(let response) = outcome, response.httpVersion == .http2, let origin = slots.noteMultiplexing(of: transfer) {
                 startWaiting(for: origin)
             }

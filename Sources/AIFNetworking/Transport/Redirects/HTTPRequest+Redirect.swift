@@ -51,6 +51,8 @@ extension HTTPRequest {
         }
         if !Self.sameOrigin(current, next.url) {
             for name in Self.credentialHeaderNames { next.headers.remove(name: name) }
+            // The condition is the credential's, which does not go there.
+            next.sendingCondition = nil
         }
         return next
     }
