@@ -73,6 +73,9 @@ struct Call: AsyncParsableCommand {
     @Flag(help: "With --curl: hide the signature, credentials and secret parameters, to share the command.")
     var redact = false
 
+    @Flag(help: "With --curl: print credentials as they are (by default a credential read from an environment variable is written as a reference to it, ${NAME}, and any other as ***).")
+    var showSecrets = false
+
     func validate() throws {
         let allowed = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD"]
         let method = method.uppercased()
@@ -90,6 +93,8 @@ struct Call: AsyncParsableCommand {
             throw ValidationError("--urlencoded makes the parameters a form body, but those of a \(method) go in the query: add -X POST (or PUT, PATCH)")
         }
         if redact && !curl { throw ValidationError("--redact hides secrets in the --curl command; add --curl") }
+        if showSecrets && !curl { throw ValidationError("--show-secrets shows secrets in the --curl command; add --curl") }
+        if showSecrets && redact { throw ValidationError("--show-secrets and --redact cannot be combined: one shows secrets, the other hides them") }
         if !allPages, let stray = [pageParam != "page" ? "--page-param" : nil, itemsKey != nil ? "--items-key" : nil, maxPages != 1000 ? "--max-pages" : nil].compactMap({ $0 }).first {
             throw ValidationError("\(stray) says how to page; add --all-pages")
         }
@@ -144,7 +149,12 @@ struct Call: AsyncParsableCommand {
             let request = try RequestGenerator().makeRequest(
                 for: resolved, methodName: endpoint.methodName, method: endpoint.method, parameters: parameters,
                 headers: endpoint.headers, bodyEncoding: endpoint.bodyEncoding, rawBody: body)
-            print(request.curlCommand(showingSignature: !redact))
+            let command = request.curlCommand(
+                revealingSecrets: showSecrets, showingSignature: !redact, referringTo: redact ? [:] : ProcessInfo.processInfo.environment)
+            print(command)
+            if !redact, !showSecrets, command.contains("***") {
+                printError("aif: a secret held in no environment variable is shown as ***, so the command is not complete; --show-secrets prints it")
+            }
             return
         }
         let printer = ResponsePrinter(raw: raw, includesHead: include || method == .head)

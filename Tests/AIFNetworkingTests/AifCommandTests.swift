@@ -14,14 +14,17 @@ struct AifCommandTests {
 
     /// `aif COMMAND shop ARGUMENTS… --config Configs/` with the shop's URLs and keys in the
     /// environment (its online URL replaced by `onlineURL` when given).
-    func aif(_ arguments: [String], command: String = "call", service: String? = "shop", onlineURL: URL? = nil) async throws -> Shell.Run {
+    func aif(
+        _ arguments: [String], command: String = "call", service: String? = "shop", onlineURL: URL? = nil, environment more: [String: String] = [:]
+    ) async throws -> Shell.Run {
         let servers = try await ShopServers.shared()
-        return try await Shell.run(Self.aifPath, [command] + (service.map { [$0] } ?? []) + arguments + ["--config", ShopServers.configs.path], environment: [
+        let environment = [
             "SHOP_ONLINE_URL": (onlineURL ?? servers.online.baseURL()).absoluteString,
             "SHOP_OFFLINE_URL": servers.offline.baseURL().absoluteString,
             "SHOP_PUBLIC_KEY": ShopRoutes.publicKey,
             "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
-        ])
+        ].merging(more) { $1 }
+        return try await Shell.run(Self.aifPath, [command] + (service.map { [$0] } ?? []) + arguments + ["--config", ShopServers.configs.path], environment: environment)
     }
 
     @Test func aFlakyEndpointIsRetriedAsTheServiceSaysAndVerboseSaysSo() async throws {
@@ -210,6 +213,35 @@ struct AifCommandTests {
         #expect(redacted.standardOutput.contains("sign=***"), "\(redacted.standardOutput)")
         #expect(try await aif(["goods", "--redact"]).status == 64)
         #expect(try await aif(["goods", "--curl", "-i"]).status == 64)
+    }
+
+    /// A bearer token stays off the screen, and the command still works: it refers to the
+    /// variable that holds the token; a token in no variable is `***`, printed when asked.
+    @Test func theCurlCommandRefersToTheVariableHoldingTheToken() async throws {
+        let grant = try await aif(["auth/token", "-X", "POST", "--raw"])
+        #expect(grant.status == 0, "\(grant.standardError)")
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let token = try decoder.decode(TokenGrant.self, from: Data(grant.standardOutput.utf8)).accessToken
+        let call = ["account", "-H", "Authorization: Bearer \(token)", "--curl"]
+
+        let curl = try await aif(call, environment: ["SHOP_TOKEN": token])
+        #expect(curl.status == 0, "\(curl.standardError)")
+        #expect(!curl.standardOutput.contains(token), "\(curl.standardOutput)")
+        #expect(curl.standardOutput.contains(#"-H "Authorization: Bearer ${SHOP_TOKEN}""#), "\(curl.standardOutput)")
+        #expect(curl.standardError.isEmpty)
+        let command = curl.standardOutput.replacingOccurrences(of: "curl", with: "curl -sS", options: .anchored)
+        let sent = try await Shell.run("/bin/sh", ["-c", command], environment: ["SHOP_TOKEN": token])
+        #expect(sent.status == 0, "\(sent.standardError)")
+        #expect(sent.standardOutput.contains(#""user":"demo""#), "\(sent.standardOutput)")
+
+        let hidden = try await aif(call)
+        #expect(hidden.standardOutput.contains("'Authorization: ***'"), "\(hidden.standardOutput)")
+        #expect(!hidden.standardOutput.contains(token))
+        #expect(hidden.standardError.contains("--show-secrets"), "\(hidden.standardError)")
+        let shown = try await aif(call + ["--show-secrets"])
+        #expect(shown.standardOutput.contains("'Authorization: Bearer \(token)'"), "\(shown.standardOutput)")
+        #expect(try await aif(call + ["--show-secrets", "--redact"]).status == 64)
     }
 
     @Test func allPagesPrintsEveryItemOfEveryPageAsALine() async throws {

@@ -1,4 +1,5 @@
 @testable import AIFNetworking
+import AIFNetworkingTesting
 import DemoServer
 import Foundation
 import Testing
@@ -150,6 +151,35 @@ struct ManagerTransferTests {
         let size = Int64(body.count)
         #expect(reports.withLock { $0.contains { $0.bytesSent == size && $0.totalBytesToSend == size } }, "\(reports.withLock { $0 })")
         _ = try await stack.manager("orders/{id}", NoContent.self, method: .delete).load(["id": .int(order.content.id)])
+    }
+
+    /// A missing file is one mistake: the same error whether the service signs the body
+    /// (reading the file) or not, and nothing is sent.
+    @Test func aMissingUploadFileIsAConfigurationErrorSignedOrNot() async throws {
+        let stack = try await ShopStack.make()
+        let servers = try await TestServers.shared()
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(PlainService(baseURL: servers.plain.baseURL()))
+        let transport = CountingTransport(CurlTransport.shared)
+        let unsigned = APIManager(Endpoint<NoContent>(service: "plain", methodName: "status/200", method: .put), proxy: APIProxy(transport: transport), registry: registry)
+        let missing = "/nonexistent/aif-upload-\(UUID().uuidString).json"
+        var form = MultipartForm()
+        form.append("note", "hello")
+        form.appendFile("photo", at: missing)
+        for body: HTTPRequest.Body in [.file(path: missing), .multipart(form)] {
+            let signedError = await #expect(throws: APIError.self) {
+                try await stack.manager("orders", Order.self, method: .post).load(sending: body)
+            }
+            let unsignedError = await #expect(throws: APIError.self) { try await unsigned.load(sending: body) }
+            for error in [signedError, unsignedError] {
+                #expect(error?.kind == .configuration, "\(String(describing: error))")
+                #expect(error?.message.contains("cannot open") == true && error?.message.contains(missing) == true, "\(String(describing: error))")
+                #expect(error?.message.contains("No such file or directory") == true)
+            }
+            if case .multipart = body { #expect(unsignedError?.message.contains("multipart part 2 (\"photo\")") == true) }
+        }
+        #expect(stack.transport.sent == 0)
+        #expect(transport.sent == 0)
     }
 
     @Test func aFormToASchemeThatHashesTheBodyFailsAsAConfigurationError() async throws {

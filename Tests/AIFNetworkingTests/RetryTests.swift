@@ -300,6 +300,17 @@ struct RetryPolicyTests {
         #expect(decide(response(503), method: .patch, headers: ["Idempotency-Key": "k1"], policy: keyed) != .deliver(note: nil))
     }
 
+    @Test func aStreamedBodyIsNotSentAgain() {
+        let stream = RequestBodyStream(AsyncStream<Data> { $0.finish() })
+        let request = HTTPRequest(method: .put, url: url, body: .stream(stream))
+        let decision = RetryPolicy.standard.decision(after: response(503), of: request, attempt: 1, remaining: nil)
+        guard case .deliver(let note?) = decision else {
+            Issue.record("a streamed body was retried: \(decision)")
+            return
+        }
+        #expect(note.contains("the request body is a stream, which is sent once"))
+    }
+
     @Test func transportFailuresInThePolicyAreRetried() {
         let refused = TransportError(.connectionRefused, url: url.absoluteString, detail: "refused")
         #expect(decide(.failure(refused)) == .retry(after: .milliseconds(500), reason: .transportError(.connectionRefused)))

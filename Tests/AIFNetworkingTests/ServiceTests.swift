@@ -226,6 +226,20 @@ struct ServiceTests {
         #expect(request.curlCommand(revealingSecrets: true).contains("Bearer token-123"))
     }
 
+    @Test func curlRenderingRefersToTheVariablesHoldingSecrets() {
+        let url = URL(string: "https://api.test/v1/me")!
+        var request = HTTPRequest(url: url, headers: ["Authorization": "Bearer tok-$`\"-1234567", "Cookie": "a=session-abcdef; b=opaque-0123456789abcdef"])
+        let environment = ["API_TOKEN": "tok-$`\"-1234567", "SESSION": "session-abcdef", "SHORT": "1234567", "not a name": "Bearer tok"]
+        let command = request.curlCommand(referringTo: environment)
+        // Shell-quoted, the value's own characters escaped where it is not the reference.
+        #expect(command.contains(#"-H "Authorization: Bearer ${API_TOKEN}""#), "\(command)")
+        // A value that is partly in no variable (and looks like a token) stays hidden.
+        #expect(command.contains("-H 'Cookie: ***'"), "\(command)")
+        request.headers = ["Authorization": "Basic a\"$b-12345678"]
+        #expect(request.curlCommand(referringTo: ["PART": "12345678"]).contains(#"-H "Authorization: Basic a\"\$b-${PART}""#))
+        #expect(request.curlCommand(referringTo: ["SHORT": "1234567"]).contains("-H 'Authorization: ***'"))
+    }
+
     @Test func generatedRequestsTravelOverTheRealTransport() async throws {
         let server = try await TestServers.shared().plain
         let registry = ServiceRegistry(processEnvironment: [:])

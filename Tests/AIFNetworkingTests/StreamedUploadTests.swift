@@ -1,4 +1,5 @@
 @testable import AIFNetworking
+import AIFNetworkingTesting
 import DemoServer
 import Foundation
 import Testing
@@ -86,6 +87,19 @@ struct StreamedUploadTests {
         let error = await #expect(throws: TransportError.self) { try await Self.transport.send(request) }
         #expect(error?.code == .bodySourceFailed)
         #expect(error?.description.contains("a stream is sent once") == true, "\(String(describing: error))")
+    }
+
+    @Test func aStreamedUploadAnswered503FailsWithTheAnswerAndSaysWhyItWasNotRetried() async throws {
+        let servers = try await TestServers.shared()
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(PlainService(baseURL: servers.plain.baseURL()))
+        let manager = APIManager(Endpoint<NoContent>(service: "plain", methodName: "status/503", method: .put), proxy: APIProxy(), registry: registry)
+        let (chunks, _) = Self.chunks(4, of: 1_000)
+        let error = await #expect(throws: APIError.self) { try await manager.load(sending: .stream(RequestBodyStream(chunks))) }
+        #expect(error?.kind == .httpStatus)
+        #expect(error?.statusCode == 503)
+        #expect(error?.attempts == 1)
+        #expect(error?.message.contains("not retried: the server answered 503; the request body is a stream, which is sent once") == true, "\(String(describing: error))")
     }
 
     @Test func cancellingTheUploadStopsTheProducer() async throws {

@@ -148,6 +148,14 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         APIError(kind, requestID: requestID, service: service, methodName: methodName, message: message, underlyingError: underlyingError, response: response, attempts: attempts)
     }
 
+    /// The same error, its message ending with why the load was not retried (`note`: the
+    /// failure, and what stopped the retry).
+    func explaining(notRetried note: String) -> APIError {
+        APIError(
+            kind, requestID: requestID, service: service, methodName: methodName, message: "\(message) (not retried: \(note))",
+            underlyingError: underlyingError, response: response, attempts: storage.attempts)
+    }
+
     /// The fields, in one shared immutable box: an error is one reference wide, so every
     /// `Result` carrying one (and every frame holding such a result) stays small.
     private let storage: Storage

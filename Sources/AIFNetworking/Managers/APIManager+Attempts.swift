@@ -196,14 +196,19 @@ extension APIManager {
         manager reference: WeakReference<APIManager<Content>>, completion: @escaping LoadCompletion
     ) {
         let plan = load.plan
-        func end() {
+        /// Ends the load with the attempt's outcome; a failure says why it was not retried
+        /// when a retry was weighed.
+        func end(notRetried note: String? = nil) {
             let exchange: Result<Exchange, APIError>
             switch result {
             case .success(let response): exchange = .success(Exchange(request: request, response: response))
             case .failure(let error):
                 exchange = .failure(APIError.sending(error, id: load.id, service: plan.serviceName, methodName: plan.methodName).counting(attempts: attempt.number))
             }
-            completion(conclude(exchange, plan: plan, id: load.id, attempts: attempt.number, manager: reference))
+            let concluded = conclude(exchange, plan: plan, id: load.id, attempts: attempt.number, manager: reference)
+            guard let note else { return completion(concluded) }
+            load.proxy.logNoRetry(load.id, note)
+            completion(concluded.mapError { $0.explaining(notRetried: note) })
         }
         var errorPolicy: ErrorPolicy?
         var veto: ServiceVeto?
@@ -253,17 +258,15 @@ extension APIManager {
             after: outcome, of: request, attempt: attempt.number, remaining: attempt.deadline.map { $0 - ContinuousClock.now },
             clockOffset: plan.resolved.clockSkew.offset, policyReason: policyReason)
         guard case .retry(let delay, let reason) = decision else {
-            if case .deliver(let note?) = decision { load.proxy.logNoRetry(load.id, note) }
+            if case .deliver(let note?) = decision { return end(notRetried: note) }
             return end()
         }
         let retry = RetryAttempt(number: attempt.number + 1, maximum: policy.maxRetries + 1, reason: reason, delay: delay)
         if let manager = reference.object, let interceptor = manager.interceptor, !interceptor.shouldRetry(manager, attempt: retry) {
-            load.proxy.logNoRetry(load.id, "\(reason); an interceptor declined the retry")
-            return end()
+            return end(notRetried: "\(reason); an interceptor declined the retry")
         }
         guard load.proxy.retryBudget.spendRetry() else {
-            load.proxy.logNoRetry(load.id, "\(reason); the proxy's retry budget is spent")
-            return end()
+            return end(notRetried: "\(reason); the proxy's retry budget is spent")
         }
         load.proxy.logRetry(load.id, retry)
         plan.observation?.loadWillRetry(retry)

@@ -184,6 +184,9 @@ extension RetryPolicy {
         guard attempt <= maxRetries else {
             return .deliver(note: maxRetries == 0 ? nil : "\(reason); no retries left after \(attempt) attempts")
         }
+        if case .stream = request.body {
+            return .deliver(note: "\(reason); the request body is a stream, which is sent once and cannot be sent again")
+        }
         guard allowsRetrying(request) else {
             return .deliver(note: "\(reason); \(request.method) is not retried without \(idempotencyKeyHeader.map { "an \($0) header" } ?? "an idempotency key")")
         }

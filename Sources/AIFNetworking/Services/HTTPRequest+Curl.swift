@@ -28,8 +28,13 @@ extension HTTPRequest {
     ///   - showingSignature: Whether the signature's fields (`sign`, `X-Signature`, `Signature` …)
     ///     are shown, so that the command is accepted as it stands while it is fresh; no by
     ///     default. They name no private key, which no request ever holds.
+    ///   - environment: Environment variables (the process's, say) whose values may appear in
+    ///     hidden headers: a hidden value that holds one is written as a reference to it —
+    ///     `-H "Authorization: Bearer ${SHOP_TOKEN}"` — so that the command works in a shell
+    ///     where it is set, with nothing secret on the screen. Values shorter than 8 characters
+    ///     are not looked for. None by default.
     /// - Returns: The command, one option per line.
-    public func curlCommand(revealingSecrets: Bool = false, showingSignature: Bool = false) -> String {
+    public func curlCommand(revealingSecrets: Bool = false, showingSignature: Bool = false, referringTo environment: [String: String] = [:]) -> String {
         func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
         var parts = ["curl"]
         if method == .head {
@@ -37,8 +42,16 @@ extension HTTPRequest {
         } else if method != .get || body.byteCount != 0 {
             parts.append("-X \(method.rawValue)")
         }
-        for field in revealingSecrets ? headers : headers.redacting(showingSignature ? HTTPHeaders.credentialNames : HTTPHeaders.secretNames) {
-            parts.append("-H " + quote("\(field.name): \(field.value)"))
+        let hidden = revealingSecrets ? [] : showingSignature ? HTTPHeaders.credentialNames : HTTPHeaders.secretNames
+        let references = Self.shellReferences(environment)
+        for field in headers {
+            if !hidden.contains(field.name.lowercased()) {
+                parts.append("-H " + quote("\(field.name): \(field.value)"))
+            } else if let referring = Self.shellWords("\(field.name): \(field.value)", referringTo: references) {
+                parts.append("-H " + referring)
+            } else {
+                parts.append("-H " + quote("\(field.name): ***"))
+            }
         }
         switch body {
         case .empty: break
@@ -62,6 +75,58 @@ extension HTTPRequest {
 }
 
 extension HTTPRequest {
+    /// The variables of `environment` worth looking for in a secret, longest value first: a
+    /// name a shell can expand, a value of at least 8 characters.
+    static func shellReferences(_ environment: [String: String]) -> [(name: String, value: String)] {
+        func isShellName(_ name: String) -> Bool {
+            guard let first = name.utf8.first, first == UInt8(ascii: "_") || (first | 0x20) >= UInt8(ascii: "a") && (first | 0x20) <= UInt8(ascii: "z") else { return false }
+            return name.utf8.allSatisfy { $0 == UInt8(ascii: "_") || ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") || $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        }
+        return environment.filter { isShellName($0.key) && $0.value.count >= 8 }
+            .map { (name: $0.key, value: $0.value) }
+            .sorted { ($0.value.count, $1.name) > ($1.value.count, $0.name) }
+    }
+
+    /// `text` as one double-quoted shell word in which each occurrence of a reference's value
+    /// is `${NAME}`, or `nil` when no value occurs in it.
+    static func shellWords(_ text: String, referringTo references: [(name: String, value: String)]) -> String? {
+        var pieces: [(text: Substring, isReference: Bool)] = [(text[...], false)]
+        for (name, value) in references {
+            pieces = pieces.flatMap { piece -> [(text: Substring, isReference: Bool)] in
+                guard !piece.isReference, piece.text.contains(value) else { return [piece] }
+                var split: [(text: Substring, isReference: Bool)] = []
+                var rest = piece.text
+                while let range = rest.range(of: value) {
+                    split.append((rest[..<range.lowerBound], false))
+                    split.append((Substring(name), true))
+                    rest = rest[range.upperBound...]
+                }
+                split.append((rest, false))
+                return split
+            }
+        }
+        guard pieces.contains(where: \.isReference) else { return nil }
+        // What is left must not look like a secret itself (the part of a token no variable
+        // holds): a scheme (`Bearer`) and separators, not a long run of token characters.
+        let tokenCharacters = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "+/=._~-"))
+        for (index, piece) in pieces.enumerated() where !piece.isReference {
+            let left = index == 0 ? piece.text.drop { $0 != ":" } : piece.text   // not the header's name
+            if left.components(separatedBy: tokenCharacters.inverted).contains(where: { $0.count >= 12 }) { return nil }
+        }
+        var word = "\""
+        for piece in pieces {
+            if piece.isReference {
+                word += "${\(piece.text)}"
+            } else {
+                for character in piece.text {
+                    if "\\\"$`".contains(character) { word.append("\\") }
+                    word.append(character)
+                }
+            }
+        }
+        return word + "\""
+    }
+
     /// A part as curl's `-F` takes it: `name=value`, `name=@path`, or `name=<bytes>` for bytes
     /// that are not text, with `;filename=` and `;type=` as given. The values of secret
     /// parameters read `***` unless `revealingSecrets`.

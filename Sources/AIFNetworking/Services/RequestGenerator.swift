@@ -61,6 +61,9 @@ public struct RequestGenerator: Sendable {
         // Parameters that go in the query string, after the URL's own query.
         var queryParameters: [(name: String, value: String)] = []
         if let rawBody {
+            if let reason = Self.unreadableFile(in: rawBody) {
+                throw ServiceError.unreadableBodyFile(service: service.name, methodName: methodName, reason: reason)
+            }
             request.body = rawBody
             queryParameters = Self.flatten(parameters, arrays: service.arrayEncoding)
         } else if method == .post || method == .put || method == .patch {
@@ -120,6 +123,29 @@ public struct RequestGenerator: Sendable {
         }
         request.url = url
         return try sign(request, for: resolved, context: signingContext)
+    }
+
+    /// Why a file `body` is read from cannot be read, if one cannot: checked before anything
+    /// is signed or sent, so that a missing file is the same error whether the service signs
+    /// the body (which reads it) or not (the transport would find out when it opens it).
+    private static func unreadableFile(in body: HTTPRequest.Body) -> String? {
+        var files: [(what: String, path: String)] = []
+        switch body {
+        case .file(let path): files = [("request body file", path)]
+        case .multipart(let form):
+            for (index, part) in form.parts.enumerated() {
+                if case .file(let path) = part.content { files.append(("the file of multipart part \(index + 1) (\(part.name.debugDescription))", path)) }
+            }
+        case .empty, .bytes, .stream: return nil
+        }
+        for (what, path) in files {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return "cannot open \(what) \(path): \(String(cString: strerror(errno)))" }
+            defer { close(descriptor) }
+            var status = stat()
+            guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return "\(what) \(path) is not a regular file" }
+        }
+        return nil
     }
 
     /// Signs with the service's signer and the environment's keys (unchanged when either is

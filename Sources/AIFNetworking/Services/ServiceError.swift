@@ -12,6 +12,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible {
     case unencodableParameters(service: ServiceName, methodName: String, reason: String)
     /// Signing failed.
     case signingFailed(service: ServiceName, SigningError)
+    /// A file the body is to be read from (a body file, a form's file part) cannot be read.
+    case unreadableBodyFile(service: ServiceName, methodName: String, reason: String)
 
     /// What was wrong and where, in plain words.
     public var description: String {
@@ -28,6 +30,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible {
             "service \"\(service)\", method \"\(methodName)\": the parameters cannot be encoded: \(reason)"
         case .signingFailed(let service, let error):
             "service \"\(service)\": \(error)"
+        case .unreadableBodyFile(let service, let methodName, let reason):
+            "service \"\(service)\", method \"\(methodName)\": the body cannot be sent: \(reason)"
         }
     }
 }

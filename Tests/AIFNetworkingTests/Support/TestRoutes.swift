@@ -191,6 +191,11 @@ enum TestRoutes {
         router.get("status/:code") { _, context -> Response in
             Response(status: .init(code: context.parameters.get("code", as: Int.self) ?? 500))
         }
+        // Reads the body, then answers the status.
+        router.put("status/:code") { request, context -> Response in
+            _ = try await request.body.collect(upTo: 64 << 20)
+            return Response(status: .init(code: context.parameters.get("code", as: Int.self) ?? 500))
+        }
         SignatureRoutes.addRoutes(to: router)
         return router
     }
