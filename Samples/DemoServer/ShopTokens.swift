@@ -11,6 +11,8 @@ import NIOConcurrencyHelpers
 /// | `POST auth/token` | 200 and a ``TokenGrant`` (a new token; earlier ones stay valid until they expire); 500 while refreshes are made to fail |
 /// | `GET account` | 200 and an ``Account`` with `Authorization: Bearer <valid token>`; otherwise 401 `{"code": 4010, "message": "token expired"}` |
 /// | `GET account-in-body` | the same, but a refused token is reported as 200 `{"code": 4011, "message": "token expired"}` |
+/// | `GET events?count=N&hold=1` | with a valid token, `N` server-sent events (3 by default) 10 ms apart, `price` events whose data is `1`, `2` …; with `hold=1` it then stays open until the client goes; otherwise as `account` |
+/// | `GET events-moved?count=N&hold=1` | 307 to `events` with the same `count` and `hold` |
 public final class ShopTokens: Sendable {
     private struct State {
         var valid: [String: Date] = [:]
@@ -23,6 +25,9 @@ public final class ShopTokens: Sendable {
         var refusedAfterExpiry: [String: Int] = [:]
         var answerDelay: Duration = .zero
         var arrivals: [Arrival] = []
+        var eventsFailures = 0
+        var eventRequests = 0
+        var eventStreamsLeftByClient = 0
     }
 
     /// A request that reached the token routes, and when.
@@ -75,6 +80,17 @@ public final class ShopTokens: Sendable {
     public func delayAnswers(by delay: Duration) {
         state.withLockedValue { $0.answerDelay = delay }
     }
+
+    /// Makes the next `count` requests to `events` fail with 503 (before their token is looked at).
+    public func failNextEventStreams(_ count: Int) {
+        state.withLockedValue { $0.eventsFailures = count }
+    }
+
+    /// How many requests reached `events`.
+    public var eventRequests: Int { state.withLockedValue { $0.eventRequests } }
+
+    /// How many event streams ended because the client went before the stream's end.
+    public var eventStreamsLeftByClient: Int { state.withLockedValue { $0.eventStreamsLeftByClient } }
 
     /// Makes every token issued so far invalid at once.
     public func expireAll() {
@@ -150,6 +166,44 @@ public final class ShopTokens: Sendable {
                 return response
             }
             return try ShopRoutes.json(Account(user: "demo", tokensIssued: self.issued))
+        }
+        group.get("events") { request, _ -> Response in
+            let failing = self.state.withLockedValue { state in
+                state.eventRequests += 1
+                guard state.eventsFailures > 0 else { return false }
+                state.eventsFailures -= 1
+                return true
+            }
+            if failing {
+                return try ShopRoutes.json(ShopError(code: 5030, message: "the event stream is briefly unavailable"), status: .serviceUnavailable)
+            }
+            guard try await self.accepts(request.headers[.authorization]) else {
+                return try ShopRoutes.json(ShopError(code: 4010, message: "token expired"), status: .unauthorized)
+            }
+            let count = max(0, request.uri.queryParameters.get("count", as: Int.self) ?? 3)
+            let hold = request.uri.queryParameters.get("hold") == "1"
+            return Response(status: .ok, headers: [.contentType: "text/event-stream"], body: ResponseBody { writer in
+                do {
+                    for number in 0..<count {
+                        try await writer.write(ByteBuffer(string: "event: price\ndata: \(number + 1)\n\n"))
+                        try await Task.sleep(for: .milliseconds(10))
+                    }
+                    // Comments, as keep-alives, until the client goes.
+                    while hold {
+                        try await writer.write(ByteBuffer(string: ": waiting\n\n"))
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                    try await writer.finish(nil)
+                } catch {
+                    self.state.withLockedValue { $0.eventStreamsLeftByClient += 1 }
+                    throw error
+                }
+            })
+        }
+        group.get("events-moved") { request, _ -> Response in
+            var target = "events?count=\(request.uri.queryParameters.get("count", as: Int.self) ?? 3)"
+            if request.uri.queryParameters.get("hold") == "1" { target += "&hold=1" }
+            return Response(status: .temporaryRedirect, headers: [.location: target])
         }
         group.get("account-in-body") { request, _ -> Response in
             guard try await self.accepts(request.headers[.authorization]) else {

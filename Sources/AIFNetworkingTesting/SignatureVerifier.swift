@@ -90,7 +90,7 @@ public final class SignatureVerifier: Sendable {
                 pairs.append((name, value))
             }
         }
-        guard let signature else { throw .missing("a signature (the sign query parameter or the X-Signature header)") }
+        guard let signature else { throw .missing("signature (neither the sign query parameter nor the X-Signature header)") }
         func field(_ name: String) -> String? { pairs.first { $0.name == name }?.value }
         guard let key = field("api_key") else { throw .missing("api_key") }
         guard key == publicKey else { throw .unknownKey(key) }

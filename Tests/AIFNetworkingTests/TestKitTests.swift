@@ -156,7 +156,7 @@ struct TestKitTests {
         let replay = #expect(throws: SignatureRejection.self) { try verifier.verify(once) }
         #expect(replay?.description.hasSuffix("was used before") == true)
 
-        #expect(throws: SignatureRejection.missing("a signature (the sign query parameter or the X-Signature header)")) {
+        #expect(throws: SignatureRejection.missing("signature (neither the sign query parameter nor the X-Signature header)")) {
             try verifier.verify(HTTPRequest(url: URL(string: "https://api.kit.test/v1/orders")!))
         }
         let foreign = SignatureVerifier(.aifHMAC, credentials: SigningCredentials(publicKey: "someone-else", privateKey: Secret("kit-private-key")))

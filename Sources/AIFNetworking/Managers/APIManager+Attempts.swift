@@ -141,6 +141,10 @@ extension APIManager {
             if let writer = attemptWriter, case .success(let response) = result {
                 return afterDownloadAnswer(response, writer, of: request, sent, load, manager: reference, completion: completion)
             }
+            if plan.transfer?.stream?.tookBody == true {
+                // Its body went to the reader as it came: nothing is sent again after that.
+                return endStreamed(result, of: request, sent, load, manager: reference, completion: completion)
+            }
             if case .success(let response) = result, response.isSuccess, plan.errorPolicies == nil, plan.authenticator?.expiredApplicationCodes.isEmpty ?? true {
                 return completion(conclude(.success(Exchange(request: request, response: response)), plan: plan, id: load.id, attempts: sent.number, manager: reference))
             }
@@ -176,6 +180,20 @@ extension APIManager {
         case .startOver, .notTheFile:
             afterFailure(.success(response), of: request, attempt, load, manager: reference, completion: completion)
         }
+    }
+
+    /// Ends a streamed load whose body went to its reader: with the answer, or the failure that
+    /// cut the body short (which the reader is told too).
+    @inline(never)
+    private static func endStreamed(
+        _ result: Result<HTTPResponse, any Error>, of request: HTTPRequest, _ attempt: Attempt, _ load: LoadContext,
+        manager reference: WeakReference<APIManager<Content>>, completion: @escaping LoadCompletion
+    ) {
+        let plan = load.plan
+        let exchange = result.map { Exchange(request: request, response: $0) }.mapError {
+            APIError.sending($0, id: load.id, service: plan.serviceName, methodName: plan.methodName).counting(attempts: attempt.number)
+        }
+        completion(conclude(exchange, plan: plan, id: load.id, attempts: attempt.number, manager: reference))
     }
 
     /// Ends a load whose request could not be made. Out of line, so that the engine itself
@@ -371,7 +389,7 @@ extension APIManager {
                 made.sendingCondition = authenticator.sendingCondition(generation: attempt.credentialGeneration, reportsRefusal: !attempt.renewedCredential)
             }
             if let transfer = plan.transfer {
-                made.bodyReceiver = writer
+                made.bodyReceiver = writer ?? transfer.stream
                 made.control = transfer.control
             }
             if let remaining {

@@ -1,15 +1,21 @@
 /// What a manager's load moves besides its parameters: a body of its own (an upload), a
-/// response body written to a file (a download), progress reports, a transfer control.
-/// `nil` on ordinary loads, which pay nothing for it.
+/// response body written to a file (a download) or handed to a reader as it comes (a stream),
+/// progress reports, a transfer control. `nil` on ordinary loads, which pay nothing for it.
 final class LoadTransfer: Sendable {
     let body: HTTPRequest.Body?
     let download: ManagerDownload?
+    /// Takes a 2xx answer's body for the reader of a streamed load.
+    let stream: StreamingBodyReceiver<APIError>?
     let progress: ProgressThrottle?
     let control: TransferControl?
 
-    init(body: HTTPRequest.Body? = nil, download: ManagerDownload? = nil, progress: ProgressThrottle? = nil, control: TransferControl? = nil) {
+    init(
+        body: HTTPRequest.Body? = nil, download: ManagerDownload? = nil, stream: StreamingBodyReceiver<APIError>? = nil,
+        progress: ProgressThrottle? = nil, control: TransferControl? = nil
+    ) {
         self.body = body
         self.download = download
+        self.stream = stream
         self.progress = progress
         self.control = control
     }

@@ -29,11 +29,11 @@ extension HTTPTransport {
         let control = request.control ?? TransferControl()
         request.control = control
         let buffer = StreamBuffer(limit: bufferLimit, control: control, url: request.location.text)
-        let receiver = StreamingBodyReceiver(buffer)
+        let receiver = StreamingBodyReceiver<TransportError>(buffer, streaming: .everyStatus)
         request.bodyReceiver = receiver
         let lifetime = StreamLifetime()
         let head = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<StreamingBodyReceiver.Head, TransportError>, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<StreamingBodyReceiver<TransportError>.Head, TransportError>, Never>) in
                 receiver.whenHeadArrives(continuation)
                 let transfer = send(request, progress: nil) { result in
                     switch result {
@@ -57,44 +57,71 @@ extension HTTPTransport {
     }
 }
 
-/// Takes a streamed body for ``HTTPTransport/stream(_:bufferLimit:)``: tells the caller the
-/// head when the body begins, and hands the chunks to the stream's buffer.
-final class StreamingBodyReceiver: ResponseBodyReceiver {
+/// Takes a streamed body — for ``HTTPTransport/stream(_:bufferLimit:)``, or a manager's
+/// ``APIManager/stream(_:bufferLimit:control:)`` — telling the caller the head when the body
+/// begins, and handing the chunks to the stream's buffer. `Failure` is what the caller is told
+/// when no body comes.
+final class StreamingBodyReceiver<Failure: Error>: ResponseBodyReceiver {
     struct Head: Sendable {
         var statusCode: Int
         var headers: HTTPHeaders
     }
 
+    /// Which responses' bodies are streamed (the others are kept in memory, with the response).
+    enum Streamed: Sendable {
+        /// Any but a redirect's (which the redirect loop reads): the caller checks the status.
+        case everyStatus
+        /// A 2xx answer's alone: the load's retries, credential renewal and error handling
+        /// deal with the others, whose bodies they read, before any body is streamed.
+        case successOnly
+    }
+
     private enum HeadState {
-        case waiting(UnsafeContinuation<Result<Head, TransportError>, Never>?)
-        case delivered
+        case waiting(UnsafeContinuation<Result<Head, Failure>, Never>?)
+        case delivered(tookBody: Bool)
     }
 
     private let buffer: StreamBuffer
+    private let streamed: Streamed
     private let head = Locked(HeadState.waiting(nil))
 
-    init(_ buffer: StreamBuffer) {
+    init(_ buffer: StreamBuffer, streaming streamed: Streamed) {
         self.buffer = buffer
+        self.streamed = streamed
     }
 
-    func whenHeadArrives(_ continuation: UnsafeContinuation<Result<Head, TransportError>, Never>) {
+    /// Whether a response's body came to the stream: from then on the load cannot be retried.
+    var tookBody: Bool {
+        head.withLock { state in
+            if case .delivered(let tookBody) = state { tookBody } else { false }
+        }
+    }
+
+    func whenHeadArrives(_ continuation: UnsafeContinuation<Result<Head, Failure>, Never>) {
         head.withLock { $0 = .waiting(continuation) }
     }
 
     /// Resumes the caller with the head or the failure, the first time only.
-    func deliverHead(_ outcome: Result<Head, TransportError>) {
-        let continuation = head.withLock { state -> UnsafeContinuation<Result<Head, TransportError>, Never>? in
+    func deliverHead(_ outcome: Result<Head, Failure>) {
+        deliverHead(outcome, tookBody: false)
+    }
+
+    private func deliverHead(_ outcome: Result<Head, Failure>, tookBody: Bool) {
+        let continuation = head.withLock { state -> UnsafeContinuation<Result<Head, Failure>, Never>? in
             guard case .waiting(let continuation) = state else { return nil }
-            state = .delivered
+            state = .delivered(tookBody: tookBody)
             return continuation
         }
         continuation?.resume(returning: outcome)
     }
 
     func willReceiveBody(statusCode: Int, headers: HTTPHeaders) throws -> Bool {
+        switch streamed {
         // A redirect's body stays with it; the redirect loop reads the next hop's.
-        guard !(300..<400).contains(statusCode) else { return false }
-        deliverHead(.success(Head(statusCode: statusCode, headers: headers)))
+        case .everyStatus: guard !(300..<400).contains(statusCode) else { return false }
+        case .successOnly: guard (200..<300).contains(statusCode) else { return false }
+        }
+        deliverHead(.success(Head(statusCode: statusCode, headers: headers)), tookBody: true)
         return true
     }
 
