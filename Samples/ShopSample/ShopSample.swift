@@ -345,6 +345,7 @@ struct ShopSample {
 /// `NSLock` (a pthread mutex), which the thread sanitizer sees, where on Linux it cannot see
 /// `Synchronization.Mutex`'s futex-based locking and reports its critical sections as racing.
 final class ListingPrinter: APIManagerDelegate, APIManagerParamSource, @unchecked Sendable {
+    // @unchecked is safe: every `var` below is read and written only while `lock` is held.
     private let lock = NSLock()
     private var pages = 0
     private var done: CheckedContinuation<Int, any Error>?
@@ -391,6 +392,7 @@ final class ListingPrinter: APIManagerDelegate, APIManagerParamSource, @unchecke
 /// Sees how the slow request ends: the delegate should hear nothing, the interceptor a
 /// cancellation. Its state sits behind an `NSLock`, as ``ListingPrinter``'s does.
 final class CancellationWatcher: APIManagerDelegate, APIManagerInterceptor, @unchecked Sendable {
+    // @unchecked is safe: every `var` below is read and written only while `lock` is held.
     private let lock = NSLock()
     private var seen: String?
     private var waiter: CheckedContinuation<String, Never>?

@@ -288,16 +288,19 @@ struct CredentialStateTests {
         return false
     }
 
+    func isWait(_ action: State.Acquisition) -> Bool {
+        if case .wait = action { return true }
+        return false
+    }
+
     @Test func noCredentialStartsOneRefreshAndQueuesEveryone() {
         var state = State(credential: nil)
         guard case .waitAndRefresh = state.acquire(now: now, window: 60, waiter: { "a" }) else {
             Issue.record("no refresh")
             return
         }
-        guard case .wait = state.acquire(now: now, window: 60, waiter: { "b" }) else {
-            Issue.record("a second refresh")
-            return
-        }
+        let second = state.acquire(now: now, window: 60, waiter: { "b" })
+        #expect(isWait(second), "a second refresh")
         let (waiters, generation) = state.refreshed(Credential(token: "t1"), at: now)
         #expect(waiters == ["a", "b"])
         #expect(generation == 1)
@@ -310,15 +313,11 @@ struct CredentialStateTests {
             Issue.record("no refresh")
             return
         }
-        guard case .wait = state.expired("b", used: 1) else {
-            Issue.record("a second refresh")
-            return
-        }
+        let secondReport = state.expired("b", used: 1)
+        #expect(isWait(secondReport), "a second refresh")
         // New requests wait too: the credential was refused.
-        guard case .wait = state.acquire(now: now, window: 60, waiter: { "c" }) else {
-            Issue.record("used a refused credential")
-            return
-        }
+        let newLoad = state.acquire(now: now, window: 60, waiter: { "c" })
+        #expect(isWait(newLoad), "used a refused credential")
         #expect(state.refreshed(Credential(token: "t2"), at: now).waiters == ["a", "b", "c"])
         #expect(isUse(state.expired("late", used: 1), generation: 2))
     }
@@ -326,43 +325,42 @@ struct CredentialStateTests {
     @Test func aRefusalSeenByTheTransportMakesTheGenerationStaleAndStartsOneRefresh() {
         var state = State(credential: Credential(token: "t1"))
         #expect(!state.isStale(1))
-        let startsRefresh1 = state.refused(1)
-        #expect(startsRefresh1)
+        let firstRefusalStartsRefresh = state.refused(1)
+        #expect(firstRefusalStartsRefresh)
         #expect(state.isStale(1))
         // Seen again, or reported by the load afterwards: the same refresh.
-        let startsRefresh2 = state.refused(1)
-        #expect(!startsRefresh2)
-        guard case .wait = state.expired("a", used: 1) else {
-            Issue.record("a second refresh")
-            return
-        }
-        guard case .wait = state.acquire(now: now, window: 60, waiter: { "b" }) else {
-            Issue.record("a new load used the refused credential")
-            return
-        }
+        let secondRefusalStartsRefresh = state.refused(1)
+        #expect(!secondRefusalStartsRefresh)
+        let reported = state.expired("a", used: 1)
+        #expect(isWait(reported), "a second refresh")
+        let newLoad = state.acquire(now: now, window: 60, waiter: { "b" })
+        #expect(isWait(newLoad), "a new load used the refused credential")
         #expect(state.refreshed(Credential(token: "t2"), at: now).waiters == ["a", "b"])
         #expect(state.isStale(1))
         #expect(!state.isStale(2))
         // A late refusal of the old generation changes nothing.
-        let startsRefresh3 = state.refused(1)
-        #expect(!startsRefresh3)
+        let lateRefusalStartsRefresh = state.refused(1)
+        #expect(!lateRefusalStartsRefresh)
         #expect(!state.isStale(2))
     }
 
     @Test func aCredentialRefreshedAheadIsNotStaleUntilItIsRefused() {
         var state = State(credential: Credential(token: "t1", expiresAt: now.addingTimeInterval(30)))
-        #expect(!isUse(state.acquire(now: now, window: 60, waiter: { "a" }), generation: 0))
+        guard case .useAndRefresh(_, 1) = state.acquire(now: now, window: 60, waiter: { "a" }) else {
+            Issue.record("no refresh ahead")
+            return
+        }
         #expect(!state.isStale(1))
         // A refresh runs already: a refusal makes the generation stale without a second one.
-        let startsRefresh4 = state.refused(1)
-        #expect(!startsRefresh4)
+        let refusalStartsRefresh = state.refused(1)
+        #expect(!refusalStartsRefresh)
         #expect(state.isStale(1))
     }
 
     @Test func aFailedRefreshLeavesTheOldGenerationStale() {
         var state = State(credential: Credential(token: "t1"))
-        let startsRefresh5 = state.refused(1)
-        #expect(startsRefresh5)
+        let refusalStartsRefresh = state.refused(1)
+        #expect(refusalStartsRefresh)
         _ = state.refreshFailed(AuthenticationFailure(underlying: TestFailure("down")))
         #expect(state.isStale(1))
         guard case .fail = state.expired("held back", used: 1) else {
@@ -395,10 +393,8 @@ struct CredentialStateTests {
         }
         #expect(isUse(state.acquire(now: now, window: 60, waiter: { "b" }), generation: 1))
         // Expired meanwhile: requests wait for the refresh already running.
-        guard case .wait = state.acquire(now: now.addingTimeInterval(31), window: 60, waiter: { "c" }) else {
-            Issue.record("used an expired credential")
-            return
-        }
+        let later = state.acquire(now: now.addingTimeInterval(31), window: 60, waiter: { "c" })
+        #expect(isWait(later), "used an expired credential")
         #expect(state.refreshed(Credential(token: "t2"), at: now).waiters == ["c"])
     }
 
