@@ -77,6 +77,19 @@ extension APIManager {
         ))
     }
 
+    /// The outcome of a load the engine ended: its failure, or its answer checked and decoded
+    /// (``conclude(_:plan:id:attempts:manager:)``), a failure saying why it was not retried.
+    static func conclude(_ ending: LoadEnding, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) -> Result<APIResponse<Content>, APIError> {
+        switch ending {
+        case .failed(let error):
+            return .failure(error)
+        case .answered(let exchange, let attempts, let note):
+            let concluded = conclude(exchange, plan: plan, id: id, attempts: attempts, manager: reference)
+            guard let note else { return concluded }
+            return concluded.mapError { $0.explaining(notRetried: note) }
+        }
+    }
+
     /// Checks the response: the service's veto, the status, the body, decoding, validation;
     /// stores it in the cache when it passes. Inlined into the engine: each generic function
     /// looks up the metadata of the response types it touches on every call.
@@ -221,125 +234,21 @@ extension APIManager {
     }
 }
 
+extension APIManager: LoadOwner {
+    func loadWillCallAPI(with parameters: Parameters) {
+        afterCallingAPI(with: parameters)
+        interceptor?.afterCallingAPI(self, with: parameters)
+    }
+
+    func allowsRetry(_ attempt: RetryAttempt) -> Bool {
+        interceptor?.shouldRetry(self, attempt: attempt) ?? true
+    }
+}
+
 extension Result where Failure == APIError {
     /// Whether this is a cancellation.
     var isCancellation: Bool {
         if case .failure(let error) = self { return error.isCancellation }
         return false
     }
-}
-
-/// Everything needed to sign, send and check a request, read from the manager when the load
-/// started. Not nested in the generic manager, so its type is known at compile time; and a
-/// class, immutable, so the async frames of a load (each holding it across an await) carry one
-/// reference instead of 300-odd bytes — small frames fit in the task's own memory instead of
-/// each taking a fresh allocation.
-final class LoadPlan: Sendable {
-    let resolved: ResolvedService
-    let serviceName: ServiceName
-    let methodName: String
-    let method: HTTPMethod
-    let parameters: Parameters
-    let headers: HTTPHeaders
-    let bodyEncoding: BodyEncoding?
-    let timeouts: Timeouts?
-    /// How the load uses the cache, if its manager caches.
-    let cache: CacheUse?
-    /// Identical loads' shared key when the load coalesces, else `nil`.
-    let coalescingKey: String?
-    /// The manager's retry policy, if it overrides the service's.
-    let retryPolicyOverride: RetryPolicy?
-    /// The service's policies for error codes and statuses, if it has any.
-    let errorPolicies: ErrorPolicies?
-    let authenticator: Authenticator?
-    /// What the load moves besides its parameters (a body of its own, a file to download
-    /// to, progress), or `nil` for an ordinary load.
-    let transfer: LoadTransfer?
-    /// What hears the load's attempts, when the proxy has observers.
-    let observation: (any LoadObservation)?
-
-    /// The load's retry policy: the manager's, else the service's. Read only when an attempt
-    /// fails, so that a load that succeeds never copies one.
-    var retryPolicy: RetryPolicy { retryPolicyOverride ?? resolved.service.retryPolicy }
-
-    init(
-        resolved: ResolvedService, serviceName: ServiceName, methodName: String, method: HTTPMethod, parameters: Parameters,
-        headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cache: CacheUse?,
-        coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
-        transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil
-    ) {
-        self.resolved = resolved
-        self.serviceName = serviceName
-        self.methodName = methodName
-        self.method = method
-        self.parameters = parameters
-        self.headers = headers
-        self.bodyEncoding = bodyEncoding
-        self.timeouts = timeouts
-        self.cache = cache
-        coalescingKey = coalesces ? CacheKey(
-            service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters
-        ).description : nil
-        self.retryPolicyOverride = retryPolicyOverride
-        self.errorPolicies = errorPolicies
-        self.authenticator = authenticator
-        self.transfer = transfer
-        self.observation = observation
-    }
-
-    /// What identifies the load's file across attempts and processes (its URL changes with
-    /// each signature): service, environment, method, method name and parameters.
-    var downloadIdentity: String {
-        CacheKey(service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters).description
-    }
-
-    /// An error of this load.
-    func error(
-        _ kind: APIError.Kind, id: RequestID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil, attempts: Int? = nil
-    ) -> APIError {
-        APIError(kind, requestID: id, service: serviceName, methodName: methodName, message: message, underlyingError: underlying, response: response, attempts: attempts)
-    }
-}
-
-// Not nested in the generic manager: a nested type is generic too, and every use of it would
-// look its metadata up at run time.
-
-/// The request sent and the response received (a class for the same reason as ``LoadPlan``).
-final class Exchange: Sendable {
-    let request: HTTPRequest
-    let response: HTTPResponse
-
-    init(request: HTTPRequest, response: HTTPResponse) {
-        self.request = request
-        self.response = response
-    }
-}
-
-/// Which attempt of a load is under way.
-struct Attempt {
-    /// 1 for the first.
-    var number = 1
-    /// Whether the first attempt was made (its hooks called), though it may be made again: a
-    /// request held back before it went out is not an attempt of its own.
-    var began = false
-    /// When the load's total timeout ends, if it has one (known once the first request is made).
-    var deadline: ContinuousClock.Instant?
-    /// The generation of the authenticator's credential the attempt carries.
-    var credentialGeneration = 0
-    /// Whether the credential was refreshed for this load already (it is, once at most).
-    var renewedCredential = false
-    /// The clock correction the attempt was signed with.
-    var signingOffset: TimeInterval = 0
-    /// Whether the load was signed again after a refusal for its time (once at most).
-    var resignedForClock = false
-}
-
-/// What every attempt of one load shares, apart from its manager and completion (which are
-/// typed by the content): not generic, so passing it costs no metadata lookup.
-struct LoadContext: Sendable {
-    let plan: LoadPlan
-    let id: RequestID
-    let proxy: APIProxy
-    let cancellation: AsyncCancellation
-    let runner: any CompletionExecutor
 }

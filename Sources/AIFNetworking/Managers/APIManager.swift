@@ -300,12 +300,14 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing)
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
+            let owner = WeakLoadOwner(self)
             let cancellation = AsyncCancellation()
             proxy.attach(id, work: cancellation)
             let runner = proxy.loadRunner
             let orphan = Orphan(self, id: id, service: plan.serviceName, methodName: plan.methodName)
             runner.run { [proxy] in
-                Self.run(plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner) { result in
+                LoadEngine.run(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner) { ending in
+                    let result = Self.conclude(ending, plan: plan, id: id, manager: reference)
                     if case .failure = result { transfer?.download?.abandon() }
                     if let manager = reference.object { manager.finish(id, result, deliver: deliver) } else { orphan.end() }
                 }
@@ -346,6 +348,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let result: Result<APIResponse<Content>, APIError>
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
+            let owner = WeakLoadOwner(self)
             let cancellation = AsyncCancellation()
             proxy.attach(id, work: cancellation)
             let runner = proxy.asyncLoadRunner
@@ -358,7 +361,8 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
                 // An unsafe continuation is sound: the engine calls its completion exactly once.
                 await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                     runner.run { [proxy] in
-                        Self.run(plan, id: id, manager: reference, proxy: proxy, cancellation: cancellation, runner: runner) { outcome in
+                        LoadEngine.run(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner) { ending in
+                            let outcome = Self.conclude(ending, plan: plan, id: id, manager: reference)
                             handedOver.withLock { $0 = outcome }
                             // The `Never`-error form, which .tsan/suppressions.txt's first entry names.
                             continuation.resume(returning: ())

@@ -65,6 +65,9 @@ public final class APIProxy: Sendable {
     /// (``LoadPlacement/transportThread`` only) rather than on the library's load executor.
     public let runsAsyncLoadsOnTransportThread: Bool
 
+    /// Where the loads' engine reads the time and waits.
+    let clock: any LoadClock
+
     /// Follows the outcomes of the requests sent through this proxy (see ``connectivity``).
     let connectivityMonitor: ConnectivityMonitor
 
@@ -99,7 +102,7 @@ public final class APIProxy: Sendable {
     ///     one for the directory `AIF_RECORD` names, if it is set, else none.
     ///   - observers: What hears each load from start to end (see ``LoadObserver``); none by
     ///     default.
-    public init(
+    public convenience init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
         maxRedirects: Int = 10,
@@ -109,6 +112,17 @@ public final class APIProxy: Sendable {
         recorder: FixtureRecorder? = .fromEnvironment(),
         observers: [any LoadObserver] = []
     ) {
+        self.init(
+            transport: transport, logger: logger, maxRedirects: maxRedirects, retryBudget: retryBudget, offlineAfterFailures: offlineAfterFailures,
+            loadPlacement: loadPlacement, recorder: recorder, observers: observers, clock: SystemLoadClock())
+    }
+
+    /// Creates a proxy whose loads read the time and wait on `clock` (a test's).
+    init(
+        transport: any HTTPTransport, logger: Logger, maxRedirects: Int, retryBudget: RetryBudget, offlineAfterFailures: Int,
+        loadPlacement: LoadPlacement, recorder: FixtureRecorder?, observers: [any LoadObserver], clock: any LoadClock
+    ) {
+        self.clock = clock
         self.transport = transport
         loadObservers = LoadObservers(all: observers)
         self.recorder = recorder

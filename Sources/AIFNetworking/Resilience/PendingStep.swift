@@ -26,10 +26,9 @@ final class PendingStep<Value: Sendable>: CancellableTransfer {
         end(value)
     }
 
-    /// Goes on with `value` after `delay`.
-    func resume(after delay: Duration, with value: Value) {
-        let nanoseconds = max(Int(delay / .nanoseconds(1)), 0)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in end(value) }
+    /// Goes on with `value` after `delay`, as `clock` measures it.
+    func resume(after delay: Duration, on clock: any LoadClock, with value: Value) {
+        clock.schedule(after: delay) { [self] in end(value) }
     }
 
     /// Ends the wait now, as cancelled; nothing happens if it is over.

@@ -123,7 +123,7 @@ public enum RetryReason: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A retry about to be made, as an interceptor's veto hears it.
-public struct RetryAttempt: Sendable, CustomStringConvertible {
+public struct RetryAttempt: Sendable, Hashable, CustomStringConvertible {
     /// The attempt about to be made: 2 for the first retry.
     public var number: Int
     /// The most attempts the policy allows (retries + 1).

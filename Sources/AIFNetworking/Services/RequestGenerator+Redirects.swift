@@ -67,7 +67,7 @@ extension RequestGenerator {
                 return completion(result.mapError { $0 })
             }
             var prepareHop: RedirectingSend<any Error>.PrepareHop?
-            if resolved.environment.credentials != nil && resolved.service.signer != nil {
+            if resolved.isSigned {
                 prepareHop = { @Sendable [self] hop, original throws(any Error) in
                     try resigned(hop, original: original, for: resolved, clockSkew: clockSkew)
                 }

@@ -187,6 +187,9 @@ public struct ResolvedService: Sendable {
     /// The handlers of the registry it was resolved in, for ``ErrorPolicy/handler(_:)``.
     var errorHandlers: ErrorHandlers?
 
+    /// Whether the environment's requests are signed: it has credentials and the service a signer.
+    var isSigned: Bool { environment.credentials != nil && service.signer != nil }
+
     /// Creates a snapshot (the registry makes them; tools and tests may too).
     public init(
         service: any Service, environmentName: EnvironmentName, environment: ServiceEnvironment, authenticator: Authenticator? = nil,

@@ -1,0 +1,23 @@
+import Foundation
+
+/// Where the load engine reads the time and waits: the system's clocks in a proxy, a clock a
+/// test moves by hand in the engine's tests.
+protocol LoadClock: Sendable {
+    /// The monotonic time now: what deadlines and waits are measured in.
+    var now: ContinuousClock.Instant { get }
+    /// The wall-clock time now: what a `Retry-After` date is read against.
+    var date: Date { get }
+    /// Runs `work` once, after `delay`.
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void)
+}
+
+/// The system's clocks; waits on a Dispatch timer.
+struct SystemLoadClock: LoadClock {
+    var now: ContinuousClock.Instant { ContinuousClock.now }
+    var date: Date { Date() }
+
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        let nanoseconds = max(Int(delay / .nanoseconds(1)), 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: work)
+    }
+}

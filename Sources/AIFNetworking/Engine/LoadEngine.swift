@@ -1,0 +1,338 @@
+import Foundation
+
+/// What a load's engine needs of the manager that started it, whatever its content type.
+protocol LoadOwner: AnyObject, Sendable {
+    /// The load's first attempt is about to be sent: the "after calling the API" hooks run.
+    func loadWillCallAPI(with parameters: Parameters)
+    /// Whether the owner (its interceptor) lets the load make `attempt`.
+    func allowsRetry(_ attempt: RetryAttempt) -> Bool
+}
+
+/// A weak reference to a load's owner, so that a load does not keep its manager alive.
+struct WeakLoadOwner: @unchecked Sendable {
+    // Unchecked for the reason given on ``WeakReference``: the owner is `Sendable`, the
+    // reference is set once and only loaded afterwards (weak loads are atomic).
+    weak var object: (any LoadOwner)?
+
+    init(_ object: any LoadOwner) {
+        self.object = object
+    }
+}
+
+/// How a load ended, for its manager to check, decode and deliver.
+enum LoadEnding: Sendable {
+    /// The last attempt's exchange, or the failure that sending it ended with; `notRetried`
+    /// says why a failure the retry policy weighed was not retried.
+    case answered(Result<Exchange, APIError>, attempts: Int, notRetried: String?)
+    /// The load failed before it had an answer to deliver.
+    case failed(APIError)
+}
+
+/// The one owner of a load from its first attempt to its ending: it performs what the load's
+/// ``LoadStateMachine`` decides — gets the credential, makes, signs and sends each attempt
+/// through the proxy, waits before a retry on the proxy's clock — and tells the machine what
+/// came of it, until the machine ends the load. Then it hands the ending to the manager, once.
+///
+/// The machine is a value carried from each step to the next (each action leads to exactly one
+/// event), so the engine itself holds nothing that changes.
+final class LoadEngine: Sendable {
+    private let plan: LoadPlan
+    private let id: RequestID
+    private let owner: WeakLoadOwner
+    private let proxy: APIProxy
+    private let cancellation: AsyncCancellation
+    private let runner: any CompletionExecutor
+    private let clock: any LoadClock
+    private let completion: @Sendable (LoadEnding) -> Void
+
+    /// Runs a load: its attempts until one is delivered or the load fails; `completion` is
+    /// called exactly once, on `runner`.
+    ///
+    /// - Parameters:
+    ///   - plan: What the manager read when the load started.
+    ///   - id: The load's ID.
+    ///   - owner: Its manager, held weakly.
+    ///   - proxy: Where its requests are sent, its retries budgeted and its steps logged.
+    ///   - cancellation: The load's; cancelling it stops the step under way.
+    ///   - runner: Where every step after the first runs.
+    ///   - completion: Gets the ending.
+    static func run(
+        _ plan: LoadPlan, id: RequestID, owner: WeakLoadOwner, proxy: APIProxy, cancellation: AsyncCancellation, runner: any CompletionExecutor,
+        completion: @escaping @Sendable (LoadEnding) -> Void
+    ) {
+        proxy.retryBudget.recordLoad()
+        let engine = LoadEngine(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner, completion: completion)
+        var machine = LoadStateMachine(
+            usesCredential: plan.authenticator != nil, isSigned: plan.resolved.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
+        let action = machine.start(at: engine.clock.now)
+        engine.perform(action, machine)
+    }
+
+    private init(
+        _ plan: LoadPlan, id: RequestID, owner: WeakLoadOwner, proxy: APIProxy, cancellation: AsyncCancellation, runner: any CompletionExecutor,
+        completion: @escaping @Sendable (LoadEnding) -> Void
+    ) {
+        self.plan = plan
+        self.id = id
+        self.owner = owner
+        self.proxy = proxy
+        self.cancellation = cancellation
+        self.runner = runner
+        clock = proxy.clock
+        self.completion = completion
+    }
+
+    /// The answer the machine decided about, for the actions that end with it.
+    private struct LastAnswer {
+        let request: HTTPRequest
+        let result: Result<HTTPResponse, any Error>
+        let judgement: LoadStateMachine.Judgement
+    }
+
+    // MARK: Performing
+
+    /// Performs `action`, `machine` being the machine that returned it.
+    private func perform(
+        _ action: LoadStateMachine.Action, _ machine: LoadStateMachine, after answer: LastAnswer? = nil, underlying: (any Error)? = nil
+    ) {
+        var machine = machine
+        switch action {
+        case .getCredential:
+            plan.authenticator?.acquire(on: runner, cancellation: cancellation) { [self, machine] outcome in
+                credentialCame(outcome, machine)
+            }
+        case .renewCredential(let generation, let heldBack):
+            proxy.logRenewal(id, generation: generation, heldBack: heldBack)
+            plan.observation?.loadWillRenewCredential()
+            plan.authenticator?.renew(after: generation, on: runner, cancellation: cancellation) { [self, machine] outcome in
+                credentialCame(outcome, machine)
+            }
+        case .send(let attempt):
+            send(attempt, machine)
+        case .startAgain(.clockCorrected(let offset)):
+            proxy.logClockResend(id, offset: offset)
+            perform(machine.startedAgain(at: clock.now), machine)
+        case .startAgain(.downloadStartsOver):
+            proxy.logNoRetry(id, "the partial file does not match the server's; asking for the whole file")
+            perform(machine.startedAgain(at: clock.now), machine)
+        case .askToRetry(let retry):
+            let next: LoadStateMachine.Action
+            if let owner = owner.object, !owner.allowsRetry(retry) {
+                next = machine.retryDeclined("an interceptor declined the retry")
+            } else if !proxy.retryBudget.spendRetry() {
+                next = machine.retryDeclined("the proxy's retry budget is spent")
+            } else {
+                proxy.logRetry(id, retry)
+                plan.observation?.loadWillRetry(retry)
+                next = machine.retryAllowed()
+            }
+            perform(next, machine, after: answer)
+        case .wait(let delay):
+            let waiting = machine
+            let wait = PendingStep<Void>(on: runner) { [self] resumed in
+                var machine = waiting
+                let next = machine.waitEnded(cancelled: resumed == nil, at: clock.now)
+                perform(next, machine)
+            }
+            cancellation.attach(wait)
+            wait.resume(after: delay, on: clock, with: ())
+        case .end(let ending):
+            guard let answer else { preconditionFailure("the load's machine ended it without an answer") }
+            end(ending, with: answer)
+        case .fail(let failure):
+            let response = answer.flatMap { try? $0.result.get() }
+            completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, response, attempts: failure.attempts)))
+        case .ignore:
+            break
+        }
+    }
+
+    private func credentialCame(_ outcome: CredentialOutcome, _ machine: LoadStateMachine) {
+        var machine = machine
+        switch outcome {
+        case .credential(let credential, let generation):
+            let next = machine.credentialArrived(credential, generation: generation, at: clock.now)
+            perform(next, machine)
+        case .failed(let failure):
+            let next = machine.credentialFailed(failure)
+            perform(next, machine, underlying: failure.underlying)
+        case .cancelled:
+            let next = machine.credentialWaitCancelled()
+            perform(next, machine)
+        }
+    }
+
+    /// Makes, signs and sends an attempt's request — a download's attempt writing to its
+    /// partial file, asking for what it lacks — and tells the machine of its answer.
+    private func send(_ attempt: LoadStateMachine.Send, _ machine: LoadStateMachine) {
+        var machine = machine
+        var writer: DownloadWriter?
+        if let download = plan.transfer?.download {
+            do throws(DownloadError) {
+                writer = try download.beginAttempt(identity: plan.downloadIdentity)
+            } catch {
+                return perform(machine.stopped(.transport, error.description), machine, underlying: error)
+            }
+        }
+        let signingOffset = plan.resolved.clockSkew.offset
+        let request: HTTPRequest
+        switch makeRequest(attempt, signingContext: .now(clockOffset: signingOffset), writer: writer) {
+        case .success(let made): request = made
+        case .failure(let error): return perform(machine.stopped(.configuration, error.description), machine, underlying: error)
+        }
+        machine.requestMade(signingOffset: signingOffset, totalTimeout: request.timeouts?.total, at: clock.now)
+        if attempt.isFirst {
+            guard let owner = owner.object else { return perform(machine.stopped(.cancelled, "the manager was deallocated"), machine) }
+            owner.loadWillCallAPI(with: plan.parameters)
+        }
+        let sent = machine
+        let attemptWriter = writer
+        proxy.send(
+            request, for: plan.resolved, id: id, coalescingKey: plan.coalescingKey, cancellation: cancellation, runner: runner,
+            progress: plan.transfer?.progressReporter(for: attemptWriter)
+        ) { [self] result in
+            answered(result, to: request, writer: attemptWriter, sent)
+        }
+    }
+
+    /// Tells the machine of an attempt's answer, with what the download and the service's
+    /// rules say about it.
+    private func answered(_ result: Result<HTTPResponse, any Error>, to request: HTTPRequest, writer: DownloadWriter?, _ machine: LoadStateMachine) {
+        var machine = machine
+        let withdrawn = plan.authenticator != nil && Self.isWithdrawal(result)
+        if !withdrawn { plan.observation?.attemptDidEnd(ObservedAttempt(number: machine.number, request: request, result: result)) }
+        var answer = LoadStateMachine.Answer(outcome: result, request: request, clockOffset: plan.resolved.clockSkew.offset)
+        if let transfer = plan.transfer {
+            transfer.progress?.flush()
+            answer.bodyWentToReader = transfer.stream?.tookBody == true
+        }
+        if let writer, case .success(let response) = result {
+            do throws(DownloadError) {
+                answer.download = try downloadVerdict(writer, on: response)
+            } catch {
+                let kind: APIError.Kind = if case .file = error.reason { .transport } else { .invalidResponse }
+                let last = LastAnswer(request: request, result: result, judgement: answer.judgement)
+                return perform(machine.answerUnusable(kind, error.description), machine, after: last, underlying: error)
+            }
+        }
+        if case .success(let response) = result, needsJudging(response) {
+            answer.judgement = judge(response)
+        }
+        let next = machine.answered(answer, policy: plan.retryPolicy, at: clock.now, date: clock.date)
+        perform(next, machine, after: LastAnswer(request: request, result: result, judgement: answer.judgement))
+    }
+
+    /// Ends the load with its last answer: tells the error handler the service's policy names,
+    /// logs why a failure was not retried, and hands the exchange to the manager.
+    private func end(_ ending: LoadStateMachine.Ending, with answer: LastAnswer) {
+        if let handler = ending.handler, case .success(let response) = answer.result {
+            let veto = answer.judgement.veto
+            let event = ErrorEvent(
+                handler: handler, service: plan.serviceName, environment: plan.resolved.environmentName, statusCode: response.statusCode,
+                code: veto?.code, message: veto?.message)
+            if plan.resolved.errorHandlers?.tell(event) != true { proxy.logMissingHandler(id, handler) }
+        }
+        if let note = ending.notRetried { proxy.logNoRetry(id, note) }
+        let exchange: Result<Exchange, APIError>
+        switch answer.result {
+        case .success(let response):
+            exchange = .success(Exchange(request: answer.request, response: response))
+        case .failure(let error):
+            exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName).counting(attempts: ending.attempts))
+        }
+        completion(.answered(exchange, attempts: ending.attempts, notRetried: ending.notRetried))
+    }
+
+    // MARK: Judging
+
+    /// Whether the service's rules must look at `response`: it is not a success (or a 304 the
+    /// cache revalidates with), or the service has rules that look into successes too.
+    @inline(__always)
+    private func needsJudging(_ response: HTTPResponse) -> Bool {
+        let usable = response.isSuccess || response.statusCode == 304 && plan.cache != nil
+        return !usable || plan.errorPolicies != nil || !(plan.authenticator?.expiredApplicationCodes.isEmpty ?? true)
+    }
+
+    /// What the service's veto, its error policies and the authenticator say about `response`.
+    @inline(never)
+    private func judge(_ response: HTTPResponse) -> LoadStateMachine.Judgement {
+        let veto = plan.resolved.service.veto(response)
+        return LoadStateMachine.Judgement(
+            veto: veto, errorPolicy: plan.errorPolicies?.policy(for: response, veto: veto),
+            credentialExpired: plan.authenticator?.isExpiry(response, veto: veto) ?? false)
+    }
+
+    /// The download's verdict on the answer to the attempt `writer` served; records the
+    /// finished file.
+    @inline(never)
+    private func downloadVerdict(_ writer: DownloadWriter, on response: HTTPResponse) throws(DownloadError) -> LoadStateMachine.DownloadVerdict {
+        switch try writer.verdict(on: response) {
+        case .finished(let file):
+            plan.transfer?.download?.finished(file)
+            return .finished
+        case .startOver: return .startOver
+        case .notTheFile: return .notTheFile
+        }
+    }
+
+    /// Whether the transport withdrew the attempt's request before it went out (its
+    /// credential went stale while it waited for a connection; see ``SendingCondition``).
+    @inline(__always)
+    private static func isWithdrawal(_ result: Result<HTTPResponse, any Error>) -> Bool {
+        guard case .failure(let error) = result else { return false }
+        return (error as? TransportError)?.code == .withdrawn
+    }
+
+    // MARK: Making the request
+
+    /// Makes and signs the plan's request for `attempt` with `signingContext` (a fresh time and
+    /// nonce), carrying the attempt's credential as the authenticator places it — and sent
+    /// under the condition that the credential is still good when a connection is free for it
+    /// — the cache's conditions, a download's range and the headers the load's observers add;
+    /// what is left of the load's total timeout becomes a later attempt's.
+    @inline(__always)
+    private func makeRequest(
+        _ attempt: LoadStateMachine.Send, signingContext: SigningContext, writer: DownloadWriter?
+    ) -> Result<HTTPRequest, ServiceError> {
+        var headers = plan.headers
+        if let cache = plan.cache {
+            // Before signing, as the range below: the conditions are part of what is signed.
+            for (name, value) in cache.conditionalHeaders where !headers.contains(name) { headers.set(name: name, value: value) }
+        }
+        if let writer {
+            // Before signing: a scheme that covers headers covers the range asked for.
+            for (name, value) in writer.resumeHeaders { headers.set(name: name, value: value) }
+        }
+        var parameters = plan.parameters
+        if let credential = attempt.credential, let authenticator = plan.authenticator {
+            switch authenticator.placement {
+            case .authorization(let scheme): headers.set(name: "Authorization", value: scheme.isEmpty ? credential.token : "\(scheme) \(credential.token)")
+            case .parameter(let name): parameters[name] = .string(credential.token)
+            }
+        }
+        // Before signing: a scheme that covers headers covers a trace context too.
+        plan.observation?.attemptWillBeSigned(attempt.number, headers: &headers)
+        do throws(ServiceError) {
+            var made = try proxy.generator.makeRequest(
+                for: plan.resolved, methodName: plan.methodName, method: plan.method, parameters: parameters,
+                headers: headers, bodyEncoding: plan.bodyEncoding, rawBody: plan.transfer?.body, signingContext: signingContext
+            )
+            if let timeouts = plan.timeouts { made.timeouts = timeouts }
+            if attempt.credential != nil, let authenticator = plan.authenticator {
+                made.sendingCondition = authenticator.sendingCondition(generation: attempt.generation, reportsRefusal: attempt.reportsRefusal)
+            }
+            if let transfer = plan.transfer {
+                made.bodyReceiver = writer ?? transfer.stream
+                made.control = transfer.control
+            }
+            if let remaining = attempt.remaining {
+                var timeouts = made.timeouts ?? Timeouts()
+                timeouts.total = max(remaining, .milliseconds(1))
+                made.timeouts = timeouts
+            }
+            return .success(made)
+        } catch {
+            return .failure(error)
+        }
+    }
+}

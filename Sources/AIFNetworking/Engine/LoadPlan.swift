@@ -1,0 +1,87 @@
+import Foundation
+
+/// Everything needed to sign, send and check a request, read from the manager when the load
+/// started. Not nested in the generic manager, so its type is known at compile time; and a
+/// class, immutable, so the async frames of a load (each holding it across an await) carry one
+/// reference instead of 300-odd bytes — small frames fit in the task's own memory instead of
+/// each taking a fresh allocation.
+final class LoadPlan: Sendable {
+    let resolved: ResolvedService
+    let serviceName: ServiceName
+    let methodName: String
+    let method: HTTPMethod
+    let parameters: Parameters
+    let headers: HTTPHeaders
+    let bodyEncoding: BodyEncoding?
+    let timeouts: Timeouts?
+    /// How the load uses the cache, if its manager caches.
+    let cache: CacheUse?
+    /// Identical loads' shared key when the load coalesces, else `nil`.
+    let coalescingKey: String?
+    /// The manager's retry policy, if it overrides the service's.
+    let retryPolicyOverride: RetryPolicy?
+    /// The service's policies for error codes and statuses, if it has any.
+    let errorPolicies: ErrorPolicies?
+    let authenticator: Authenticator?
+    /// What the load moves besides its parameters (a body of its own, a file to download
+    /// to, progress), or `nil` for an ordinary load.
+    let transfer: LoadTransfer?
+    /// What hears the load's attempts, when the proxy has observers.
+    let observation: (any LoadObservation)?
+
+    /// The load's retry policy: the manager's, else the service's. Read only when an attempt
+    /// fails, so that a load that succeeds never copies one.
+    var retryPolicy: RetryPolicy { retryPolicyOverride ?? resolved.service.retryPolicy }
+
+    init(
+        resolved: ResolvedService, serviceName: ServiceName, methodName: String, method: HTTPMethod, parameters: Parameters,
+        headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cache: CacheUse?,
+        coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
+        transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil
+    ) {
+        self.resolved = resolved
+        self.serviceName = serviceName
+        self.methodName = methodName
+        self.method = method
+        self.parameters = parameters
+        self.headers = headers
+        self.bodyEncoding = bodyEncoding
+        self.timeouts = timeouts
+        self.cache = cache
+        coalescingKey = coalesces ? CacheKey(
+            service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters
+        ).description : nil
+        self.retryPolicyOverride = retryPolicyOverride
+        self.errorPolicies = errorPolicies
+        self.authenticator = authenticator
+        self.transfer = transfer
+        self.observation = observation
+    }
+
+    /// What identifies the load's file across attempts and processes (its URL changes with
+    /// each signature): service, environment, method, method name and parameters.
+    var downloadIdentity: String {
+        CacheKey(service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters).description
+    }
+
+    /// An error of this load.
+    func error(
+        _ kind: APIError.Kind, id: RequestID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil, attempts: Int? = nil
+    ) -> APIError {
+        APIError(kind, requestID: id, service: serviceName, methodName: methodName, message: message, underlyingError: underlying, response: response, attempts: attempts)
+    }
+}
+
+// Not nested in the generic manager: a nested type is generic too, and every use of it would
+// look its metadata up at run time.
+
+/// The request sent and the response received (a class for the same reason as ``LoadPlan``).
+final class Exchange: Sendable {
+    let request: HTTPRequest
+    let response: HTTPResponse
+
+    init(request: HTTPRequest, response: HTTPResponse) {
+        self.request = request
+        self.response = response
+    }
+}

@@ -1,0 +1,395 @@
+import Foundation
+
+/// The decisions of one load, as a value: which attempt is under way, what to do after each
+/// thing that happens to it, and when it ends. It holds no resources and performs nothing — it
+/// is told what happened (a credential came, an answer arrived, a wait ended) and what time it
+/// is, and returns the next action — so every path a load can take is tested without a socket
+/// or real time. ``LoadEngine`` owns one per load and performs its actions.
+///
+/// ```
+///  start ─▶ credential ─▶ send ─▶ answer ─┬─ usable, or not to be retried ───────────────────▶ end
+///    ▲      (if the load    │               ├─ withdrawn: the credential went stale ─▶ renew ─┐
+///    │       uses one)      │               ├─ credential refused, not renewed yet ──▶ renew ─┤
+///    │                      │               ├─ signing time refused, clock moved ─▶ start ─┐  │
+///    │                      │               ├─ a download to start over (once) ────▶ start ─┤  │
+///    │                      │               └─ retryable ─▶ ask owner and budget ─┬─ no ─▶ end
+///    │                      │                                                     └─ wait ─┤
+///    └──────────────────────┼──────────────────────────────────────────────────────────────┘
+///                           └◀──────────────────────────── renewed credential ◀───────────┘
+///  a credential that cannot be had, a request that cannot be made, a wait cancelled ──▶ fail
+/// ```
+///
+/// A load ends exactly once: after ``Action/end(_:)`` or ``Action/fail(_:)`` every event is
+/// answered with ``Action/ignore``.
+struct LoadStateMachine: Sendable {
+    /// What the engine must do next.
+    enum Action: Sendable, Equatable {
+        /// Get the credential (at once when it is valid, else after the refresh).
+        case getCredential
+        /// The credential of `generation` was refused — for this request, or, when `heldBack`,
+        /// for another while this one waited for a connection: get the renewed one.
+        case renewCredential(after: Int, heldBack: Bool)
+        /// Make, sign and send the attempt's request.
+        case send(Send)
+        /// Start the next attempt at once, for `reason`: the engine says why in its log, then
+        /// reports ``LoadStateMachine/startedAgain(at:)``.
+        case startAgain(StartAgain)
+        /// The policy allows this retry: ask the load's owner (its interceptor) and the
+        /// proxy's budget, then report ``LoadStateMachine/retryAllowed()`` or
+        /// ``LoadStateMachine/retryDeclined(_:)``.
+        case askToRetry(RetryAttempt)
+        /// Wait this long, then report ``LoadStateMachine/waitEnded(cancelled:at:)``.
+        case wait(Duration)
+        /// The last attempt's answer (or its sending failure) is the load's: check it, decode
+        /// it, deliver it.
+        case end(Ending)
+        /// The load ends with this failure, before any answer it could deliver.
+        case fail(Failure)
+        /// Nothing: the load has ended.
+        case ignore
+    }
+
+    /// An attempt to send.
+    struct Send: Sendable, Equatable {
+        /// The attempt's number: 1 for the first.
+        var number: Int
+        /// The credential to carry, or `nil` when the load uses none.
+        var credential: Credential?
+        /// The credential's generation.
+        var generation: Int
+        /// Whether a refusal of the credential marks it refused as the answer arrives (not
+        /// for the one attempt after a renewal).
+        var reportsRefusal: Bool
+        /// What is left of the load's total timeout, if it has one and this is not the first
+        /// attempt (the first has all of it).
+        var remaining: Duration?
+        /// Whether this is the load's first attempt: its owner's "calling the API" hooks run.
+        var isFirst: Bool
+    }
+
+    /// Why an attempt starts again at once.
+    enum StartAgain: Sendable, Equatable {
+        /// The server refused the signing time and its `Date` moved the environment's clock
+        /// correction to `offset` seconds: sign again with it.
+        case clockCorrected(offset: TimeInterval)
+        /// A download's partial file did not match the server's: ask for the whole file.
+        case downloadStartsOver
+    }
+
+    /// How a load ends with its last answer.
+    struct Ending: Sendable, Equatable {
+        /// How many attempts were sent.
+        var attempts: Int
+        /// Why a failure the policy would retry was not retried, for the log and the error.
+        var notRetried: String?
+        /// The error handler the service's policy names for the answer, to be told of it.
+        var handler: String?
+    }
+
+    /// How a load fails before it has an answer to deliver.
+    struct Failure: Sendable, Equatable {
+        var kind: APIError.Kind
+        var message: String
+        /// How many attempts were sent.
+        var attempts: Int
+    }
+
+    /// What the engine knows of an attempt's answer.
+    struct Answer: Sendable {
+        /// What came back: a response, or the transport's failure (or another, such as a
+        /// redirect hop that could not be signed).
+        var outcome: Result<HTTPResponse, any Error>
+        /// The request the attempt sent (the retry policy weighs its method and body).
+        var request: HTTPRequest
+        /// What the service's rules say about the response; empty when there is nothing to
+        /// judge (a success and no rules that look into successes).
+        var judgement = Judgement()
+        /// The environment's clock correction now, in seconds.
+        var clockOffset: TimeInterval = 0
+        /// Whether the body went to its reader as it came (nothing is sent again after that).
+        var bodyWentToReader = false
+        /// A download's verdict on a response, if the load downloads.
+        var download: DownloadVerdict?
+    }
+
+    /// What the service's rules say about a response.
+    struct Judgement: Sendable, Equatable {
+        /// The service's veto, if it refused the response.
+        var veto: ServiceVeto?
+        /// The policy the service's ``ErrorPolicies`` give the response, if any.
+        var errorPolicy: ErrorPolicy?
+        /// Whether the response says the credential expired (a status or a veto code the
+        /// authenticator names).
+        var credentialExpired = false
+    }
+
+    /// A download's verdict on a response.
+    enum DownloadVerdict: Sendable, Equatable {
+        /// The file is complete.
+        case finished
+        /// The partial file did not match the server's and was emptied: ask for the whole.
+        case startOver
+        /// The response brings no file.
+        case notTheFile
+    }
+
+    private enum Phase: Sendable, Equatable {
+        case idle
+        case gettingCredential
+        case sending
+        case renewingCredential(heldBack: Bool)
+        case askingToRetry(RetryAttempt)
+        case waiting
+        case ended
+    }
+
+    /// Whether the load carries an authenticator's credential.
+    let usesCredential: Bool
+    /// Whether the load's requests are signed.
+    let isSigned: Bool
+    /// How far the clock correction must move for a refused signing time to be signed again.
+    let clockTolerance: TimeInterval
+
+    private var phase = Phase.idle
+    /// The attempt under way: 1 for the first.
+    private(set) var number = 1
+    /// Whether the first attempt's request was made (a request held back is made again, but
+    /// is not an attempt of its own).
+    private var began = false
+    /// When the load's total timeout ends, if it has one (known once the first request is made).
+    private var deadline: ContinuousClock.Instant?
+    /// The generation of the credential the attempt carries.
+    private var generation = 0
+    /// Whether the credential was renewed for this load already (once at most).
+    private var renewedCredential = false
+    /// The clock correction the attempt was signed with.
+    private var signingOffset: TimeInterval = 0
+    /// Whether the load was signed again after a refusal of its time (once at most).
+    private var resignedForClock = false
+    /// Whether a download started over (once at most).
+    private var restartedDownload = false
+
+    /// Creates the machine of a load.
+    ///
+    /// - Parameters:
+    ///   - usesCredential: Whether the load carries an authenticator's credential.
+    ///   - isSigned: Whether its requests are signed.
+    ///   - clockTolerance: How far the environment's clock correction must have moved since an
+    ///     attempt was signed for a refusal of its time to be signed again.
+    init(usesCredential: Bool, isSigned: Bool, clockTolerance: TimeInterval) {
+        self.usesCredential = usesCredential
+        self.isSigned = isSigned
+        self.clockTolerance = clockTolerance
+    }
+
+    /// Whether the load has ended.
+    var hasEnded: Bool { phase == .ended }
+
+    // MARK: Events
+
+    /// The load starts.
+    mutating func start(at now: ContinuousClock.Instant) -> Action {
+        guard phase == .idle else { return unexpected("start") }
+        return beginAttempt(at: now)
+    }
+
+    /// The credential the attempt asked for came (at once, after a refresh, or renewed).
+    mutating func credentialArrived(_ credential: Credential, generation: Int, at now: ContinuousClock.Instant) -> Action {
+        switch phase {
+        case .gettingCredential:
+            self.generation = generation
+            return send(credential, at: now)
+        case .renewingCredential(let heldBack):
+            if heldBack { number -= 1 }
+            number += 1
+            renewedCredential = true
+            self.generation = generation
+            return send(credential, at: now)
+        default:
+            return unexpected("a credential")
+        }
+    }
+
+    /// The credential could not be had: its refresh failed.
+    mutating func credentialFailed(_ failure: AuthenticationFailure) -> Action {
+        switch phase {
+        case .gettingCredential: return fail(.authenticationFailed, failure.description, attempts: number - 1)
+        case .renewingCredential(let heldBack): return fail(.authenticationFailed, failure.description, attempts: heldBack ? number - 1 : number)
+        default: return unexpected("a failed credential")
+        }
+    }
+
+    /// The load was cancelled while it waited for its credential.
+    mutating func credentialWaitCancelled() -> Action {
+        let message = "the request was cancelled while the credential was refreshed"
+        switch phase {
+        case .gettingCredential: return fail(.cancelled, message, attempts: number - 1)
+        case .renewingCredential(let heldBack): return fail(.cancelled, message, attempts: heldBack ? number - 1 : number)
+        default: return unexpected("a cancelled credential wait")
+        }
+    }
+
+    /// The attempt's request was made and is about to be sent, signed with the clock
+    /// correction `signingOffset`; `totalTimeout` is the request's, which bounds the whole
+    /// load from its first attempt.
+    mutating func requestMade(signingOffset: TimeInterval, totalTimeout: Duration?, at now: ContinuousClock.Instant) {
+        self.signingOffset = signingOffset
+        guard !began else { return }
+        began = true
+        deadline = totalTimeout.map { now + $0 }
+    }
+
+    /// The attempt could not be sent: `kind` and `message` say why (its request could not be
+    /// made, its file could not be opened, its owner is gone).
+    mutating func stopped(_ kind: APIError.Kind, _ message: String) -> Action {
+        guard phase == .sending else { return unexpected("a stop") }
+        return fail(kind, message, attempts: number - 1)
+    }
+
+    /// The attempt's answer came but cannot be used, nor asked for again: a download's file
+    /// could not be written or checked.
+    mutating func answerUnusable(_ kind: APIError.Kind, _ message: String) -> Action {
+        guard phase == .sending else { return unexpected("an unusable answer") }
+        return fail(kind, message, attempts: number)
+    }
+
+    /// The attempt's answer arrived (or its failure).
+    ///
+    /// - Parameters:
+    ///   - answer: What came back, and what the service's rules say about it.
+    ///   - policy: The load's retry policy.
+    ///   - now: The time, for what is left of the load's total timeout.
+    ///   - date: The wall-clock time, for a `Retry-After` date.
+    ///   - random: Draws the jittered wait before a retry.
+    mutating func answered(
+        _ answer: Answer, policy: RetryPolicy, at now: ContinuousClock.Instant, date: Date,
+        random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:)
+    ) -> Action {
+        guard phase == .sending else { return unexpected("an answer") }
+        if answer.bodyWentToReader { return end() }
+        let judgement = answer.judgement
+        let response: HTTPResponse
+        switch answer.outcome {
+        case .failure(let error as TransportError) where error.code == .withdrawn && usesCredential:
+            phase = .renewingCredential(heldBack: true)
+            return .renewCredential(after: generation, heldBack: true)
+        case .failure(let error as TransportError):
+            return weighRetry(of: .failure(error), answer.request, policy, reason: nil, at: now, date: date, clockOffset: answer.clockOffset, random: random)
+        case .failure:
+            return end()
+        case .success(let answered):
+            response = answered
+        }
+        switch answer.download {
+        case .finished?: return end()
+        case .startOver? where !restartedDownload:
+            restartedDownload = true
+            return again(.downloadStartsOver)
+        case .startOver?, .notTheFile?, nil: break
+        }
+        if !resignedForClock, isSigned, response.statusCode == 401 || judgement.errorPolicy == .correctClock {
+            if abs(answer.clockOffset - signingOffset) > clockTolerance {
+                resignedForClock = true
+                return again(.clockCorrected(offset: answer.clockOffset))
+            }
+            if judgement.errorPolicy == .correctClock {
+                return end(notRetried: "the server refused the signing time, but its Date header does not differ from the time signed with")
+            }
+        }
+        if usesCredential, !renewedCredential, judgement.errorPolicy == .refreshCredentials || judgement.credentialExpired {
+            phase = .renewingCredential(heldBack: false)
+            return .renewCredential(after: generation, heldBack: false)
+        }
+        if case .handler(let name)? = judgement.errorPolicy {
+            return end(handler: name)
+        }
+        if judgement.errorPolicy == .retry {
+            let reason = RetryReason.errorPolicy(statusCode: response.statusCode, code: judgement.veto?.code)
+            return weighRetry(of: .success(response), answer.request, policy, reason: reason, at: now, date: date, clockOffset: answer.clockOffset, random: random)
+        }
+        guard !response.isSuccess else { return end() }
+        return weighRetry(of: .success(response), answer.request, policy, reason: nil, at: now, date: date, clockOffset: answer.clockOffset, random: random)
+    }
+
+    /// The owner and the budget allow the retry the machine asked about.
+    mutating func retryAllowed() -> Action {
+        guard case .askingToRetry(let retry) = phase else { return unexpected("a retry allowed") }
+        number += 1
+        phase = .waiting
+        return .wait(retry.delay)
+    }
+
+    /// The retry the machine asked about is declined: `why` says by what.
+    mutating func retryDeclined(_ why: String) -> Action {
+        guard case .askingToRetry(let retry) = phase else { return unexpected("a retry declined") }
+        return end(notRetried: "\(retry.reason); \(why)")
+    }
+
+    /// The wait before a retry ended — its time ran out, or the load was cancelled.
+    mutating func waitEnded(cancelled: Bool, at now: ContinuousClock.Instant) -> Action {
+        guard phase == .waiting else { return unexpected("the end of a wait") }
+        guard !cancelled else { return fail(.cancelled, "the request was cancelled while waiting to retry", attempts: number - 1) }
+        return beginAttempt(at: now)
+    }
+
+    /// The engine said why the attempt starts again (``Action/startAgain(_:)``).
+    mutating func startedAgain(at now: ContinuousClock.Instant) -> Action {
+        guard phase == .idle else { return unexpected("a start again") }
+        return beginAttempt(at: now)
+    }
+
+    // MARK: Steps
+
+    private mutating func beginAttempt(at now: ContinuousClock.Instant) -> Action {
+        guard usesCredential else { return send(nil, at: now) }
+        phase = .gettingCredential
+        return .getCredential
+    }
+
+    private mutating func send(_ credential: Credential?, at now: ContinuousClock.Instant) -> Action {
+        phase = .sending
+        return .send(Send(
+            number: number, credential: credential, generation: generation, reportsRefusal: !renewedCredential,
+            remaining: deadline.map { $0 - now }, isFirst: !began))
+    }
+
+    private mutating func again(_ reason: StartAgain) -> Action {
+        number += 1
+        phase = .idle
+        return .startAgain(reason)
+    }
+
+    private mutating func weighRetry(
+        of outcome: Result<HTTPResponse, TransportError>, _ request: HTTPRequest, _ policy: RetryPolicy, reason policyReason: RetryReason?,
+        at now: ContinuousClock.Instant, date: Date, clockOffset: TimeInterval, random: (Duration) -> Duration
+    ) -> Action {
+        let decision = policy.decision(
+            after: outcome, of: request, attempt: number, remaining: deadline.map { $0 - now }, clockOffset: clockOffset, now: date,
+            random: random, policyReason: policyReason)
+        switch decision {
+        case .deliver(let note):
+            return end(notRetried: note)
+        case .retry(let delay, let reason):
+            let retry = RetryAttempt(number: number + 1, maximum: policy.maxRetries + 1, reason: reason, delay: delay)
+            phase = .askingToRetry(retry)
+            return .askToRetry(retry)
+        }
+    }
+
+    private mutating func end(notRetried: String? = nil, handler: String? = nil) -> Action {
+        phase = .ended
+        return .end(Ending(attempts: number, notRetried: notRetried, handler: handler))
+    }
+
+    private mutating func fail(_ kind: APIError.Kind, _ message: String, attempts: Int) -> Action {
+        phase = .ended
+        return .fail(Failure(kind: kind, message: message, attempts: attempts))
+    }
+
+    /// An event the load's phase does not expect: after the end, every event is; before it,
+    /// one is a defect of the engine, caught in debug builds.
+    private func unexpected(_ event: StaticString) -> Action {
+        assert(phase == .ended, "the load engine reported \(event) in phase \(phase)")
+        return .ignore
+    }
+}
