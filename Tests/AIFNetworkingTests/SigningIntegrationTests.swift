@@ -174,7 +174,7 @@ struct SigningIntegrationTests {
         let request = try generator.makeRequest(
             for: registry.resolve("verified"), methodName: server.url("redirect-signed").absoluteString, method: method,
             parameters: ["goods_id": 9])
-        let response = try await generator.send(request, for: registry.resolve("verified"), through: transport)
+        let response = try await APIProxy(transport: transport).send(request, for: registry.resolve("verified"))
         #expect(response.statusCode == 200, "\(response.headers["X-Reason"] ?? "")")
         #expect(response.url.path == "/verify/aif/landing")
     }
@@ -187,10 +187,10 @@ struct SigningIntegrationTests {
     func managersFollowSignedRedirectsOnBothFaces(wrapped: Bool) async throws {
         let server = try await TestServers.shared().plain
         let registry = setUp(VerifiedService(online: server.url("")))
-        let curl = makeTransport()
+        let curl = makeTransport { $0.redirects = .follow(max: 1) }
         defer { curl.shutdown() }
         let transport = CountingTransport(curl)
-        let proxy = APIProxy(transport: wrapped ? transport : curl, maxRedirects: 1)
+        let proxy = APIProxy(transport: wrapped ? transport : curl)
         func manager(_ path: String) -> APIManager<NoContent> {
             let manager = APIManager<NoContent>(service: "verified", methodName: server.url(path).absoluteString, proxy: proxy, registry: registry)
             manager.callbackExecutor = .immediate
@@ -218,9 +218,34 @@ struct SigningIntegrationTests {
         }
     }
 
+    /// One setting decides whether a manager's load follows redirects: its transport's. A
+    /// transport that follows none hands the manager the redirect itself, on both faces.
+    @Test func aTransportThatFollowsNoRedirectsHandsManagersTheRedirect() async throws {
+        let server = try await TestServers.shared().plain
+        let registry = setUp(VerifiedService(online: server.url("")))
+        let curl = makeTransport { $0.redirects = .never }
+        defer { curl.shutdown() }
+        let transport = CountingTransport(curl)
+        let manager = APIManager<NoContent>(
+            service: "verified", methodName: server.url("hop/302?to=%2Fverify%2Faif%2Flanding").absoluteString, proxy: APIProxy(transport: transport),
+            registry: registry)
+        manager.callbackExecutor = .immediate
+        let thrown = await #expect(throws: APIError.self) { try await manager.load(["goods_id": 9]) }
+        let catcher = OutcomeCatcher()
+        manager.delegate = catcher
+        let failing = manager.loadData(with: ["goods_id": 9])
+        #expect(await eventually { catcher.outcomes.withLock { $0.count } == 1 })
+        let told = try #require(catcher.failures.withLock { $0[failing] })
+        for error in [thrown, told] {
+            #expect(error?.kind == .httpStatus)
+            #expect(error?.response?.statusCode == 302)
+        }
+        #expect(transport.sent == 2)
+    }
+
     /// A signed load redirected to another origin arrives there without any signature or
     /// credential (a signature names no host, so it could be replayed against the service),
-    /// on both faces of a manager and through `RequestGenerator.send`; within the origin the
+    /// on both faces of a manager and through `APIProxy.send(_:for:)`; within the origin the
     /// next hop is signed afresh and verifies.
     @Test func signaturesDoNotLeaveTheOrigin() async throws {
         let server = try await TestServers.shared().plain
@@ -243,7 +268,7 @@ struct SigningIntegrationTests {
         let request = try generator.makeRequest(
             for: registry.resolve("verified"), methodName: server.url("hop/302?to=\(PercentEncoding.encode(elsewhere))").absoluteString, method: .get,
             parameters: ["goods_id": 9])
-        let response = try await generator.send(request, for: registry.resolve("verified"), through: transport)
+        let response = try await proxy.send(request, for: registry.resolve("verified"))
         let target = try #require(response.headers["X-Target"])
         #expect(target.hasPrefix("/landing"))
         for field in ["sign=", "api_key=", "nonce=", "timestamp="] {
@@ -253,7 +278,7 @@ struct SigningIntegrationTests {
         let same = try generator.makeRequest(
             for: registry.resolve("verified"), methodName: server.url("hop/308?to=%2Fverify%2Faif%2Flanding").absoluteString, method: .post,
             parameters: ["goods_id": 9])
-        let verified = try await generator.send(same, for: registry.resolve("verified"), through: transport)
+        let verified = try await proxy.send(same, for: registry.resolve("verified"))
         #expect(verified.statusCode == 200, "\(verified.headers["X-Reason"] ?? "")")
     }
 

@@ -35,12 +35,11 @@ public final class APIProxy: Sendable {
         try sharedInstance.configure { proxy }
     }
 
-    /// Where requests are sent.
+    /// Where requests are sent. Its ``HTTPTransport/redirects`` says how many redirects a
+    /// load follows (each hop of a signed request signed afresh).
     public let transport: any HTTPTransport
     /// Where request and response lines go.
     public let logger: Logger
-    /// How many redirects a load follows (each hop of a signed request signed afresh).
-    public let maxRedirects: Int
     /// Caps the retries of the loads sent through this proxy.
     public let retryBudget: RetryBudget
     /// Writes every response of a real environment as a fixture, when set (record → replay).
@@ -77,9 +76,9 @@ public final class APIProxy: Sendable {
     let generator = RequestGenerator()
     /// The fixture transports of the mock environments loads have gone to, one per behavior
     /// and root, so that each keeps its own seeded draws.
-    private let mockTransports = Locked<[MockTransportKey: FixtureTransport]>([:])
+    let mockTransports = Locked<[MockTransportKey: FixtureTransport]>([:])
 
-    private struct MockTransportKey: Hashable {
+    struct MockTransportKey: Hashable {
         let behavior: MockBehavior
         let baseURL: URL
         let apiVersion: String
@@ -90,7 +89,6 @@ public final class APIProxy: Sendable {
     /// - Parameters:
     ///   - transport: Where requests go; the shared ``CurlTransport`` by default.
     ///   - logger: Where request and response lines go; disabled by default.
-    ///   - maxRedirects: How many redirects a load follows; 10 by default.
     ///   - retryBudget: Caps retries to a share of the loads; 20% over 10 seconds, and 10
     ///     retries per window whatever the traffic, by default.
     ///   - offlineAfterFailures: How many requests in a row must fail to connect, with no
@@ -105,7 +103,6 @@ public final class APIProxy: Sendable {
     public convenience init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
-        maxRedirects: Int = 10,
         retryBudget: RetryBudget = RetryBudget(),
         offlineAfterFailures: Int = 2,
         loadPlacement: LoadPlacement = .automatic,
@@ -113,13 +110,13 @@ public final class APIProxy: Sendable {
         observers: [any LoadObserver] = []
     ) {
         self.init(
-            transport: transport, logger: logger, maxRedirects: maxRedirects, retryBudget: retryBudget, offlineAfterFailures: offlineAfterFailures,
+            transport: transport, logger: logger, retryBudget: retryBudget, offlineAfterFailures: offlineAfterFailures,
             loadPlacement: loadPlacement, recorder: recorder, observers: observers, clock: SystemLoadClock())
     }
 
     /// Creates a proxy whose loads read the time and wait on `clock` (a test's).
     init(
-        transport: any HTTPTransport, logger: Logger, maxRedirects: Int, retryBudget: RetryBudget, offlineAfterFailures: Int,
+        transport: any HTTPTransport, logger: Logger, retryBudget: RetryBudget, offlineAfterFailures: Int,
         loadPlacement: LoadPlacement, recorder: FixtureRecorder?, observers: [any LoadObserver], clock: any LoadClock
     ) {
         self.clock = clock
@@ -127,7 +124,6 @@ public final class APIProxy: Sendable {
         loadObservers = LoadObservers(all: observers)
         self.recorder = recorder
         self.logger = logger
-        self.maxRedirects = maxRedirects
         self.retryBudget = retryBudget
         connectivityMonitor = ConnectivityMonitor(failuresToGoOffline: offlineAfterFailures)
         let (loads, tasks) = loadPlacement.onTransportThread(processors: ProcessorBudget.current)
@@ -285,52 +281,7 @@ public final class APIProxy: Sendable {
         connectivityMonitor.changes()
     }
 
-    // MARK: Sending
-
-    /// Sends one load's request: each hop through ``transport`` as one exchange completing on
-    /// `runner`, redirects followed and re-signed as the service requires, every response
-    /// shown to the environment's ``ResolvedService/clockSkew``.
-    ///
-    /// - Parameters:
-    ///   - request: The load's request.
-    ///   - resolved: The service and environment it was made for.
-    ///   - runner: Where each hop's outcome is handled and `completion` called.
-    ///   - cancellation: Where each hop's transfer is attached, to be cancelled.
-    ///   - completion: Called exactly once, on `runner`.
-    func send(
-        _ request: HTTPRequest, for resolved: ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation,
-        progress: (@Sendable (TransferProgress) -> Void)? = nil, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
-    ) {
-        let transport = resolved.environment.mock.map { mockTransport($0, resolved.environment) } ?? transport
-        generator.send(
-            request, for: resolved, maxRedirects: maxRedirects, cancellation: cancellation,
-            exchange: { hop, done in transport.exchange(hop, progress: progress, completingOn: runner, completion: done) },
-            completion: recorder.map { recording(request, for: resolved, with: $0, then: completion) } ?? completion)
-    }
-
-    /// `completion`, after the recorder has written the response (if one came).
-    @inline(never)
-    private func recording(
-        _ request: HTTPRequest, for resolved: ResolvedService, with recorder: FixtureRecorder,
-        then completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
-    ) -> @Sendable (Result<HTTPResponse, any Error>) -> Void {
-        { [logger] result in
-            if case .success(let response) = result { recorder.record(request, response, for: resolved, logger: logger) }
-            completion(result)
-        }
-    }
-
-    /// The transport of a mock environment's loads.
-    @inline(never)
-    private func mockTransport(_ behavior: MockBehavior, _ environment: ServiceEnvironment) -> FixtureTransport {
-        let key = MockTransportKey(behavior: behavior, baseURL: environment.baseURL, apiVersion: environment.apiVersion)
-        return mockTransports.withLock { transports in
-            if let known = transports[key] { return known }
-            let made = FixtureTransport(behavior: behavior, environment: environment)
-            transports[key] = made
-            return made
-        }
-    }
+    // MARK: Logging
 
     @inline(never)
     func logSending(_ request: HTTPRequest, id: RequestID) {

@@ -193,6 +193,9 @@ public final class CurlTransport: HTTPTransport {
     /// The transport's thread, as a place for loads' work.
     public var ownThreadExecutor: (any CompletionExecutor)? { loop }
 
+    /// The configuration's ``Configuration/redirects``.
+    public var redirects: RedirectPolicy { configuration.redirects }
+
     /// Submits one transfer, its completion set; returns its handle.
     private static func submit(_ transfer: Transfer, on loop: CurlEventLoop, batches: Bool, executor: (any CompletionExecutor)?) -> CurlTransferTask {
         transfer.completesInBatches = batches

@@ -59,6 +59,11 @@ public protocol HTTPTransport: Sendable {
     /// The transport's own thread as a place to run loads' work without a thread hand-off
     /// (see ``LoadPlacement/transportThread``), or `nil` when it has none. `nil` by default.
     var ownThreadExecutor: (any CompletionExecutor)? { get }
+
+    /// How many redirects a request follows when it does not say (``HTTPRequest/redirects``):
+    /// the requests of managers included, whose hops a signed service signs afresh.
+    /// ``RedirectPolicy/default`` by default; a transport that wraps another says the other's.
+    var redirects: RedirectPolicy { get }
 }
 
 /// A handle on one submitted transfer.
@@ -135,6 +140,9 @@ private final class ProgressFeeder: Sendable {
 }
 
 extension HTTPTransport {
+    /// Up to ten redirects.
+    public var redirects: RedirectPolicy { .default }
+
     /// Submits a request without progress reporting.
     ///
     /// - Parameters:

@@ -57,6 +57,8 @@ final class CountingTransport: HTTPTransport {
     /// How many requests were sent.
     var sent: Int { count.withLock { $0 } }
 
+    var redirects: RedirectPolicy { base.redirects }
+
     func send(
         _ request: AIFNetworking.HTTPRequest,
         progress: (@Sendable (TransferProgress) -> Void)?,

@@ -1,0 +1,102 @@
+import Foundation
+
+extension APIProxy {
+    /// Sends a request made by ``RequestGenerator`` for `resolved`, as a manager's load sends
+    /// one: redirects followed as the ``transport``'s ``HTTPTransport/redirects`` (or the
+    /// request's own) allow, each hop within the first request's origin signed afresh and no
+    /// signature carried to another origin, every response shown to the environment's
+    /// ``ResolvedService/clockSkew``. Cancelling the calling task cancels the hop in flight.
+    ///
+    /// ```swift
+    /// let resolved = try ServiceRegistry.shared.resolve("shop")
+    /// let request = try RequestGenerator().makeRequest(for: resolved, methodName: "goods/{id}", method: .get, parameters: ["id": 42])
+    /// let response = try await APIProxy.shared.send(request, for: resolved)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - resolved: The service and environment it was made for.
+    /// - Returns: The final response.
+    /// - Throws: ``TransportError`` from the transport (``TransportError/Code-swift.struct/tooManyRedirects``
+    ///   past the limit), or ``ServiceError`` when a hop cannot be signed.
+    public func send(_ request: HTTPRequest, for resolved: ResolvedService) async throws -> HTTPResponse {
+        let cancellation = AsyncCancellation()
+        let result = await withTaskCancellationHandler {
+            // An unsafe continuation is sound: the send calls its completion exactly once.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, any Error>, Never>) in
+                send(request, for: resolved, runner: DrainingExecutor.shared, cancellation: cancellation) { continuation.resume(returning: $0) }
+            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Sends one load's request: each hop through the transport — a mock environment's
+    /// fixtures, or ``transport`` — as one exchange completing on `runner`, redirects followed
+    /// through the library's one redirect loop with the hops of a signed service signed afresh
+    /// (``RequestGenerator/signedAgain(_:after:for:)``), every response shown to the
+    /// environment's ``ResolvedService/clockSkew`` and, when the proxy records, written as a
+    /// fixture.
+    ///
+    /// - Parameters:
+    ///   - request: The load's request.
+    ///   - resolved: The service and environment it was made for.
+    ///   - runner: Where each hop's outcome is handled and `completion` called.
+    ///   - cancellation: Where each hop's transfer is attached, to be cancelled.
+    ///   - progress: Told of each hop's bytes on the transport's thread, or `nil`.
+    ///   - completion: Called exactly once, on `runner`.
+    func send(
+        _ request: HTTPRequest, for resolved: ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
+    ) {
+        let transport = resolved.environment.mock.map { mockTransport($0, resolved.environment) } ?? transport
+        let completion = recorder.map { recording(request, for: resolved, with: $0, then: completion) } ?? completion
+        let maxRedirects = (request.redirects ?? self.transport.redirects).maxRedirects
+        let exchange: RedirectingSend<any Error>.Exchange = { hop, done in
+            transport.exchange(hop, progress: progress, completingOn: runner, completion: done)
+        }
+        let sentAt = ContinuousClock.now
+        let clockSkew = resolved.clockSkew
+        var first = request
+        first.redirects = .never
+        let transfer = exchange(first) { [generator] result in
+            guard let redirect = result.redirectToFollow(maxRedirects: maxRedirects, observer: clockSkew) else {
+                return completion(result.mapError { $0 })
+            }
+            var prepareHop: RedirectingSend<any Error>.PrepareHop?
+            if resolved.isSigned {
+                prepareHop = { @Sendable hop, original throws(any Error) in try generator.signedAgain(hop, after: original, for: resolved) }
+            }
+            let hops = RedirectingSend(
+                request: request, sentAt: sentAt, maxRedirects: maxRedirects, prepareHop: prepareHop, mapError: { $0 }, cancellation: cancellation,
+                observer: clockSkew, exchange: exchange)
+            hops.follow(redirect, completion: completion)
+        }
+        cancellation.attach(transfer)
+    }
+
+    /// `completion`, after the recorder has written the response (if one came).
+    @inline(never)
+    private func recording(
+        _ request: HTTPRequest, for resolved: ResolvedService, with recorder: FixtureRecorder,
+        then completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
+    ) -> @Sendable (Result<HTTPResponse, any Error>) -> Void {
+        { [logger] result in
+            if case .success(let response) = result { recorder.record(request, response, for: resolved, logger: logger) }
+            completion(result)
+        }
+    }
+
+    /// The transport of a mock environment's loads.
+    @inline(never)
+    private func mockTransport(_ behavior: MockBehavior, _ environment: ServiceEnvironment) -> FixtureTransport {
+        let key = MockTransportKey(behavior: behavior, baseURL: environment.baseURL, apiVersion: environment.apiVersion)
+        return mockTransports.withLock { transports in
+            if let known = transports[key] { return known }
+            let made = FixtureTransport(behavior: behavior, environment: environment)
+            transports[key] = made
+            return made
+        }
+    }
+}
