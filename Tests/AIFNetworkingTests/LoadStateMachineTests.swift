@@ -12,15 +12,27 @@ struct LoadStateMachineTests {
     typealias Machine = LoadStateMachine
     typealias Action = LoadStateMachine.Action
 
-    /// An instant to count from; the machine only ever subtracts instants.
-    static let t0 = ContinuousClock.now
+    /// A time to count from, far from zero; the machine only ever subtracts times.
+    static let t0 = Duration.seconds(86_400)
     /// The wall-clock time of the tests: Tue, 14 Nov 2023 22:13:20 GMT.
     static let date = Date(timeIntervalSince1970: 1_700_000_000)
     static let url = URL(string: "https://api.example.com/v1/goods")!
     /// Draws the longest wait the policy allows, so that waits are known.
     static func longest(_ ceiling: Duration) -> Duration { ceiling }
 
-    static func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .milliseconds(Int64(seconds * 1000)) }
+    /// A clock stopped `seconds` after ``t0``, its wall clock at `date`; it never waits.
+    struct StoppedClock: LoadClock {
+        let now: Duration
+        let date: Date
+
+        func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+            Issue.record("the machine never waits itself")
+        }
+    }
+
+    static func clock(_ seconds: Double = 0, date: Date = date) -> StoppedClock {
+        StoppedClock(now: t0 + .milliseconds(Int64(seconds * 1000)), date: date)
+    }
 
     static func request(_ method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(), body: HTTPRequest.Body = .empty) -> HTTPRequest {
         HTTPRequest(method: method, url: url, headers: headers, body: body)
@@ -53,16 +65,25 @@ struct LoadStateMachineTests {
         .fail(Machine.Failure(kind: kind, message: message, attempts: attempts))
     }
 
+    /// The retry an action asks about.
+    static func retry(asked action: Action) -> RetryAttempt {
+        guard case .askToRetry(let retry) = action else {
+            Issue.record("expected a retry to ask about, got \(action)")
+            return RetryAttempt(number: 0, maximum: 0, reason: .status(0, retryAfter: nil), delay: .zero)
+        }
+        return retry
+    }
+
     /// A machine whose first attempt is under way (sent with no total timeout).
     static func sending(credential: Bool = false, signed: Bool = false) -> Machine {
         var machine = Machine(usesCredential: credential, isSigned: signed, clockTolerance: 30)
         if credential {
-            #expect(machine.start(at: t0) == .getCredential)
-            #expect(machine.credentialArrived(Credential(token: "t1"), generation: 1, at: t0) == send(1, credential: Credential(token: "t1"), generation: 1, isFirst: true))
+            #expect(machine.start(on: clock()) == .getCredential)
+            #expect(machine.credentialArrived(Credential(token: "t1"), generation: 1, on: clock()) == send(1, credential: Credential(token: "t1"), generation: 1, isFirst: true))
         } else {
-            #expect(machine.start(at: t0) == send(1, isFirst: true))
+            #expect(machine.start(on: clock()) == send(1, isFirst: true))
         }
-        machine.requestMade(signingOffset: 0, totalTimeout: nil, at: t0)
+        machine.requestMade(signingOffset: 0, totalTimeout: nil, on: clock())
         return machine
     }
 
@@ -70,44 +91,45 @@ struct LoadStateMachineTests {
     static func expectEverythingIgnored(_ machine: Machine) {
         var machine = machine
         #expect(machine.hasEnded)
-        #expect(machine.start(at: t0) == .ignore)
-        #expect(machine.credentialArrived(Credential(token: "late"), generation: 9, at: t0) == .ignore)
+        #expect(machine.start(on: clock()) == .ignore)
+        #expect(machine.credentialArrived(Credential(token: "late"), generation: 9, on: clock()) == .ignore)
         #expect(machine.credentialFailed(AuthenticationFailure(underlying: CancellationError())) == .ignore)
         #expect(machine.credentialWaitCancelled() == .ignore)
         #expect(machine.stopped(.configuration, "late") == .ignore)
         #expect(machine.answerUnusable(.transport, "late") == .ignore)
-        #expect(machine.answered(answer(200), policy: .standard, at: t0, date: date) == .ignore)
-        #expect(machine.retryAllowed() == .ignore)
-        #expect(machine.retryDeclined("late") == .ignore)
-        #expect(machine.waitEnded(cancelled: false, at: t0) == .ignore)
-        #expect(machine.startedAgain(at: t0) == .ignore)
+        #expect(machine.answered(answer(200), policy: .standard, on: clock()) == .ignore)
+        let late = RetryAttempt(number: 9, maximum: 9, reason: .status(503, retryAfter: nil), delay: .zero)
+        #expect(machine.retryAllowed(late) == .ignore)
+        #expect(machine.retryDeclined(late, because: "late") == .ignore)
+        #expect(machine.waitEnded(cancelled: false, on: clock()) == .ignore)
+        #expect(machine.startedAgain(on: clock()) == .ignore)
     }
 
     // MARK: Plain loads
 
     @Test func aSuccessEndsTheLoadAfterOneAttemptAndOnlyOnce() {
         var machine = Self.sending()
-        #expect(machine.answered(Self.answer(200), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(machine.answered(Self.answer(200), policy: .standard, on: Self.clock()) == Self.end(1))
         Self.expectEverythingIgnored(machine)
     }
 
     @Test func aStatusThePolicyDoesNotRetryIsTheAnswerWithoutANote() {
         for status in [400, 404, 409, 500, 304] {
             var machine = Self.sending()
-            #expect(machine.answered(Self.answer(status), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+            #expect(machine.answered(Self.answer(status), policy: .standard, on: Self.clock()) == Self.end(1))
         }
     }
 
     @Test func aRequestThatCannotBeMadeFailsWithNoAttemptCounted() {
         var machine = Machine(usesCredential: false, isSigned: true, clockTolerance: 30)
-        _ = machine.start(at: Self.t0)
+        _ = machine.start(on: Self.clock())
         #expect(machine.stopped(.configuration, "no key") == Self.fail(.configuration, "no key", attempts: 0))
         Self.expectEverythingIgnored(machine)
     }
 
     @Test func aManagerGoneBeforeTheFirstAttemptCancelsTheLoad() {
         var machine = Machine(usesCredential: false, isSigned: false, clockTolerance: 30)
-        _ = machine.start(at: Self.t0)
+        _ = machine.start(on: Self.clock())
         #expect(machine.stopped(.cancelled, "the manager was deallocated") == Self.fail(.cancelled, "the manager was deallocated", attempts: 0))
     }
 
@@ -116,16 +138,16 @@ struct LoadStateMachineTests {
     @Test func retriesWaitTwiceAsLongEachTimeThenStopWithANote() {
         var machine = Self.sending()
         let policy = RetryPolicy.standard
-        #expect(machine.answered(Self.answer(503), policy: policy, at: Self.t0, date: Self.date, random: Self.longest)
-            == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))))
-        #expect(machine.retryAllowed() == .wait(.milliseconds(500)))
-        #expect(machine.waitEnded(cancelled: false, at: Self.at(0.5)) == Self.send(2))
-        machine.requestMade(signingOffset: 0, totalTimeout: nil, at: Self.at(0.5))
-        #expect(machine.answered(Self.failure(.connectionRefused), policy: policy, at: Self.at(0.6), date: Self.date, random: Self.longest)
-            == .askToRetry(RetryAttempt(number: 3, maximum: 3, reason: .transportError(.connectionRefused), delay: .seconds(1))))
-        #expect(machine.retryAllowed() == .wait(.seconds(1)))
-        #expect(machine.waitEnded(cancelled: false, at: Self.at(1.6)) == Self.send(3))
-        #expect(machine.answered(Self.answer(503), policy: policy, at: Self.at(1.7), date: Self.date)
+        let first = RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))
+        #expect(machine.answered(Self.answer(503), policy: policy, on: Self.clock(), random: Self.longest) == .askToRetry(first))
+        #expect(machine.retryAllowed(first) == .wait(.milliseconds(500)))
+        #expect(machine.waitEnded(cancelled: false, on: Self.clock(0.5)) == Self.send(2))
+        machine.requestMade(signingOffset: 0, totalTimeout: nil, on: Self.clock(0.5))
+        let second = RetryAttempt(number: 3, maximum: 3, reason: .transportError(.connectionRefused), delay: .seconds(1))
+        #expect(machine.answered(Self.failure(.connectionRefused), policy: policy, on: Self.clock(0.6), random: Self.longest) == .askToRetry(second))
+        #expect(machine.retryAllowed(second) == .wait(.seconds(1)))
+        #expect(machine.waitEnded(cancelled: false, on: Self.clock(1.6)) == Self.send(3))
+        #expect(machine.answered(Self.answer(503), policy: policy, on: Self.clock(1.7))
             == Self.end(3, notRetried: "the server answered 503; no retries left after 3 attempts"))
         Self.expectEverythingIgnored(machine)
     }
@@ -133,7 +155,7 @@ struct LoadStateMachineTests {
     @Test func theWaitIsDrawnFromTheJitterUpToItsCeiling() {
         var machine = Self.sending()
         var ceilings: [Duration] = []
-        let action = machine.answered(Self.answer(502), policy: .standard, at: Self.t0, date: Self.date) { ceiling in
+        let action = machine.answered(Self.answer(502), policy: .standard, on: Self.clock()) { ceiling in
             ceilings.append(ceiling)
             return .milliseconds(123)
         }
@@ -144,7 +166,7 @@ struct LoadStateMachineTests {
     @Test func retryAfterInSecondsIsWaitedExactly() {
         var machine = Self.sending()
         let answer = Self.answer(429, headers: ["Retry-After": "2"])
-        #expect(machine.answered(answer, policy: .standard, at: Self.t0, date: Self.date, random: Self.longest)
+        #expect(machine.answered(answer, policy: .standard, on: Self.clock(), random: Self.longest)
             == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(429, retryAfter: .seconds(2)), delay: .seconds(2))))
     }
 
@@ -152,7 +174,7 @@ struct LoadStateMachineTests {
         var machine = Self.sending()
         // Three seconds after the server's Date, whatever our clock says.
         let answer = Self.answer(503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:13:23 GMT", "Date": "Tue, 14 Nov 2023 22:13:20 GMT"])
-        #expect(machine.answered(answer, policy: .standard, at: Self.t0, date: Self.date.addingTimeInterval(-500))
+        #expect(machine.answered(answer, policy: .standard, on: Self.clock(date: Self.date.addingTimeInterval(-500)))
             == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .seconds(3)), delay: .seconds(3))))
     }
 
@@ -160,86 +182,86 @@ struct LoadStateMachineTests {
         var machine = Self.sending()
         // Our clock is 22:13:20; the server's is 2 s ahead; the date is 5 s after ours: 3 s to wait.
         let answer = Self.answer(503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:13:25 GMT"], clockOffset: 2)
-        #expect(machine.answered(answer, policy: .standard, at: Self.t0, date: Self.date)
+        #expect(machine.answered(answer, policy: .standard, on: Self.clock())
             == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .seconds(3)), delay: .seconds(3))))
     }
 
     @Test func retryAfterInThePastIsNoWait() {
         var machine = Self.sending()
         let answer = Self.answer(503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:00:00 GMT"])
-        #expect(machine.answered(answer, policy: .standard, at: Self.t0, date: Self.date)
+        #expect(machine.answered(answer, policy: .standard, on: Self.clock())
             == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .zero), delay: .zero)))
     }
 
     @Test func retryAfterThatIsNeitherFormIsIgnored() {
         var machine = Self.sending()
         let answer = Self.answer(503, headers: ["Retry-After": "soon"])
-        #expect(machine.answered(answer, policy: .standard, at: Self.t0, date: Self.date, random: Self.longest)
+        #expect(machine.answered(answer, policy: .standard, on: Self.clock(), random: Self.longest)
             == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))))
     }
 
     @Test func retryAfterLongerThanTheLongestWaitIsNotWaited() {
         var machine = Self.sending()
         let answer = Self.answer(503, headers: ["Retry-After": "31"])
-        #expect(machine.answered(answer, policy: .standard, at: Self.t0, date: Self.date)
+        #expect(machine.answered(answer, policy: .standard, on: Self.clock())
             == Self.end(1, notRetried: "the server answered 503 with Retry-After 31 s, longer than the longest wait (30 s)"))
     }
 
     @Test func aWaitThatOutlastsTheTotalTimeoutIsNotWaited() {
         var machine = Machine(usesCredential: false, isSigned: false, clockTolerance: 30)
-        _ = machine.start(at: Self.t0)
-        machine.requestMade(signingOffset: 0, totalTimeout: .seconds(2), at: Self.t0)
+        _ = machine.start(on: Self.clock())
+        machine.requestMade(signingOffset: 0, totalTimeout: .seconds(2), on: Self.clock())
         let answer = Self.answer(503, headers: ["Retry-After": "1"])
-        #expect(machine.answered(answer, policy: .standard, at: Self.at(1.5), date: Self.date)
+        #expect(machine.answered(answer, policy: .standard, on: Self.clock(1.5))
             == Self.end(1, notRetried: "the server answered 503 with Retry-After 1 s, but the load's total timeout ends first"))
     }
 
     @Test func aLaterAttemptGetsWhatIsLeftOfTheTotalTimeout() {
         var machine = Machine(usesCredential: false, isSigned: false, clockTolerance: 30)
-        _ = machine.start(at: Self.t0)
-        machine.requestMade(signingOffset: 0, totalTimeout: .seconds(10), at: Self.t0)
-        _ = machine.answered(Self.answer(503, headers: ["Retry-After": "1"]), policy: .standard, at: Self.at(2), date: Self.date)
-        #expect(machine.retryAllowed() == .wait(.seconds(1)))
-        #expect(machine.waitEnded(cancelled: false, at: Self.at(3.25)) == Self.send(2, remaining: .milliseconds(6750)))
+        _ = machine.start(on: Self.clock())
+        machine.requestMade(signingOffset: 0, totalTimeout: .seconds(10), on: Self.clock())
+        let first = machine.answered(Self.answer(503, headers: ["Retry-After": "1"]), policy: .standard, on: Self.clock(2))
+        #expect(machine.retryAllowed(Self.retry(asked: first)) == .wait(.seconds(1)))
+        #expect(machine.waitEnded(cancelled: false, on: Self.clock(3.25)) == Self.send(2, remaining: .milliseconds(6750)))
         // The later request's own total timeout does not move the load's deadline.
-        machine.requestMade(signingOffset: 0, totalTimeout: .milliseconds(6750), at: Self.at(3.25))
-        _ = machine.answered(Self.answer(503, headers: ["Retry-After": "1"]), policy: .standard, at: Self.at(4), date: Self.date)
-        _ = machine.retryAllowed()
-        #expect(machine.waitEnded(cancelled: false, at: Self.at(5)) == Self.send(3, remaining: .seconds(5)))
+        machine.requestMade(signingOffset: 0, totalTimeout: .milliseconds(6750), on: Self.clock(3.25))
+        let second = machine.answered(Self.answer(503, headers: ["Retry-After": "1"]), policy: .standard, on: Self.clock(4))
+        _ = machine.retryAllowed(Self.retry(asked: second))
+        #expect(machine.waitEnded(cancelled: false, on: Self.clock(5)) == Self.send(3, remaining: .seconds(5)))
     }
 
     @Test func methodsThatAreNotIdempotentAreNotRetriedWithoutAKey() {
         var machine = Self.sending()
         let post = Self.request(.post)
-        #expect(machine.answered(Self.answer(503, to: post), policy: .standard, at: Self.t0, date: Self.date)
+        #expect(machine.answered(Self.answer(503, to: post), policy: .standard, on: Self.clock())
             == Self.end(1, notRetried: "the server answered 503; POST is not retried without an idempotency key"))
         var keyed = Self.sending()
         let policy = RetryPolicy(idempotencyKeyHeader: "Idempotency-Key")
         let withKey = Self.request(.post, headers: ["Idempotency-Key": "k1"])
-        #expect(keyed.answered(Self.answer(503, to: withKey), policy: policy, at: Self.t0, date: Self.date, random: Self.longest)
+        #expect(keyed.answered(Self.answer(503, to: withKey), policy: policy, on: Self.clock(), random: Self.longest)
             == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))))
     }
 
     @Test func aStreamedRequestBodyIsNeverSentTwice() {
         var machine = Self.sending()
         let put = Self.request(.put, body: .stream(RequestBodyStream(AsyncStream<Data> { $0.finish() })))
-        #expect(machine.answered(Self.answer(503, to: put), policy: .standard, at: Self.t0, date: Self.date)
+        #expect(machine.answered(Self.answer(503, to: put), policy: .standard, on: Self.clock())
             == Self.end(1, notRetried: "the server answered 503; the request body is a stream, which is sent once and cannot be sent again"))
     }
 
     @Test func transportFailuresThePolicyDoesNotNameAreTheAnswer() {
         for code in [TransportError.Code.tlsFailure, .cancelled, .invalidURL, .tooManyRedirects] {
             var machine = Self.sending()
-            #expect(machine.answered(Self.failure(code), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+            #expect(machine.answered(Self.failure(code), policy: .standard, on: Self.clock()) == Self.end(1))
         }
         var machine = Self.sending()
         let signingFailed = Machine.Answer(outcome: .failure(ServiceError.invalidURL(service: "shop", methodName: "goods", reason: "a hop could not be signed")), request: Self.request())
-        #expect(machine.answered(signingFailed, policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(machine.answered(signingFailed, policy: .standard, on: Self.clock()) == Self.end(1))
     }
 
     @Test func aPolicyWithNoRetriesSaysNothingAboutThem() {
         var machine = Self.sending()
-        #expect(machine.answered(Self.answer(503), policy: .never, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(machine.answered(Self.answer(503), policy: .never, on: Self.clock()) == Self.end(1))
     }
 
     // MARK: Vetoes
@@ -247,8 +269,8 @@ struct LoadStateMachineTests {
     @Test func anInterceptorOrTheBudgetCanDeclineARetry() {
         for why in ["an interceptor declined the retry", "the proxy's retry budget is spent"] {
             var machine = Self.sending()
-            _ = machine.answered(Self.answer(503), policy: .standard, at: Self.t0, date: Self.date)
-            #expect(machine.retryDeclined(why) == Self.end(1, notRetried: "the server answered 503; \(why)"))
+            let asked = machine.answered(Self.answer(503), policy: .standard, on: Self.clock())
+            #expect(machine.retryDeclined(Self.retry(asked: asked), because: why) == Self.end(1, notRetried: "the server answered 503; \(why)"))
             Self.expectEverythingIgnored(machine)
         }
     }
@@ -258,117 +280,117 @@ struct LoadStateMachineTests {
     @Test func aRefusedCredentialIsRenewedOnceAndTheRetryDoesNotReportRefusals() {
         var machine = Self.sending(credential: true)
         let refused = Machine.Judgement(credentialExpired: true)
-        #expect(machine.answered(Self.answer(401, judgement: refused), policy: .standard, at: Self.t0, date: Self.date)
+        #expect(machine.answered(Self.answer(401, judgement: refused), policy: .standard, on: Self.clock())
             == .renewCredential(after: 1, heldBack: false))
         let renewed = Credential(token: "t2")
-        #expect(machine.credentialArrived(renewed, generation: 2, at: Self.at(0.1)) == Self.send(2, credential: renewed, generation: 2, reportsRefusal: false))
+        #expect(machine.credentialArrived(renewed, generation: 2, on: Self.clock(0.1)) == Self.send(2, credential: renewed, generation: 2, reportsRefusal: false))
         // Refused again: not renewed twice; a 401 is not retried either.
-        #expect(machine.answered(Self.answer(401, judgement: refused), policy: .standard, at: Self.at(0.2), date: Self.date) == Self.end(2))
+        #expect(machine.answered(Self.answer(401, judgement: refused), policy: .standard, on: Self.clock(0.2)) == Self.end(2))
     }
 
     @Test func anApplicationCodeThatMeansExpiredRenewsTheCredential() {
         var machine = Self.sending(credential: true)
         let expired = Machine.Judgement(veto: ServiceVeto(code: "token_expired", message: "expired"), credentialExpired: true)
-        #expect(machine.answered(Self.answer(200, judgement: expired), policy: .standard, at: Self.t0, date: Self.date)
+        #expect(machine.answered(Self.answer(200, judgement: expired), policy: .standard, on: Self.clock())
             == .renewCredential(after: 1, heldBack: false))
     }
 
     @Test func theRefreshCredentialsPolicyRenewsTheCredential() {
         var machine = Self.sending(credential: true)
         let policy = Machine.Judgement(veto: ServiceVeto(code: "E42", message: "who are you"), errorPolicy: .refreshCredentials)
-        #expect(machine.answered(Self.answer(403, judgement: policy), policy: .standard, at: Self.t0, date: Self.date)
+        #expect(machine.answered(Self.answer(403, judgement: policy), policy: .standard, on: Self.clock())
             == .renewCredential(after: 1, heldBack: false))
     }
 
     @Test func aLoadWithoutACredentialDoesNotRenewOne() {
         var machine = Self.sending()
         let expired = Machine.Judgement(credentialExpired: true)
-        #expect(machine.answered(Self.answer(401, judgement: expired), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(machine.answered(Self.answer(401, judgement: expired), policy: .standard, on: Self.clock()) == Self.end(1))
     }
 
     @Test func aFailedRefreshFailsTheLoadCountingTheAttemptsSent() {
         let failure = AuthenticationFailure(underlying: CancellationError())
         var atStart = Machine(usesCredential: true, isSigned: false, clockTolerance: 30)
-        #expect(atStart.start(at: Self.t0) == .getCredential)
+        #expect(atStart.start(on: Self.clock()) == .getCredential)
         #expect(atStart.credentialFailed(failure) == Self.fail(.authenticationFailed, failure.description, attempts: 0))
         Self.expectEverythingIgnored(atStart)
 
         var afterRefusal = Self.sending(credential: true)
-        _ = afterRefusal.answered(Self.answer(401, judgement: Machine.Judgement(credentialExpired: true)), policy: .standard, at: Self.t0, date: Self.date)
+        _ = afterRefusal.answered(Self.answer(401, judgement: Machine.Judgement(credentialExpired: true)), policy: .standard, on: Self.clock())
         #expect(afterRefusal.credentialFailed(failure) == Self.fail(.authenticationFailed, failure.description, attempts: 1))
     }
 
     @Test func aRequestHeldBackIsSentOnceWithTheRenewedCredentialAndNotCountedTwice() {
         var machine = Self.sending(credential: true)
-        #expect(machine.answered(Self.failure(.withdrawn), policy: .standard, at: Self.t0, date: Self.date) == .renewCredential(after: 1, heldBack: true))
+        #expect(machine.answered(Self.failure(.withdrawn), policy: .standard, on: Self.clock()) == .renewCredential(after: 1, heldBack: true))
         let renewed = Credential(token: "t2")
         // Still attempt 1, and its hooks have run: it is not the first again.
-        #expect(machine.credentialArrived(renewed, generation: 2, at: Self.t0) == Self.send(1, credential: renewed, generation: 2, reportsRefusal: false))
-        machine.requestMade(signingOffset: 0, totalTimeout: nil, at: Self.t0)
-        #expect(machine.answered(Self.answer(200), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(machine.credentialArrived(renewed, generation: 2, on: Self.clock()) == Self.send(1, credential: renewed, generation: 2, reportsRefusal: false))
+        machine.requestMade(signingOffset: 0, totalTimeout: nil, on: Self.clock())
+        #expect(machine.answered(Self.answer(200), policy: .standard, on: Self.clock()) == Self.end(1))
     }
 
     @Test func aRequestHeldBackWhoseRefreshFailsCountsNoAttempt() {
         var machine = Self.sending(credential: true)
-        _ = machine.answered(Self.failure(.withdrawn), policy: .standard, at: Self.t0, date: Self.date)
+        _ = machine.answered(Self.failure(.withdrawn), policy: .standard, on: Self.clock())
         let failure = AuthenticationFailure(underlying: CancellationError())
         #expect(machine.credentialFailed(failure) == Self.fail(.authenticationFailed, failure.description, attempts: 0))
     }
 
     @Test func aWithdrawalWithoutACredentialIsTheAnswer() {
         var machine = Self.sending()
-        #expect(machine.answered(Self.failure(.withdrawn), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(machine.answered(Self.failure(.withdrawn), policy: .standard, on: Self.clock()) == Self.end(1))
     }
 
     @Test func aRetryAfterAWaitAsksForTheCredentialAgain() {
         var machine = Self.sending(credential: true)
-        _ = machine.answered(Self.answer(503), policy: .standard, at: Self.t0, date: Self.date)
-        _ = machine.retryAllowed()
-        #expect(machine.waitEnded(cancelled: false, at: Self.at(1)) == .getCredential)
+        let asked = machine.answered(Self.answer(503), policy: .standard, on: Self.clock())
+        _ = machine.retryAllowed(Self.retry(asked: asked))
+        #expect(machine.waitEnded(cancelled: false, on: Self.clock(1)) == .getCredential)
         let later = Credential(token: "t3")
-        #expect(machine.credentialArrived(later, generation: 3, at: Self.at(1)) == Self.send(2, credential: later, generation: 3))
+        #expect(machine.credentialArrived(later, generation: 3, on: Self.clock(1)) == Self.send(2, credential: later, generation: 3))
     }
 
     // MARK: Clock re-signing
 
     @Test func aRefusedSigningTimeIsSignedAgainOnceWhenTheClockMoved() {
         var machine = Self.sending(signed: true)
-        #expect(machine.answered(Self.answer(401, clockOffset: 120), policy: .standard, at: Self.t0, date: Self.date) == .startAgain(.clockCorrected(offset: 120)))
-        #expect(machine.startedAgain(at: Self.t0) == Self.send(2))
-        machine.requestMade(signingOffset: 120, totalTimeout: nil, at: Self.t0)
+        #expect(machine.answered(Self.answer(401, clockOffset: 120), policy: .standard, on: Self.clock()) == .startAgain(.clockCorrected(offset: 120)))
+        #expect(machine.startedAgain(on: Self.clock()) == Self.send(2))
+        machine.requestMade(signingOffset: 120, totalTimeout: nil, on: Self.clock())
         // Refused again, with the clock moved again: not a third time.
-        #expect(machine.answered(Self.answer(401, clockOffset: 400), policy: .standard, at: Self.t0, date: Self.date) == Self.end(2))
+        #expect(machine.answered(Self.answer(401, clockOffset: 400), policy: .standard, on: Self.clock()) == Self.end(2))
     }
 
     @Test func aRefusalWithinTheToleranceIsTheAnswer() {
         var machine = Self.sending(signed: true)
-        #expect(machine.answered(Self.answer(401, clockOffset: 29), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(machine.answered(Self.answer(401, clockOffset: 29), policy: .standard, on: Self.clock()) == Self.end(1))
     }
 
     @Test func theCorrectClockPolicySaysWhyNothingWasSignedAgain() {
         var machine = Self.sending(signed: true)
         let policy = Machine.Judgement(veto: ServiceVeto(code: "bad_time", message: "skew"), errorPolicy: .correctClock)
-        #expect(machine.answered(Self.answer(200, judgement: policy), policy: .standard, at: Self.t0, date: Self.date)
+        #expect(machine.answered(Self.answer(200, judgement: policy), policy: .standard, on: Self.clock())
             == Self.end(1, notRetried: "the server refused the signing time, but its Date header does not differ from the time signed with"))
         var moved = Self.sending(signed: true)
-        #expect(moved.answered(Self.answer(200, judgement: policy, clockOffset: -90), policy: .standard, at: Self.t0, date: Self.date)
+        #expect(moved.answered(Self.answer(200, judgement: policy, clockOffset: -90), policy: .standard, on: Self.clock())
             == .startAgain(.clockCorrected(offset: -90)))
     }
 
     @Test func anUnsignedRequestIsNotSignedAgain() {
         var machine = Self.sending()
-        #expect(machine.answered(Self.answer(401, clockOffset: 120), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(machine.answered(Self.answer(401, clockOffset: 120), policy: .standard, on: Self.clock()) == Self.end(1))
     }
 
     @Test func aSignedLoadWithACredentialTriesTheClockBeforeTheCredential() {
         var machine = Self.sending(credential: true, signed: true)
         let refused = Machine.Judgement(credentialExpired: true)
-        #expect(machine.answered(Self.answer(401, judgement: refused, clockOffset: 120), policy: .standard, at: Self.t0, date: Self.date)
+        #expect(machine.answered(Self.answer(401, judgement: refused, clockOffset: 120), policy: .standard, on: Self.clock())
             == .startAgain(.clockCorrected(offset: 120)))
-        #expect(machine.startedAgain(at: Self.t0) == .getCredential)
-        _ = machine.credentialArrived(Credential(token: "t1"), generation: 1, at: Self.t0)
-        machine.requestMade(signingOffset: 120, totalTimeout: nil, at: Self.t0)
-        #expect(machine.answered(Self.answer(401, judgement: refused, clockOffset: 120), policy: .standard, at: Self.t0, date: Self.date)
+        #expect(machine.startedAgain(on: Self.clock()) == .getCredential)
+        _ = machine.credentialArrived(Credential(token: "t1"), generation: 1, on: Self.clock())
+        machine.requestMade(signingOffset: 120, totalTimeout: nil, on: Self.clock())
+        #expect(machine.answered(Self.answer(401, judgement: refused, clockOffset: 120), policy: .standard, on: Self.clock())
             == .renewCredential(after: 1, heldBack: false))
     }
 
@@ -377,36 +399,36 @@ struct LoadStateMachineTests {
     @Test func aHandlerPolicyEndsTheLoadNamingTheHandler() {
         var machine = Self.sending()
         let policy = Machine.Judgement(veto: ServiceVeto(code: "maintenance", message: "later"), errorPolicy: .handler("banner"))
-        #expect(machine.answered(Self.answer(200, judgement: policy), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1, handler: "banner"))
+        #expect(machine.answered(Self.answer(200, judgement: policy), policy: .standard, on: Self.clock()) == Self.end(1, handler: "banner"))
     }
 
     @Test func aRetryPolicyRetriesWhatTheStatusesWouldNot() {
         var machine = Self.sending()
         let policy = Machine.Judgement(veto: ServiceVeto(code: "busy", message: "try again"), errorPolicy: .retry)
-        #expect(machine.answered(Self.answer(200, judgement: policy), policy: .standard, at: Self.t0, date: Self.date, random: Self.longest)
+        #expect(machine.answered(Self.answer(200, judgement: policy), policy: .standard, on: Self.clock(), random: Self.longest)
             == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .errorPolicy(statusCode: 200, code: "busy"), delay: .milliseconds(500))))
     }
 
     @Test func aSurfacePolicyIsTheAnswer() {
         var machine = Self.sending()
         let policy = Machine.Judgement(veto: ServiceVeto(code: "gone", message: "gone"), errorPolicy: .surface)
-        #expect(machine.answered(Self.answer(200, judgement: policy), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(machine.answered(Self.answer(200, judgement: policy), policy: .standard, on: Self.clock()) == Self.end(1))
     }
 
     // MARK: Downloads and streams
 
     @Test func aDownloadStartsOverOnceThenTakesTheAnswerAsItIs() {
         var machine = Self.sending()
-        #expect(machine.answered(Self.answer(416, download: .startOver), policy: .standard, at: Self.t0, date: Self.date) == .startAgain(.downloadStartsOver))
-        #expect(machine.startedAgain(at: Self.t0) == Self.send(2))
-        #expect(machine.answered(Self.answer(416, download: .startOver), policy: .standard, at: Self.t0, date: Self.date) == Self.end(2))
+        #expect(machine.answered(Self.answer(416, download: .startOver), policy: .standard, on: Self.clock()) == .startAgain(.downloadStartsOver))
+        #expect(machine.startedAgain(on: Self.clock()) == Self.send(2))
+        #expect(machine.answered(Self.answer(416, download: .startOver), policy: .standard, on: Self.clock()) == Self.end(2))
     }
 
     @Test func aFinishedDownloadEndsTheLoadAndAMissingFileIsRetried() {
         var finished = Self.sending()
-        #expect(finished.answered(Self.answer(206, download: .finished), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(finished.answered(Self.answer(206, download: .finished), policy: .standard, on: Self.clock()) == Self.end(1))
         var missing = Self.sending()
-        #expect(missing.answered(Self.answer(503, download: .notTheFile), policy: .standard, at: Self.t0, date: Self.date, random: Self.longest)
+        #expect(missing.answered(Self.answer(503, download: .notTheFile), policy: .standard, on: Self.clock(), random: Self.longest)
             == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))))
     }
 
@@ -420,7 +442,7 @@ struct LoadStateMachineTests {
         var machine = Self.sending()
         var cut = Self.failure(.connectionDropped)
         cut.bodyWentToReader = true
-        #expect(machine.answered(cut, policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(machine.answered(cut, policy: .standard, on: Self.clock()) == Self.end(1))
     }
 
     // MARK: Cancellation at each point
@@ -428,29 +450,29 @@ struct LoadStateMachineTests {
     @Test func cancellingWhileTheCredentialIsFetchedFailsTheLoad() {
         let message = "the request was cancelled while the credential was refreshed"
         var atStart = Machine(usesCredential: true, isSigned: false, clockTolerance: 30)
-        _ = atStart.start(at: Self.t0)
+        _ = atStart.start(on: Self.clock())
         #expect(atStart.credentialWaitCancelled() == Self.fail(.cancelled, message, attempts: 0))
         Self.expectEverythingIgnored(atStart)
 
         var renewing = Self.sending(credential: true)
-        _ = renewing.answered(Self.answer(401, judgement: Machine.Judgement(credentialExpired: true)), policy: .standard, at: Self.t0, date: Self.date)
+        _ = renewing.answered(Self.answer(401, judgement: Machine.Judgement(credentialExpired: true)), policy: .standard, on: Self.clock())
         #expect(renewing.credentialWaitCancelled() == Self.fail(.cancelled, message, attempts: 1))
 
         var heldBack = Self.sending(credential: true)
-        _ = heldBack.answered(Self.failure(.withdrawn), policy: .standard, at: Self.t0, date: Self.date)
+        _ = heldBack.answered(Self.failure(.withdrawn), policy: .standard, on: Self.clock())
         #expect(heldBack.credentialWaitCancelled() == Self.fail(.cancelled, message, attempts: 0))
     }
 
     @Test func cancellingWhileTheRequestIsInFlightEndsWithTheCancelledAnswer() {
         var machine = Self.sending()
-        #expect(machine.answered(Self.failure(.cancelled), policy: .standard, at: Self.t0, date: Self.date) == Self.end(1))
+        #expect(machine.answered(Self.failure(.cancelled), policy: .standard, on: Self.clock()) == Self.end(1))
     }
 
     @Test func cancellingDuringTheWaitBeforeARetryFailsTheLoad() {
         var machine = Self.sending()
-        _ = machine.answered(Self.answer(503), policy: .standard, at: Self.t0, date: Self.date)
-        _ = machine.retryAllowed()
-        #expect(machine.waitEnded(cancelled: true, at: Self.at(0.1)) == Self.fail(.cancelled, "the request was cancelled while waiting to retry", attempts: 1))
+        let asked = machine.answered(Self.answer(503), policy: .standard, on: Self.clock())
+        _ = machine.retryAllowed(Self.retry(asked: asked))
+        #expect(machine.waitEnded(cancelled: true, on: Self.clock(0.1)) == Self.fail(.cancelled, "the request was cancelled while waiting to retry", attempts: 1))
         Self.expectEverythingIgnored(machine)
     }
 }

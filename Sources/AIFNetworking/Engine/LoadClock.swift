@@ -3,8 +3,10 @@ import Foundation
 /// Where the load engine reads the time and waits: the system's clocks in a proxy, a clock a
 /// test moves by hand in the engine's tests.
 protocol LoadClock: Sendable {
-    /// The monotonic time now: what deadlines and waits are measured in.
-    var now: ContinuousClock.Instant { get }
+    /// The monotonic time now, as the time since a fixed moment: what deadlines and waits are
+    /// measured in. (A duration rather than an instant: the standard library's instant types
+    /// may change their layout, so a value holding one is copied through run-time calls.)
+    var now: Duration { get }
     /// The wall-clock time now: what a `Retry-After` date is read against.
     var date: Date { get }
     /// Runs `work` once, after `delay`.
@@ -13,7 +15,10 @@ protocol LoadClock: Sendable {
 
 /// The system's clocks; waits on a Dispatch timer.
 struct SystemLoadClock: LoadClock {
-    var now: ContinuousClock.Instant { ContinuousClock.now }
+    /// The moment ``now`` counts from.
+    private static let origin = ContinuousClock.now
+
+    var now: Duration { ContinuousClock.now - Self.origin }
     var date: Date { Date() }
 
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {

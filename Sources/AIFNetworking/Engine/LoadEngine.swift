@@ -63,8 +63,8 @@ final class LoadEngine: Sendable {
         proxy.retryBudget.recordLoad()
         let engine = LoadEngine(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner, completion: completion)
         var machine = LoadStateMachine(
-            usesCredential: plan.authenticator != nil, isSigned: plan.resolved.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
-        let action = machine.start(at: engine.clock.now)
+            usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
+        let action = machine.start(on: engine.clock)
         engine.perform(action, machine)
     }
 
@@ -82,19 +82,11 @@ final class LoadEngine: Sendable {
         self.completion = completion
     }
 
-    /// The answer the machine decided about, for the actions that end with it.
-    private struct LastAnswer {
-        let request: HTTPRequest
-        let result: Result<HTTPResponse, any Error>
-        let judgement: LoadStateMachine.Judgement
-    }
-
     // MARK: Performing
 
-    /// Performs `action`, `machine` being the machine that returned it.
-    private func perform(
-        _ action: LoadStateMachine.Action, _ machine: LoadStateMachine, after answer: LastAnswer? = nil, underlying: (any Error)? = nil
-    ) {
+    /// Performs `action`, `machine` being the machine that returned it; `underlying` is the
+    /// error behind a failure.
+    private func perform(_ action: LoadStateMachine.Action, _ machine: LoadStateMachine, underlying: (any Error)? = nil) {
         var machine = machine
         switch action {
         case .getCredential:
@@ -111,39 +103,53 @@ final class LoadEngine: Sendable {
             send(attempt, machine)
         case .startAgain(.clockCorrected(let offset)):
             proxy.logClockResend(id, offset: offset)
-            perform(machine.startedAgain(at: clock.now), machine)
+            perform(machine.startedAgain(on: clock), machine)
         case .startAgain(.downloadStartsOver):
             proxy.logNoRetry(id, "the partial file does not match the server's; asking for the whole file")
-            perform(machine.startedAgain(at: clock.now), machine)
-        case .askToRetry(let retry):
-            let next: LoadStateMachine.Action
-            if let owner = owner.object, !owner.allowsRetry(retry) {
-                next = machine.retryDeclined("an interceptor declined the retry")
-            } else if !proxy.retryBudget.spendRetry() {
-                next = machine.retryDeclined("the proxy's retry budget is spent")
-            } else {
-                proxy.logRetry(id, retry)
-                plan.observation?.loadWillRetry(retry)
-                next = machine.retryAllowed()
-            }
-            perform(next, machine, after: answer)
+            perform(machine.startedAgain(on: clock), machine)
         case .wait(let delay):
             let waiting = machine
             let wait = PendingStep<Void>(on: runner) { [self] resumed in
                 var machine = waiting
-                let next = machine.waitEnded(cancelled: resumed == nil, at: clock.now)
+                let next = machine.waitEnded(cancelled: resumed == nil, on: clock)
                 perform(next, machine)
             }
             cancellation.attach(wait)
             wait.resume(after: delay, on: clock, with: ())
-        case .end(let ending):
-            guard let answer else { preconditionFailure("the load's machine ended it without an answer") }
-            end(ending, with: answer)
         case .fail(let failure):
-            let response = answer.flatMap { try? $0.result.get() }
-            completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, response, attempts: failure.attempts)))
+            completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, attempts: failure.attempts)))
+        case .askToRetry, .end:
+            preconditionFailure("the load's machine decided \(action) without an answer")
         case .ignore:
             break
+        }
+    }
+
+    /// Performs `action`, which the machine decided about `answer`: asks the owner and the
+    /// budget about a retry, ends the load with the answer, or fails it (the answer's response
+    /// kept with the error).
+    private func perform(_ action: LoadStateMachine.Action, _ machine: LoadStateMachine, after answer: LoadStateMachine.Answer, underlying: (any Error)? = nil) {
+        var machine = machine
+        switch action {
+        case .askToRetry(let retry):
+            let next: LoadStateMachine.Action
+            if let owner = owner.object, !owner.allowsRetry(retry) {
+                next = machine.retryDeclined(retry, because: "an interceptor declined the retry")
+            } else if !proxy.retryBudget.spendRetry() {
+                next = machine.retryDeclined(retry, because: "the proxy's retry budget is spent")
+            } else {
+                proxy.logRetry(id, retry)
+                plan.observation?.loadWillRetry(retry)
+                next = machine.retryAllowed(retry)
+            }
+            perform(next, machine, after: answer)
+        case .end(let ending):
+            end(ending, with: answer)
+        case .fail(let failure):
+            let response = try? answer.outcome.get()
+            completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, response, attempts: failure.attempts)))
+        default:
+            perform(action, machine, underlying: underlying)
         }
     }
 
@@ -151,7 +157,7 @@ final class LoadEngine: Sendable {
         var machine = machine
         switch outcome {
         case .credential(let credential, let generation):
-            let next = machine.credentialArrived(credential, generation: generation, at: clock.now)
+            let next = machine.credentialArrived(credential, generation: generation, on: clock)
             perform(next, machine)
         case .failed(let failure):
             let next = machine.credentialFailed(failure)
@@ -180,7 +186,7 @@ final class LoadEngine: Sendable {
         case .success(let made): request = made
         case .failure(let error): return perform(machine.stopped(.configuration, error.description), machine, underlying: error)
         }
-        machine.requestMade(signingOffset: signingOffset, totalTimeout: request.timeouts?.total, at: clock.now)
+        machine.requestMade(signingOffset: signingOffset, totalTimeout: request.timeouts?.total, on: clock)
         if attempt.isFirst {
             guard let owner = owner.object else { return perform(machine.stopped(.cancelled, "the manager was deallocated"), machine) }
             owner.loadWillCallAPI(with: plan.parameters)
@@ -211,21 +217,20 @@ final class LoadEngine: Sendable {
                 answer.download = try downloadVerdict(writer, on: response)
             } catch {
                 let kind: APIError.Kind = if case .file = error.reason { .transport } else { .invalidResponse }
-                let last = LastAnswer(request: request, result: result, judgement: answer.judgement)
-                return perform(machine.answerUnusable(kind, error.description), machine, after: last, underlying: error)
+                return perform(machine.answerUnusable(kind, error.description), machine, after: answer, underlying: error)
             }
         }
         if case .success(let response) = result, needsJudging(response) {
             answer.judgement = judge(response)
         }
-        let next = machine.answered(answer, policy: plan.retryPolicy, at: clock.now, date: clock.date)
-        perform(next, machine, after: LastAnswer(request: request, result: result, judgement: answer.judgement))
+        let next = machine.answered(answer, policy: plan.retryPolicy, on: clock)
+        perform(next, machine, after: answer)
     }
 
     /// Ends the load with its last answer: tells the error handler the service's policy names,
     /// logs why a failure was not retried, and hands the exchange to the manager.
-    private func end(_ ending: LoadStateMachine.Ending, with answer: LastAnswer) {
-        if let handler = ending.handler, case .success(let response) = answer.result {
+    private func end(_ ending: LoadStateMachine.Ending, with answer: LoadStateMachine.Answer) {
+        if let handler = ending.handler, case .success(let response) = answer.outcome {
             let veto = answer.judgement.veto
             let event = ErrorEvent(
                 handler: handler, service: plan.serviceName, environment: plan.resolved.environmentName, statusCode: response.statusCode,
@@ -234,7 +239,7 @@ final class LoadEngine: Sendable {
         }
         if let note = ending.notRetried { proxy.logNoRetry(id, note) }
         let exchange: Result<Exchange, APIError>
-        switch answer.result {
+        switch answer.outcome {
         case .success(let response):
             exchange = .success(Exchange(request: answer.request, response: response))
         case .failure(let error):

@@ -23,6 +23,8 @@ final class LoadPlan: Sendable {
     /// The service's policies for error codes and statuses, if it has any.
     let errorPolicies: ErrorPolicies?
     let authenticator: Authenticator?
+    /// Whether the load's requests are signed.
+    let isSigned: Bool
     /// What the load moves besides its parameters (a body of its own, a file to download
     /// to, progress), or `nil` for an ordinary load.
     let transfer: LoadTransfer?
@@ -56,6 +58,7 @@ final class LoadPlan: Sendable {
         self.authenticator = authenticator
         self.transfer = transfer
         self.observation = observation
+        isSigned = resolved.isSigned
     }
 
     /// What identifies the load's file across attempts and processes (its URL changes with

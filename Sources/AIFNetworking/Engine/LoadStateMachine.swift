@@ -35,8 +35,8 @@ struct LoadStateMachine: Sendable {
         /// reports ``LoadStateMachine/startedAgain(at:)``.
         case startAgain(StartAgain)
         /// The policy allows this retry: ask the load's owner (its interceptor) and the
-        /// proxy's budget, then report ``LoadStateMachine/retryAllowed()`` or
-        /// ``LoadStateMachine/retryDeclined(_:)``.
+        /// proxy's budget, then report ``LoadStateMachine/retryAllowed(_:)`` or
+        /// ``LoadStateMachine/retryDeclined(_:because:)``.
         case askToRetry(RetryAttempt)
         /// Wait this long, then report ``LoadStateMachine/waitEnded(cancelled:at:)``.
         case wait(Duration)
@@ -138,7 +138,7 @@ struct LoadStateMachine: Sendable {
         case gettingCredential
         case sending
         case renewingCredential(heldBack: Bool)
-        case askingToRetry(RetryAttempt)
+        case askingToRetry
         case waiting
         case ended
     }
@@ -157,7 +157,7 @@ struct LoadStateMachine: Sendable {
     /// is not an attempt of its own).
     private var began = false
     /// When the load's total timeout ends, if it has one (known once the first request is made).
-    private var deadline: ContinuousClock.Instant?
+    private var deadline: Duration?
     /// The generation of the credential the attempt carries.
     private var generation = 0
     /// Whether the credential was renewed for this load already (once at most).
@@ -188,23 +188,23 @@ struct LoadStateMachine: Sendable {
     // MARK: Events
 
     /// The load starts.
-    mutating func start(at now: ContinuousClock.Instant) -> Action {
+    mutating func start(on clock: any LoadClock) -> Action {
         guard phase == .idle else { return unexpected("start") }
-        return beginAttempt(at: now)
+        return beginAttempt(on: clock)
     }
 
     /// The credential the attempt asked for came (at once, after a refresh, or renewed).
-    mutating func credentialArrived(_ credential: Credential, generation: Int, at now: ContinuousClock.Instant) -> Action {
+    mutating func credentialArrived(_ credential: Credential, generation: Int, on clock: any LoadClock) -> Action {
         switch phase {
         case .gettingCredential:
             self.generation = generation
-            return send(credential, at: now)
+            return send(credential, on: clock)
         case .renewingCredential(let heldBack):
             if heldBack { number -= 1 }
             number += 1
             renewedCredential = true
             self.generation = generation
-            return send(credential, at: now)
+            return send(credential, on: clock)
         default:
             return unexpected("a credential")
         }
@@ -231,12 +231,12 @@ struct LoadStateMachine: Sendable {
 
     /// The attempt's request was made and is about to be sent, signed with the clock
     /// correction `signingOffset`; `totalTimeout` is the request's, which bounds the whole
-    /// load from its first attempt.
-    mutating func requestMade(signingOffset: TimeInterval, totalTimeout: Duration?, at now: ContinuousClock.Instant) {
+    /// load from its first attempt (from `clock`'s now).
+    mutating func requestMade(signingOffset: TimeInterval, totalTimeout: Duration?, on clock: any LoadClock) {
         self.signingOffset = signingOffset
         guard !began else { return }
         began = true
-        deadline = totalTimeout.map { now + $0 }
+        deadline = totalTimeout.map { clock.now + $0 }
     }
 
     /// The attempt could not be sent: `kind` and `message` say why (its request could not be
@@ -257,12 +257,12 @@ struct LoadStateMachine: Sendable {
     ///
     /// - Parameters:
     ///   - answer: What came back, and what the service's rules say about it.
-    ///   - policy: The load's retry policy.
-    ///   - now: The time, for what is left of the load's total timeout.
-    ///   - date: The wall-clock time, for a `Retry-After` date.
+    ///   - policy: The load's retry policy, read only when a retry is weighed.
+    ///   - clock: Tells the time, for what is left of the load's total timeout and a
+    ///     `Retry-After` date.
     ///   - random: Draws the jittered wait before a retry.
     mutating func answered(
-        _ answer: Answer, policy: RetryPolicy, at now: ContinuousClock.Instant, date: Date,
+        _ answer: Answer, policy: @autoclosure () -> RetryPolicy, on clock: any LoadClock,
         random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:)
     ) -> Action {
         guard phase == .sending else { return unexpected("an answer") }
@@ -274,7 +274,7 @@ struct LoadStateMachine: Sendable {
             phase = .renewingCredential(heldBack: true)
             return .renewCredential(after: generation, heldBack: true)
         case .failure(let error as TransportError):
-            return weighRetry(of: .failure(error), answer.request, policy, reason: nil, at: now, date: date, clockOffset: answer.clockOffset, random: random)
+            return weighRetry(of: .failure(error), answer.request, policy(), reason: nil, on: clock, clockOffset: answer.clockOffset, random: random)
         case .failure:
             return end()
         case .success(let answered):
@@ -305,52 +305,52 @@ struct LoadStateMachine: Sendable {
         }
         if judgement.errorPolicy == .retry {
             let reason = RetryReason.errorPolicy(statusCode: response.statusCode, code: judgement.veto?.code)
-            return weighRetry(of: .success(response), answer.request, policy, reason: reason, at: now, date: date, clockOffset: answer.clockOffset, random: random)
+            return weighRetry(of: .success(response), answer.request, policy(), reason: reason, on: clock, clockOffset: answer.clockOffset, random: random)
         }
         guard !response.isSuccess else { return end() }
-        return weighRetry(of: .success(response), answer.request, policy, reason: nil, at: now, date: date, clockOffset: answer.clockOffset, random: random)
+        return weighRetry(of: .success(response), answer.request, policy(), reason: nil, on: clock, clockOffset: answer.clockOffset, random: random)
     }
 
     /// The owner and the budget allow the retry the machine asked about.
-    mutating func retryAllowed() -> Action {
-        guard case .askingToRetry(let retry) = phase else { return unexpected("a retry allowed") }
+    mutating func retryAllowed(_ retry: RetryAttempt) -> Action {
+        guard phase == .askingToRetry else { return unexpected("a retry allowed") }
         number += 1
         phase = .waiting
         return .wait(retry.delay)
     }
 
     /// The retry the machine asked about is declined: `why` says by what.
-    mutating func retryDeclined(_ why: String) -> Action {
-        guard case .askingToRetry(let retry) = phase else { return unexpected("a retry declined") }
+    mutating func retryDeclined(_ retry: RetryAttempt, because why: String) -> Action {
+        guard phase == .askingToRetry else { return unexpected("a retry declined") }
         return end(notRetried: "\(retry.reason); \(why)")
     }
 
     /// The wait before a retry ended — its time ran out, or the load was cancelled.
-    mutating func waitEnded(cancelled: Bool, at now: ContinuousClock.Instant) -> Action {
+    mutating func waitEnded(cancelled: Bool, on clock: any LoadClock) -> Action {
         guard phase == .waiting else { return unexpected("the end of a wait") }
         guard !cancelled else { return fail(.cancelled, "the request was cancelled while waiting to retry", attempts: number - 1) }
-        return beginAttempt(at: now)
+        return beginAttempt(on: clock)
     }
 
     /// The engine said why the attempt starts again (``Action/startAgain(_:)``).
-    mutating func startedAgain(at now: ContinuousClock.Instant) -> Action {
+    mutating func startedAgain(on clock: any LoadClock) -> Action {
         guard phase == .idle else { return unexpected("a start again") }
-        return beginAttempt(at: now)
+        return beginAttempt(on: clock)
     }
 
     // MARK: Steps
 
-    private mutating func beginAttempt(at now: ContinuousClock.Instant) -> Action {
-        guard usesCredential else { return send(nil, at: now) }
+    private mutating func beginAttempt(on clock: any LoadClock) -> Action {
+        guard usesCredential else { return send(nil, on: clock) }
         phase = .gettingCredential
         return .getCredential
     }
 
-    private mutating func send(_ credential: Credential?, at now: ContinuousClock.Instant) -> Action {
+    private mutating func send(_ credential: Credential?, on clock: any LoadClock) -> Action {
         phase = .sending
         return .send(Send(
             number: number, credential: credential, generation: generation, reportsRefusal: !renewedCredential,
-            remaining: deadline.map { $0 - now }, isFirst: !began))
+            remaining: deadline.map { $0 - clock.now }, isFirst: !began))
     }
 
     private mutating func again(_ reason: StartAgain) -> Action {
@@ -361,17 +361,17 @@ struct LoadStateMachine: Sendable {
 
     private mutating func weighRetry(
         of outcome: Result<HTTPResponse, TransportError>, _ request: HTTPRequest, _ policy: RetryPolicy, reason policyReason: RetryReason?,
-        at now: ContinuousClock.Instant, date: Date, clockOffset: TimeInterval, random: (Duration) -> Duration
+        on clock: any LoadClock, clockOffset: TimeInterval, random: (Duration) -> Duration
     ) -> Action {
         let decision = policy.decision(
-            after: outcome, of: request, attempt: number, remaining: deadline.map { $0 - now }, clockOffset: clockOffset, now: date,
+            after: outcome, of: request, attempt: number, remaining: deadline.map { $0 - clock.now }, clockOffset: clockOffset, now: clock.date,
             random: random, policyReason: policyReason)
         switch decision {
         case .deliver(let note):
             return end(notRetried: note)
         case .retry(let delay, let reason):
             let retry = RetryAttempt(number: number + 1, maximum: policy.maxRetries + 1, reason: reason, delay: delay)
-            phase = .askingToRetry(retry)
+            phase = .askingToRetry
             return .askToRetry(retry)
         }
     }
