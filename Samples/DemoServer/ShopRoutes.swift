@@ -59,6 +59,7 @@ public final class ShopFaults: Sendable {
 /// |---|---|
 /// | `GET goods?page=&page_size=` | a ``GoodsPage`` (page size 1–100, default 20) |
 /// | `GET goods/{id}?cache_control=` (and `HEAD`) | a ``Goods``, or 404; with an `ETag` and a `Last-Modified`, 304 to a matching `If-None-Match` or `If-Modified-Since`; `cache_control`, if given, sent back as `Cache-Control` |
+/// | `GET goods/{id}/moved` | 308 to `goods/{id}` (a relative `Location`) |
 /// | `POST orders` `{"goods_id", "quantity"}` | 201 and the ``Order``; 400 for a bad body |
 /// | `GET`/`PUT`/`DELETE orders/{id}` | the ``Order`` / the changed ``Order`` / 204 |
 /// | `GET slow?ms=` | `{"slept_ms": …}` after that long (at most 30 s) |
@@ -145,6 +146,11 @@ public enum ShopRoutes {
         }
         group.on("goods/:id", method: .get, use: answerGoods)
         group.on("goods/:id", method: .head, use: answerGoods)
+        // A detail's old address: a permanent redirect to `goods/:id`, relative to this one.
+        group.get("goods/:id/moved") { _, context -> Response in
+            let id = try context.parameters.require("id")
+            return Response(status: .permanentRedirect, headers: [.location: "../\(id)"])
+        }
         group.post("orders") { request, context -> Response in
             guard let body = try? await decode(OrderRequest.self, from: request, context: context), body.quantity > 0,
                 goods.contains(where: { $0.id == body.goodsId })

@@ -108,7 +108,7 @@ struct ShopSample {
         let detail = GoodsDetailManager()
         for _ in 0..<2 {
             _ = try await detail.load(["id": 42])
-            print("   " + (detail.fetchData(with: GoodsCardReformer()) ?? "nothing loaded"))
+            print("   " + (detail.lastOutcome(reformedBy: GoodsCardReformer()) ?? "nothing loaded"))
         }
         print()
     }
@@ -361,7 +361,7 @@ final class ListingPrinter: APIManagerDelegate, APIManagerParamSource, @unchecke
         ["sort": "id"]
     }
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         guard let list = manager as? GoodsListManager, let page = response.content as? GoodsPage else { return }
         let pages = lock.withLock {
             self.pages += 1
@@ -381,7 +381,7 @@ final class ListingPrinter: APIManagerDelegate, APIManagerParamSource, @unchecke
         }
     }
 
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         lock.withLock {
             done?.resume(throwing: error)
             done = nil
@@ -421,11 +421,11 @@ final class CancellationWatcher: APIManagerDelegate, APIManagerInterceptor, @unc
         record("the interceptor saw \(error.kind), the delegate heard nothing")
     }
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         record("unexpected: the delegate heard of a success")
     }
 
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         record("unexpected: the delegate heard of a failure")
     }
 }

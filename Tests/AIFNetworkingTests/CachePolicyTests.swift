@@ -14,11 +14,11 @@ private final class OriginRecorder: APIManagerDelegate {
 
     let heard = Locked<[Heard]>([])
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         heard.withLock { $0.append(Heard(id: response.requestID, origin: response.origin, refreshes: response.refreshes, error: nil)) }
     }
 
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         heard.withLock { $0.append(Heard(id: error.requestID, origin: nil, refreshes: nil, error: error.kind)) }
     }
 }

@@ -127,6 +127,6 @@ private final class EndingDelegate: APIManagerDelegate {
         self.ended = ended
     }
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) { ended() }
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) { ended() }
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) { ended() }
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) { ended() }
 }

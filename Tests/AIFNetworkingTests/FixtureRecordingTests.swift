@@ -112,6 +112,26 @@ struct FixtureRecordingTests {
         #expect(partial?.message.contains("no answer in") == true, "\(partial?.message ?? "")")
     }
 
+    /// A load that was redirected is recorded hop by hop, and replayed the same way: the
+    /// redirect as it came, then the answer at its target.
+    @Test func aRedirectIsRecordedAsItCameAndReplayedThroughTheSameHops() async throws {
+        let recording = try Recording()
+        defer { try? FileManager.default.removeItem(at: recording.folder) }
+        let stack = try await ShopStack.make(proxy: { APIProxy(transport: $0, recorder: recording.recorder) })
+        let moved = try await Self.manager("goods/{id}/moved", Goods.self, proxy: stack.proxy, registry: stack.registry).load(["id": 7])
+        #expect(moved.content.id == 7)
+        #expect(moved.metrics.redirectCount == 1)
+        let files = try recording.files()
+        #expect(files.map(\.path) == ["shop/goods/7.GET.json", "shop/goods/7/moved.GET.json"])
+        let redirect = try #require(files.last?.text)
+        #expect(redirect.contains(#""status" : 308"#) && redirect.contains(#""Location" : "../7""#), "\(redirect)")
+
+        let replayed = try await Self.manager("goods/{id}/moved", Goods.self, proxy: APIProxy(transport: CurlTransport.shared), registry: try recording.replayRegistry())
+            .load(["id": 7])
+        #expect(replayed.content == moved.content)
+        #expect(replayed.metrics.redirectCount == 1)
+    }
+
     @Test func noSecretReachesAFixtureFile() async throws {
         let recording = try Recording(secretFields: ["pin"])
         defer { try? FileManager.default.removeItem(at: recording.folder) }

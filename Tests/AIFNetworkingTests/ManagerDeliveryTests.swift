@@ -1,4 +1,4 @@
-@testable import AIFNetworking
+@_spi(Performance) @_spi(Support) @testable import AIFNetworking
 import DemoServer
 import Foundation
 import Logging
@@ -13,12 +13,12 @@ private final class PlaceRecorder: APIManagerDelegate {
         self.check = check
     }
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         let place = check()
         places.withLock { $0.append(place) }
     }
 
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         let place = check()
         places.withLock { $0.append("failed: " + place) }
     }

@@ -9,11 +9,11 @@ private final class TransferRecorder: APIManagerDelegate {
     let progress = Locked<[TransferProgress]>([])
     let outcomes = Locked<[String]>([])
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         outcomes.withLock { $0.append("succeeded \(response.statusCode)") }
     }
 
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         outcomes.withLock { $0.append("failed: \(error.message)") }
     }
 

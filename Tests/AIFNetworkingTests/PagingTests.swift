@@ -94,13 +94,13 @@ private final class PageWalker: APIManagerDelegate {
     let finished = Locked(false)
     let pagesAsked = Locked(0)
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         let list = manager as! ShopListManager
         ids.withLock { $0 += (response.content as! GoodsPage).items.map(\.id) }
         next(list)
     }
 
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         failures.withLock { $0.append(error) }
         next(manager as! ShopListManager)
     }

@@ -180,6 +180,32 @@ struct RedirectTests {
 
     // MARK: The rules, without I/O
 
+    /// The same table as ``everyMethodArrivesAsTheStatusSays(status:origin:)``, decided by the
+    /// rules alone: every method after every redirect status, to the same origin and another.
+    @Test(arguments: [301, 302, 303, 307, 308], Origin.allCases)
+    func everyMethodIsRedirectedAsTheStatusSays(status: Int, origin: Origin) throws {
+        let from = URL(string: "https://api.example/v1/hop")!
+        let location = origin == .same ? "/landing?x=1" : "https://other.example:8443/landing?x=1"
+        for method in Self.methods {
+            let hasBody = method != .get && method != .head
+            var headers: HTTPHeaders = ["Authorization": "Bearer t0ken", "Proxy-Authorization": "Basic cA==", "Cookie": "session=abc", "X-Custom": "kept"]
+            if hasBody { headers.set(name: "Content-Type", value: "text/plain") }
+            let request = HTTPRequest(method: method, url: from, headers: headers, body: hasBody ? .bytes(Data("payload".utf8)) : .empty)
+            let response = HTTPResponse(statusCode: status, headers: ["Location": location], url: from)
+            let next = try #require(try request.redirected(by: response))
+            let (expectedMethod, keepsBody) = Self.expected(method, after: status)
+            let context = "\(method) after \(status), \(origin) origin"
+            #expect(next.method == expectedMethod, "\(context)")
+            #expect(next.body.byteCount == (hasBody && keepsBody ? 7 : 0), "\(context)")
+            #expect(next.headers["Content-Type"] == (hasBody && keepsBody ? "text/plain" : nil), "\(context)")
+            for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
+                #expect((next.headers[name] != nil) == (origin == .same), "\(context): \(name)")
+            }
+            #expect(next.headers["X-Custom"] == "kept", "\(context)")
+            #expect(next.url.absoluteString == (origin == .same ? "https://api.example/landing?x=1" : location), "\(context)")
+        }
+    }
+
     @Test func theRulesAsAFunction() throws {
         let request = HTTPRequest(
             method: .post, url: URL(string: "https://api.example/v1/orders#top")!,

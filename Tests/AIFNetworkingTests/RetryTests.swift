@@ -1,4 +1,4 @@
-@testable import AIFNetworking
+@_spi(Performance) @_spi(Support) @testable import AIFNetworking
 import DemoServer
 import Foundation
 import Testing
@@ -243,11 +243,11 @@ private final class EndRecorder: APIManagerInterceptor, APIManagerDelegate {
         ended.withLock { $0 = $0 ?? ContinuousClock.now }
     }
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         deliveries.withLock { $0 += 1 }
     }
 
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         deliveries.withLock { $0 += 1 }
     }
 }

@@ -300,11 +300,11 @@ private final class OutcomeCatcher: APIManagerDelegate {
     let outcomes = Locked<[String]>([])
     let failures = Locked<[RequestID: APIError]>([:])
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         outcomes.withLock { $0.append("\(response.requestID): \(response.statusCode)") }
     }
 
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         failures.withLock { $0[error.requestID] = error }
         outcomes.withLock { $0.append("\(error.requestID): failed") }
     }

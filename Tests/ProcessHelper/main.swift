@@ -1,7 +1,7 @@
 // A program the tests start in a process of its own, for what must happen before anything else
 // in a process (libcurl's process-wide initialisation), or be measured alone (its memory).
 // Usage: aif-test-helper COMMAND ARGS…
-import AIFNetworking
+@_spi(Performance) import AIFNetworking
 import AIFNetworkingDiskCache
 import Foundation
 

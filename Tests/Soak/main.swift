@@ -309,11 +309,11 @@ final class SoakWorker: APIManagerDelegate, @unchecked Sendable {
         ledger.finished()
     }
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         heard(response.requestID)
     }
 
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         heard(error.requestID)
     }
 

@@ -1,4 +1,4 @@
-import AIFNetworking
+@_spi(Performance) import AIFNetworking
 import AIFNetworkingMetrics
 import AIFNetworkingTracing
 import AsyncHTTPClient

@@ -1,4 +1,4 @@
-import AIFNetworking
+@_spi(Performance) import AIFNetworking
 import BenchSupport
 import Foundation
 import Synchronization
@@ -68,12 +68,12 @@ private final class ChainDelegate: APIManagerDelegate {
         self.run = run
     }
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         let ok = (response.content as? BenchCatalogue)?.items.count == 6
         if run.record(success: ok, failure: "unexpected content") { manager.loadData() }
     }
 
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         if run.record(success: false, failure: "\(error)") { manager.loadData() }
     }
 }

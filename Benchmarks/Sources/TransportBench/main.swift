@@ -1,4 +1,4 @@
-import AIFNetworking
+@_spi(Performance) import AIFNetworking
 import Foundation
 
 // TransportBench: `compare` runs the whole side-by-side comparison (what `make bench` runs);

@@ -1,4 +1,4 @@
-import AIFNetworking
+@_spi(Performance) import AIFNetworking
 import BenchSupport
 import CurlLoop
 import Dispatch
@@ -119,11 +119,11 @@ case "manager", "manager-loop", "manager-handoff":
             self.total = total
         }
 
-        func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+        func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
             next(manager, failed: (response.content as? BenchCatalogue)?.items.count != 6)
         }
 
-        func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+        func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
             next(manager, failed: true)
         }
 

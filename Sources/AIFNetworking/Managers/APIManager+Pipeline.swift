@@ -216,7 +216,7 @@ extension APIManager {
             let own = beforePerformSuccess(with: response)
             let theirs = interceptor?.beforePerformSuccess(self, with: response) ?? true
             if tellingDelegate, own, theirs {
-                delegate?.managerCallAPIDidSucceed(self, response: response)
+                delegate?.manager(self, didSucceedWith: response)
                 tellMainActorDelegate(outcome)
             }
             afterPerformSuccess(with: response)
@@ -225,7 +225,7 @@ extension APIManager {
             let own = beforePerformFail(with: error)
             let theirs = interceptor?.beforePerformFail(self, with: error) ?? true
             if tellingDelegate, own, theirs, !error.isCancellation {
-                delegate?.managerCallAPIDidFail(self, error: error)
+                delegate?.manager(self, didFailWith: error)
                 tellMainActorDelegate(outcome)
             }
             afterPerformFail(with: error)

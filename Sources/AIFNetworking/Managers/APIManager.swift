@@ -3,7 +3,7 @@ import Foundation
 /// One endpoint of a service: subclass it once per endpoint and override what differs.
 ///
 /// ```swift
-/// final class GoodsDetailManager: APIManager<Goods> {
+/// final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
 ///     override var serviceName: ServiceName { "shop" }
 ///     override var methodName: String { "goods/{id}" }
 ///     override func validate(parameters: Parameters) throws {
@@ -14,7 +14,7 @@ import Foundation
 /// // Delegate face:
 /// detail.paramSource = self
 /// detail.delegate = self
-/// let id = detail.loadData()          // … managerCallAPIDidSucceed(detail, response:)
+/// let id = detail.loadData()          // … manager(detail, didSucceedWith:)
 ///
 /// // async face:
 /// let goods = try await detail.load(["id": 7]).content
@@ -24,14 +24,15 @@ import Foundation
 /// or ``decodeContent(from:service:)`` for other formats; use ``NoContent`` for endpoints
 /// without a body).
 ///
-/// **The load pipeline**, the same for both faces: parameters from the ``paramSource`` (or the
-/// call) → ``reformParams(_:)`` → ``shouldCallAPI(with:)`` and the interceptor's (may veto) →
-/// ``validate(parameters:)`` and the validator's → the cache → sign and send through the
-/// proxy → ``afterCallingAPI(with:)`` and the interceptor's; then, with the response: the
-/// service's veto → the HTTP status → decoding → ``validate(response:)`` and the validator's →
-/// the cache is written → `beforePerformSuccess`/`beforePerformFail` (either may keep the
-/// delegate from hearing) → the delegate → `afterPerformSuccess`/`afterPerformFail`. Every load
-/// ends exactly once; a cancelled one calls neither delegate method.
+/// **The load pipeline**, the same for both faces: the manager prepares a load (parameters,
+/// ``reformParams(_:)``, the vetoes, the checks, the cache), hands it to the load engine once,
+/// and hears back once to check and decode the answer and once to deliver it; <doc:OneRequestsPath>
+/// follows a load through it. Every load ends exactly once; a cancelled one calls neither
+/// delegate method.
+///
+/// **Subclasses** restate the `@unchecked Sendable` conformance, as the compiler asks: the
+/// manager's own state is behind a lock, and what a subclass adds must be safe to read from
+/// any thread (see below).
 ///
 /// **Threads.** A manager may be used from any thread, with several loads in flight. The
 /// configuration members a subclass overrides (``serviceName``, ``methodName``,
@@ -434,8 +435,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// The IDs of this manager's loads in flight, oldest first.
     public var requestsInFlight: [RequestID] { state.withLock { $0.inFlight.sorted() } }
 
-    /// The content of the last successful load (of either face), or `nil`.
-    public func fetchData() -> Content? {
+    /// The content of the last successful load (of either face), or `nil` — what AIFNetworking
+    /// calls `fetchData`.
+    public var lastContent: Content? {
         state.withLock { state in
             guard case .success(let response)? = state.last else { return nil }
             return response.content
@@ -443,11 +445,12 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     }
 
     /// The last load's outcome as a reformer shapes it: its response, or its failure if the
-    /// last load failed (`nil` before any load, or when the reformer shows nothing for it).
+    /// last load failed (`nil` before any load, or when the reformer shows nothing for it) —
+    /// what AIFNetworking calls `fetchDataWithReformer:`.
     ///
     /// - Parameter reformer: Turns the response (or failure) into what the caller wants.
     /// - Returns: What the reformer made.
-    public func fetchData<Reformer: DataReformer>(with reformer: Reformer) -> Reformer.Output? where Reformer.Content == Content {
+    public func lastOutcome<Reformer: DataReformer>(reformedBy reformer: Reformer) -> Reformer.Output? where Reformer.Content == Content {
         switch state.withLock({ $0.last }) {
         case .success(let response)?: reformer.reform(response)
         case .failure(let error)?: reformer.reform(failure: error)

@@ -8,7 +8,8 @@ public protocol APIManagerParamSource: AnyObject, Sendable {
 }
 
 /// Hears how the loads started with `loadData()` ended, on the manager's
-/// ``APIManager/callbackExecutor``.
+/// ``APIManager/callbackExecutor``: AIFNetworking's `managerCallAPIDidSuccess:` and
+/// `managerCallAPIDidFailed:`, with the names ``MainActorManagerDelegate`` uses too.
 ///
 /// One delegate can serve several managers: compare `manager === goodsManager`. A cancelled
 /// load calls neither method. Loads made with `await manager.load(…)` return their result
@@ -19,14 +20,14 @@ public protocol APIManagerDelegate: AnyObject, Sendable {
     /// - Parameters:
     ///   - manager: The manager.
     ///   - response: The response, its content decoded.
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>)
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>)
 
     /// A load failed.
     ///
     /// - Parameters:
     ///   - manager: The manager.
     ///   - error: Why.
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError)
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError)
 
     /// An upload or download started with `loadData(with:sending:)` or `downloadData(with:to:)`
     /// has moved bytes (at most ten times a second, and at the end). Does nothing by default.

@@ -2,7 +2,7 @@
 /// when the last has loaded.
 ///
 /// ```swift
-/// final class GoodsListManager: PagedAPIManager<GoodsPage> {
+/// final class GoodsListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
 ///     override var serviceName: ServiceName { "shop" }
 ///     override var methodName: String { "goods" }
 ///     override var endOfList: EndOfListDetection { .totalCount }

@@ -12,7 +12,9 @@ import Logging
 /// or, for the default proxy, `AIF_RECORD=Configs/fixtures` in the environment (and `aif call
 /// --record Configs/fixtures`). A response to `GET BASE/VERSION/goods/7` of the service `shop`
 /// is written to `DIRECTORY/shop/goods/7.GET.json` in the format ``FixtureTransport`` reads,
-/// before its load ends. The file keeps one answer per set of request parameters: a response
+/// before its load ends. A redirect is written as it came (its status and `Location`), and
+/// the answer at its target under the target's own path, so that a replay follows the same
+/// hops. The file keeps one answer per set of request parameters: a response
 /// for parameters already recorded replaces their answer (keeping a `delayMs` added by hand),
 /// others are added, the most specific first — so a mock environment whose `fixtures` is
 /// `DIRECTORY/shop` answers each request as the server did. Record from one environment per
@@ -60,7 +62,7 @@ public final class FixtureRecorder: Sendable {
     }
 
     /// A recorder for the directory named by `AIF_RECORD`, if it is set and not empty: what
-    /// ``APIProxy/init(transport:logger:retryBudget:offlineAfterFailures:loadPlacement:recorder:observers:)``
+    /// ``APIProxy/init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:)``
     /// uses by default.
     ///
     /// - Parameter environment: The process environment.
@@ -97,7 +99,7 @@ public final class FixtureRecorder: Sendable {
     ///
     /// - Parameters:
     ///   - request: The request as it was sent (signed).
-    ///   - response: Its final response.
+    ///   - response: Its response (a redirect is written as it came).
     ///   - resolved: The service and environment it was made for.
     ///   - logger: Where the line saying what was written (or why not) goes.
     func record(_ request: HTTPRequest, _ response: HTTPResponse, for resolved: ResolvedService, logger: Logger) {

@@ -1,7 +1,7 @@
 /// Hears the loads of a proxy from start to end: the place metrics, tracing and audit logs
 /// attach to the load engine.
 ///
-/// A proxy asks each of its observers (``APIProxy/init(transport:logger:retryBudget:offlineAfterFailures:loadPlacement:recorder:observers:)``)
+/// A proxy asks each of its observers (``APIProxy/init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:)``)
 /// for an observation when a load starts, on the caller's thread — so a task-local value such
 /// as the current trace context is the caller's — and tells that observation what happens to
 /// the load: each attempt as it is about to be signed (the moment to add headers) and as it

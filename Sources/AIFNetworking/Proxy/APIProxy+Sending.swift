@@ -33,11 +33,10 @@ extension APIProxy {
     }
 
     /// Sends one load's request: each hop through the transport — a mock environment's
-    /// fixtures, or ``transport`` — as one exchange completing on `runner`, redirects followed
-    /// through the library's one redirect loop with the hops of a signed service signed afresh
-    /// (``RequestGenerator/signedAgain(_:after:for:)``), every response shown to the
-    /// environment's ``ResolvedService/clockSkew`` and, when the proxy records, written as a
-    /// fixture.
+    /// fixtures, or ``transport`` (through a recorder when the proxy records) — as one exchange
+    /// completing on `runner`, redirects followed through the library's one redirect loop with
+    /// the hops of a signed service signed afresh (``RequestGenerator/signedAgain(_:after:for:)``),
+    /// every response shown to the environment's ``ResolvedService/clockSkew``.
     ///
     /// - Parameters:
     ///   - request: The load's request.
@@ -50,11 +49,10 @@ extension APIProxy {
         _ request: HTTPRequest, for resolved: ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation,
         progress: (@Sendable (TransferProgress) -> Void)? = nil, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
-        let transport = resolved.environment.mock.map { mockTransport($0, resolved.environment) } ?? transport
-        let completion = recorder.map { recording(request, for: resolved, with: $0, then: completion) } ?? completion
+        let transport = transport(for: resolved)
         let maxRedirects = (request.redirects ?? self.transport.redirects).maxRedirects
         let exchange: RedirectingSend<any Error>.Exchange = { hop, done in
-            transport.exchange(hop, progress: progress, completingOn: runner, completion: done)
+            transport.exchange(hop, progress: progress, through: runner, completion: done)
         }
         let sentAt = ContinuousClock.now
         let clockSkew = resolved.clockSkew
@@ -76,16 +74,17 @@ extension APIProxy {
         cancellation.attach(transfer)
     }
 
-    /// `completion`, after the recorder has written the response (if one came).
+    /// What the loads of `resolved` are sent through: a mock environment's fixtures; else the
+    /// proxy's ``transport``, wrapped in a recorder when the proxy records.
+    private func transport(for resolved: ResolvedService) -> any HTTPTransport {
+        if let behavior = resolved.environment.mock { return mockTransport(behavior, resolved.environment) }
+        guard let recorder else { return transport }
+        return recordingTransport(recorder, for: resolved)
+    }
+
     @inline(never)
-    private func recording(
-        _ request: HTTPRequest, for resolved: ResolvedService, with recorder: FixtureRecorder,
-        then completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
-    ) -> @Sendable (Result<HTTPResponse, any Error>) -> Void {
-        { [logger] result in
-            if case .success(let response) = result { recorder.record(request, response, for: resolved, logger: logger) }
-            completion(result)
-        }
+    private func recordingTransport(_ recorder: FixtureRecorder, for resolved: ResolvedService) -> any HTTPTransport {
+        RecordingTransport(base: transport, recorder: recorder, resolved: resolved, logger: logger)
     }
 
     /// The transport of a mock environment's loads.

@@ -59,9 +59,11 @@ public final class APIProxy: Sendable {
     /// Whether the delegate face's loads (`loadData`) run on the transport's own thread
     /// (``LoadPlacement/transportThread``, or what ``LoadPlacement/automatic`` chose) rather than
     /// on the library's load executor.
+    @_spi(Performance)
     public let runsDelegateLoadsOnTransportThread: Bool
     /// Whether the async face's loads (`load()`) run on the transport's own thread
     /// (``LoadPlacement/transportThread`` only) rather than on the library's load executor.
+    @_spi(Performance)
     public let runsAsyncLoadsOnTransportThread: Bool
 
     /// Where the loads' engine reads the time and waits.
@@ -93,9 +95,6 @@ public final class APIProxy: Sendable {
     ///     retries per window whatever the traffic, by default.
     ///   - offlineAfterFailures: How many requests in a row must fail to connect, with no
     ///     response between, for ``connectivity`` to become ``Connectivity/offline``; 2 by default.
-    ///   - loadPlacement: Where loads do their work between the transport's I/O (see
-    ///     ``LoadPlacement``): by default the transport's thread for delegate-face loads when
-    ///     the process can use only one processor, the library's load executor otherwise.
     ///   - recorder: Writes every response as a fixture (see ``FixtureRecorder``); by default
     ///     one for the directory `AIF_RECORD` names, if it is set, else none.
     ///   - observers: What hears each load from start to end (see ``LoadObserver``); none by
@@ -105,7 +104,25 @@ public final class APIProxy: Sendable {
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
         retryBudget: RetryBudget = RetryBudget(),
         offlineAfterFailures: Int = 2,
-        loadPlacement: LoadPlacement = .automatic,
+        recorder: FixtureRecorder? = .fromEnvironment(),
+        observers: [any LoadObserver] = []
+    ) {
+        self.init(
+            transport: transport, logger: logger, retryBudget: retryBudget, offlineAfterFailures: offlineAfterFailures,
+            loadPlacement: .automatic, recorder: recorder, observers: observers, clock: SystemLoadClock())
+    }
+
+    /// Creates a proxy whose loads do their work where `loadPlacement` says (the benchmarks
+    /// compare the placements): by default, ``LoadPlacement/automatic`` — the transport's
+    /// thread for delegate-face loads when the process can use only one processor, the
+    /// library's load executor otherwise.
+    @_spi(Performance)
+    public convenience init(
+        transport: any HTTPTransport = CurlTransport.shared,
+        logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
+        retryBudget: RetryBudget = RetryBudget(),
+        offlineAfterFailures: Int = 2,
+        loadPlacement: LoadPlacement,
         recorder: FixtureRecorder? = .fromEnvironment(),
         observers: [any LoadObserver] = []
     ) {
@@ -127,7 +144,7 @@ public final class APIProxy: Sendable {
         self.retryBudget = retryBudget
         connectivityMonitor = ConnectivityMonitor(failuresToGoOffline: offlineAfterFailures)
         let (loads, tasks) = loadPlacement.onTransportThread(processors: ProcessorBudget.current)
-        let ownThread = transport.ownThreadExecutor
+        let ownThread = transport.threadForLoads
         loadRunner = (loads ? ownThread : nil) ?? DrainingExecutor.shared
         asyncLoadRunner = (tasks ? ownThread : nil) ?? DrainingExecutor.shared
         runsDelegateLoadsOnTransportThread = loads && ownThread != nil

@@ -1,5 +1,7 @@
 /// Where a proxy's loads do their own work — signing, decoding, validation, hooks and
-/// `.immediate` delivery — between the transport's I/O.
+/// `.immediate` delivery — between the transport's I/O. A speed mechanism, offered to the
+/// benchmarks as SPI (`@_spi(Performance) import AIFNetworking`); proxies use ``automatic``.
+@_spi(Performance)
 public enum LoadPlacement: Sendable, Hashable {
     /// The library's load executor: the transport's thread hands each batch of finished
     /// responses to one Dispatch worker, which runs the loads they resume one after another (at

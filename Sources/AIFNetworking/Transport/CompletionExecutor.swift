@@ -2,9 +2,11 @@
 /// caller's stack, and that work must not block.
 ///
 /// The library has two: its load executor (a few Dispatch workers that take work from one
-/// queue) and a ``CurlTransport``'s own thread (``HTTPTransport/ownThreadExecutor``). Loads run
+/// queue) and a ``CurlTransport``'s own thread (`BatchingTransport.ownThreadExecutor`). Loads run
 /// their steps — signing, decoding, validation, hooks — where their proxy's ``LoadPlacement``
-/// puts them.
+/// puts them. A speed mechanism of the library's, offered to its benchmarks as SPI:
+/// `@_spi(Performance) import AIFNetworking`.
+@_spi(Performance)
 public protocol CompletionExecutor: AnyObject, Sendable {
     /// Runs `work` there, later.
     ///
@@ -20,6 +22,7 @@ public protocol CompletionExecutor: AnyObject, Sendable {
     func runBatch(_ deliveries: () -> Void)
 }
 
+@_spi(Performance)
 extension CompletionExecutor {
     /// Calls `deliveries`.
     ///

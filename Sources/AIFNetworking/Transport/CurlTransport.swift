@@ -177,6 +177,7 @@ public final class CurlTransport: HTTPTransport {
     ///   - executor: Where `completion` runs.
     ///   - completion: Called exactly once, on `executor`.
     /// - Returns: A handle that cancels the transfer.
+    @_spi(Performance)
     public func exchange(
         _ request: HTTPRequest,
         progress: (@Sendable (TransferProgress) -> Void)?,
@@ -191,6 +192,7 @@ public final class CurlTransport: HTTPTransport {
     }
 
     /// The transport's thread, as a place for loads' work.
+    @_spi(Performance)
     public var ownThreadExecutor: (any CompletionExecutor)? { loop }
 
     /// The configuration's ``Configuration/redirects``.
@@ -222,6 +224,7 @@ public final class CurlTransport: HTTPTransport {
     /// - Returns: Whether libcurl uses the recycling functions (`false` when a transport of
     ///   this library initialised libcurl without them first).
     @discardableResult
+    @_spi(Performance)
     public static func recycleLibcurlTransferBuffers() -> Bool {
         CurlGlobal.initializeWithRecyclingMemory()
     }
@@ -276,3 +279,6 @@ public final class CurlTransferTask: CancellableTransfer {
         CurlTransport.cancel(transfer, on: loop)
     }
 }
+
+@_spi(Performance)
+extension CurlTransport: BatchingTransport {}

@@ -36,30 +36,6 @@ public protocol HTTPTransport: Sendable {
         progress: (@Sendable (TransferProgress) -> Void)?
     ) async throws(TransportError) -> HTTPResponse
 
-    /// Sends a request as one exchange — no redirect following of its own: the library's
-    /// redirect loop calls this for every hop — and calls `completion` through `executor`.
-    ///
-    /// The default sends the request with ``RedirectPolicy/never`` through
-    /// ``send(_:progress:completion:)`` and runs the completion on `executor`; a transport can
-    /// do better (``CurlTransport`` hands a batch of completions over at once).
-    ///
-    /// - Parameters:
-    ///   - request: The request to send.
-    ///   - progress: Called as bytes go out and come in, or `nil`.
-    ///   - executor: Where `completion` runs.
-    ///   - completion: Called exactly once, on `executor`.
-    /// - Returns: A handle that cancels the transfer.
-    func exchange(
-        _ request: HTTPRequest,
-        progress: (@Sendable (TransferProgress) -> Void)?,
-        completingOn executor: any CompletionExecutor,
-        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
-    ) -> any CancellableTransfer
-
-    /// The transport's own thread as a place to run loads' work without a thread hand-off
-    /// (see ``LoadPlacement/transportThread``), or `nil` when it has none. `nil` by default.
-    var ownThreadExecutor: (any CompletionExecutor)? { get }
-
     /// How many redirects a request follows when it does not say (``HTTPRequest/redirects``):
     /// the requests of managers included, whose hops a signed service signs afresh.
     /// ``RedirectPolicy/default`` by default; a transport that wraps another says the other's.
@@ -167,30 +143,6 @@ extension HTTPTransport {
         try await send(request, progress: nil)
     }
 
-    /// The default exchange: ``send(_:progress:completion:)`` with redirects off, the
-    /// completion run on `executor`.
-    ///
-    /// - Parameters:
-    ///   - request: The request to send.
-    ///   - progress: Called as bytes go out and come in, or `nil`.
-    ///   - executor: Where `completion` runs.
-    ///   - completion: Called exactly once, on `executor`.
-    /// - Returns: A handle that cancels the transfer.
-    public func exchange(
-        _ request: HTTPRequest,
-        progress: (@Sendable (TransferProgress) -> Void)?,
-        completingOn executor: any CompletionExecutor,
-        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
-    ) -> any CancellableTransfer {
-        var single = request
-        single.redirects = .never
-        return send(single, progress: progress) { result in
-            executor.run { completion(result) }
-        }
-    }
-
-    /// No thread of its own.
-    public var ownThreadExecutor: (any CompletionExecutor)? { nil }
 
     /// The default async face: bridges the completion-handler requirement to async/await.
     ///
@@ -250,5 +202,56 @@ final class AsyncCancellation: CancellableTransfer {
             return nil
         }
         transfer?.cancel()
+    }
+}
+
+/// A transport that hands the completions of a batch of finished transfers over at once and
+/// offers its own thread for loads' work — the capability ``CurlTransport`` has, and a wrapping
+/// transport can pass on. A speed mechanism, offered as SPI (`@_spi(Performance) import
+/// AIFNetworking`); the library sends through any other transport one exchange at a time.
+@_spi(Performance)
+public protocol BatchingTransport: HTTPTransport {
+    /// Sends a request as one exchange — no redirect following of its own: the library's
+    /// redirect loop calls this for every hop — and calls `completion` through `executor`.
+    ///
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - progress: Called as bytes go out and come in, or `nil`.
+    ///   - executor: Where `completion` runs.
+    ///   - completion: Called exactly once, on `executor`.
+    /// - Returns: A handle that cancels the transfer.
+    func exchange(
+        _ request: HTTPRequest,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completingOn executor: any CompletionExecutor,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer
+
+    /// The transport's own thread as a place to run loads' work without a thread hand-off, or
+    /// `nil` when it has none.
+    var ownThreadExecutor: (any CompletionExecutor)? { get }
+}
+
+extension HTTPTransport {
+    /// Sends a request as one exchange, its completion run on `executor`: as a
+    /// ``BatchingTransport`` does, or else through ``send(_:progress:completion:)`` with
+    /// redirects off.
+    func exchange(
+        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, through executor: any CompletionExecutor,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer {
+        if let batching = self as? any BatchingTransport {
+            return batching.exchange(request, progress: progress, completingOn: executor, completion: completion)
+        }
+        var single = request
+        single.redirects = .never
+        return send(single, progress: progress) { result in
+            executor.run { completion(result) }
+        }
+    }
+
+    /// The transport's own thread, when it is a ``BatchingTransport`` that has one.
+    var threadForLoads: (any CompletionExecutor)? {
+        (self as? any BatchingTransport)?.ownThreadExecutor
     }
 }

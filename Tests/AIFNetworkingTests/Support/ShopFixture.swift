@@ -223,12 +223,12 @@ final class Recorder: APIManagerDelegate, APIManagerParamSource, APIManagerValid
     func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) { record("interceptor.afterPerformFail(\(error.kind)\(error.statusCode.map { " \($0)" } ?? ""))") }
     func afterPerformFail(ofDeallocatedManager error: APIError) { record("interceptor.afterPerformFail(ofDeallocatedManager: \(error.requestID) \(error.kind))") }
 
-    func managerCallAPIDidSucceed<Content>(_ manager: APIManager<Content>, response: APIResponse<Content>) {
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         record("delegate.success")
         outcomes.withLock { $0[response.requestID, default: []].append(.success("\(response.content)")) }
         onDelivery()
     }
-    func managerCallAPIDidFail<Content>(_ manager: APIManager<Content>, error: APIError) {
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         record("delegate.fail(\(error.kind)\(error.statusCode.map { " \($0)" } ?? ""))")
         outcomes.withLock { $0[error.requestID, default: []].append(.failure(error)) }
         onDelivery()

@@ -1,0 +1,92 @@
+@_spi(Performance) @_spi(Support) @testable import AIFNetworking
+import AIFNetworkingTesting
+import Foundation
+import Logging
+import Testing
+
+/// A clock a test moves by hand: its waits run when the test advances it past their end, never
+/// on their own.
+private final class ManualLoadClock: LoadClock {
+    private struct State {
+        var now = Duration.seconds(1_000)
+        var waits: [(end: Duration, length: Duration, work: @Sendable () -> Void)] = []
+    }
+    private let state = Locked(State())
+
+    var now: Duration { state.withLock { $0.now } }
+    var date: Date { Date(timeIntervalSince1970: 1_700_000_000) + state.withLock { $0.now.timeInterval } }
+
+    /// The lengths of the waits not yet over, in the order they were asked for.
+    var pendingWaits: [Duration] { state.withLock { $0.waits.map(\.length) } }
+
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        state.withLock { $0.waits.append((end: $0.now + delay, length: delay, work: work)) }
+    }
+
+    /// Moves the time on, running the waits that end by then.
+    func advance(by step: Duration) {
+        let due = state.withLock { state -> [@Sendable () -> Void] in
+            state.now += step
+            let now = state.now
+            let due = state.waits.filter { $0.end <= now }.map(\.work)
+            state.waits.removeAll { $0.end <= now }
+            return due
+        }
+        for work in due { work() }
+    }
+}
+
+private struct ClockedService: Service {
+    var name: ServiceName = "clocked"
+    var environments: [EnvironmentName: ServiceEnvironment] = [.online: ServiceEnvironment(baseURL: URL(string: "https://api.clocked.test")!, apiVersion: "v1")]
+    var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: 2, maxDelay: .seconds(600)) }
+}
+
+/// The engine waits on its proxy's clock: a retry's wait passes when the clock says so, not
+/// when real time does.
+@Suite("Load engine: time from the proxy's clock")
+struct LoadEngineClockTests {
+    private static func manager(_ stub: StubTransport, clock: ManualLoadClock) -> APIManager<NoContent> {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(ClockedService())
+        let proxy = APIProxy(
+            transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryBudget(),
+            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
+        return APIManager(Endpoint<NoContent>(service: "clocked", methodName: "goods"), proxy: proxy, registry: registry)
+    }
+
+    @Test func aRetryAfterOfTwoMinutesPassesWhenTheClockSaysSo() async throws {
+        let clock = ManualLoadClock()
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .status(503, headers: ["Retry-After": "120"]), times: 1)
+        stub.stub(.get, "goods", with: .status(204))
+        let manager = Self.manager(stub, clock: clock)
+        let started = ContinuousClock.now
+        let load = Task { try await manager.load() }
+        #expect(await eventually { clock.pendingWaits == [.seconds(120)] })
+        clock.advance(by: .seconds(119))
+        #expect(clock.pendingWaits == [.seconds(120)])
+        #expect(stub.requests.count == 1)
+        clock.advance(by: .seconds(1))
+        let response = try await load.value
+        #expect(response.statusCode == 204)
+        #expect(response.attempts == 2)
+        #expect(stub.requests.count == 2)
+        // The two minutes were the clock's: far less real time went by.
+        #expect(ContinuousClock.now - started < .seconds(60))
+    }
+
+    @Test func cancellingDuringTheWaitEndsTheLoadWithoutTheClockMoving() async throws {
+        let clock = ManualLoadClock()
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .status(503, headers: ["Retry-After": "30"]))
+        let manager = Self.manager(stub, clock: clock)
+        let load = Task { try await manager.load() }
+        #expect(await eventually { clock.pendingWaits == [.seconds(30)] })
+        load.cancel()
+        let error = await #expect(throws: APIError.self) { try await load.value }
+        #expect(error?.kind == .cancelled)
+        #expect(error?.attempts == 1)
+        #expect(stub.requests.count == 1)
+    }
+}
