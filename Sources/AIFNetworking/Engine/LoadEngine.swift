@@ -241,7 +241,7 @@ final class LoadEngine: Sendable {
         let exchange: Result<Exchange, APIError>
         switch answer.outcome {
         case .success(let response):
-            exchange = .success(Exchange(request: answer.request, response: response))
+            exchange = .success(Exchange(request: answer.request, response: response, veto: answer.judgement.askedService ? .some(answer.judgement.veto) : nil))
         case .failure(let error):
             exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName).counting(attempts: ending.attempts))
         }
@@ -263,7 +263,7 @@ final class LoadEngine: Sendable {
     private func judge(_ response: HTTPResponse) -> LoadStateMachine.Judgement {
         let veto = plan.resolved.service.veto(response)
         return LoadStateMachine.Judgement(
-            veto: veto, errorPolicy: plan.errorPolicies?.policy(for: response, veto: veto),
+            askedService: true, veto: veto, errorPolicy: plan.errorPolicies?.policy(for: response, veto: veto),
             credentialExpired: plan.authenticator?.isExpiry(response, veto: veto) ?? false)
     }
 

@@ -82,9 +82,14 @@ final class LoadPlan: Sendable {
 final class Exchange: Sendable {
     let request: HTTPRequest
     let response: HTTPResponse
+    /// The service's veto of the response when the engine asked for it already (its answer:
+    /// a veto or none), so that it is not asked — and the body parsed — twice; `nil` when it
+    /// was not asked.
+    let veto: ServiceVeto??
 
-    init(request: HTTPRequest, response: HTTPResponse) {
+    init(request: HTTPRequest, response: HTTPResponse, veto: ServiceVeto?? = nil) {
         self.request = request
         self.response = response
+        self.veto = veto
     }
 }

@@ -114,6 +114,9 @@ struct LoadStateMachine: Sendable {
 
     /// What the service's rules say about a response.
     struct Judgement: Sendable, Equatable {
+        /// Whether the service was asked for its veto: `veto` is then its answer, which the
+        /// manager's check of the response uses rather than asking again.
+        var askedService = false
         /// The service's veto, if it refused the response.
         var veto: ServiceVeto?
         /// The policy the service's ``ErrorPolicies`` give the response, if any.

@@ -100,13 +100,18 @@ extension APIManager {
         let request: HTTPRequest
         var response: HTTPResponse
         var origin = ResponseOrigin.network
+        // The service's veto when the engine asked for it already — not when the cache's
+        // response replaced the 304 it was asked about.
+        var askedVeto: ServiceVeto?? = nil
         switch exchange {
         case .success(let exchange):
             request = exchange.request
             response = exchange.response
+            askedVeto = exchange.veto
             if let use = plan.cache, let revalidated = use.revalidated(by: response) {
                 response = revalidated
                 origin = .revalidated
+                askedVeto = nil
             }
         case .failure(let error):
             if let use = plan.cache, let fallback = offlineFallback(for: error, use, plan: plan, id: id, manager: reference) { return .success(fallback) }
@@ -117,7 +122,8 @@ extension APIManager {
         }
         guard let manager = reference.object else { return .failure(plan.error(.cancelled, id: id, "the manager was deallocated")) }
 
-        if let veto = plan.resolved.service.veto(response) {
+        let veto = askedVeto ?? plan.resolved.service.veto(response)
+        if let veto {
             return failure(.serviceVeto, "the service refused the response: \(veto)", veto)
         }
         guard response.isSuccess else {

@@ -42,10 +42,25 @@ private struct ClockedService: Service {
     var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: 2, maxDelay: .seconds(600)) }
 }
 
-/// The engine waits on its proxy's clock: a retry's wait passes when the clock says so, not
-/// when real time does.
-@Suite("Load engine: time from the proxy's clock")
-struct LoadEngineClockTests {
+/// A service whose veto counts how often it is asked, with error policies (so that the engine
+/// asks it about every answer).
+private final class CountingVetoService: Service, @unchecked Sendable {
+    // Unchecked: `asked` is only reached under its lock.
+    let name: ServiceName = "counted"
+    let environments: [EnvironmentName: ServiceEnvironment] = [.online: ServiceEnvironment(baseURL: URL(string: "https://api.counted.test")!, apiVersion: "v1")]
+    let errorPolicies: ErrorPolicies? = ErrorPolicies(codes: ["4001": .surface])
+    let asked = Locked(0)
+
+    func veto(_ response: HTTPResponse) -> ServiceVeto? {
+        asked.withLock { $0 += 1 }
+        return ApplicationErrorRule().veto(response)
+    }
+}
+
+/// The load engine with a stub transport: it waits on its proxy's clock (a retry's wait passes
+/// when the clock says so, not when real time does), and asks the service about an answer once.
+@Suite("Load engine: the proxy's clock, the service asked once")
+struct LoadEngineTests {
     private static func manager(_ stub: StubTransport, clock: ManualLoadClock) -> APIManager<NoContent> {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ClockedService())
@@ -88,5 +103,25 @@ struct LoadEngineClockTests {
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
         #expect(stub.requests.count == 1)
+    }
+
+    /// The service is asked for its veto once per answer: the manager's check of the answer
+    /// uses what the engine was told (it used to ask again, parsing the body a second time).
+    @Test func theServiceIsAskedForItsVetoOncePerAnswer() async throws {
+        let service = CountingVetoService()
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(service)
+        let stub = StubTransport()
+        stub.stub(.get, "coupons/{code}", with: .json(#"{"code": 4001, "message": "coupon expired"}"#))
+        stub.stub(.get, "goods", with: .json(#"{"code": 0}"#))
+        let proxy = APIProxy(transport: stub)
+        let refused = await #expect(throws: APIError.self) {
+            try await APIManager(Endpoint<NoContent>(service: "counted", methodName: "coupons/{code}"), proxy: proxy, registry: registry).load(["code": "X"])
+        }
+        #expect(refused?.kind == .serviceVeto)
+        #expect(refused?.serviceVeto?.code == "4001")
+        #expect(service.asked.withLock { $0 } == 1)
+        _ = try await APIManager(Endpoint<NoContent>(service: "counted", methodName: "goods"), proxy: proxy, registry: registry).load()
+        #expect(service.asked.withLock { $0 } == 2)
     }
 }
