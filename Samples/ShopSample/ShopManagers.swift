@@ -12,8 +12,8 @@ extension ServiceName {
 }
 
 /// The shop's environment answered from fixtures; defined in `Configs/shop.json`.
-extension EnvironmentName {
-    static let mock: EnvironmentName = "mock"
+extension ServiceEnvironment.Name {
+    static let mock: ServiceEnvironment.Name = "mock"
 }
 
 /// The listing pages say how many goods there are in all, so the last page is known exactly.
@@ -27,16 +27,16 @@ extension GoodsPage: PageContent {
 final class GoodsListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
     // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
-    override var methodName: String { "goods" }
+    override var path: String { "goods" }
     override var pageSize: Int { 50 }
-    override var endOfList: EndOfListDetection { .totalCount }
+    override var endOfList: Paging.EndOfList { .totalCount }
 }
 
 /// `GET goods/{id}`, cached for a minute; the id must be positive.
 final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
     // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
-    override var methodName: String { "goods/{id}" }
+    override var path: String { "goods/{id}" }
     override var cachePolicy: CachePolicy? { .lifetime(.seconds(60)) }
 
     override func validate(parameters: Parameters) throws {
@@ -48,7 +48,7 @@ final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
 final class CreateOrderManager: APIManager<Order>, @unchecked Sendable {
     // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
-    override var methodName: String { "orders" }
+    override var path: String { "orders" }
     override var requestMethod: HTTPMethod { .post }
 
     override func reformParams(_ parameters: Parameters) -> Parameters {
@@ -66,7 +66,7 @@ final class CreateOrderManager: APIManager<Order>, @unchecked Sendable {
 final class UpdateOrderManager: APIManager<Order>, @unchecked Sendable {
     // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
-    override var methodName: String { "orders/{id}" }
+    override var path: String { "orders/{id}" }
     override var requestMethod: HTTPMethod { .put }
 }
 
@@ -74,7 +74,7 @@ final class UpdateOrderManager: APIManager<Order>, @unchecked Sendable {
 final class DeleteOrderManager: APIManager<NoContent>, @unchecked Sendable {
     // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
-    override var methodName: String { "orders/{id}" }
+    override var path: String { "orders/{id}" }
     override var requestMethod: HTTPMethod { .delete }
 }
 
@@ -82,7 +82,7 @@ final class DeleteOrderManager: APIManager<NoContent>, @unchecked Sendable {
 final class SlowManager: APIManager<Slept>, @unchecked Sendable {
     // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
-    override var methodName: String { "slow" }
+    override var path: String { "slow" }
 }
 
 /// The slow endpoint's answer.
@@ -95,7 +95,7 @@ struct Slept: Decodable, Sendable {
 final class CouponManager: APIManager<Coupon>, @unchecked Sendable {
     // @unchecked is safe: no stored state added (see the note at the top of the file).
     override var serviceName: ServiceName { .shop }
-    override var methodName: String { "coupons/{code}" }
+    override var path: String { "coupons/{code}" }
 }
 
 /// A valid coupon.

@@ -177,11 +177,11 @@ struct ShopSample {
     /// Every attempt is signed afresh (the shop checks each signature and reports each nonce).
     static func retryAFlakyEndpoint() async throws {
         print("== Retries: a flaky endpoint ==")
-        let flaky = APIManager(Endpoint<FlakyReport>(service: .shop, methodName: "flaky/sample"))
+        let flaky = APIManager(Endpoint<FlakyReport>(service: .shop, path: "flaky/sample"))
         let started = ContinuousClock.now
         let first = try await flaky.load(["failures": 1])
         print("   503 once, then 200: \(first.attempts) attempts, \(Set(first.content.nonces).count) distinct nonces")
-        let second = APIManager(Endpoint<FlakyReport>(service: .shop, methodName: "flaky/sample-429"))
+        let second = APIManager(Endpoint<FlakyReport>(service: .shop, path: "flaky/sample-429"))
         let answer = try await second.load(["failures": 1, "status": 429, "retry_after": 1])
         let waited = ContinuousClock.now - started
         print("   429 with Retry-After: 1, then 200: \(answer.attempts) attempts in \(waited.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))\n")
@@ -192,14 +192,14 @@ struct ShopSample {
     /// each load is sent once more with the new token.
     static func refreshATokenOnceForABurst(_ tokens: ShopTokens) async throws {
         print("== One token refresh for a burst ==")
-        let tokenEndpoint = Endpoint<TokenGrant>(service: .shop, methodName: "auth/token", method: .post, usesAuthenticator: false)
+        let tokenEndpoint = Endpoint<TokenGrant>(service: .shop, path: "auth/token", method: .post, usesAuthenticator: false)
         let session = Authenticator {
             let grant = try await APIManager(tokenEndpoint).load().content
-            return Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
+            return Authenticator.Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
         }
         ServiceRegistry.shared.setAuthenticator(session, for: [.shop])
         defer { ServiceRegistry.shared.setAuthenticator(nil, for: [.shop]) }
-        let account = Endpoint<Account>(service: .shop, methodName: "account")
+        let account = Endpoint<Account>(service: .shop, path: "account")
         let first = try await APIManager(account).load()
         print("   signed in as \(first.content.user): \(tokens.issued) token issued")
         tokens.expireAll()
@@ -234,7 +234,7 @@ struct ShopSample {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         faults.cutNextExport(after: 1 << 20)
-        let exports = APIManager(Endpoint<NoContent>(service: .shop, methodName: "exports/{name}"))
+        let exports = APIManager(Endpoint<NoContent>(service: .shop, path: "exports/{name}"))
         let nextQuarter = Atomic(1)
         let file = try await exports.download(
             ["name": "catalogue.csv"], to: FileDownload(to: folder.appending(path: "catalogue.csv")), control: TransferControl(maxBytesPerSecond: 4 << 20)
@@ -263,7 +263,7 @@ struct ShopSample {
         print("== The network goes away and comes back ==")
         let proxy = APIProxy.shared
         let changes = Task {
-            var seen: [Connectivity] = []
+            var seen: [APIProxy.Connectivity] = []
             for await state in proxy.connectivityChanges() {
                 seen.append(state)
                 if seen.count == 3 { break }
@@ -283,7 +283,7 @@ struct ShopSample {
             try await Task.sleep(for: .seconds(1))
             return try await DemoShopServer.start(environment: .online, tokens: tokens, port: server.port)
         }
-        let ping = APIManager(Endpoint<NoContent>(service: .shop, methodName: "status", retryPolicy: .never))
+        let ping = APIManager(Endpoint<NoContent>(service: .shop, path: "status", retryPolicy: .never))
         var probes = 0
         while proxy.connectivity == .offline, probes < 40 {
             try await Task.sleep(for: .milliseconds(250))
@@ -302,7 +302,7 @@ struct ShopSample {
     /// met by the service's retry policy, as a real server's would be.
     static func retryInjectedFailures() async throws {
         print("== Injected failures, retried as the service says ==")
-        let detail = APIManager(Endpoint<Goods>(service: .shop, methodName: "goods/{id}"))
+        let detail = APIManager(Endpoint<Goods>(service: .shop, path: "goods/{id}"))
         var attempts: [Int] = []
         for _ in 0..<60 {
             attempts.append(try await detail.load(["id": 42]).attempts)

@@ -7,7 +7,7 @@ import Foundation
 import GRDB
 import Logging
 
-/// A ``PersistentResponseStore`` on SQLite (through GRDB): responses survive restarts, are
+/// A ``ResponseCache/PersistentStore`` on SQLite (through GRDB): responses survive restarts, are
 /// shared by the processes that open the same directory, and are evicted least recently used
 /// first when the cache outgrows its limits.
 ///
@@ -28,9 +28,9 @@ import Logging
 /// - A file that is not this cache's database — corrupt, truncated, another program's — is
 ///   moved aside (`responses.sqlite.unusable-…`) with a warning in the log, and a new one is
 ///   made. A database that fails while in use is rebuilt the same way.
-/// - Entries past their ``StoredResponse/keepUntil`` are swept on the writer queue, at most
+/// - Entries past their ``ResponseCache/StoredResponse/keepUntil`` are swept on the writer queue, at most
 ///   once per ``Limits/sweepInterval``.
-public final class DiskCache: PersistentResponseStore {
+public final class DiskCache: ResponseCache.PersistentStore {
     /// How much the cache keeps.
     public struct Limits: Sendable, Hashable {
         /// The most bytes (bodies, headers, keys) it keeps; 64 MiB by default.
@@ -95,14 +95,14 @@ public final class DiskCache: PersistentResponseStore {
         FlushAtExit.add(self)
     }
 
-    // MARK: PersistentResponseStore
+    // MARK: ResponseCache.PersistentStore
 
     /// The stored response for a key, read on the calling thread; `nil` when there is none or
     /// it cannot be read (a failure is logged, and a corrupt database rebuilt).
     ///
     /// - Parameter key: The key.
     /// - Returns: The response.
-    public func response(for key: CacheKey) -> StoredResponse? {
+    public func response(for key: ResponseCache.Key) -> ResponseCache.StoredResponse? {
         guard let pool = database.withLock({ $0 }) else { return nil }
         let storageKey = key.storageKey
         let row: Row?
@@ -116,7 +116,7 @@ public final class DiskCache: PersistentResponseStore {
         }
         guard let row else { return nil }
         touch(storageKey)
-        return StoredResponse(
+        return ResponseCache.StoredResponse(
             key: key, statusCode: row["status"], headers: HeaderText.decode(row["headers"]), body: row["body"], url: row["url"],
             storedAt: Date(timeIntervalSince1970: row["stored_at"]), expiresAt: Date(timeIntervalSince1970: row["expires_at"]),
             keepUntil: Date(timeIntervalSince1970: row["keep_until"]))
@@ -125,7 +125,7 @@ public final class DiskCache: PersistentResponseStore {
     /// Queues a response to be written; returns at once.
     ///
     /// - Parameter response: The response.
-    public func save(_ response: StoredResponse) {
+    public func save(_ response: ResponseCache.StoredResponse) {
         enqueue(.save(response))
     }
 
@@ -133,22 +133,22 @@ public final class DiskCache: PersistentResponseStore {
     /// before it), so that no later read sees it.
     ///
     /// - Parameter scope: What to remove.
-    public func remove(_ scope: CacheScope) {
+    public func remove(_ scope: ResponseCache.Scope) {
         enqueue(.remove(scope))
         flush()
     }
 
     /// The number of stored responses and their size.
-    public var usage: CacheUsage {
-        guard let pool = database.withLock({ $0 }) else { return CacheUsage(entries: 0, bytes: 0) }
+    public var usage: ResponseCache.Usage {
+        guard let pool = database.withLock({ $0 }) else { return ResponseCache.Usage(entries: 0, bytes: 0) }
         do {
             return try pool.read { db in
                 let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS entries, COALESCE(SUM(size), 0) AS bytes FROM response")
-                return CacheUsage(entries: row?["entries"] ?? 0, bytes: row?["bytes"] ?? 0)
+                return ResponseCache.Usage(entries: row?["entries"] ?? 0, bytes: row?["bytes"] ?? 0)
             }
         } catch {
             failed(error, while: "measuring the cache", in: pool)
-            return CacheUsage(entries: 0, bytes: 0)
+            return ResponseCache.Usage(entries: 0, bytes: 0)
         }
     }
 
@@ -236,27 +236,27 @@ public final class DiskCache: PersistentResponseStore {
         if sweepDue { lastSweep.withLock { $0 = now() } }
     }
 
-    private func insert(_ response: StoredResponse, _ db: Database) throws {
+    private func insert(_ response: ResponseCache.StoredResponse, _ db: Database) throws {
         let key = response.key
         try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO response
             (key, service, environment, method_name, status, headers, body, url, stored_at, expires_at, keep_until, last_used, size)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
-                key.storageKey, key.service.rawValue, key.environment.rawValue, key.methodName, response.statusCode,
+                key.storageKey, key.service.rawValue, key.environment.rawValue, key.path, response.statusCode,
                 HeaderText.encode(response.headers), response.body, response.url, response.storedAt.timeIntervalSince1970,
                 response.expiresAt.timeIntervalSince1970, response.keepUntil.timeIntervalSince1970, now().timeIntervalSince1970, response.byteCount,
             ])
     }
 
-    private func delete(_ scope: CacheScope, _ db: Database) throws {
+    private func delete(_ scope: ResponseCache.Scope, _ db: Database) throws {
         switch scope {
         case .all: try db.execute(sql: "DELETE FROM response")
         case .service(let service): try db.execute(sql: "DELETE FROM response WHERE service = ?", arguments: [service.rawValue])
         case .environment(let service, let environment):
             try db.execute(sql: "DELETE FROM response WHERE service = ? AND environment = ?", arguments: [service.rawValue, environment.rawValue])
-        case .method(let service, let methodName):
-            try db.execute(sql: "DELETE FROM response WHERE service = ? AND method_name = ?", arguments: [service.rawValue, methodName])
+        case .method(let service, let path):
+            try db.execute(sql: "DELETE FROM response WHERE service = ? AND method_name = ?", arguments: [service.rawValue, path])
         }
     }
 
@@ -437,8 +437,8 @@ public final class DiskCache: PersistentResponseStore {
 /// What is waiting for the writer queue.
 private struct PendingWrites {
     enum Operation {
-        case save(StoredResponse)
-        case remove(CacheScope)
+        case save(ResponseCache.StoredResponse)
+        case remove(ResponseCache.Scope)
     }
 
     var operations: [Operation] = []

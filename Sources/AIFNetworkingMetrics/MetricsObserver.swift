@@ -7,7 +7,7 @@ import CoreMetrics
 import Metrics
 
 /// Reports every load of the proxies it observes to swift-metrics: counters, timers and an
-/// in-flight meter, labelled by service, environment and method name (and how the load ended).
+/// in-flight meter, labelled by service, environment and path (and how the load ended).
 ///
 /// ```swift
 /// MetricsSystem.bootstrap(PrometheusMetricsFactory())   // the application's choice, once
@@ -16,7 +16,7 @@ import Metrics
 ///
 /// The library never bootstraps a metrics backend; until the application does, swift-metrics
 /// drops everything. The metrics, each with the dimensions `service`, `environment` and
-/// `method` (the manager's method name):
+/// `method` (the manager's path):
 ///
 /// | Label | Kind | Also by | What |
 /// |---|---|---|---|
@@ -34,7 +34,7 @@ import Metrics
 /// | `aif_cache_hits_total` | counter | `tier` | loads the cache answered: `memory` or `disk` |
 ///
 /// A phase that did not happen (no TLS; a reused connection has no DNS or connect) is not
-/// recorded. The metric objects are made once for each service, environment and method name
+/// recorded. The metric objects are made once for each service, environment and path
 /// and kept, so a load costs a dictionary lookup, not a round of factory calls. With no backend
 /// bootstrapped when the observer is made (swift-metrics' no-op factory), it leaves every load
 /// alone: the metrics would go nowhere, and could not go anywhere later either, as swift-metrics
@@ -58,7 +58,7 @@ public struct MetricsObserver: LoadObserver {
     /// Starts counting a load (unless no backend was bootstrapped).
     public func observation(of load: ObservedLoad) -> (any LoadObservation)? {
         guard let registry else { return nil }
-        let metrics = registry.metrics(service: load.service.rawValue, environment: load.environment?.rawValue ?? "", method: load.methodName)
+        let metrics = registry.metrics(service: load.service.rawValue, environment: load.environment?.rawValue ?? "", method: load.path)
         metrics.started.increment()
         metrics.inFlight.increment()
         return LoadMetricsObservation(metrics: metrics)
@@ -74,7 +74,7 @@ private final class LoadMetricsObservation: LoadObservation {
         self.metrics = metrics
     }
 
-    func attemptDidEnd(_ attempt: ObservedAttempt) {
+    func attemptDidEnd(_ attempt: ObservedLoad.Attempt) {
         guard case .success(let response) = attempt.result else {
             metrics.attempts(status: nil).increment()
             return
@@ -91,7 +91,7 @@ private final class LoadMetricsObservation: LoadObservation {
         (timings.reusedConnection ? metrics.connectionsReused : metrics.connectionsOpened).increment()
     }
 
-    func loadWillRetry(_ retry: RetryAttempt) {
+    func loadWillRetry(_ retry: RetryPolicy.Attempt) {
         metrics.retries.increment()
     }
 
@@ -106,7 +106,7 @@ private final class LoadMetricsObservation: LoadObservation {
         }
     }
 
-    func loadDidEnd(_ outcome: ObservedOutcome) {
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome) {
         metrics.inFlight.decrement()
         let ended = metrics.ended(outcome: outcome.outcomeClass)
         ended.count.increment()
@@ -146,7 +146,7 @@ private final class MetricsRegistry: Sendable {
     }
 }
 
-/// One endpoint's metrics (one service, environment and method name).
+/// One endpoint's metrics (one service, environment and path).
 private final class EndpointMetrics: Sendable {
     /// The phases of a transfer timed apart; the raw value indexes ``phases``.
     enum Phase: Int, CaseIterable {

@@ -8,7 +8,7 @@ import Foundation
 /// let stub = StubTransport()
 /// stub.stub(.get, "goods/{id}", with: .status(503), times: 1)
 /// stub.stub(.get, "goods/{id}", with: .json(#"{"id": 7, "title": "Scale", "price_cents": 1990}"#))
-/// let manager = APIManager(Endpoint<Goods>(service: "shop", methodName: "goods/{id}"), proxy: APIProxy(transport: stub))
+/// let manager = APIManager(Endpoint<Goods>(service: "shop", path: "goods/{id}"), proxy: APIProxy(transport: stub))
 /// let goods = try await manager.load(["id": 7])   // a 503, retried, then the goods
 /// #expect(stub.requests.count == 2)
 /// ```

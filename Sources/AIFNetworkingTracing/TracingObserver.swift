@@ -21,7 +21,7 @@ import Tracing
 /// handling a traced request joins its trace.
 ///
 /// **The load span** (`internal`), named `GET goods/list` — the HTTP method and the manager's
-/// method name — carries `aif.service`, `aif.environment`, `aif.method_name`, `aif.request_id`,
+/// path — carries `aif.service`, `aif.environment`, `aif.method_name`, `aif.request_id`,
 /// `http.request.method`, and at the end `aif.attempts`, `aif.outcome`, the cache tier that
 /// answered (`aif.cache.tier`), and the error, if any.
 ///
@@ -65,12 +65,12 @@ private final class LoadTrace: LoadObservation {
 
     init(_ load: ObservedLoad, tracer: any Tracer, parent: ServiceContext) {
         self.tracer = tracer
-        name = "\(load.method.rawValue) \(load.methodName)"
+        name = "\(load.method.rawValue) \(load.path)"
         loadSpan = tracer.startSpan(name, context: parent, ofKind: .internal)
         loadSpan.updateAttributes { attributes in
             attributes["aif.service"] = load.service.rawValue
             if let environment = load.environment { attributes["aif.environment"] = environment.rawValue }
-            attributes["aif.method_name"] = load.methodName
+            attributes["aif.method_name"] = load.path
             attributes["aif.request_id"] = Int(load.requestID.rawValue)
             attributes["http.request.method"] = load.method.rawValue
         }
@@ -88,7 +88,7 @@ private final class LoadTrace: LoadObservation {
         unfinished?.end()
     }
 
-    func attemptDidEnd(_ attempt: ObservedAttempt) {
+    func attemptDidEnd(_ attempt: ObservedLoad.Attempt) {
         guard let span = attemptSpan.withLock({ $0.take() }) else { return }
         let url = attempt.request.url
         span.updateAttributes { attributes in
@@ -112,7 +112,7 @@ private final class LoadTrace: LoadObservation {
         span.end()
     }
 
-    func loadWillRetry(_ retry: RetryAttempt) {
+    func loadWillRetry(_ retry: RetryPolicy.Attempt) {
         var attributes = SpanAttributes()
         attributes["aif.retry.attempt"] = retry.number
         attributes["aif.retry.delay_ms"] = Int(retry.delay / .milliseconds(1))
@@ -128,7 +128,7 @@ private final class LoadTrace: LoadObservation {
         loadSpan.attributes["aif.cache.tier"] = tier == .memory ? "memory" : "disk"
     }
 
-    func loadDidEnd(_ outcome: ObservedOutcome) {
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome) {
         attemptSpan.withLock { $0.take() }?.end()
         loadSpan.updateAttributes { attributes in
             attributes["aif.attempts"] = outcome.attempts

@@ -142,12 +142,12 @@ struct Call: AsyncParsableCommand {
         let body = try body()
         let method = HTTPMethod(rawValue: method.uppercased())
         let endpoint = Endpoint<NoContent>(
-            service: resolved.service.name, methodName: options.methodName, method: method,
+            service: resolved.service.name, path: options.path, method: method,
             bodyEncoding: urlencoded ? .form : (json != nil ? .json : nil), headers: try options.headerFields(), timeouts: options.timeouts)
 
         if curl {
             let request = try RequestGenerator().makeRequest(
-                for: resolved, methodName: endpoint.methodName, method: endpoint.method, parameters: parameters,
+                for: resolved, path: endpoint.path, method: endpoint.method, parameters: parameters,
                 headers: endpoint.headers, bodyEncoding: endpoint.bodyEncoding, rawBody: body)
             let command = request.curlCommand(
                 revealingSecrets: showSecrets, showingSignature: !redact, referringTo: redact ? [:] : ProcessInfo.processInfo.environment)

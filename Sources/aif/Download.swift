@@ -66,7 +66,7 @@ struct Download: AsyncParsableCommand {
     private func download() async throws {
         let (registry, resolved) = try options.resolve()
         let endpoint = Endpoint<NoContent>(
-            service: resolved.service.name, methodName: options.methodName, headers: try options.headerFields(), timeouts: options.timeouts)
+            service: resolved.service.name, path: options.path, headers: try options.headerFields(), timeouts: options.timeouts)
         let (manager, transport) = options.manager(endpoint, registry: registry, resolved: resolved)
         defer { transport.shutdown() }
         let target = FileDownload(to: URL(fileURLWithPath: output), expectedSHA256: sha256, keepsPartialFile: !discardPartial)

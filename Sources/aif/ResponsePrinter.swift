@@ -15,7 +15,7 @@ struct ResponsePrinter {
     var colours: Bool { toTerminal && ProcessInfo.processInfo.environment["NO_COLOR"] == nil }
 
     /// Writes a response.
-    func print(version: HTTPVersion, status: Int, headers: HTTPHeaders, body: Data) {
+    func print(version: HTTPResponse.Version, status: Int, headers: HTTPHeaders, body: Data) {
         var output = Data()
         if includesHead {
             output.append(contentsOf: "\(version) \(status)\(Self.reason(status).map { " " + $0 } ?? "")\n".utf8)

@@ -9,8 +9,8 @@ struct ServiceOptions: ParsableArguments {
     @Argument(help: "The service name, as registered by its config file.")
     var service: String
 
-    @Argument(help: "The method name (path under the API version), with {placeholders} filled from --param.")
-    var methodName: String
+    @Argument(help: "The path (under the service's base URL and API version), with {placeholders} filled from --param.")
+    var path: String
 
     @Option(name: .customLong("config"), help: "A service config file or a folder of them (repeatable; default: Configs/).")
     var configs: [String] = []
@@ -34,16 +34,16 @@ struct ServiceOptions: ParsableArguments {
     var verbose = false
 
     /// The registry of the configured services, and the service resolved in it.
-    func resolve() throws -> (ServiceRegistry, ResolvedService) {
+    func resolve() throws -> (ServiceRegistry, ServiceRegistry.ResolvedService) {
         let registry = ServiceRegistry()
         for file in try configFiles(configs) {
             registry.register(try ConfiguredService.load(from: file))
         }
         let serviceName = ServiceName(rawValue: service)
         if let environment {
-            registry.setEnvironment(EnvironmentName(rawValue: environment), for: serviceName)
+            registry.setEnvironment(ServiceEnvironment.Name(rawValue: environment), for: serviceName)
         }
-        let resolved: Result<ResolvedService, ServiceError> = Result { () throws(ServiceError) in try registry.resolve(serviceName) }
+        let resolved: Result<ServiceRegistry.ResolvedService, ServiceError> = Result { () throws(ServiceError) in try registry.resolve(serviceName) }
         switch resolved {
         case .success(let resolved):
             return (registry, resolved)
@@ -57,8 +57,8 @@ struct ServiceOptions: ParsableArguments {
     }
 
     /// The `--timeout` as the load's total timeout.
-    var timeouts: Timeouts? {
-        timeout.map { Timeouts(total: .seconds($0)) }
+    var timeouts: HTTPRequest.Timeouts? {
+        timeout.map { HTTPRequest.Timeouts(total: .seconds($0)) }
     }
 
     func validate() throws {
@@ -99,7 +99,7 @@ struct ServiceOptions: ParsableArguments {
     /// manager layer as an app's would: the service's retry policy, authenticator and clock
     /// correction apply, `--verbose` shows the proxy's log, and `--record` writes the response
     /// as a fixture. Shut the transport down after.
-    func manager<Content>(_ endpoint: Endpoint<Content>, registry: ServiceRegistry, resolved: ResolvedService) -> (APIManager<Content>, CurlTransport) {
+    func manager<Content>(_ endpoint: Endpoint<Content>, registry: ServiceRegistry, resolved: ServiceRegistry.ResolvedService) -> (APIManager<Content>, CurlTransport) {
         if verbose {
             printError("* \(resolved.service.name) / \(resolved.environmentName): \(resolved.service.retryPolicy)"
                 + (resolved.authenticator != nil ? "; credentials from its authenticator" : ""))
@@ -112,7 +112,7 @@ struct ServiceOptions: ParsableArguments {
     }
 
     /// Prints a response's status, headers and timings on standard error, for `--verbose`.
-    func describe(statusCode: Int, headers: HTTPHeaders, metrics: TransferMetrics, attempts: Int) {
+    func describe(statusCode: Int, headers: HTTPHeaders, metrics: HTTPResponse.Metrics, attempts: Int) {
         guard verbose else { return }
         printError("< \(statusCode)")
         for field in headers.redactingSecrets() { printError("< \(field.name): \(field.value)") }

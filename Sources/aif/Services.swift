@@ -49,7 +49,7 @@ struct Services: AsyncParsableCommand {
 
     /// A service's lines: name and file, retries, and one line per environment with its URL (or
     /// fixtures) and signing.
-    private func describe(_ service: ConfiguredService, active: EnvironmentName) -> [String] {
+    private func describe(_ service: ConfiguredService, active: ServiceEnvironment.Name) -> [String] {
         var lines = ["\(service.name) (\(service.file))"]
         lines.append("  retries: \(service.retryPolicy)")
         lines.append("  environments (* the one used; --env or AIF_ENVIRONMENT chooses):")

@@ -17,7 +17,7 @@ struct TokenShop: Sendable {
     static let services: [ServiceName] = ["shop", "shop-a", "shop-b"]
 
     static func make(
-        credential: Credential? = nil, expiredApplicationCodes: Set<String> = [], refreshWindow: Duration = .seconds(60),
+        credential: Authenticator.Credential? = nil, expiredApplicationCodes: Set<String> = [], refreshWindow: Duration = .seconds(60),
         refreshTimeout: Duration = .seconds(30), errorPolicies: String? = nil, observers: [any LoadObserver] = [],
         tokenLifetime: Duration = .seconds(300)
     ) async throws -> TokenShop {
@@ -36,20 +36,20 @@ struct TokenShop: Sendable {
             let renamed = text.replacingOccurrences(of: #""name": "shop""#, with: #""name": "\#(name)""#)
             stack.registry.register(try ConfiguredService.parse(Data(renamed.utf8), file: "\(name).json", environment: environment))
         }
-        let tokenEndpoint = Endpoint<TokenGrant>(service: "shop", methodName: "auth/token", method: .post, usesAuthenticator: false)
+        let tokenEndpoint = Endpoint<TokenGrant>(service: "shop", path: "auth/token", method: .post, usesAuthenticator: false)
         let (proxy, registry) = (stack.proxy, stack.registry)
         let authenticator = Authenticator(
             credential: credential, expiredApplicationCodes: expiredApplicationCodes, refreshTimeout: refreshTimeout, refreshWindow: refreshWindow
         ) {
             let grant = try await APIManager(tokenEndpoint, proxy: proxy, registry: registry).load().content
-            return Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
+            return Authenticator.Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
         }
         stack.registry.setAuthenticator(authenticator, for: services)
         return TokenShop(tokens: tokens, server: server, transport: transport, stack: stack, authenticator: authenticator)
     }
 
     func account(_ service: ServiceName = "shop", path: String = "account") -> APIManager<Account> {
-        APIManager(Endpoint<Account>(service: service, methodName: path), proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
+        APIManager(Endpoint<Account>(service: service, path: path), proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
     }
 
     /// Loads `account` `count` times at once, spread over the three services.
@@ -203,7 +203,7 @@ struct AuthenticatorTests {
     @Test func aCredentialNearItsExpiryIsRefreshedAheadOnce() async throws {
         let shop = try await TokenShop.make()
         let old = try await shop.signIn()
-        shop.authenticator.setCredential(Credential(token: old, expiresAt: Date().addingTimeInterval(20)))
+        shop.authenticator.setCredential(Authenticator.Credential(token: old, expiresAt: Date().addingTimeInterval(20)))
         let results = await shop.burst(30)
         #expect(results.allSatisfy { (try? $0.get())?.attempts == 1 })
         #expect(await eventually { shop.tokens.refreshAttempts == 2 })
@@ -264,7 +264,7 @@ struct AuthenticatorTests {
     }
 
     @Test func aParameterCredentialIsRedactedWhereRequestsAreShown() throws {
-        _ = Authenticator(placement: .parameter("access_token")) { Credential(token: "never") }
+        _ = Authenticator(placement: .parameter("access_token")) { Authenticator.Credential(token: "never") }
         let query = HTTPRequest(url: URL(string: "https://api.example/v1/me?access_token=s3cret&page=2")!)
         #expect(!query.curlCommand().contains("s3cret"))
         #expect(query.curlCommand().contains("access_token=***&page=2"))
@@ -301,14 +301,14 @@ struct CredentialStateTests {
         }
         let second = state.acquire(now: now, window: 60, waiter: { "b" })
         #expect(isWait(second), "a second refresh")
-        let (waiters, generation) = state.refreshed(Credential(token: "t1"), at: now)
+        let (waiters, generation) = state.refreshed(Authenticator.Credential(token: "t1"), at: now)
         #expect(waiters == ["a", "b"])
         #expect(generation == 1)
         #expect(isUse(state.acquire(now: now, window: 60, waiter: { "c" }), generation: 1))
     }
 
     @Test func anExpiryReportedTwiceRefreshesOnceAndALateReportUsesTheNewCredential() {
-        var state = State(credential: Credential(token: "t1"))
+        var state = State(credential: Authenticator.Credential(token: "t1"))
         guard case .waitAndRefresh = state.expired("a", used: 1) else {
             Issue.record("no refresh")
             return
@@ -318,12 +318,12 @@ struct CredentialStateTests {
         // New requests wait too: the credential was refused.
         let newLoad = state.acquire(now: now, window: 60, waiter: { "c" })
         #expect(isWait(newLoad), "used a refused credential")
-        #expect(state.refreshed(Credential(token: "t2"), at: now).waiters == ["a", "b", "c"])
+        #expect(state.refreshed(Authenticator.Credential(token: "t2"), at: now).waiters == ["a", "b", "c"])
         #expect(isUse(state.expired("late", used: 1), generation: 2))
     }
 
     @Test func aRefusalSeenByTheTransportMakesTheGenerationStaleAndStartsOneRefresh() {
-        var state = State(credential: Credential(token: "t1"))
+        var state = State(credential: Authenticator.Credential(token: "t1"))
         #expect(!state.isStale(1))
         let firstRefusalStartsRefresh = state.refused(1)
         #expect(firstRefusalStartsRefresh)
@@ -335,7 +335,7 @@ struct CredentialStateTests {
         #expect(isWait(reported), "a second refresh")
         let newLoad = state.acquire(now: now, window: 60, waiter: { "b" })
         #expect(isWait(newLoad), "a new load used the refused credential")
-        #expect(state.refreshed(Credential(token: "t2"), at: now).waiters == ["a", "b"])
+        #expect(state.refreshed(Authenticator.Credential(token: "t2"), at: now).waiters == ["a", "b"])
         #expect(state.isStale(1))
         #expect(!state.isStale(2))
         // A late refusal of the old generation changes nothing.
@@ -345,7 +345,7 @@ struct CredentialStateTests {
     }
 
     @Test func aCredentialRefreshedAheadIsNotStaleUntilItIsRefused() {
-        var state = State(credential: Credential(token: "t1", expiresAt: now.addingTimeInterval(30)))
+        var state = State(credential: Authenticator.Credential(token: "t1", expiresAt: now.addingTimeInterval(30)))
         guard case .useAndRefresh(_, 1) = state.acquire(now: now, window: 60, waiter: { "a" }) else {
             Issue.record("no refresh ahead")
             return
@@ -358,7 +358,7 @@ struct CredentialStateTests {
     }
 
     @Test func aFailedRefreshLeavesTheOldGenerationStale() {
-        var state = State(credential: Credential(token: "t1"))
+        var state = State(credential: Authenticator.Credential(token: "t1"))
         let refusalStartsRefresh = state.refused(1)
         #expect(refusalStartsRefresh)
         _ = state.refreshFailed(AuthenticationFailure(underlying: TestFailure("down")))
@@ -370,7 +370,7 @@ struct CredentialStateTests {
     }
 
     @Test func aFailedRefreshFailsLateReportsInsteadOfRefreshingAgain() {
-        var state = State(credential: Credential(token: "t1"))
+        var state = State(credential: Authenticator.Credential(token: "t1"))
         _ = state.expired("a", used: 1)
         #expect(state.refreshFailed(AuthenticationFailure(underlying: TestFailure("down"))) == ["a"])
         #expect(state.credential == nil)
@@ -386,7 +386,7 @@ struct CredentialStateTests {
     }
 
     @Test func aCredentialNearItsExpiryIsUsedWhileOneRefreshRunsAhead() {
-        var state = State(credential: Credential(token: "t1", expiresAt: now.addingTimeInterval(30)))
+        var state = State(credential: Authenticator.Credential(token: "t1", expiresAt: now.addingTimeInterval(30)))
         guard case .useAndRefresh(_, 1) = state.acquire(now: now, window: 60, waiter: { "a" }) else {
             Issue.record("no refresh ahead")
             return
@@ -395,7 +395,7 @@ struct CredentialStateTests {
         // Expired meanwhile: requests wait for the refresh already running.
         let later = state.acquire(now: now.addingTimeInterval(31), window: 60, waiter: { "c" })
         #expect(isWait(later), "used an expired credential")
-        #expect(state.refreshed(Credential(token: "t2"), at: now).waiters == ["c"])
+        #expect(state.refreshed(Authenticator.Credential(token: "t2"), at: now).waiters == ["c"])
     }
 
     /// Each credential is refreshed ahead once, three quarters into its life at the earliest,
@@ -403,7 +403,7 @@ struct CredentialStateTests {
     /// lifetimes, each refresh answering at once with a credential that lives as long.
     @Test(arguments: [10.0, 60.0, 3_600.0])
     func eachCredentialIsRefreshedAheadOnceLateInItsLife(lifetime: TimeInterval) {
-        var state = State(credential: Credential(token: "t0", expiresAt: now.addingTimeInterval(lifetime), issuedAt: now))
+        var state = State(credential: Authenticator.Credential(token: "t0", expiresAt: now.addingTimeInterval(lifetime), issuedAt: now))
         var refreshedAt: [TimeInterval] = []
         var elapsed: TimeInterval = 0
         for step in 0..<Int(3 * lifetime / 0.3) {
@@ -415,7 +415,7 @@ struct CredentialStateTests {
             case .useAndRefresh:
                 refreshedAt.append(elapsed)
                 // A refresh that returns a credential with an expiry alone: issued when it returned.
-                _ = state.refreshed(Credential(token: "t\(refreshedAt.count)", expiresAt: at.addingTimeInterval(lifetime)), at: at)
+                _ = state.refreshed(Authenticator.Credential(token: "t\(refreshedAt.count)", expiresAt: at.addingTimeInterval(lifetime)), at: at)
             default:
                 Issue.record("at \(elapsed) s the request did not go on with the credential")
                 return
@@ -430,18 +430,18 @@ struct CredentialStateTests {
     /// A credential whose issue is unknown (the app set it with an expiry alone) is refreshed a
     /// whole window ahead; one made `validFor` a lifetime knows its issue.
     @Test func aCredentialWithoutAnIssueTimeIsRefreshedAWholeWindowAhead() {
-        var unknown = State(credential: Credential(token: "t", expiresAt: now.addingTimeInterval(50)))
+        var unknown = State(credential: Authenticator.Credential(token: "t", expiresAt: now.addingTimeInterval(50)))
         guard case .useAndRefresh = unknown.acquire(now: now, window: 60, waiter: { "a" }) else {
             Issue.record("no refresh ahead of an expiry within the window")
             return
         }
-        var known = State(credential: Credential(token: "t", validFor: .seconds(50)))
+        var known = State(credential: Authenticator.Credential(token: "t", validFor: .seconds(50)))
         #expect(isUse(known.acquire(now: Date(), window: 60, waiter: { "a" }), generation: 1))
     }
 
     @Test func aCredentialSetByTheAppReplacesTheOld() {
-        var state = State(credential: Credential(token: "t1"))
-        state.set(Credential(token: "signed-in"))
+        var state = State(credential: Authenticator.Credential(token: "t1"))
+        state.set(Authenticator.Credential(token: "signed-in"))
         #expect(state.generation == 2)
         #expect(isUse(state.expired("a", used: 1), generation: 2))
     }

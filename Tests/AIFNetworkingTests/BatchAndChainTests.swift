@@ -4,16 +4,16 @@ import Foundation
 import Testing
 
 /// Records what a batch or chain delegate heard, and where.
-private final class CompositeRecorder: APIBatchDelegate, APIChainDelegate {
-    let batches = Locked<[BatchOutcome]>([])
+private final class CompositeRecorder: APIBatch.Delegate, APIChainDelegate {
+    let batches = Locked<[APIBatch.Outcome]>([])
     let chains = Locked<[String]>([])
 
-    func batch(_ batch: APIBatch, didFinishWith outcome: BatchOutcome) {
+    func batch(_ batch: APIBatch, didFinishWith outcome: APIBatch.Outcome) {
         MainActor.assertIsolated("the batch delegate runs on the main actor by default")
         batches.withLock { $0.append(outcome) }
     }
 
-    func chain<Last>(didFinishWith outcome: ChainOutcome<Last>) {
+    func chain<Last>(didFinishWith outcome: APIChain<Last>.Outcome) {
         let text = switch outcome {
         case .finished(let response): "finished \(type(of: response.content))"
         case .stopped(let step): "stopped at \(step)"

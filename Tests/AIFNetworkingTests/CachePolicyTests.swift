@@ -26,9 +26,9 @@ private final class OriginRecorder: APIManagerDelegate {
 @Suite("Cache policies: stale-while-revalidate, revalidation, offline fallback, Cache-Control, versions")
 struct CachePolicyTests {
     private func manager(
-        _ stack: ShopStack, _ policy: CachePolicy, methodName: String = "goods/{id}"
+        _ stack: ShopStack, _ policy: CachePolicy, path: String = "goods/{id}"
     ) -> ShopManager<Goods> {
-        stack.manager(methodName, Goods.self) { var s = $0; s.cache = true; s.cachePolicy = policy; return s }
+        stack.manager(path, Goods.self) { var s = $0; s.cache = true; s.cachePolicy = policy; return s }
     }
 
     @Test func aStaleResponseIsDeliveredAtOnceAndThenTheRefreshedOne() async throws {
@@ -118,7 +118,7 @@ struct CachePolicyTests {
         #expect(stack.transport.sent == 2)
 
         // Without a revalidation window the request is unconditional.
-        let plain = manager(stack, CachePolicy(lifetime: .seconds(30), revalidationWindow: nil), methodName: "goods/{id}")
+        let plain = manager(stack, CachePolicy(lifetime: .seconds(30), revalidationWindow: nil), path: "goods/{id}")
         _ = try await plain.load(["id": 7])
         clock.advance(by: .seconds(31))
         #expect(try await plain.load(["id": 7]).origin == .network)

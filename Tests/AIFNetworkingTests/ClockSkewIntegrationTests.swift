@@ -28,7 +28,7 @@ struct ClockSkewIntegrationTests {
     }
 
     static func ping(_ service: ServiceName, _ registry: ServiceRegistry, _ proxy: APIProxy) -> APIManager<Ping> {
-        APIManager(Endpoint<Ping>(service: service, methodName: "ping"), proxy: proxy, registry: registry, cache: ResponseCache())
+        APIManager(Endpoint<Ping>(service: service, path: "ping"), proxy: proxy, registry: registry, cache: ResponseCache())
     }
 
     @Test func twoBackendsWithDifferentClocksOnOneProxy() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// The proxy's connectivity, judged from real requests: to a server that answers, and to a port
 /// on 127.0.0.1 where nothing listens (every connection refused, as with no network).
-@Suite("Connectivity: offline and online from the outcomes of real requests")
+@Suite("APIProxy.Connectivity: offline and online from the outcomes of real requests")
 struct ConnectivityTests {
     /// Two services, `up` (a server answering `status`) and `down` (a closed port), neither
     /// retrying, on a proxy of their own.
@@ -24,7 +24,7 @@ struct ConnectivityTests {
         }
 
         func manager(_ service: ServiceName) -> APIManager<NoContent> {
-            APIManager(Endpoint(service: service, methodName: "ping"), proxy: proxy, registry: registry, cache: ResponseCache())
+            APIManager(Endpoint(service: service, path: "ping"), proxy: proxy, registry: registry, cache: ResponseCache())
         }
 
         /// One load of `service`, whatever its outcome.
@@ -33,8 +33,8 @@ struct ConnectivityTests {
         }
 
         /// Everything the proxy's stream of changes says, as it says it.
-        func watch() -> (states: Locked<[Connectivity]>, task: Task<Void, Never>) {
-            let states = Locked<[Connectivity]>([])
+        func watch() -> (states: Locked<[APIProxy.Connectivity]>, task: Task<Void, Never>) {
+            let states = Locked<[APIProxy.Connectivity]>([])
             let stream = proxy.connectivityChanges()
             let task = Task {
                 for await state in stream { states.withLock { $0.append(state) } }
@@ -44,7 +44,7 @@ struct ConnectivityTests {
     }
 
     /// Waits (at most 5 s) until `states` holds `count` entries, then returns them.
-    func settled(_ states: Locked<[Connectivity]>, count: Int) async throws -> [Connectivity] {
+    func settled(_ states: Locked<[APIProxy.Connectivity]>, count: Int) async throws -> [APIProxy.Connectivity] {
         let deadline = ContinuousClock.now + .seconds(5)
         while states.withLock({ $0.count }) < count, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))

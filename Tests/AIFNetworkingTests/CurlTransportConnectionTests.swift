@@ -104,7 +104,7 @@ struct CurlTransportConnectionTests {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<count {
                 group.addTask {
-                    let request = HTTPRequest(url: url, timeouts: Timeouts(connect: .seconds(30), total: .seconds(120), idle: .seconds(60)))
+                    let request = HTTPRequest(url: url, timeouts: HTTPRequest.Timeouts(connect: .seconds(30), total: .seconds(120), idle: .seconds(60)))
                     return try await transport.send(request).statusCode
                 }
             }
@@ -118,7 +118,7 @@ struct CurlTransportConnectionTests {
         let servers = try await TestServers.shared()
         let transport = makeTransport { $0.tls.certificateAuthorities = .file(path: servers.certificates.caPath) }
         defer { transport.shutdown() }
-        let answers = try await withThrowingTaskGroup(of: (String, HTTPVersion).self) { group in
+        let answers = try await withThrowingTaskGroup(of: (String, HTTPResponse.Version).self) { group in
             for _ in 0..<256 {
                 group.addTask {
                     // A short wait on the server keeps all 256 in flight together.
@@ -126,7 +126,7 @@ struct CurlTransportConnectionTests {
                     return (String(decoding: response.body, as: UTF8.self), response.httpVersion)
                 }
             }
-            var answers: [(String, HTTPVersion)] = []
+            var answers: [(String, HTTPResponse.Version)] = []
             for try await answer in group { answers.append(answer) }
             return answers
         }

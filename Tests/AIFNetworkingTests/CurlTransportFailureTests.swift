@@ -29,7 +29,7 @@ struct CurlTransportFailureTests {
         let error = await #expect(throws: TransportError.self) {
             try await transport.send(HTTPRequest(
                 url: URL(string: "https://127.0.0.1:\(silent.port)/")!,
-                timeouts: Timeouts(connect: .milliseconds(300), total: .seconds(20))
+                timeouts: HTTPRequest.Timeouts(connect: .milliseconds(300), total: .seconds(20))
             ))
         }
         #expect(error?.code == .connectTimeout)
@@ -44,7 +44,7 @@ struct CurlTransportFailureTests {
         defer { transport.shutdown() }
         let started = ContinuousClock.now
         let error = await #expect(throws: TransportError.self) {
-            try await transport.send(HTTPRequest(url: server.url("slow/20000"), timeouts: Timeouts(connect: .seconds(5), total: .milliseconds(300))))
+            try await transport.send(HTTPRequest(url: server.url("slow/20000"), timeouts: HTTPRequest.Timeouts(connect: .seconds(5), total: .milliseconds(300))))
         }
         #expect(error?.code == .totalTimeout)
         #expect(ContinuousClock.now - started < .milliseconds(1300))
@@ -52,7 +52,7 @@ struct CurlTransportFailureTests {
 
     @Test func aSlowServerWithinTheLimitIsFine() async throws {
         let server = try await TestServers.shared().plain
-        let transport = makeTransport { $0.timeouts = Timeouts(connect: .seconds(30), total: .seconds(30)) }
+        let transport = makeTransport { $0.timeouts = HTTPRequest.Timeouts(connect: .seconds(30), total: .seconds(30)) }
         defer { transport.shutdown() }
         let response = try await transport.send(HTTPRequest(url: server.url("slow/200")))
         #expect(String(decoding: response.body, as: UTF8.self) == "slow")

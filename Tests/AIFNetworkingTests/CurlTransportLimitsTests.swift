@@ -43,7 +43,7 @@ struct CurlTransportLimitsTests {
         let url = URL(string: "http://127.0.0.1:\(server.port)/endless")!
         let started = ContinuousClock.now
         let error = await #expect(throws: TransportError.self) {
-            try await transport.send(HTTPRequest(url: url, timeouts: Timeouts(connect: .seconds(5), total: .seconds(60))))
+            try await transport.send(HTTPRequest(url: url, timeouts: HTTPRequest.Timeouts(connect: .seconds(5), total: .seconds(60))))
         }
         #expect(error?.code == .responseTooLarge)
         #expect(error?.detail.contains("\(8 << 20) bytes") == true)
@@ -85,7 +85,7 @@ struct CurlTransportLimitsTests {
         let error = await #expect(throws: TransportError.self) {
             try await transport.send(HTTPRequest(
                 url: URL(string: "http://127.0.0.1:\(server.port)/")!,
-                timeouts: Timeouts(connect: .seconds(5), total: .seconds(30), idle: .seconds(1))))
+                timeouts: HTTPRequest.Timeouts(connect: .seconds(5), total: .seconds(30), idle: .seconds(1))))
         }
         #expect(error?.code == .stalled)
         #expect(error?.isTimeout == true)
@@ -97,7 +97,7 @@ struct CurlTransportLimitsTests {
         // generous idle limit, far below the total one).
         let moving = try await TestServers.shared().plain
         let dripped = try await transport.send(HTTPRequest(
-            url: moving.url("drip/20"), timeouts: Timeouts(connect: .seconds(5), total: .seconds(120), idle: .seconds(20))))
+            url: moving.url("drip/20"), timeouts: HTTPRequest.Timeouts(connect: .seconds(5), total: .seconds(120), idle: .seconds(20))))
         #expect(dripped.body.count == 20 * 1024)
     }
 }

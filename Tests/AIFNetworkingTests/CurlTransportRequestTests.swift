@@ -62,7 +62,7 @@ struct CurlTransportRequestTests {
         let transport = makeTransport { $0.redirects = .never }
         defer { transport.shutdown() }
         let base = server.url("").absoluteString
-        let cases: [(url: String, redirects: RedirectPolicy?, target: String)] = [
+        let cases: [(url: String, redirects: HTTPRequest.RedirectPolicy?, target: String)] = [
             (base + "echo?b=2&a=%20x&sign=0123456789abcdef", nil, "/echo?b=2&a=%20x&sign=0123456789abcdef"),
             (base + "echo", nil, "/echo"),
             (base + "echo?", nil, "/echo?"),

@@ -40,7 +40,7 @@ struct CurlTransportTLSTests {
         let servers = try await TestServers.shared()
         let transport = makeTransport {
             $0.tls.certificateAuthorities = .file(path: servers.certificates.caPath)
-            $0.tls.pinnedPublicKeys = [PublicKeyPin(sha256Base64: servers.certificates.otherKeyPin), PublicKeyPin(sha256Base64: servers.certificates.serverKeyPin)]
+            $0.tls.pinnedPublicKeys = [CurlTransport.PublicKeyPin(sha256Base64: servers.certificates.otherKeyPin), CurlTransport.PublicKeyPin(sha256Base64: servers.certificates.serverKeyPin)]
         }
         defer { transport.shutdown() }
         let response = try await transport.send(HTTPRequest(url: servers.tls.url("bytes/10", secure: true)))
@@ -51,7 +51,7 @@ struct CurlTransportTLSTests {
         let servers = try await TestServers.shared()
         let transport = makeTransport {
             $0.tls.certificateAuthorities = .file(path: servers.certificates.caPath)
-            $0.tls.pinnedPublicKeys = [PublicKeyPin(sha256Base64: servers.certificates.otherKeyPin)]
+            $0.tls.pinnedPublicKeys = [CurlTransport.PublicKeyPin(sha256Base64: servers.certificates.otherKeyPin)]
         }
         defer { transport.shutdown() }
         let error = await #expect(throws: TransportError.self) {

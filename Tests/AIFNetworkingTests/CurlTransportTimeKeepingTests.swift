@@ -68,13 +68,13 @@ struct CurlTransportTimeKeepingTests {
             switch index % 12 {
             case 0:
                 kind = .slow
-                request = AIFNetworking.HTTPRequest(url: server.url("slow/1000"), timeouts: Timeouts(connect: .seconds(5), total: total))
+                request = AIFNetworking.HTTPRequest(url: server.url("slow/1000"), timeouts: AIFNetworking.HTTPRequest.Timeouts(connect: .seconds(5), total: total))
             case 4:
                 kind = .fail
-                request = AIFNetworking.HTTPRequest(url: server.url("fail"), timeouts: Timeouts(connect: .seconds(5), total: .seconds(20)))
+                request = AIFNetworking.HTTPRequest(url: server.url("fail"), timeouts: AIFNetworking.HTTPRequest.Timeouts(connect: .seconds(5), total: .seconds(20)))
             case 8:
                 kind = .reset
-                request = AIFNetworking.HTTPRequest(url: URL(string: "http://127.0.0.1:\(resets.port)/reset")!, timeouts: Timeouts(connect: .seconds(5), total: .seconds(20)))
+                request = AIFNetworking.HTTPRequest(url: URL(string: "http://127.0.0.1:\(resets.port)/reset")!, timeouts: AIFNetworking.HTTPRequest.Timeouts(connect: .seconds(5), total: .seconds(20)))
             default:
                 kind = .fast
                 request = AIFNetworking.HTTPRequest(url: server.url("fast"))
@@ -130,7 +130,7 @@ struct CurlTransportTimeKeepingTests {
         let total = Duration.milliseconds(300)
         let start = ContinuousClock.now
         let error = await #expect(throws: TransportError.self) {
-            try await transport.send(AIFNetworking.HTTPRequest(url: server.url("fast"), timeouts: Timeouts(connect: .seconds(5), total: total)))
+            try await transport.send(AIFNetworking.HTTPRequest(url: server.url("fast"), timeouts: AIFNetworking.HTTPRequest.Timeouts(connect: .seconds(5), total: total)))
         }
         let elapsed = ContinuousClock.now - start
         #expect(error?.code == .totalTimeout)

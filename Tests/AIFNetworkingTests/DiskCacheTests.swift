@@ -10,9 +10,9 @@ import Testing
 // sanitizer would otherwise take both threads at once and starve the timing tests beside them.
 @Suite("Disk cache: persistence, limits, damage, crashes, processes", .serialized)
 struct DiskCacheTests {
-    private static func response(_ index: Int, body: Int = 2048, keepFor: TimeInterval = 7200, at date: Date = Date()) -> StoredResponse {
-        StoredResponse(
-            key: CacheKey(service: "shop", environment: .online, method: .get, methodName: "goods/{id}", parameters: ["id": .int(index)]),
+    private static func response(_ index: Int, body: Int = 2048, keepFor: TimeInterval = 7200, at date: Date = Date()) -> ResponseCache.StoredResponse {
+        ResponseCache.StoredResponse(
+            key: ResponseCache.Key(service: "shop", environment: .online, method: .get, path: "goods/{id}", parameters: ["id": .int(index)]),
             statusCode: 200, headers: ["Content-Type": "application/json", "ETag": "\"v\(index)\"", "X-Note": "a: b"],
             body: Data(repeating: UInt8(index % 251), count: body), url: "http://127.0.0.1/v1/goods/\(index)", storedAt: date,
             expiresAt: date.addingTimeInterval(60), keepUntil: date.addingTimeInterval(keepFor))
@@ -37,7 +37,7 @@ struct DiskCacheTests {
         let second = try DiskCache(directory: folder)
         #expect(second.response(for: stored.key) == stored)
         #expect(second.response(for: Self.response(2).key) == nil)
-        #expect(second.usage == CacheUsage(entries: 1, bytes: stored.byteCount))
+        #expect(second.usage == ResponseCache.Usage(entries: 1, bytes: stored.byteCount))
         #expect(try Self.movedAside(in: folder).isEmpty)
     }
 
@@ -128,8 +128,8 @@ struct DiskCacheTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let disk = try DiskCache(directory: folder)
         let cache = ResponseCache(persistentStore: disk)
-        func key(_ service: ServiceName, _ environment: EnvironmentName, _ method: String) -> CacheKey {
-            CacheKey(service: service, environment: environment, method: .get, methodName: method, parameters: [:])
+        func key(_ service: ServiceName, _ environment: ServiceEnvironment.Name, _ method: String) -> ResponseCache.Key {
+            ResponseCache.Key(service: service, environment: environment, method: .get, path: method, parameters: [:])
         }
         let keys = [key("shop", .online, "goods"), key("shop", .online, "orders"), key("shop", .offline, "goods"), key("news", .online, "feed")]
         let response = HTTPResponse(statusCode: 200, headers: ["Set-Cookie": "session=secret"], body: Data("{}".utf8), url: URL(string: "http://h/x?sign=abc")!)
@@ -158,7 +158,7 @@ struct DiskCacheTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let disk = try DiskCache(directory: folder)
         let cache = ResponseCache(persistentStore: disk)
-        let key = CacheKey(service: "shop", environment: .online, method: .get, methodName: "account", parameters: [:])
+        let key = ResponseCache.Key(service: "shop", environment: .online, method: .get, path: "account", parameters: [:])
         let response = HTTPResponse(statusCode: 200, headers: ["Cache-Control": "private, max-age=60"], body: Data("{}".utf8), url: URL(string: "http://h/x")!)
         let following = CachePolicy(lifetime: .seconds(60), followsCacheControl: true)
         cache.store(response, request: HTTPRequest(url: response.url), content: "", for: key, policy: following)
@@ -275,7 +275,7 @@ struct DiskCacheTests {
     private static func checkWriterEntries(_ cache: DiskCache, first: Int, count: Int) -> Int {
         var found = 0
         for index in first..<(first + count) {
-            let key = CacheKey(service: "crash", environment: .online, method: .get, methodName: "item", parameters: ["i": .int(index)])
+            let key = ResponseCache.Key(service: "crash", environment: .online, method: .get, path: "item", parameters: ["i": .int(index)])
             guard let stored = cache.response(for: key) else { continue }
             found += 1
             let text = String(decoding: stored.body, as: UTF8.self)

@@ -1,4 +1,4 @@
-@testable import AIFNetworking
+@_spi(Support) @testable import AIFNetworking
 import Foundation
 import Testing
 

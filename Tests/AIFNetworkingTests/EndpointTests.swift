@@ -11,7 +11,7 @@ private struct InvalidID: Error, CustomStringConvertible {
 /// restates `@unchecked Sendable` — the compiler checks every part.
 extension Endpoint where Content == Goods {
     fileprivate static let goodsDetail = Endpoint(
-        service: "shop", methodName: "goods/{id}", cachePolicy: .lifetime(.seconds(60)),
+        service: "shop", path: "goods/{id}", cachePolicy: .lifetime(.seconds(60)),
         reformParameters: { parameters in
             var reformed = parameters
             if let id = reformed.removeValue(forKey: "goodsID") { reformed["id"] = id }
@@ -31,7 +31,7 @@ struct EndpointTests {
         let stack = try await ShopStack.make()
         let detail = APIManager(.goodsDetail, proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
         #expect(detail.serviceName == "shop")
-        #expect(detail.methodName == "goods/{id}")
+        #expect(detail.path == "goods/{id}")
         #expect(detail.cachePolicy == .lifetime(.seconds(60)))
 
         // Reformed (goodsID → id), validated, decoded, cached.
@@ -51,7 +51,7 @@ struct EndpointTests {
     @Test func aPagedEndpointPagesWithoutASubclass() async throws {
         let stack = try await ShopStack.make()
         let list = PagedAPIManager<GoodsPage>(
-            Endpoint(service: "shop", methodName: "goods"), paging: PageSettings(size: 100, endOfList: .totalCount),
+            Endpoint(service: "shop", path: "goods"), paging: Paging.Settings(size: 100, endOfList: .totalCount),
             proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
         #expect(list.pageSize == 100)
         var count = 0
@@ -64,10 +64,10 @@ struct EndpointTests {
     @Test func aSubclassOverridesTheEndpoint() {
         final class Renamed: APIManager<Goods>, @unchecked Sendable {
             // Restated as Swift requires of subclasses; it adds no stored state.
-            override var methodName: String { "goods/{id}/renamed" }
+            override var path: String { "goods/{id}/renamed" }
         }
         let manager = Renamed(.goodsDetail)
-        #expect(manager.methodName == "goods/{id}/renamed")
+        #expect(manager.path == "goods/{id}/renamed")
         #expect(manager.serviceName == "shop")
     }
 }

@@ -8,7 +8,7 @@ import Testing
 private struct EnvelopedShop: Service {
     let name: ServiceName = "enveloped"
     let base: URL
-    var environments: [EnvironmentName: ServiceEnvironment] { [.online: ServiceEnvironment(baseURL: base)] }
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment] { [.online: ServiceEnvironment(baseURL: base)] }
     var signer: (any RequestSigner)? { nil }
     var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase) }
     var envelope: ResponseEnvelope? { ResponseEnvelope(dataField: "data") }
@@ -18,7 +18,7 @@ private struct EnvelopedShop: Service {
 private final class EnvelopedList: PagedAPIManager<GoodsPage>, @unchecked Sendable {
     // Restated as Swift requires of subclasses; it adds no stored state.
     override var pageSize: Int { 20 }
-    override var endOfList: EndOfListDetection { .hasMoreFlag }
+    override var endOfList: Paging.EndOfList { .hasMoreFlag }
 }
 
 @Suite("Envelopes: managers decode the content inside a wrapped body")
@@ -69,16 +69,16 @@ struct EnvelopeTests {
         let transport = makeTransport()
         defer { transport.shutdown() }
         let proxy = APIProxy(transport: transport)
-        let detail = APIManager<Goods>(service: "enveloped", methodName: "envelope/goods/{id}", proxy: proxy, registry: registry)
+        let detail = APIManager<Goods>(service: "enveloped", path: "envelope/goods/{id}", proxy: proxy, registry: registry)
         let goods = try await detail.load(["id": 7]).content
         #expect(goods == Goods(id: 7, title: "goods 7", priceCents: 250))
 
-        let expired = APIManager<NoContent>(service: "enveloped", methodName: "envelope/expired", proxy: proxy, registry: registry)
+        let expired = APIManager<NoContent>(service: "enveloped", path: "envelope/expired", proxy: proxy, registry: registry)
         let error = await #expect(throws: APIError.self) { try await expired.load() }
         #expect(error?.kind == .serviceVeto)
         #expect(error?.serviceVeto == ServiceVeto(code: "4001", message: "coupon expired"))
 
-        let list = EnvelopedList(service: "enveloped", methodName: "envelope/goods", proxy: proxy, registry: registry)
+        let list = EnvelopedList(service: "enveloped", path: "envelope/goods", proxy: proxy, registry: registry)
         var ids: [Int] = []
         for try await page in list.pages() { ids += page.content.items.map(\.id) }
         #expect(ids == Array(1...45))

@@ -26,10 +26,10 @@ struct ErrorPolicyTests {
         return stack
     }
 
-    func loads<Content: Decodable & Sendable>(_ count: Int, of methodName: String, _ content: Content.Type, on stack: ShopStack) async -> [APIError] {
+    func loads<Content: Decodable & Sendable>(_ count: Int, of path: String, _ content: Content.Type, on stack: ShopStack) async -> [APIError] {
         await withTaskGroup(of: APIError?.self) { group in
             for _ in 0..<count {
-                let manager = stack.manager(methodName, content)
+                let manager = stack.manager(path, content)
                 group.addTask {
                     do throws(APIError) {
                         _ = try await manager.load()
@@ -47,7 +47,7 @@ struct ErrorPolicyTests {
 
     @Test func aHandlerHearsABurstOfTheSameCodeOnce() async throws {
         let stack = try await Self.stack(policies: #"{"codes": {"4001": "handler:couponExpired"}}"#)
-        let heard = Locked<[ErrorEvent]>([])
+        let heard = Locked<[ErrorPolicies.Event]>([])
         stack.registry.setErrorHandler("couponExpired") { event in heard.withLock { $0.append(event) } }
         let errors = await loads(50, of: "coupons/SPRING", Coupon.self, on: stack)
         #expect(errors.count == 50)
@@ -120,7 +120,7 @@ struct ErrorPolicyTests {
         let handlers = ErrorHandlers(quietPeriod: .seconds(5))
         let heard = Locked(0)
         handlers.set("h") { _ in heard.withLock { $0 += 1 } }
-        let event = ErrorEvent(handler: "h", service: "s", environment: .online, statusCode: 426, code: nil, message: nil)
+        let event = ErrorPolicies.Event(handler: "h", service: "s", environment: .online, statusCode: 426, code: nil, message: nil)
         let start = ContinuousClock.now
         for second in 0..<8 { handlers.tell(event, now: start + .seconds(second)) }
         #expect(heard.withLock { $0 } == 1)
@@ -130,6 +130,6 @@ struct ErrorPolicyTests {
         other.statusCode = 503
         handlers.tell(other, now: start + .seconds(14))
         #expect(heard.withLock { $0 } == 3)
-        #expect(!handlers.tell(ErrorEvent(handler: "nobody", service: "s", environment: .online, statusCode: 1, code: nil, message: nil)))
+        #expect(!handlers.tell(ErrorPolicies.Event(handler: "nobody", service: "s", environment: .online, statusCode: 1, code: nil, message: nil)))
     }
 }

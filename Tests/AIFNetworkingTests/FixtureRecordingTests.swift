@@ -8,9 +8,9 @@ import Testing
 /// A service with one environment, for recording synthetic responses.
 private struct RecordedService: Service {
     var name: ServiceName
-    var environments: [EnvironmentName: ServiceEnvironment]
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment]
 
-    static func resolved(_ name: ServiceName, _ environment: ServiceEnvironment) throws -> ResolvedService {
+    static func resolved(_ name: ServiceName, _ environment: ServiceEnvironment) throws -> ServiceRegistry.ResolvedService {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(RecordedService(name: name, environments: [.online: environment]))
         return try registry.resolve(name)
@@ -57,9 +57,9 @@ struct FixtureRecordingTests {
     }
 
     private static func manager<Content>(
-        _ methodName: String, _ type: Content.Type, method: HTTPMethod = .get, proxy: APIProxy, registry: ServiceRegistry
+        _ path: String, _ type: Content.Type, method: HTTPMethod = .get, proxy: APIProxy, registry: ServiceRegistry
     ) -> APIManager<Content> {
-        let endpoint = Endpoint<Content>(service: "shop", methodName: methodName, method: method, retryPolicy: .never, usesAuthenticator: methodName != "auth/token")
+        let endpoint = Endpoint<Content>(service: "shop", path: path, method: method, retryPolicy: .never, usesAuthenticator: path != "auth/token")
         return APIManager(endpoint, proxy: proxy, registry: registry, cache: ResponseCache())
     }
 
@@ -145,10 +145,10 @@ struct FixtureRecordingTests {
             let grant = try await Self.manager("auth/token", TokenGrant.self, method: .post, proxy: proxy, registry: registry)
                 .load(["username": "demo", "password": "hunter2-password", "client_secret": "client-secret-value"]).content
             issued.withLock { $0.append(grant.accessToken) }
-            return Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
+            return Authenticator.Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
         }, for: ["shop"])
 
-        let account = try await APIManager(Endpoint<Account>(service: "shop", methodName: "account"), proxy: proxy, registry: registry, cache: ResponseCache()).load()
+        let account = try await APIManager(Endpoint<Account>(service: "shop", path: "account"), proxy: proxy, registry: registry, cache: ResponseCache()).load()
         #expect(account.content.user == "demo")
         _ = try await Self.manager("goods/{id}", Goods.self, proxy: proxy, registry: registry).load(["id": 9, "pin": "pin-98765"])
 
@@ -180,11 +180,11 @@ struct FixtureRecordingTests {
         let echo = try await EchoingServer()
         let stack = try await ShopStack.make(onlineURL: echo.server.baseURL(), proxy: { APIProxy(transport: $0, recorder: recording.recorder) })
         let token = "tok-echo-0001"
-        stack.registry.setAuthenticator(Authenticator(credential: Credential(token: token, validFor: .seconds(3_600))) {
-            Credential(token: "tok-echo-0002", validFor: .seconds(3_600))
+        stack.registry.setAuthenticator(Authenticator(credential: Authenticator.Credential(token: token, validFor: .seconds(3_600))) {
+            Authenticator.Credential(token: "tok-echo-0002", validFor: .seconds(3_600))
         }, for: ["shop"])
         let echoing = APIManager(
-            Endpoint<NoContent>(service: "shop", methodName: "echo/{form}", retryPolicy: .never), proxy: stack.proxy, registry: stack.registry,
+            Endpoint<NoContent>(service: "shop", path: "echo/{form}", retryPolicy: .never), proxy: stack.proxy, registry: stack.registry,
             cache: ResponseCache())
         for form in ["json", "text", "binary", "gzip"] {
             let response = try await echoing.load(["form": .string(form)])

@@ -45,7 +45,7 @@ struct HTTPHeadersTests {
 @Suite("Proxy configuration and error text")
 struct ProxyAndErrorTests {
     @Test func environmentFollowsCurlsRules() {
-        let proxy = ProxyConfiguration.environment([
+        let proxy = CurlTransport.ProxyConfiguration.environment([
             "HTTP_PROXY": "http://ignored:1",
             "https_proxy": "http://secure-proxy:3128",
             "ALL_PROXY": "socks5h://fallback:1080",
@@ -54,7 +54,7 @@ struct ProxyAndErrorTests {
         #expect(proxy.proxy(forScheme: "http") == "socks5h://fallback:1080")
         #expect(proxy.proxy(forScheme: "https") == "http://secure-proxy:3128")
         #expect(proxy.excludedHosts == ["localhost", ".internal"])
-        #expect(ProxyConfiguration.environment([:]) == .none)
+        #expect(CurlTransport.ProxyConfiguration.environment([:]) == .none)
     }
 
     @Test func passwordsNeverReachErrorText() {

@@ -38,7 +38,7 @@ private final class ManualLoadClock: LoadClock {
 
 private struct ClockedService: Service {
     var name: ServiceName = "clocked"
-    var environments: [EnvironmentName: ServiceEnvironment] = [.online: ServiceEnvironment(baseURL: URL(string: "https://api.clocked.test")!, apiVersion: "v1")]
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [.online: ServiceEnvironment(baseURL: URL(string: "https://api.clocked.test")!, apiVersion: "v1")]
     var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: 2, maxDelay: .seconds(600)) }
 }
 
@@ -47,7 +47,7 @@ private struct ClockedService: Service {
 private final class CountingVetoService: Service, @unchecked Sendable {
     // Unchecked: `asked` is only reached under its lock.
     let name: ServiceName = "counted"
-    let environments: [EnvironmentName: ServiceEnvironment] = [.online: ServiceEnvironment(baseURL: URL(string: "https://api.counted.test")!, apiVersion: "v1")]
+    let environments: [ServiceEnvironment.Name: ServiceEnvironment] = [.online: ServiceEnvironment(baseURL: URL(string: "https://api.counted.test")!, apiVersion: "v1")]
     let errorPolicies: ErrorPolicies? = ErrorPolicies(codes: ["4001": .surface])
     let asked = Locked(0)
 
@@ -65,9 +65,9 @@ struct LoadEngineTests {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ClockedService())
         let proxy = APIProxy(
-            transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryBudget(),
+            transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
             offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
-        return APIManager(Endpoint<NoContent>(service: "clocked", methodName: "goods"), proxy: proxy, registry: registry)
+        return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods"), proxy: proxy, registry: registry)
     }
 
     @Test func aRetryAfterOfTwoMinutesPassesWhenTheClockSaysSo() async throws {
@@ -116,12 +116,12 @@ struct LoadEngineTests {
         stub.stub(.get, "goods", with: .json(#"{"code": 0}"#))
         let proxy = APIProxy(transport: stub)
         let refused = await #expect(throws: APIError.self) {
-            try await APIManager(Endpoint<NoContent>(service: "counted", methodName: "coupons/{code}"), proxy: proxy, registry: registry).load(["code": "X"])
+            try await APIManager(Endpoint<NoContent>(service: "counted", path: "coupons/{code}"), proxy: proxy, registry: registry).load(["code": "X"])
         }
         #expect(refused?.kind == .serviceVeto)
         #expect(refused?.serviceVeto?.code == "4001")
         #expect(service.asked.withLock { $0 } == 1)
-        _ = try await APIManager(Endpoint<NoContent>(service: "counted", methodName: "goods"), proxy: proxy, registry: registry).load()
+        _ = try await APIManager(Endpoint<NoContent>(service: "counted", path: "goods"), proxy: proxy, registry: registry).load()
         #expect(service.asked.withLock { $0 } == 2)
     }
 }

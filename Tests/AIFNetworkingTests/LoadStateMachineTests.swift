@@ -52,7 +52,7 @@ struct LoadStateMachineTests {
     }
 
     static func send(
-        _ number: Int, credential: Credential? = nil, generation: Int = 0, reportsRefusal: Bool = true, remaining: Duration? = nil, isFirst: Bool = false
+        _ number: Int, credential: Authenticator.Credential? = nil, generation: Int = 0, reportsRefusal: Bool = true, remaining: Duration? = nil, isFirst: Bool = false
     ) -> Action {
         .send(Machine.Send(number: number, credential: credential, generation: generation, reportsRefusal: reportsRefusal, remaining: remaining, isFirst: isFirst))
     }
@@ -66,10 +66,10 @@ struct LoadStateMachineTests {
     }
 
     /// The retry an action asks about.
-    static func retry(asked action: Action) -> RetryAttempt {
+    static func retry(asked action: Action) -> RetryPolicy.Attempt {
         guard case .askToRetry(let retry) = action else {
             Issue.record("expected a retry to ask about, got \(action)")
-            return RetryAttempt(number: 0, maximum: 0, reason: .status(0, retryAfter: nil), delay: .zero)
+            return RetryPolicy.Attempt(number: 0, maximum: 0, reason: .status(0, retryAfter: nil), delay: .zero)
         }
         return retry
     }
@@ -79,7 +79,7 @@ struct LoadStateMachineTests {
         var machine = Machine(usesCredential: credential, isSigned: signed, clockTolerance: 30)
         if credential {
             #expect(machine.start(on: clock()) == .getCredential)
-            #expect(machine.credentialArrived(Credential(token: "t1"), generation: 1, on: clock()) == send(1, credential: Credential(token: "t1"), generation: 1, isFirst: true))
+            #expect(machine.credentialArrived(Authenticator.Credential(token: "t1"), generation: 1, on: clock()) == send(1, credential: Authenticator.Credential(token: "t1"), generation: 1, isFirst: true))
         } else {
             #expect(machine.start(on: clock()) == send(1, isFirst: true))
         }
@@ -92,13 +92,13 @@ struct LoadStateMachineTests {
         var machine = machine
         #expect(machine.hasEnded)
         #expect(machine.start(on: clock()) == .ignore)
-        #expect(machine.credentialArrived(Credential(token: "late"), generation: 9, on: clock()) == .ignore)
+        #expect(machine.credentialArrived(Authenticator.Credential(token: "late"), generation: 9, on: clock()) == .ignore)
         #expect(machine.credentialFailed(AuthenticationFailure(underlying: CancellationError())) == .ignore)
         #expect(machine.credentialWaitCancelled() == .ignore)
         #expect(machine.stopped(.configuration, "late") == .ignore)
         #expect(machine.answerUnusable(.transport, "late") == .ignore)
         #expect(machine.answered(answer(200), policy: .standard, on: clock()) == .ignore)
-        let late = RetryAttempt(number: 9, maximum: 9, reason: .status(503, retryAfter: nil), delay: .zero)
+        let late = RetryPolicy.Attempt(number: 9, maximum: 9, reason: .status(503, retryAfter: nil), delay: .zero)
         #expect(machine.retryAllowed(late) == .ignore)
         #expect(machine.retryDeclined(late, because: "late") == .ignore)
         #expect(machine.waitEnded(cancelled: false, on: clock()) == .ignore)
@@ -138,12 +138,12 @@ struct LoadStateMachineTests {
     @Test func retriesWaitTwiceAsLongEachTimeThenStopWithANote() {
         var machine = Self.sending()
         let policy = RetryPolicy.standard
-        let first = RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))
+        let first = RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))
         #expect(machine.answered(Self.answer(503), policy: policy, on: Self.clock(), random: Self.longest) == .askToRetry(first))
         #expect(machine.retryAllowed(first) == .wait(.milliseconds(500)))
         #expect(machine.waitEnded(cancelled: false, on: Self.clock(0.5)) == Self.send(2))
         machine.requestMade(signingOffset: 0, totalTimeout: nil, on: Self.clock(0.5))
-        let second = RetryAttempt(number: 3, maximum: 3, reason: .transportError(.connectionRefused), delay: .seconds(1))
+        let second = RetryPolicy.Attempt(number: 3, maximum: 3, reason: .transportError(.connectionRefused), delay: .seconds(1))
         #expect(machine.answered(Self.failure(.connectionRefused), policy: policy, on: Self.clock(0.6), random: Self.longest) == .askToRetry(second))
         #expect(machine.retryAllowed(second) == .wait(.seconds(1)))
         #expect(machine.waitEnded(cancelled: false, on: Self.clock(1.6)) == Self.send(3))
@@ -160,14 +160,14 @@ struct LoadStateMachineTests {
             return .milliseconds(123)
         }
         #expect(ceilings == [.milliseconds(500)])
-        #expect(action == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(502, retryAfter: nil), delay: .milliseconds(123))))
+        #expect(action == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(502, retryAfter: nil), delay: .milliseconds(123))))
     }
 
     @Test func retryAfterInSecondsIsWaitedExactly() {
         var machine = Self.sending()
         let answer = Self.answer(429, headers: ["Retry-After": "2"])
         #expect(machine.answered(answer, policy: .standard, on: Self.clock(), random: Self.longest)
-            == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(429, retryAfter: .seconds(2)), delay: .seconds(2))))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(429, retryAfter: .seconds(2)), delay: .seconds(2))))
     }
 
     @Test func retryAfterAsADateIsReadAgainstTheResponsesDate() {
@@ -175,7 +175,7 @@ struct LoadStateMachineTests {
         // Three seconds after the server's Date, whatever our clock says.
         let answer = Self.answer(503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:13:23 GMT", "Date": "Tue, 14 Nov 2023 22:13:20 GMT"])
         #expect(machine.answered(answer, policy: .standard, on: Self.clock(date: Self.date.addingTimeInterval(-500)))
-            == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .seconds(3)), delay: .seconds(3))))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .seconds(3)), delay: .seconds(3))))
     }
 
     @Test func retryAfterAsADateWithoutDateIsReadAgainstOurClockCorrected() {
@@ -183,21 +183,21 @@ struct LoadStateMachineTests {
         // Our clock is 22:13:20; the server's is 2 s ahead; the date is 5 s after ours: 3 s to wait.
         let answer = Self.answer(503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:13:25 GMT"], clockOffset: 2)
         #expect(machine.answered(answer, policy: .standard, on: Self.clock())
-            == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .seconds(3)), delay: .seconds(3))))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .seconds(3)), delay: .seconds(3))))
     }
 
     @Test func retryAfterInThePastIsNoWait() {
         var machine = Self.sending()
         let answer = Self.answer(503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:00:00 GMT"])
         #expect(machine.answered(answer, policy: .standard, on: Self.clock())
-            == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .zero), delay: .zero)))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .zero), delay: .zero)))
     }
 
     @Test func retryAfterThatIsNeitherFormIsIgnored() {
         var machine = Self.sending()
         let answer = Self.answer(503, headers: ["Retry-After": "soon"])
         #expect(machine.answered(answer, policy: .standard, on: Self.clock(), random: Self.longest)
-            == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))))
     }
 
     @Test func retryAfterLongerThanTheLongestWaitIsNotWaited() {
@@ -239,7 +239,7 @@ struct LoadStateMachineTests {
         let policy = RetryPolicy(idempotencyKeyHeader: "Idempotency-Key")
         let withKey = Self.request(.post, headers: ["Idempotency-Key": "k1"])
         #expect(keyed.answered(Self.answer(503, to: withKey), policy: policy, on: Self.clock(), random: Self.longest)
-            == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))))
     }
 
     @Test func aStreamedRequestBodyIsNeverSentTwice() {
@@ -255,7 +255,7 @@ struct LoadStateMachineTests {
             #expect(machine.answered(Self.failure(code), policy: .standard, on: Self.clock()) == Self.end(1))
         }
         var machine = Self.sending()
-        let signingFailed = Machine.Answer(outcome: .failure(ServiceError.invalidURL(service: "shop", methodName: "goods", reason: "a hop could not be signed")), request: Self.request())
+        let signingFailed = Machine.Answer(outcome: .failure(ServiceError.invalidURL(service: "shop", path: "goods", reason: "a hop could not be signed")), request: Self.request())
         #expect(machine.answered(signingFailed, policy: .standard, on: Self.clock()) == Self.end(1))
     }
 
@@ -282,7 +282,7 @@ struct LoadStateMachineTests {
         let refused = Machine.Judgement(credentialExpired: true)
         #expect(machine.answered(Self.answer(401, judgement: refused), policy: .standard, on: Self.clock())
             == .renewCredential(after: 1, heldBack: false))
-        let renewed = Credential(token: "t2")
+        let renewed = Authenticator.Credential(token: "t2")
         #expect(machine.credentialArrived(renewed, generation: 2, on: Self.clock(0.1)) == Self.send(2, credential: renewed, generation: 2, reportsRefusal: false))
         // Refused again: not renewed twice; a 401 is not retried either.
         #expect(machine.answered(Self.answer(401, judgement: refused), policy: .standard, on: Self.clock(0.2)) == Self.end(2))
@@ -323,7 +323,7 @@ struct LoadStateMachineTests {
     @Test func aRequestHeldBackIsSentOnceWithTheRenewedCredentialAndNotCountedTwice() {
         var machine = Self.sending(credential: true)
         #expect(machine.answered(Self.failure(.withdrawn), policy: .standard, on: Self.clock()) == .renewCredential(after: 1, heldBack: true))
-        let renewed = Credential(token: "t2")
+        let renewed = Authenticator.Credential(token: "t2")
         // Still attempt 1, and its hooks have run: it is not the first again.
         #expect(machine.credentialArrived(renewed, generation: 2, on: Self.clock()) == Self.send(1, credential: renewed, generation: 2, reportsRefusal: false))
         machine.requestMade(signingOffset: 0, totalTimeout: nil, on: Self.clock())
@@ -347,7 +347,7 @@ struct LoadStateMachineTests {
         let asked = machine.answered(Self.answer(503), policy: .standard, on: Self.clock())
         _ = machine.retryAllowed(Self.retry(asked: asked))
         #expect(machine.waitEnded(cancelled: false, on: Self.clock(1)) == .getCredential)
-        let later = Credential(token: "t3")
+        let later = Authenticator.Credential(token: "t3")
         #expect(machine.credentialArrived(later, generation: 3, on: Self.clock(1)) == Self.send(2, credential: later, generation: 3))
     }
 
@@ -388,7 +388,7 @@ struct LoadStateMachineTests {
         #expect(machine.answered(Self.answer(401, judgement: refused, clockOffset: 120), policy: .standard, on: Self.clock())
             == .startAgain(.clockCorrected(offset: 120)))
         #expect(machine.startedAgain(on: Self.clock()) == .getCredential)
-        _ = machine.credentialArrived(Credential(token: "t1"), generation: 1, on: Self.clock())
+        _ = machine.credentialArrived(Authenticator.Credential(token: "t1"), generation: 1, on: Self.clock())
         machine.requestMade(signingOffset: 120, totalTimeout: nil, on: Self.clock())
         #expect(machine.answered(Self.answer(401, judgement: refused, clockOffset: 120), policy: .standard, on: Self.clock())
             == .renewCredential(after: 1, heldBack: false))
@@ -406,7 +406,7 @@ struct LoadStateMachineTests {
         var machine = Self.sending()
         let policy = Machine.Judgement(veto: ServiceVeto(code: "busy", message: "try again"), errorPolicy: .retry)
         #expect(machine.answered(Self.answer(200, judgement: policy), policy: .standard, on: Self.clock(), random: Self.longest)
-            == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .errorPolicy(statusCode: 200, code: "busy"), delay: .milliseconds(500))))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .errorPolicy(statusCode: 200, code: "busy"), delay: .milliseconds(500))))
     }
 
     @Test func aSurfacePolicyIsTheAnswer() {
@@ -429,7 +429,7 @@ struct LoadStateMachineTests {
         #expect(finished.answered(Self.answer(206, download: .finished), policy: .standard, on: Self.clock()) == Self.end(1))
         var missing = Self.sending()
         #expect(missing.answered(Self.answer(503, download: .notTheFile), policy: .standard, on: Self.clock(), random: Self.longest)
-            == .askToRetry(RetryAttempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: nil), delay: .milliseconds(500))))
     }
 
     @Test func aDownloadWhoseFileCannotBeWrittenFailsCountingTheAttempt() {

@@ -199,7 +199,7 @@ extension ShopManager: LoadStarter {
     }
 
     func start(_ index: Int) -> RequestID {
-        switch methodName {
+        switch path {
         case "goods/{id}": loadData(with: ["id": .int(index % 1003 + 1)])
         case "goods": loadData(with: ["page": .int(index % 50 + 1)])
         default: loadData(with: ["code": .string("EXPIRED\(index)")])

@@ -101,7 +101,7 @@ struct ManagerPipelineTests {
         #expect(error.kind == .invalidParameters)
         #expect(error.message.contains("id must be positive"))
         #expect(error.requestID == id)
-        #expect(error.description.contains("service \"shop\", method \"goods/{id}\""))
+        #expect(error.description.contains("service \"shop\", path \"goods/{id}\""))
         #expect(stack.transport.sent == 0)
     }
 
@@ -137,7 +137,7 @@ struct ManagerPipelineTests {
 
     @Test func theSlowEndpointTimesOut() async throws {
         let stack = try await ShopStack.make()
-        let manager = stack.manager("slow", NoContent.self) { var s = $0; s.timeouts = Timeouts(connect: .seconds(5), total: .milliseconds(200)); return s }
+        let manager = stack.manager("slow", NoContent.self) { var s = $0; s.timeouts = HTTPRequest.Timeouts(connect: .seconds(5), total: .milliseconds(200)); return s }
         let started = ContinuousClock.now
         let error = await #expect(throws: APIError.self) { try await manager.load(["ms": 20000]) }
         #expect(error?.kind == .timeout)
@@ -166,7 +166,7 @@ struct ManagerPipelineTests {
         let servers = try await TestServers.shared()
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(PlainService(baseURL: servers.plain.baseURL()))
-        let manager = APIManager<Goods>(service: "plain", methodName: "bytes/40", proxy: APIProxy(), registry: registry)
+        let manager = APIManager<Goods>(service: "plain", path: "bytes/40", proxy: APIProxy(), registry: registry)
         let error = await #expect(throws: APIError.self) { try await manager.load() }
         #expect(error?.kind == .decodingFailed)
         #expect(error?.message.contains("not valid JSON") == true)
@@ -230,13 +230,16 @@ struct ManagerPipelineTests {
     @Test func reformersShapeResponsesAndFailures() async throws {
         let stack = try await ShopStack.make()
         let manager = stack.manager("goods/{id}", Goods.self)
-        let reformer = ClosureReformer<Goods, String>(success: { "\($0.content.title) (\($0.statusCode))" }, failure: { "failed: \($0.kind) \($0.statusCode ?? 0)" })
+        let reformer = TitleReformer()
         #expect(manager.lastOutcome(reformedBy: reformer) == nil)
         _ = try await manager.load(["id": 1])
         #expect(manager.lastOutcome(reformedBy: reformer) == "Espresso beans no. 1 (200)")
+        #expect(manager.lastOutcome(reformedBy: { $0.content.title }) == "Espresso beans no. 1")
         #expect(manager.lastContent?.id == 1)
         _ = try? await manager.load(["id": 0])
         #expect(manager.lastOutcome(reformedBy: reformer) == "failed: HTTP status 404")
+        #expect(manager.lastOutcome(reformedBy: { $0.content.title }) == nil)
+        #expect(manager.lastOutcome(reformedBy: { $0.content.title }, failure: { "\($0.statusCode ?? 0)" }) == "404")
         #expect(manager.lastContent == nil)
         #expect(manager.lastError?.kind == .httpStatus)
         #expect(manager.lastError?.statusCode == 404)
@@ -249,7 +252,7 @@ struct ManagerPipelineTests {
             "SHOP_ONLINE_URL": servers.online.baseURL().absoluteString, "SHOP_OFFLINE_URL": servers.offline.baseURL().absoluteString,
             "SHOP_PUBLIC_KEY": ShopRoutes.publicKey, "SHOP_PRIVATE_KEY": "not-the-key",
         ])
-        let error = await #expect(throws: APIError.self) { try await APIManager<GoodsPage>(service: "shop", methodName: "goods", registry: registry).load() }
+        let error = await #expect(throws: APIError.self) { try await APIManager<GoodsPage>(service: "shop", path: "goods", registry: registry).load() }
         #expect(error?.kind == .httpStatus)
         #expect(error?.statusCode == 401)
         #expect(error?.message.contains("the signature does not match the request") == true)
@@ -261,5 +264,11 @@ struct ManagerPipelineTests {
 struct PlainService: Service {
     let baseURL: URL
     var name: ServiceName { "plain" }
-    var environments: [EnvironmentName: ServiceEnvironment] { [.online: ServiceEnvironment(baseURL: baseURL)] }
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment] { [.online: ServiceEnvironment(baseURL: baseURL)] }
+}
+
+/// A reformer as a screen writes one: a type of its own.
+private struct TitleReformer: DataReformer {
+    func reform(_ response: APIResponse<Goods>) -> String { "\(response.content.title) (\(response.statusCode))" }
+    func reform(failure: APIError) -> String? { "failed: \(failure.kind) \(failure.statusCode ?? 0)" }
 }

@@ -8,8 +8,8 @@ import Testing
 /// request's signature and bearer token: everything a load does happens before the body.
 @Suite("Managers stream a signed, authenticated load's body")
 struct ManagerStreamingTests {
-    private static func events(_ shop: TokenShop, _ methodName: String = "events") -> APIManager<NoContent> {
-        APIManager(Endpoint<NoContent>(service: "shop", methodName: methodName), proxy: shop.stack.proxy, registry: shop.stack.registry)
+    private static func events(_ shop: TokenShop, _ path: String = "events") -> APIManager<NoContent> {
+        APIManager(Endpoint<NoContent>(service: "shop", path: path), proxy: shop.stack.proxy, registry: shop.stack.registry)
     }
 
     private static func data(of response: StreamingResponse) async throws -> [String] {

@@ -1,4 +1,4 @@
-@testable import AIFNetworking
+@_spi(Support) @testable import AIFNetworking
 import AIFNetworkingTesting
 import DemoServer
 import Foundation
@@ -161,7 +161,7 @@ struct ManagerTransferTests {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(PlainService(baseURL: servers.plain.baseURL()))
         let transport = CountingTransport(CurlTransport.shared)
-        let unsigned = APIManager(Endpoint<NoContent>(service: "plain", methodName: "status/200", method: .put), proxy: APIProxy(transport: transport), registry: registry)
+        let unsigned = APIManager(Endpoint<NoContent>(service: "plain", path: "status/200", method: .put), proxy: APIProxy(transport: transport), registry: registry)
         let missing = "/nonexistent/aif-upload-\(UUID().uuidString).json"
         var form = MultipartForm()
         form.append("note", "hello")

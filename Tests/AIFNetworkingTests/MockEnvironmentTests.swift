@@ -35,8 +35,8 @@ struct MockEnvironmentTests {
         return (folder, registry)
     }
 
-    private static func manager<Content>(_ methodName: String, _ type: Content.Type, _ registry: ServiceRegistry) -> APIManager<Content> {
-        APIManager(Endpoint<Content>(service: "shop", methodName: methodName), proxy: APIProxy(transport: CurlTransport.shared), registry: registry, cache: ResponseCache())
+    private static func manager<Content>(_ path: String, _ type: Content.Type, _ registry: ServiceRegistry) -> APIManager<Content> {
+        APIManager(Endpoint<Content>(service: "shop", path: path), proxy: APIProxy(transport: CurlTransport.shared), registry: registry, cache: ResponseCache())
     }
 
     @Test func loadsAreAnsweredFromFixturesSignedAndDecodedAsUsual() async throws {

@@ -119,7 +119,7 @@ struct ObservabilityTests {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(PlainService(baseURL: servers.tls.baseURL(secure: true)))
         let proxy = APIProxy(transport: transport, observers: [MetricsObserver(factory: metrics)])
-        let manager = APIManager(Endpoint<NoContent>(service: "plain", methodName: "bytes/10"), proxy: proxy, registry: registry)
+        let manager = APIManager(Endpoint<NoContent>(service: "plain", path: "bytes/10"), proxy: proxy, registry: registry)
         _ = try await manager.load()
         _ = try await manager.load()
         let endpoint = [("service", "plain"), ("environment", "online"), ("method", "bytes/10")]
@@ -236,7 +236,7 @@ struct ObservabilityTests {
         let transport = makeTransport()
         defer { transport.shutdown() }
         let proxy = APIProxy(transport: transport, observers: [TracingObserver()])
-        let manager = APIManager(Endpoint<NoContent>(service: "traced", methodName: "rfc9421/orders"), proxy: proxy, registry: registry)
+        let manager = APIManager(Endpoint<NoContent>(service: "traced", path: "rfc9421/orders"), proxy: proxy, registry: registry)
         let response = try await withTracer(tracer) { try await manager.load(["n": 1]) }
         #expect(response.headers["X-Verified"] == "yes", "\(response.headers["X-Reason"] ?? "")")
         let sent = try #require(response.request.headers["traceparent"])
@@ -275,10 +275,10 @@ struct ObservabilityTests {
 
 /// Records what each load's observation hears, as short strings, by request ID.
 private final class RecordingObserver: LoadObserver {
-    private let state = Locked<(events: [RequestID: [String]], environments: [RequestID: EnvironmentName?])>(([:], [:]))
+    private let state = Locked<(events: [RequestID: [String]], environments: [RequestID: ServiceEnvironment.Name?])>(([:], [:]))
 
     var events: [RequestID: [String]] { state.withLock { $0.events } }
-    var environments: [RequestID: EnvironmentName?] { state.withLock { $0.environments } }
+    var environments: [RequestID: ServiceEnvironment.Name?] { state.withLock { $0.environments } }
     var started: Int { state.withLock { $0.events.count } }
     var ended: Int { state.withLock { $0.events.values.count { $0.last?.hasPrefix("end") == true } } }
 
@@ -304,21 +304,21 @@ private final class RecordingObserver: LoadObserver {
         }
 
         func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders) { observer.note(id, "sign \(attempt)") }
-        func attemptDidEnd(_ attempt: ObservedAttempt) {
+        func attemptDidEnd(_ attempt: ObservedLoad.Attempt) {
             let status = (try? attempt.result.get()).map { "\($0.statusCode)" } ?? "failed"
             observer.note(id, "attempt \(attempt.number): \(status)")
         }
-        func loadWillRetry(_ retry: RetryAttempt) { observer.note(id, "retry \(retry.number)") }
+        func loadWillRetry(_ retry: RetryPolicy.Attempt) { observer.note(id, "retry \(retry.number)") }
         func loadWillRenewCredential() { observer.note(id, "renew") }
         func cacheDidAnswer(from tier: ResponseCache.Tier) { observer.note(id, "cache \(tier)") }
-        func loadDidEnd(_ outcome: ObservedOutcome) { observer.note(id, "end \(outcome.outcomeClass) \(outcome.attempts)") }
+        func loadDidEnd(_ outcome: ObservedLoad.Outcome) { observer.note(id, "end \(outcome.outcomeClass) \(outcome.attempts)") }
     }
 }
 
 /// The verifying server's RFC 9421 routes, with `traceparent` among the covered components.
 private struct TraceSignedService: Service {
     var name: ServiceName = "traced"
-    var environments: [EnvironmentName: ServiceEnvironment]
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment]
     var signer: (any RequestSigner)? = HTTPMessageSignatureSigner(components: [.method, .authority, .path, .query, .header("traceparent")])
 
     init(baseURL: URL) {

@@ -14,7 +14,7 @@ private struct TestPage: PageContent, Hashable {
 @Suite("Paging: the state machine without I/O")
 struct PagingStateTests {
     @Test func numberedPagesAdvanceAndStopOnAShortPage() {
-        var state = PagingState(style: .pageNumber(), pageSize: 20, pageSizeParameter: "page_size", endOfList: .shortPage)
+        var state = Paging.State(style: .pageNumber(), pageSize: 20, pageSizeParameter: "page_size", endOfList: .shortPage)
         #expect(state.startNextPage() == ["page": 1, "page_size": 20])
         #expect(state.startNextPage() == nil, "no second page while one loads")
         state.pageLoaded(TestPage(pageItemCount: 20))
@@ -29,7 +29,7 @@ struct PagingStateTests {
     }
 
     @Test func aFailedPageIsAskedForAgain() {
-        var state = PagingState(style: .pageNumber(parameter: "p", first: 0), pageSize: 10, pageSizeParameter: nil, endOfList: .shortPage)
+        var state = Paging.State(style: .pageNumber(parameter: "p", first: 0), pageSize: 10, pageSizeParameter: nil, endOfList: .shortPage)
         #expect(state.startNextPage() == ["p": 0])
         state.pageLoaded(TestPage(pageItemCount: 10))
         #expect(state.startNextPage() == ["p": 1])
@@ -40,7 +40,7 @@ struct PagingStateTests {
     }
 
     @Test func offsetsCountItems() {
-        var state = PagingState(style: .offset(), pageSize: 3, pageSizeParameter: "limit", endOfList: .totalCount)
+        var state = Paging.State(style: .offset(), pageSize: 3, pageSizeParameter: "limit", endOfList: .totalCount)
         #expect(state.startNextPage() == ["offset": 0, "limit": 3])
         state.pageLoaded(TestPage(pageItemCount: 3, pageTotalCount: 5))
         #expect(state.startNextPage() == ["offset": 3, "limit": 3])
@@ -49,7 +49,7 @@ struct PagingStateTests {
     }
 
     @Test func cursorsComeFromThePreviousPage() {
-        var state = PagingState(style: .cursor(parameter: "after"), pageSize: 2, pageSizeParameter: nil, endOfList: .nextCursor)
+        var state = Paging.State(style: .cursor(parameter: "after"), pageSize: 2, pageSizeParameter: nil, endOfList: .nextCursor)
         #expect(state.startNextPage() == [:])
         state.pageLoaded(TestPage(pageItemCount: 2, pageNextCursor: "c2"))
         #expect(state.startNextPage() == ["after": "c2"])
@@ -58,7 +58,7 @@ struct PagingStateTests {
     }
 
     @Test func theHasMoreFlagDecides() {
-        var state = PagingState(style: .pageNumber(), pageSize: 2, pageSizeParameter: nil, endOfList: .hasMoreFlag)
+        var state = Paging.State(style: .pageNumber(), pageSize: 2, pageSizeParameter: nil, endOfList: .hasMoreFlag)
         _ = state.startNextPage()
         state.pageLoaded(TestPage(pageItemCount: 1, pageHasMore: true))
         #expect(!state.isLastPage, "the flag wins over a short page")
@@ -68,7 +68,7 @@ struct PagingStateTests {
     }
 
     @Test func aTotalCountOfZeroOrAnEmptyPageEnds() {
-        var state = PagingState(style: .pageNumber(), pageSize: 2, pageSizeParameter: nil, endOfList: .totalCount)
+        var state = Paging.State(style: .pageNumber(), pageSize: 2, pageSizeParameter: nil, endOfList: .totalCount)
         _ = state.startNextPage()
         state.pageLoaded(TestPage(pageItemCount: 0, pageTotalCount: nil))
         #expect(state.isLastPage)
@@ -79,9 +79,9 @@ struct PagingStateTests {
 final class ShopListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
     // Restated as Swift requires of subclasses; it adds no stored state.
     init(stack: ShopStack) {
-        super.init(service: "shop", methodName: "goods", proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
+        super.init(service: "shop", path: "goods", proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
     }
-    override var endOfList: EndOfListDetection { .totalCount }
+    override var endOfList: Paging.EndOfList { .totalCount }
     /// The tests fail pages on purpose to see the caller ask again: no automatic retries.
     override var retryPolicy: RetryPolicy? { .never }
 }

@@ -113,7 +113,7 @@ struct RedirectTests {
         let server = try await TestServers.shared().plain
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let request = HTTPRequest(url: server.url("slow-hop/700?to=%2Fslow%2F700"), timeouts: Timeouts(connect: .seconds(5), total: .seconds(1)))
+        let request = HTTPRequest(url: server.url("slow-hop/700?to=%2Fslow%2F700"), timeouts: HTTPRequest.Timeouts(connect: .seconds(5), total: .seconds(1)))
         let started = ContinuousClock.now
         let error = await #expect(throws: TransportError.self) {
             try await transport.send(request)
@@ -122,7 +122,7 @@ struct RedirectTests {
         // Cut at the deadline rather than after both hops.
         #expect(ContinuousClock.now - started < .milliseconds(1400))
         // With room for both, the same chain arrives.
-        let relaxed = HTTPRequest(url: server.url("slow-hop/100?to=%2Fslow%2F100"), timeouts: Timeouts(connect: .seconds(10), total: .seconds(30)))
+        let relaxed = HTTPRequest(url: server.url("slow-hop/100?to=%2Fslow%2F100"), timeouts: HTTPRequest.Timeouts(connect: .seconds(10), total: .seconds(30)))
         #expect(try await transport.send(relaxed).body == Data("slow".utf8))
     }
 

@@ -53,10 +53,10 @@ struct ResponseCacheTests {
     }
 
     @Test func keysIgnoreParameterOrderButNotValues() {
-        let one = CacheKey(service: "shop", environment: .online, method: .get, methodName: "goods", parameters: ["page": 1, "sort": "id"])
-        let same = CacheKey(service: "shop", environment: .online, method: .get, methodName: "goods", parameters: ["sort": "id", "page": 1])
-        let other = CacheKey(service: "shop", environment: .online, method: .get, methodName: "goods", parameters: ["page": 2, "sort": "id"])
-        let offline = CacheKey(service: "shop", environment: .offline, method: .get, methodName: "goods", parameters: ["page": 1, "sort": "id"])
+        let one = ResponseCache.Key(service: "shop", environment: .online, method: .get, path: "goods", parameters: ["page": 1, "sort": "id"])
+        let same = ResponseCache.Key(service: "shop", environment: .online, method: .get, path: "goods", parameters: ["sort": "id", "page": 1])
+        let other = ResponseCache.Key(service: "shop", environment: .online, method: .get, path: "goods", parameters: ["page": 2, "sort": "id"])
+        let offline = ResponseCache.Key(service: "shop", environment: .offline, method: .get, path: "goods", parameters: ["page": 1, "sort": "id"])
         #expect(one == same)
         #expect(one != other)
         #expect(one != offline)

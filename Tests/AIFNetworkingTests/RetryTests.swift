@@ -93,7 +93,7 @@ struct RetryTests {
     /// delivered at once, without a second request.
     @Test func aRetryAfterPastTheDeadlineOrTheLongestWaitEndsTheLoadAtOnce() async throws {
         let stack = try await ShopStack.make()
-        let bounded = flaky(stack) { $0.timeouts = Timeouts(connect: .seconds(10), total: .seconds(20)) }
+        let bounded = flaky(stack) { $0.timeouts = HTTPRequest.Timeouts(connect: .seconds(10), total: .seconds(20)) }
         var started = ContinuousClock.now
         var error = await #expect(throws: APIError.self) { try await bounded.load(["failures": 1, "status": 503, "retry_after": 25]) }
         #expect(error?.statusCode == 503)
@@ -204,7 +204,7 @@ struct RetryTests {
     }
 
     @Test func theBudgetStopsRetriesWhenEverythingFails() async throws {
-        let stack = try await ShopStack.make(proxy: { APIProxy(transport: $0, retryBudget: RetryBudget(ratio: 0.2, minimumRetries: 2)) })
+        let stack = try await ShopStack.make(proxy: { APIProxy(transport: $0, retryBudget: RetryPolicy.Budget(ratio: 0.2, minimumRetries: 2)) })
         let loads = 50
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<loads {
@@ -254,9 +254,9 @@ private final class EndRecorder: APIManagerInterceptor, APIManagerDelegate {
 
 /// An interceptor that refuses every retry and remembers what it was asked.
 private final class RetryVeto: APIManagerInterceptor {
-    let asked = Locked<[RetryAttempt]>([])
+    let asked = Locked<[RetryPolicy.Attempt]>([])
 
-    func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryAttempt) -> Bool {
+    func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryPolicy.Attempt) -> Bool {
         asked.withLock { $0.append(attempt) }
         return false
     }
@@ -375,14 +375,14 @@ struct RetryPolicyTests {
 
     @Test func theBudgetAllowsAShareOfTheLoadsOverItsWindow() {
         let now = Locked(ContinuousClock.now)
-        let budget = RetryBudget(ratio: 0.2, minimumRetries: 1, window: .seconds(10), clock: { now.withLock { $0 } })
+        let budget = RetryPolicy.Budget(ratio: 0.2, minimumRetries: 1, window: .seconds(10), clock: { now.withLock { $0 } })
         for _ in 0..<10 { budget.recordLoad() }
         // 0.2 × 10 + 1 = 3 retries.
         #expect((0..<5).map { _ in budget.spendRetry() } == [true, true, true, false, false])
         // Eleven seconds later the window has moved past them all: only the floor is left.
         now.withLock { $0 += .seconds(11) }
         #expect((0..<2).map { _ in budget.spendRetry() } == [true, false])
-        #expect(RetryBudget.unlimited.spendRetry())
+        #expect(RetryPolicy.Budget.unlimited.spendRetry())
     }
 }
 

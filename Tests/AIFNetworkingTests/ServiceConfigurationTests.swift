@@ -93,7 +93,7 @@ struct ServiceConfigurationTests {
         let names = try registry.registerServices(inDirectory: Self.shopFile.deletingLastPathComponent(), environment: Self.environment)
         #expect(names == ["shop"])
         registry.setEnvironment(.offline)
-        let request = try RequestGenerator().makeRequest(for: registry.resolve("shop"), methodName: "goods/{id}", method: .get, parameters: ["id": 3])
+        let request = try RequestGenerator().makeRequest(for: registry.resolve("shop"), path: "goods/{id}", method: .get, parameters: ["id": 3])
         #expect(request.url.absoluteString.hasPrefix("http://127.0.0.1:8080/v1/goods/3?app=shop-sample&api_key=pub-key&timestamp="))
         #expect(!request.curlCommand().contains("s3cr3t-value"))
     }
@@ -102,7 +102,7 @@ struct ServiceConfigurationTests {
         let json = #"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"keys": "snakeCase"}, "applicationErrors": {"codeField": "status", "messageField": "msg", "successCodes": ["ok", 200]}}"#
         let service = try ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
         func response(_ body: String, status: Int = 200) -> AIFNetworking.HTTPResponse {
-            AIFNetworking.HTTPResponse(statusCode: status, headers: HTTPHeaders(), body: Data(body.utf8), httpVersion: .http1_1, url: URL(string: "https://a.test")!, metrics: TransferMetrics())
+            AIFNetworking.HTTPResponse(statusCode: status, headers: HTTPHeaders(), body: Data(body.utf8), httpVersion: .http1_1, url: URL(string: "https://a.test")!, metrics: HTTPResponse.Metrics())
         }
         #expect(service.veto(response(#"{"status": "ok"}"#)) == nil)
         #expect(service.veto(response(#"{"status": 200}"#)) == nil)

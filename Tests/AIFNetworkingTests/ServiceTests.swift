@@ -7,7 +7,7 @@ import Testing
 private struct ShopService: Service {
     var name: ServiceName = "shop"
     var token = "token-123"
-    var environments: [EnvironmentName: ServiceEnvironment] = [
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [
         .online: ServiceEnvironment(
             baseURL: URL(string: "https://shop.test/")!, apiVersion: "/v1/",
             credentials: SigningCredentials(publicKey: "pub-key", privateKey: Secret("s3cr3t"))),
@@ -16,8 +16,8 @@ private struct ShopService: Service {
     ]
     func commonHeaders() -> HTTPHeaders { ["Authorization": "Bearer \(token)", "X-Client": "common"] }
     func commonParameters() -> Parameters { ["device": "d-1", "page_size": 20] }
-    func extraHeaders(forMethod methodName: String) -> HTTPHeaders {
-        methodName.hasPrefix("orders") ? ["X-Client": "orders", "X-Idempotent": "yes"] : HTTPHeaders()
+    func extraHeaders(forMethod path: String) -> HTTPHeaders {
+        path.hasPrefix("orders") ? ["X-Client": "orders", "X-Idempotent": "yes"] : HTTPHeaders()
     }
 }
 
@@ -67,15 +67,15 @@ struct ServiceTests {
         registry.register(ShopService())
         registry.setEnvironment("staging")
         let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("shop"), methodName: "/goods/{id}/reviews/", method: .get,
+            for: registry.resolve("shop"), path: "/goods/{id}/reviews/", method: .get,
             parameters: ["id": "42 & more", "sort": "new"], signingContext: Self.context)
         #expect(request.url.absoluteString == "https://staging.shop.test/v2/goods/42%20%26%20more/reviews?device=d-1&page_size=20&sort=new")
         let missing = #expect(throws: ServiceError.self) {
-            try RequestGenerator().makeRequest(for: registry.resolve("shop"), methodName: "goods/{id}", method: .get)
+            try RequestGenerator().makeRequest(for: registry.resolve("shop"), path: "goods/{id}", method: .get)
         }
         #expect(missing?.description.contains("{id}") == true)
         let absolute = try RequestGenerator().makeRequest(
-            for: registry.resolve("shop"), methodName: "https://cdn.shop.test/banner", method: .get, parameters: [:])
+            for: registry.resolve("shop"), path: "https://cdn.shop.test/banner", method: .get, parameters: [:])
         #expect(absolute.url.absoluteString.hasPrefix("https://cdn.shop.test/banner?"))
     }
 
@@ -86,11 +86,11 @@ struct ServiceTests {
             var name: ServiceName = "plain"
             var base: String
             var version: String
-            var environments: [EnvironmentName: ServiceEnvironment] {
+            var environments: [ServiceEnvironment.Name: ServiceEnvironment] {
                 [.online: ServiceEnvironment(baseURL: URL(string: base)!, apiVersion: version)]
             }
         }
-        let cases: [(base: String, version: String, methodName: String, expected: String)] = [
+        let cases: [(base: String, version: String, path: String, expected: String)] = [
             ("https://shop.test", "", "goods", "https://shop.test/goods"),
             ("https://shop.test///", "//v1//", "//goods//", "https://shop.test/v1/goods"),
             ("http://127.0.0.1:9000/api/", "", "/goods/?page=2&x=%2F", "http://127.0.0.1:9000/api/goods?page=2&x=%2F"),
@@ -104,7 +104,7 @@ struct ServiceTests {
             let registry = ServiceRegistry(processEnvironment: [:])
             registry.register(Plain(base: item.base, version: item.version))
             let request = try RequestGenerator().makeRequest(
-                for: registry.resolve("plain"), methodName: item.methodName, method: .get, parameters: item.methodName.contains("{id}") ? ["id": 7] : [:])
+                for: registry.resolve("plain"), path: item.path, method: .get, parameters: item.path.contains("{id}") ? ["id": 7] : [:])
             #expect(request.url.absoluteString == item.expected, "\(item)")
         }
     }
@@ -121,7 +121,7 @@ struct ServiceTests {
         registry.register(ShopService())
         let resolved = try registry.resolve("shop")
         let json = try RequestGenerator().makeRequest(
-            for: resolved, methodName: "orders", method: .post,
+            for: resolved, path: "orders", method: .post,
             parameters: ["goods_id": 42, "page_size": 1, "lines": [["sku": "a", "count": 2]]],
             headers: ["X-Client": "call"], signingContext: Self.context)
         guard case .bytes(let data) = json.body else { Issue.record("expected a body"); return }
@@ -137,7 +137,7 @@ struct ServiceTests {
         #expect(query[3].value.count == 64)
 
         let form = try RequestGenerator().makeRequest(
-            for: resolved, methodName: "orders", method: .put, parameters: ["note": "a b&c"], bodyEncoding: .form, signingContext: Self.context)
+            for: resolved, path: "orders", method: .put, parameters: ["note": "a b&c"], bodyEncoding: .form, signingContext: Self.context)
         guard case .bytes(let formData) = form.body else { Issue.record("expected a body"); return }
         #expect(String(decoding: formData, as: UTF8.self) == "device=d-1&note=a%20b%26c&page_size=20")
         #expect(form.headers["Content-Type"] == "application/x-www-form-urlencoded")
@@ -162,7 +162,7 @@ struct ServiceTests {
             var base: String
             var opaque: Bool
             var signsAll: Bool
-            var environments: [EnvironmentName: ServiceEnvironment] {
+            var environments: [ServiceEnvironment.Name: ServiceEnvironment] {
                 [.online: ServiceEnvironment(
                     baseURL: URL(string: base)!, apiVersion: "v1",
                     credentials: SigningCredentials(publicKey: "pub key/+", privateKey: Secret("s3cr3t")), signsAllParameters: signsAll)]
@@ -172,7 +172,7 @@ struct ServiceTests {
             }
             func commonParameters() -> Parameters { ["device": "d 1"] }
         }
-        let cases: [(base: String, methodName: String, method: HTTPMethod, parameters: Parameters)] = [
+        let cases: [(base: String, path: String, method: HTTPMethod, parameters: Parameters)] = [
             ("https://shop.test", "goods", .get, [:]),
             ("https://shop.test/", "/goods/{id}/", .get, ["id": "42 & more", "sort": "new"]),
             ("http://127.0.0.1:9000/api/", "goods?fixed=1&sign=old&x=%2F", .get, ["q": "café ☕", "tags": ["a", "b"], "empty": ""]),
@@ -193,7 +193,7 @@ struct ServiceTests {
                 registry.register(Signed(base: item.base, opaque: opaque, signsAll: signsAllParameters))
                 do {
                     let request = try RequestGenerator().makeRequest(
-                        for: registry.resolve("signed"), methodName: item.methodName, method: item.method,
+                        for: registry.resolve("signed"), path: item.path, method: item.method,
                         parameters: item.parameters, signingContext: Self.context)
                     var body = ""
                     if case .bytes(let data) = request.body { body = String(decoding: data, as: UTF8.self) }
@@ -205,10 +205,10 @@ struct ServiceTests {
                     failures.append("\(error)")
                 }
             }
-            #expect(failures.isEmpty || failures.count == 2, "\(item.methodName): \(failures)")
+            #expect(failures.isEmpty || failures.count == 2, "\(item.path): \(failures)")
             if results.count == 2 {
-                #expect(results[0] == results[1], "\(item.base) \(item.methodName)")
-                #expect(results[0].contains("&sign="), "\(item.methodName)")
+                #expect(results[0] == results[1], "\(item.base) \(item.path)")
+                #expect(results[0].contains("&sign="), "\(item.path)")
             }
         }
     }
@@ -217,7 +217,7 @@ struct ServiceTests {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ShopService())
         let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("shop"), methodName: "orders", method: .post, parameters: ["goods_id": 1], signingContext: Self.context)
+            for: registry.resolve("shop"), path: "orders", method: .post, parameters: ["goods_id": 1], signingContext: Self.context)
         let command = request.curlCommand()
         #expect(command.hasPrefix("curl \\\n  -X POST"))
         #expect(command.contains("-H 'Authorization: ***'"))
@@ -245,7 +245,7 @@ struct ServiceTests {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ShopService(environments: [.online: ServiceEnvironment(baseURL: server.baseURL())]))
         let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("shop"), methodName: "echo", method: .post, parameters: ["goods_id": 7])
+            for: registry.resolve("shop"), path: "echo", method: .post, parameters: ["goods_id": 7])
         let transport = makeTransport()
         defer { transport.shutdown() }
         let response = try await transport.send(request)

@@ -1,4 +1,4 @@
-@testable import AIFNetworking
+@_spi(Support) @testable import AIFNetworking
 import AIFNetworkingTesting
 import DemoServer
 import Foundation
@@ -6,13 +6,13 @@ import Testing
 
 private struct VerifiedService: Service {
     var name: ServiceName = "verified"
-    var environments: [EnvironmentName: ServiceEnvironment]
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment]
     var signer: (any RequestSigner)? = AIFHMACSigner()
     var bodyEncoding: BodyEncoding = .json
 
     init(online: URL, offline: URL? = nil, signsAllParameters: Bool = true) {
         let credentials = SignatureRoutes.aifCredentials
-        var environments: [EnvironmentName: ServiceEnvironment] = [
+        var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [
             .online: ServiceEnvironment(baseURL: online, apiVersion: "verify", credentials: credentials, signsAllParameters: signsAllParameters),
         ]
         if let offline {
@@ -53,7 +53,7 @@ struct SigningIntegrationTests {
         let transport = makeTransport()
         defer { transport.shutdown() }
         let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("verified"), methodName: "aif/goods/{id}", method: method,
+            for: registry.resolve("verified"), path: "aif/goods/{id}", method: method,
             parameters: ["id": "ü 1", "q": "a+b/c%d e", "empty": "", "tags": ["x", "x"], "filter": ["min": 1.5], "n": 3])
         let response = try await transport.send(request)
         #expect(response.statusCode == 200, "\(method) \(encoding) \(placement): \(response.headers["X-Reason"] ?? "")")
@@ -66,7 +66,7 @@ struct SigningIntegrationTests {
         defer { transport.shutdown() }
         // The verifier recomputes over every query parameter, so only a request whose query
         // holds nothing but the signature fields can verify: that is what this mode is for.
-        let request = try RequestGenerator().makeRequest(for: registry.resolve("verified"), methodName: "aif/ping", method: .post, parameters: ["a": 1])
+        let request = try RequestGenerator().makeRequest(for: registry.resolve("verified"), path: "aif/ping", method: .post, parameters: ["a": 1])
         #expect(try await transport.send(request).statusCode == 200)
     }
 
@@ -77,7 +77,7 @@ struct SigningIntegrationTests {
         defer { transport.shutdown() }
         let generator = RequestGenerator()
         func signed(_ parameters: Parameters = ["page": 2], method: HTTPMethod = .get) throws -> HTTPRequest {
-            try generator.makeRequest(for: registry.resolve("verified"), methodName: "aif/goods", method: method, parameters: parameters)
+            try generator.makeRequest(for: registry.resolve("verified"), path: "aif/goods", method: method, parameters: parameters)
         }
         func reason(_ request: HTTPRequest) async throws -> String? {
             let response = try await transport.send(request)
@@ -97,7 +97,7 @@ struct SigningIntegrationTests {
         #expect(try await reason(body) == "the signature does not match the request")
 
         let stale = try generator.makeRequest(
-            for: registry.resolve("verified"), methodName: "aif/goods", method: .get,
+            for: registry.resolve("verified"), path: "aif/goods", method: .get,
             signingContext: SigningContext(time: Date().addingTimeInterval(-3600), nonce: Digest.hex(Digest.randomBytes(16))))
         #expect(try await reason(stale)?.hasSuffix("s ago, outside the tolerance") == true)
 
@@ -113,14 +113,14 @@ struct SigningIntegrationTests {
         let transport = makeTransport()
         defer { transport.shutdown() }
         let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("verified"), methodName: "rfc9421/orders", method: method, parameters: ["note": "ü + /", "n": 1])
+            for: registry.resolve("verified"), path: "rfc9421/orders", method: method, parameters: ["note": "ü + /", "n": 1])
         let response = try await transport.send(request)
         #expect(response.statusCode == 200, "\(method): \(response.headers["X-Reason"] ?? "")")
 
         // A binary body, and the same request tampered with.
         let binary = Data((0..<256).map { UInt8($0) })
         var raw = try RequestGenerator().makeRequest(
-            for: registry.resolve("verified"), methodName: "rfc9421/blob", method: .put, parameters: ["v": 2],
+            for: registry.resolve("verified"), path: "rfc9421/blob", method: .put, parameters: ["v": 2],
             headers: ["Content-Type": "application/octet-stream"], rawBody: .bytes(binary))
         #expect(try await transport.send(raw).statusCode == 200)
         raw.body = .bytes(binary.dropLast() + [0])
@@ -136,17 +136,17 @@ struct SigningIntegrationTests {
             let response = try await transport.send(request)
             return response.statusCode == 200 ? nil : response.headers["X-Reason"]
         }
-        var query = try generator.makeRequest(for: registry.resolve("verified"), methodName: "rfc9421/goods", method: .get, parameters: ["page": 2])
+        var query = try generator.makeRequest(for: registry.resolve("verified"), path: "rfc9421/goods", method: .get, parameters: ["page": 2])
         query.url = URL(string: query.url.absoluteString.replacingOccurrences(of: "page=2", with: "page=3"))!
         #expect(try await reason(query) == "the signature does not match the request")
-        var path = try generator.makeRequest(for: registry.resolve("verified"), methodName: "rfc9421/goods", method: .get)
+        var path = try generator.makeRequest(for: registry.resolve("verified"), path: "rfc9421/goods", method: .get)
         path.url = URL(string: path.url.absoluteString.replacingOccurrences(of: "/goods", with: "/admin"))!
         #expect(try await reason(path) == "the signature does not match the request")
         let stale = try generator.makeRequest(
-            for: registry.resolve("verified"), methodName: "rfc9421/goods", method: .get,
+            for: registry.resolve("verified"), path: "rfc9421/goods", method: .get,
             signingContext: SigningContext(time: Date().addingTimeInterval(-3600), nonce: Digest.hex(Digest.randomBytes(16))))
         #expect(try await reason(stale)?.hasSuffix("s ago, outside the tolerance") == true)
-        let once = try generator.makeRequest(for: registry.resolve("verified"), methodName: "rfc9421/goods", method: .get)
+        let once = try generator.makeRequest(for: registry.resolve("verified"), path: "rfc9421/goods", method: .get)
         #expect(try await reason(once) == nil)
         #expect(try await reason(once)?.hasSuffix("was used before") == true)
     }
@@ -157,7 +157,7 @@ struct SigningIntegrationTests {
         let transport = makeTransport()
         defer { transport.shutdown() }
         let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("verified"), methodName: "aif/blob", method: .post, parameters: ["kind": "raw"],
+            for: registry.resolve("verified"), path: "aif/blob", method: .post, parameters: ["kind": "raw"],
             headers: ["Content-Type": "application/octet-stream"], rawBody: .bytes(Data((0..<256).map { UInt8($0) })))
         let response = try await transport.send(request)
         #expect(response.statusCode == 200, "\(response.headers["X-Reason"] ?? "")")
@@ -172,7 +172,7 @@ struct SigningIntegrationTests {
         let generator = RequestGenerator()
         // The service's API version is "verify"; the redirect source lives outside it.
         let request = try generator.makeRequest(
-            for: registry.resolve("verified"), methodName: server.url("redirect-signed").absoluteString, method: method,
+            for: registry.resolve("verified"), path: server.url("redirect-signed").absoluteString, method: method,
             parameters: ["goods_id": 9])
         let response = try await APIProxy(transport: transport).send(request, for: registry.resolve("verified"))
         #expect(response.statusCode == 200, "\(response.headers["X-Reason"] ?? "")")
@@ -192,7 +192,7 @@ struct SigningIntegrationTests {
         let transport = CountingTransport(curl)
         let proxy = APIProxy(transport: wrapped ? transport : curl)
         func manager(_ path: String) -> APIManager<NoContent> {
-            let manager = APIManager<NoContent>(service: "verified", methodName: server.url(path).absoluteString, proxy: proxy, registry: registry)
+            let manager = APIManager<NoContent>(service: "verified", path: server.url(path).absoluteString, proxy: proxy, registry: registry)
             manager.callbackExecutor = .immediate
             return manager
         }
@@ -227,7 +227,7 @@ struct SigningIntegrationTests {
         defer { curl.shutdown() }
         let transport = CountingTransport(curl)
         let manager = APIManager<NoContent>(
-            service: "verified", methodName: server.url("hop/302?to=%2Fverify%2Faif%2Flanding").absoluteString, proxy: APIProxy(transport: transport),
+            service: "verified", path: server.url("hop/302?to=%2Fverify%2Faif%2Flanding").absoluteString, proxy: APIProxy(transport: transport),
             registry: registry)
         manager.callbackExecutor = .immediate
         let thrown = await #expect(throws: APIError.self) { try await manager.load(["goods_id": 9]) }
@@ -255,7 +255,7 @@ struct SigningIntegrationTests {
         let proxy = APIProxy(transport: transport)
         let elsewhere = "http://localhost:\(server.port)/landing"
         let manager = APIManager<NoContent>(
-            service: "verified", methodName: server.url("hop/307?to=\(PercentEncoding.encode(elsewhere))").absoluteString, proxy: proxy, registry: registry)
+            service: "verified", path: server.url("hop/307?to=\(PercentEncoding.encode(elsewhere))").absoluteString, proxy: proxy, registry: registry)
         manager.callbackExecutor = .immediate
         let catcher = OutcomeCatcher()
         manager.delegate = catcher
@@ -266,7 +266,7 @@ struct SigningIntegrationTests {
         #expect(awaited.statusCode == 200)
         let generator = RequestGenerator()
         let request = try generator.makeRequest(
-            for: registry.resolve("verified"), methodName: server.url("hop/302?to=\(PercentEncoding.encode(elsewhere))").absoluteString, method: .get,
+            for: registry.resolve("verified"), path: server.url("hop/302?to=\(PercentEncoding.encode(elsewhere))").absoluteString, method: .get,
             parameters: ["goods_id": 9])
         let response = try await proxy.send(request, for: registry.resolve("verified"))
         let target = try #require(response.headers["X-Target"])
@@ -276,7 +276,7 @@ struct SigningIntegrationTests {
         }
         // Within the origin, the hop is signed again and the landing verifies it.
         let same = try generator.makeRequest(
-            for: registry.resolve("verified"), methodName: server.url("hop/308?to=%2Fverify%2Faif%2Flanding").absoluteString, method: .post,
+            for: registry.resolve("verified"), path: server.url("hop/308?to=%2Fverify%2Faif%2Flanding").absoluteString, method: .post,
             parameters: ["goods_id": 9])
         let verified = try await proxy.send(same, for: registry.resolve("verified"))
         #expect(verified.statusCode == 200, "\(verified.headers["X-Reason"] ?? "")")
@@ -287,10 +287,10 @@ struct SigningIntegrationTests {
         let registry = setUp(VerifiedService(online: servers.plain.baseURL(), offline: servers.tls.baseURL(secure: true)))
         let transport = makeTransport { $0.tls.certificateAuthorities = .file(path: servers.certificates.caPath) }
         defer { transport.shutdown() }
-        let online = try await transport.send(RequestGenerator().makeRequest(for: registry.resolve("verified"), methodName: "aif/x", method: .get))
+        let online = try await transport.send(RequestGenerator().makeRequest(for: registry.resolve("verified"), path: "aif/x", method: .get))
         #expect(online.url.port == servers.plain.port && online.statusCode == 200)
         registry.setEnvironment(.offline, for: "verified")
-        let offline = try await transport.send(RequestGenerator().makeRequest(for: registry.resolve("verified"), methodName: "aif/x", method: .get))
+        let offline = try await transport.send(RequestGenerator().makeRequest(for: registry.resolve("verified"), path: "aif/x", method: .get))
         #expect(offline.url.port == servers.tls.port && offline.statusCode == 200)
     }
 }

@@ -1,4 +1,4 @@
-@testable import AIFNetworking
+@_spi(Support) @testable import AIFNetworking
 import Foundation
 import Testing
 
@@ -150,7 +150,7 @@ struct SigningTests {
 @Suite("Clock skew")
 struct ClockSkewTests {
     @Test func aServerClockOffByMoreThanTheToleranceShiftsTimestamps() throws {
-        let skew = ClockSkew()
+        let skew = ServiceRegistry.ClockSkew()
         let local = Date(timeIntervalSince1970: 1_700_000_000)
         let url = URL(string: "http://127.0.0.1/")!
         // Server 2 s ahead: within tolerance.
@@ -182,16 +182,16 @@ struct ClockSkewTests {
         for _ in 0..<2000 {
             let date = Date(timeIntervalSince1970: TimeInterval(Int.random(in: -2_000_000_000...4_000_000_000, using: &generator)))
             let text = formatter.string(from: date)
-            #expect(ClockSkew.parseIMFFixdate(text) == date, "\(text)")
+            #expect(ServiceRegistry.ClockSkew.parseIMFFixdate(text) == date, "\(text)")
         }
-        #expect(ClockSkew.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
-        #expect(ClockSkew.parseHTTPDate("Sunday, 06-Nov-94 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
-        #expect(ClockSkew.parseHTTPDate("Sun Nov  6 08:49:37 1994") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(ServiceRegistry.ClockSkew.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(ServiceRegistry.ClockSkew.parseHTTPDate("Sunday, 06-Nov-94 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(ServiceRegistry.ClockSkew.parseHTTPDate("Sun Nov  6 08:49:37 1994") == Date(timeIntervalSince1970: 784_111_777))
         // Not ASCII: no date, and no trap in Foundation's formatter (found by `make fuzz`).
-        #expect(ClockSkew.parseHTTPDate("Sun, 06 \u{345}\u{FFFD}-\0\0\0\0\0\0\0%") == nil)
-        #expect(ClockSkew.parseHTTPDate("Sunday, 06-Nov-94 08:49:37 GMT\u{301}") == nil)
+        #expect(ServiceRegistry.ClockSkew.parseHTTPDate("Sun, 06 \u{345}\u{FFFD}-\0\0\0\0\0\0\0%") == nil)
+        #expect(ServiceRegistry.ClockSkew.parseHTTPDate("Sunday, 06-Nov-94 08:49:37 GMT\u{301}") == nil)
         for bad in ["Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", ""] {
-            #expect(ClockSkew.parseIMFFixdate(bad) == nil, "\(bad)")
+            #expect(ServiceRegistry.ClockSkew.parseIMFFixdate(bad) == nil, "\(bad)")
         }
     }
 }

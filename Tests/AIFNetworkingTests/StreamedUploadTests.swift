@@ -1,4 +1,4 @@
-@testable import AIFNetworking
+@_spi(Support) @testable import AIFNetworking
 import AIFNetworkingTesting
 import DemoServer
 import Foundation
@@ -93,7 +93,7 @@ struct StreamedUploadTests {
         let servers = try await TestServers.shared()
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(PlainService(baseURL: servers.plain.baseURL()))
-        let manager = APIManager(Endpoint<NoContent>(service: "plain", methodName: "status/503", method: .put), proxy: APIProxy(), registry: registry)
+        let manager = APIManager(Endpoint<NoContent>(service: "plain", path: "status/503", method: .put), proxy: APIProxy(), registry: registry)
         let (chunks, _) = Self.chunks(4, of: 1_000)
         let error = await #expect(throws: APIError.self) { try await manager.load(sending: .stream(RequestBodyStream(chunks))) }
         #expect(error?.kind == .httpStatus)

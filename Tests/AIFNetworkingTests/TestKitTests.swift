@@ -9,7 +9,7 @@ private struct KitService: Service {
     static let credentials = SigningCredentials(publicKey: "kit-public", privateKey: Secret("kit-private-key"))
     var name: ServiceName = "kit"
     var signer: (any RequestSigner)?
-    var environments: [EnvironmentName: ServiceEnvironment]
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment]
     var retryPolicy: RetryPolicy
     var decoder: (any ContentDecoder)? {
         var decoder = FastJSONDecoder()
@@ -33,8 +33,8 @@ private struct KitService: Service {
 
 @Suite("The test kit: a stub transport and a signature verifier")
 struct TestKitTests {
-    private static func manager<Content>(_ methodName: String, _ type: Content.Type, method: HTTPMethod = .get, transport: StubTransport, registry: ServiceRegistry) -> APIManager<Content> {
-        APIManager(Endpoint<Content>(service: "kit", methodName: methodName, method: method), proxy: APIProxy(transport: transport), registry: registry, cache: ResponseCache())
+    private static func manager<Content>(_ path: String, _ type: Content.Type, method: HTTPMethod = .get, transport: StubTransport, registry: ServiceRegistry) -> APIManager<Content> {
+        APIManager(Endpoint<Content>(service: "kit", path: path, method: method), proxy: APIProxy(transport: transport), registry: registry, cache: ResponseCache())
     }
 
     @Test func stubsAnswerInOrderForTheirUsesAndEveryRequestIsRecorded() async throws {
@@ -111,7 +111,7 @@ struct TestKitTests {
 
     /// A request of `service`'s signer, made by the library.
     private func signedRequest(_ service: KitService, method: HTTPMethod = .post, parameters: Parameters = ["goods_id": 7, "note": "ü + /"]) throws -> HTTPRequest {
-        try RequestGenerator().makeRequest(for: KitService.registry(service).resolve("kit"), methodName: "orders", method: method, parameters: parameters)
+        try RequestGenerator().makeRequest(for: KitService.registry(service).resolve("kit"), path: "orders", method: method, parameters: parameters)
     }
 
     @Test(arguments: [
@@ -146,7 +146,7 @@ struct TestKitTests {
         #expect(throws: SignatureRejection.mismatch) { try verifier.verify(tampered) }
 
         let stale = try RequestGenerator().makeRequest(
-            for: KitService.registry(service).resolve("kit"), methodName: "orders", method: .get,
+            for: KitService.registry(service).resolve("kit"), path: "orders", method: .get,
             signingContext: SigningContext(time: Date().addingTimeInterval(-3600), nonce: String(repeating: "a", count: 32)))
         let staleError = #expect(throws: SignatureRejection.self) { try verifier.verify(stale) }
         #expect(staleError?.description.hasSuffix("s ago, outside the tolerance") == true)

@@ -91,7 +91,7 @@ private func fuzzHeaders(_ bytes: [UInt8]) {
     _ = CacheControl(headers)
     let response = HTTPResponse(statusCode: 503, headers: headers, url: URL(string: "https://api.example/x")!)
     _ = RetryPolicy.retryAfter(in: response, clockOffset: 0, now: Date(timeIntervalSince1970: 1_700_000_000))
-    if let date = headers["Date"] { _ = ClockSkew.parseHTTPDate(date) }
+    if let date = headers["Date"] { _ = ServiceRegistry.ClockSkew.parseHTTPDate(date) }
 }
 
 private struct Page: Decodable, PageContent {
@@ -109,9 +109,9 @@ private func fuzzEnvelope(_ data: Data) {
     for field in ["data", "result.page", "a.b.c"] {
         guard let content = try? ResponseEnvelope(dataField: field).content(of: data) else { continue }
         guard let page = try? plain.decode(Page.self, from: content) else { continue }
-        for style in [PagingStyle.pageNumber(), .offset(), .cursor()] {
-            for end in [EndOfListDetection.shortPage, .totalCount, .hasMoreFlag, .nextCursor] {
-                var state = PagingState(style: style, pageSize: 20, pageSizeParameter: "page_size", endOfList: end)
+        for style in [Paging.Style.pageNumber(), .offset(), .cursor()] {
+            for end in [Paging.EndOfList.shortPage, .totalCount, .hasMoreFlag, .nextCursor] {
+                var state = Paging.State(style: style, pageSize: 20, pageSizeParameter: "page_size", endOfList: end)
                 _ = state.startFirstPage()
                 state.pageLoaded(page)
                 _ = state.startNextPage()

@@ -88,8 +88,8 @@ func cacheSaveAndExit(directory: String, index: Int) throws -> Never {
 /// What the cache writer stores: a first line `index generation`, then that line's text
 /// repeated to about 2 KiB.
 enum CacheWriterBody {
-    static func key(_ index: Int) -> CacheKey {
-        CacheKey(service: "crash", environment: .online, method: .get, methodName: "item", parameters: ["i": .int(index)])
+    static func key(_ index: Int) -> ResponseCache.Key {
+        ResponseCache.Key(service: "crash", environment: .online, method: .get, path: "item", parameters: ["i": .int(index)])
     }
 
     static func make(index: Int, generation: Int) -> Data {
@@ -98,9 +98,9 @@ enum CacheWriterBody {
     }
 
     /// The response stored for `index` in round `generation`, its `ETag` the generation.
-    static func response(index: Int, generation: Int) -> StoredResponse {
+    static func response(index: Int, generation: Int) -> ResponseCache.StoredResponse {
         let now = Date()
-        return StoredResponse(
+        return ResponseCache.StoredResponse(
             key: key(index), statusCode: 200, headers: ["Content-Type": "text/plain", "ETag": "\"\(generation)\""],
             body: make(index: index, generation: generation), url: "http://127.0.0.1/item", storedAt: now,
             expiresAt: now.addingTimeInterval(3600), keepUntil: now.addingTimeInterval(7200))

@@ -48,7 +48,7 @@ struct PlacedOrder: Codable, Sendable {
 
 extension Endpoint where Content == PlacedOrder {
     /// `POST orders`, its JSON body given by the caller.
-    static let placeOrder = Endpoint(service: "shop", methodName: "orders", method: .post, headers: ["Content-Type": "application/json"])
+    static let placeOrder = Endpoint(service: "shop", path: "orders", method: .post, headers: ["Content-Type": "application/json"])
 }
 
 /// Where an app keeps its caches.

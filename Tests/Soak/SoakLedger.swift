@@ -67,7 +67,7 @@ final class SoakLedger: LoadObserver {
 
     func observation(of load: ObservedLoad) -> (any LoadObservation)? {
         state.withLock { $0.entries[load.requestID] = Entry() }
-        return Observation(ledger: self, id: load.requestID, expectation: Expectation(service: load.service.rawValue, methodName: load.methodName))
+        return Observation(ledger: self, id: load.requestID, expectation: Expectation(service: load.service.rawValue, path: load.path))
     }
 
     /// A worker finished a load (its `load()` returned, or its delegate was told).
@@ -128,7 +128,7 @@ final class SoakLedger: LoadObserver {
             attemptStart.withLock { $0 = .now }
         }
 
-        func attemptDidEnd(_ attempt: ObservedAttempt) {
+        func attemptDidEnd(_ attempt: ObservedLoad.Attempt) {
             var lateness: Double?
             if case .failure(let error as TransportError) = attempt.result, error.code == .totalTimeout,
                 let limit = attempt.request.timeouts?.total, let start = attemptStart.withLock({ $0 })
@@ -141,7 +141,7 @@ final class SoakLedger: LoadObserver {
             }
         }
 
-        func loadWillRetry(_ retry: RetryAttempt) {
+        func loadWillRetry(_ retry: RetryPolicy.Attempt) {
             ledger.note(id) { state, _ in state.retries += 1 }
         }
 
@@ -149,7 +149,7 @@ final class SoakLedger: LoadObserver {
             ledger.note(id) { state, _ in state.renewals += 1 }
         }
 
-        func loadDidEnd(_ outcome: ObservedOutcome) {
+        func loadDidEnd(_ outcome: ObservedLoad.Outcome) {
             ledger.note(id) { state, entry in
                 entry.endings += 1
                 guard entry.endings == 1 else { return }
@@ -170,8 +170,8 @@ struct Expectation {
     let endpoint: String
     private let allowed: Set<String>?
 
-    init(service: String, methodName: String) {
-        endpoint = "\(service)/\(methodName)"
+    init(service: String, path: String) {
+        endpoint = "\(service)/\(path)"
         allowed = switch endpoint {
         // One in twenty asks for goods that do not exist; the `cancelled` kind's loads end
         // cancelled, or answered when the answer came first.
@@ -216,10 +216,10 @@ func makeRegistry(shop: URL, faults: Int, stall: Int) throws -> ServiceRegistry 
 /// `shop-account`'s bearer tokens, from the shop's token endpoint through `proxy`; refreshed
 /// when the shop refuses one.
 func makeAuthenticator(proxy: APIProxy, registry: ServiceRegistry) -> Authenticator {
-    let tokenEndpoint = Endpoint<TokenGrant>(service: "shop", methodName: "auth/token", method: .post, usesAuthenticator: false)
+    let tokenEndpoint = Endpoint<TokenGrant>(service: "shop", path: "auth/token", method: .post, usesAuthenticator: false)
     return Authenticator {
         let grant = try await APIManager(tokenEndpoint, proxy: proxy, registry: registry).load().content
-        return Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
+        return Authenticator.Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
     }
 }
 
@@ -227,9 +227,9 @@ func makeAuthenticator(proxy: APIProxy, registry: ServiceRegistry) -> Authentica
 /// second to connect), two quick retries.
 struct FaultService: Service {
     var name: ServiceName
-    var environments: [EnvironmentName: ServiceEnvironment]
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment]
     var signer: (any RequestSigner)? { nil }
-    var timeouts: Timeouts? { Timeouts(connect: .milliseconds(500), total: .seconds(1), idle: .seconds(1)) }
+    var timeouts: HTTPRequest.Timeouts? { HTTPRequest.Timeouts(connect: .milliseconds(500), total: .seconds(1), idle: .seconds(1)) }
     var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(5), maxDelay: .milliseconds(50)) }
 
     init(name: ServiceName, baseURL: URL) {

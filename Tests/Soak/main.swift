@@ -237,8 +237,8 @@ enum LoadKind: CaseIterable {
     }
 
     func manager(proxy: APIProxy, registry: ServiceRegistry) -> APIManager<NoContent> {
-        func endpoint(_ service: ServiceName, _ methodName: String) -> APIManager<NoContent> {
-            APIManager(Endpoint<NoContent>(service: service, methodName: methodName), proxy: proxy, registry: registry)
+        func endpoint(_ service: ServiceName, _ path: String) -> APIManager<NoContent> {
+            APIManager(Endpoint<NoContent>(service: service, path: path), proxy: proxy, registry: registry)
         }
         return switch self {
         case .goods, .cancelled: endpoint("shop", "goods/{id}")

@@ -37,7 +37,7 @@ public struct BenchCatalogue: Decodable, Sendable {
 /// The benchmark server as a service: AIF-HMAC signed (the server ignores the signature; the
 /// cost of making it is what is measured), snake_case keys.
 public struct BenchService: Service {
-    public let environments: [EnvironmentName: ServiceEnvironment]
+    public let environments: [ServiceEnvironment.Name: ServiceEnvironment]
 
     /// A service at `baseURL`.
     public init(baseURL: URL) {
@@ -54,7 +54,7 @@ public struct BenchService: Service {
 public final class BenchCatalogueManager: APIManager<BenchCatalogue>, @unchecked Sendable {
     // Restated as Swift requires of subclasses; it adds no stored state.
     override public var serviceName: ServiceName { "bench" }
-    override public var methodName: String { "small.json" }
+    override public var path: String { "small.json" }
 }
 
 

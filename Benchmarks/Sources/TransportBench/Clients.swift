@@ -179,7 +179,7 @@ final class TransportCompletionClient: BenchClient {
         transport = makeTransport(settings)
         request = HTTPRequest(url: URL(string: settings.url)!)
         var short = request
-        short.timeouts = Timeouts(total: .milliseconds(settings.shortTimeoutMilliseconds), idle: nil)
+        short.timeouts = HTTPRequest.Timeouts(total: .milliseconds(settings.shortTimeoutMilliseconds), idle: nil)
         shortTimeoutRequest = short
         self.settings = settings
     }

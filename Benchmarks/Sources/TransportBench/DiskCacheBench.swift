@@ -16,7 +16,7 @@ struct DiskCacheBench {
         let disk = try DiskCache(directory: folder)
         let body = Data(repeating: UInt8(ascii: "x"), count: 2048)
         let keys = (0..<operationsPerBatch).map {
-            CacheKey(service: "bench", environment: .online, method: .get, methodName: "goods/{id}", parameters: ["id": .int($0)], schema: "0123456789abcdef")
+            ResponseCache.Key(service: "bench", environment: .online, method: .get, path: "goods/{id}", parameters: ["id": .int($0)], schema: "0123456789abcdef")
         }
         let response = HTTPResponse(
             statusCode: 200, headers: ["Content-Type": "application/json", "ETag": "\"v1\""], body: body, url: URL(string: "http://127.0.0.1/v1/goods/1")!)
@@ -26,7 +26,7 @@ struct DiskCacheBench {
         // Writes: each saved and committed alone (the slowest way a write can happen).
         let writes = measure { batch in
             for key in keys {
-                disk.save(StoredResponse(
+                disk.save(ResponseCache.StoredResponse(
                     key: key, statusCode: 200, headers: response.headers, body: body, url: "http://127.0.0.1/v1/goods/\(batch)", storedAt: Date(),
                     expiresAt: Date().addingTimeInterval(3600), keepUntil: Date().addingTimeInterval(7200)))
                 disk.flush()

@@ -4,7 +4,7 @@ import Foundation
 /// older, and which HTTP rules apply.
 ///
 /// ```swift
-/// Endpoint<GoodsPage>(service: "shop", methodName: "goods", cache: CachePolicy(
+/// Endpoint<GoodsPage>(service: "shop", path: "goods", cache: CachePolicy(
 ///     lifetime: .seconds(60),                 // served without asking for a minute
 ///     version: 2,                             // bump to forget what older builds stored
 ///     staleWhileRevalidate: .seconds(3600),   // then at once, while a refresh runs

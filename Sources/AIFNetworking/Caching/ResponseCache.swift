@@ -1,7 +1,7 @@
 import Foundation
 
 /// The cache of validated responses managers answer loads from: a memory tier with a capacity
-/// (least recently used entries evicted first) over an optional ``PersistentResponseStore`` —
+/// (least recently used entries evicted first) over an optional ``ResponseCache/PersistentStore`` —
 /// the `AIFNetworkingDiskCache` product's `DiskCache` — that keeps responses across restarts.
 ///
 /// ```swift
@@ -63,11 +63,11 @@ public final class ResponseCache: Sendable {
     /// The wall clock lifetimes are measured on.
     let now: @Sendable () -> Date
     private let memory: Locked<MemoryTier>
-    private let store = Locked<(any PersistentResponseStore)?>(nil)
+    private let store = Locked<(any PersistentStore)?>(nil)
 
     private struct MemoryTier {
-        var entries: LRUStorage<CacheKey, Entry>
-        var statistics = CacheStatistics()
+        var entries: LRUStorage<Key, Entry>
+        var statistics = Statistics()
     }
 
     /// Creates a cache.
@@ -77,7 +77,7 @@ public final class ResponseCache: Sendable {
     ///   - persistentStore: The tier under memory; none by default.
     ///   - now: The wall clock lifetimes are measured on; the system's by default (tests pass
     ///     one they can move).
-    public init(capacity: Int = 1000, persistentStore: (any PersistentResponseStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(capacity: Int = 1000, persistentStore: (any PersistentStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.capacity = max(1, capacity)
         self.now = now
         memory = Locked(MemoryTier(entries: LRUStorage(capacity: max(1, capacity))))
@@ -85,7 +85,7 @@ public final class ResponseCache: Sendable {
     }
 
     /// The tier under memory, if any; set it once at start-up, before loads use the cache.
-    public var persistentStore: (any PersistentResponseStore)? {
+    public var persistentStore: (any PersistentStore)? {
         get { store.withLock { $0 } }
         set { store.withLock { $0 = newValue } }
     }
@@ -95,11 +95,11 @@ public final class ResponseCache: Sendable {
     public var count: Int { memory.withLock { $0.entries.count } }
 
     /// Hits, misses and sizes so far.
-    public var statistics: CacheStatistics {
+    public var statistics: Statistics {
         var statistics = memory.withLock { tier in
             var statistics = tier.statistics
             let values = tier.entries.values
-            statistics.memory = CacheUsage(entries: values.count, bytes: values.reduce(0) { $0 + $1.response.body.count })
+            statistics.memory = Usage(entries: values.count, bytes: values.reduce(0) { $0 + $1.response.body.count })
             return statistics
         }
         statistics.persistent = persistentStore?.usage
@@ -111,12 +111,12 @@ public final class ResponseCache: Sendable {
     ///
     /// - Parameter key: The key.
     /// - Returns: The entry (a memory entry becomes the most recently used), or `nil`.
-    public func entry(for key: CacheKey) -> Entry? {
+    public func entry(for key: Key) -> Entry? {
         entry(for: key, counting: true)
     }
 
     /// ``entry(for:)``, counted in the statistics or not (a refresh's lookup is not a load's).
-    func entry(for key: CacheKey, counting: Bool) -> Entry? {
+    func entry(for key: Key, counting: Bool) -> Entry? {
         let instant = now()
         let inMemory: Entry? = memory.withLock { tier in
             guard let entry = tier.entries.value(for: key) else { return nil }
@@ -143,7 +143,7 @@ public final class ResponseCache: Sendable {
     }
 
     /// Keeps a persistent store's entry in memory with its decoded content.
-    func promote(_ entry: Entry, content: any Sendable, for key: CacheKey) {
+    func promote(_ entry: Entry, content: any Sendable, for key: Key) {
         let promoted = entry.holding(content)
         memory.withLock { _ = $0.entries.set(promoted, for: key) }
     }
@@ -157,7 +157,7 @@ public final class ResponseCache: Sendable {
     ///   - content: Its decoded content.
     ///   - key: The key.
     ///   - policy: How long to keep it, and where.
-    public func store(_ response: HTTPResponse, request: HTTPRequest, content: any Sendable, for key: CacheKey, policy: CachePolicy) {
+    public func store(_ response: HTTPResponse, request: HTTPRequest, content: any Sendable, for key: Key, policy: CachePolicy) {
         let storedAt = now()
         guard let retention = policy.retention(of: response, at: storedAt) else { return }
         let entry = Entry(
@@ -185,49 +185,51 @@ public final class ResponseCache: Sendable {
     }
 
     /// Counts an event the managers see and the lookups do not.
-    func count(_ update: (inout CacheStatistics) -> Void) {
+    func count(_ update: (inout Statistics) -> Void) {
         memory.withLock { update(&$0.statistics) }
     }
 
     /// Forgets the responses a scope covers, in memory and in the persistent store.
     ///
-    /// - Parameter scope: What to forget; ``CacheScope/all`` forgets everything.
-    public func removeAll(_ scope: CacheScope = .all) {
+    /// - Parameter scope: What to forget; ``ResponseCache/Scope/all`` forgets everything.
+    public func removeAll(_ scope: Scope = .all) {
         memory.withLock { $0.entries.removeAll { scope.covers($0) } }
         persistentStore?.remove(scope)
     }
 }
 
-/// How a ``ResponseCache`` has done since it was made.
-public struct CacheStatistics: Sendable, Equatable {
-    /// Lookups answered by a fresh entry in memory.
-    public var memoryHits = 0
-    /// Lookups answered by a fresh entry of the persistent store.
-    public var persistentHits = 0
-    /// Lookups that found nothing fresh (an expired entry may still have been served stale,
-    /// revalidated or used as a fallback: counted below).
-    public var misses = 0
-    /// Loads answered with an expired entry while a refresh load ran
-    /// (``CachePolicy/staleWhileRevalidate``).
-    public var staleServed = 0
-    /// Loads whose conditional request was answered `304 Not Modified`.
-    public var revalidations = 0
-    /// Loads that found no network and were answered with a stored response
-    /// (``CachePolicy/offlineFallback``).
-    public var offlineFallbacks = 0
-    /// Responses stored.
-    public var stores = 0
-    /// What the memory tier holds (bytes: the bodies).
-    public var memory = CacheUsage(entries: 0, bytes: 0)
-    /// What the persistent store holds, if there is one.
-    public var persistent: CacheUsage?
+extension ResponseCache {
+    /// How a ``ResponseCache`` has done since it was made.
+    public struct Statistics: Sendable, Equatable {
+        /// Lookups answered by a fresh entry in memory.
+        public var memoryHits = 0
+        /// Lookups answered by a fresh entry of the persistent store.
+        public var persistentHits = 0
+        /// Lookups that found nothing fresh (an expired entry may still have been served stale,
+        /// revalidated or used as a fallback: counted below).
+        public var misses = 0
+        /// Loads answered with an expired entry while a refresh load ran
+        /// (``CachePolicy/staleWhileRevalidate``).
+        public var staleServed = 0
+        /// Loads whose conditional request was answered `304 Not Modified`.
+        public var revalidations = 0
+        /// Loads that found no network and were answered with a stored response
+        /// (``CachePolicy/offlineFallback``).
+        public var offlineFallbacks = 0
+        /// Responses stored.
+        public var stores = 0
+        /// What the memory tier holds (bytes: the bodies).
+        public var memory = Usage(entries: 0, bytes: 0)
+        /// What the persistent store holds, if there is one.
+        public var persistent: Usage?
 
-    /// Creates empty statistics.
-    public init() {}
+        /// Creates empty statistics.
+        public init() {}
 
-    /// The share of lookups answered by a fresh entry, from 0 to 1 (0 before any lookup).
-    public var hitRate: Double {
-        let lookups = memoryHits + persistentHits + misses
-        return lookups == 0 ? 0 : Double(memoryHits + persistentHits) / Double(lookups)
+        /// The share of lookups answered by a fresh entry, from 0 to 1 (0 before any lookup).
+        public var hitRate: Double {
+            let lookups = memoryHits + persistentHits + misses
+            return lookups == 0 ? 0 : Double(memoryHits + persistentHits) / Double(lookups)
+        }
     }
 }

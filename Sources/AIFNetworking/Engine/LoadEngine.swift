@@ -5,7 +5,7 @@ protocol LoadOwner: AnyObject, Sendable {
     /// The load's first attempt is about to be sent: the "after calling the API" hooks run.
     func loadWillCallAPI(with parameters: Parameters)
     /// Whether the owner (its interceptor) lets the load make `attempt`.
-    func allowsRetry(_ attempt: RetryAttempt) -> Bool
+    func allowsRetry(_ attempt: RetryPolicy.Attempt) -> Bool
 }
 
 /// A weak reference to a load's owner, so that a load does not keep its manager alive.
@@ -206,7 +206,7 @@ final class LoadEngine: Sendable {
     private func answered(_ result: Result<HTTPResponse, any Error>, to request: HTTPRequest, writer: DownloadWriter?, _ machine: LoadStateMachine) {
         var machine = machine
         let withdrawn = plan.authenticator != nil && Self.isWithdrawal(result)
-        if !withdrawn { plan.observation?.attemptDidEnd(ObservedAttempt(number: machine.number, request: request, result: result)) }
+        if !withdrawn { plan.observation?.attemptDidEnd(ObservedLoad.Attempt(number: machine.number, request: request, result: result)) }
         var answer = LoadStateMachine.Answer(outcome: result, request: request, clockOffset: plan.resolved.clockSkew.offset)
         if let transfer = plan.transfer {
             transfer.progress?.flush()
@@ -232,7 +232,7 @@ final class LoadEngine: Sendable {
     private func end(_ ending: LoadStateMachine.Ending, with answer: LoadStateMachine.Answer) {
         if let handler = ending.handler, case .success(let response) = answer.outcome {
             let veto = answer.judgement.veto
-            let event = ErrorEvent(
+            let event = ErrorPolicies.Event(
                 handler: handler, service: plan.serviceName, environment: plan.resolved.environmentName, statusCode: response.statusCode,
                 code: veto?.code, message: veto?.message)
             if plan.resolved.errorHandlers?.tell(event) != true { proxy.logMissingHandler(id, handler) }
@@ -243,7 +243,7 @@ final class LoadEngine: Sendable {
         case .success(let response):
             exchange = .success(Exchange(request: answer.request, response: response, veto: answer.judgement.askedService ? .some(answer.judgement.veto) : nil))
         case .failure(let error):
-            exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, methodName: plan.methodName).counting(attempts: ending.attempts))
+            exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, path: plan.path).counting(attempts: ending.attempts))
         }
         completion(.answered(exchange, attempts: ending.attempts, notRetried: ending.notRetried))
     }
@@ -319,7 +319,7 @@ final class LoadEngine: Sendable {
         plan.observation?.attemptWillBeSigned(attempt.number, headers: &headers)
         do throws(ServiceError) {
             var made = try proxy.generator.makeRequest(
-                for: plan.resolved, methodName: plan.methodName, method: plan.method, parameters: parameters,
+                for: plan.resolved, path: plan.path, method: plan.method, parameters: parameters,
                 headers: headers, bodyEncoding: plan.bodyEncoding, rawBody: plan.transfer?.body, signingContext: signingContext
             )
             if let timeouts = plan.timeouts { made.timeouts = timeouts }
@@ -331,7 +331,7 @@ final class LoadEngine: Sendable {
                 made.control = transfer.control
             }
             if let remaining = attempt.remaining {
-                var timeouts = made.timeouts ?? Timeouts()
+                var timeouts = made.timeouts ?? HTTPRequest.Timeouts()
                 timeouts.total = max(remaining, .milliseconds(1))
                 made.timeouts = timeouts
             }

@@ -6,14 +6,14 @@ import Foundation
 /// reference instead of 300-odd bytes — small frames fit in the task's own memory instead of
 /// each taking a fresh allocation.
 final class LoadPlan: Sendable {
-    let resolved: ResolvedService
+    let resolved: ServiceRegistry.ResolvedService
     let serviceName: ServiceName
-    let methodName: String
+    let path: String
     let method: HTTPMethod
     let parameters: Parameters
     let headers: HTTPHeaders
     let bodyEncoding: BodyEncoding?
-    let timeouts: Timeouts?
+    let timeouts: HTTPRequest.Timeouts?
     /// How the load uses the cache, if its manager caches.
     let cache: CacheUse?
     /// Identical loads' shared key when the load coalesces, else `nil`.
@@ -36,22 +36,22 @@ final class LoadPlan: Sendable {
     var retryPolicy: RetryPolicy { retryPolicyOverride ?? resolved.service.retryPolicy }
 
     init(
-        resolved: ResolvedService, serviceName: ServiceName, methodName: String, method: HTTPMethod, parameters: Parameters,
-        headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: Timeouts?, cache: CacheUse?,
+        resolved: ServiceRegistry.ResolvedService, serviceName: ServiceName, path: String, method: HTTPMethod, parameters: Parameters,
+        headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
         transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil
     ) {
         self.resolved = resolved
         self.serviceName = serviceName
-        self.methodName = methodName
+        self.path = path
         self.method = method
         self.parameters = parameters
         self.headers = headers
         self.bodyEncoding = bodyEncoding
         self.timeouts = timeouts
         self.cache = cache
-        coalescingKey = coalesces ? CacheKey(
-            service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters
+        coalescingKey = coalesces ? ResponseCache.Key(
+            service: serviceName, environment: resolved.environmentName, method: method, path: path, parameters: parameters
         ).description : nil
         self.retryPolicyOverride = retryPolicyOverride
         self.errorPolicies = errorPolicies
@@ -62,16 +62,16 @@ final class LoadPlan: Sendable {
     }
 
     /// What identifies the load's file across attempts and processes (its URL changes with
-    /// each signature): service, environment, method, method name and parameters.
+    /// each signature): service, environment, method, path and parameters.
     var downloadIdentity: String {
-        CacheKey(service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters).description
+        ResponseCache.Key(service: serviceName, environment: resolved.environmentName, method: method, path: path, parameters: parameters).description
     }
 
     /// An error of this load.
     func error(
         _ kind: APIError.Kind, id: RequestID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil, attempts: Int? = nil
     ) -> APIError {
-        APIError(kind, requestID: id, service: serviceName, methodName: methodName, message: message, underlyingError: underlying, response: response, attempts: attempts)
+        APIError(kind, requestID: id, service: serviceName, path: path, message: message, underlyingError: underlying, response: response, attempts: attempts)
     }
 }
 

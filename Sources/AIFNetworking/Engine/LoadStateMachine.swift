@@ -37,7 +37,7 @@ struct LoadStateMachine: Sendable {
         /// The policy allows this retry: ask the load's owner (its interceptor) and the
         /// proxy's budget, then report ``LoadStateMachine/retryAllowed(_:)`` or
         /// ``LoadStateMachine/retryDeclined(_:because:)``.
-        case askToRetry(RetryAttempt)
+        case askToRetry(RetryPolicy.Attempt)
         /// Wait this long, then report ``LoadStateMachine/waitEnded(cancelled:at:)``.
         case wait(Duration)
         /// The last attempt's answer (or its sending failure) is the load's: check it, decode
@@ -54,7 +54,7 @@ struct LoadStateMachine: Sendable {
         /// The attempt's number: 1 for the first.
         var number: Int
         /// The credential to carry, or `nil` when the load uses none.
-        var credential: Credential?
+        var credential: Authenticator.Credential?
         /// The credential's generation.
         var generation: Int
         /// Whether a refusal of the credential marks it refused as the answer arrives (not
@@ -120,7 +120,7 @@ struct LoadStateMachine: Sendable {
         /// The service's veto, if it refused the response.
         var veto: ServiceVeto?
         /// The policy the service's ``ErrorPolicies`` give the response, if any.
-        var errorPolicy: ErrorPolicy?
+        var errorPolicy: ErrorPolicies.Action?
         /// Whether the response says the credential expired (a status or a veto code the
         /// authenticator names).
         var credentialExpired = false
@@ -197,7 +197,7 @@ struct LoadStateMachine: Sendable {
     }
 
     /// The credential the attempt asked for came (at once, after a refresh, or renewed).
-    mutating func credentialArrived(_ credential: Credential, generation: Int, on clock: any LoadClock) -> Action {
+    mutating func credentialArrived(_ credential: Authenticator.Credential, generation: Int, on clock: any LoadClock) -> Action {
         switch phase {
         case .gettingCredential:
             self.generation = generation
@@ -307,7 +307,7 @@ struct LoadStateMachine: Sendable {
             return end(handler: name)
         }
         if judgement.errorPolicy == .retry {
-            let reason = RetryReason.errorPolicy(statusCode: response.statusCode, code: judgement.veto?.code)
+            let reason = RetryPolicy.Reason.errorPolicy(statusCode: response.statusCode, code: judgement.veto?.code)
             return weighRetry(of: .success(response), answer.request, policy(), reason: reason, on: clock, clockOffset: answer.clockOffset, random: random)
         }
         guard !response.isSuccess else { return end() }
@@ -315,7 +315,7 @@ struct LoadStateMachine: Sendable {
     }
 
     /// The owner and the budget allow the retry the machine asked about.
-    mutating func retryAllowed(_ retry: RetryAttempt) -> Action {
+    mutating func retryAllowed(_ retry: RetryPolicy.Attempt) -> Action {
         guard phase == .askingToRetry else { return unexpected("a retry allowed") }
         number += 1
         phase = .waiting
@@ -323,7 +323,7 @@ struct LoadStateMachine: Sendable {
     }
 
     /// The retry the machine asked about is declined: `why` says by what.
-    mutating func retryDeclined(_ retry: RetryAttempt, because why: String) -> Action {
+    mutating func retryDeclined(_ retry: RetryPolicy.Attempt, because why: String) -> Action {
         guard phase == .askingToRetry else { return unexpected("a retry declined") }
         return end(notRetried: "\(retry.reason); \(why)")
     }
@@ -349,7 +349,7 @@ struct LoadStateMachine: Sendable {
         return .getCredential
     }
 
-    private mutating func send(_ credential: Credential?, on clock: any LoadClock) -> Action {
+    private mutating func send(_ credential: Authenticator.Credential?, on clock: any LoadClock) -> Action {
         phase = .sending
         return .send(Send(
             number: number, credential: credential, generation: generation, reportsRefusal: !renewedCredential,
@@ -363,7 +363,7 @@ struct LoadStateMachine: Sendable {
     }
 
     private mutating func weighRetry(
-        of outcome: Result<HTTPResponse, TransportError>, _ request: HTTPRequest, _ policy: RetryPolicy, reason policyReason: RetryReason?,
+        of outcome: Result<HTTPResponse, TransportError>, _ request: HTTPRequest, _ policy: RetryPolicy, reason policyReason: RetryPolicy.Reason?,
         on clock: any LoadClock, clockOffset: TimeInterval, random: (Duration) -> Duration
     ) -> Action {
         let decision = policy.decision(
@@ -373,7 +373,7 @@ struct LoadStateMachine: Sendable {
         case .deliver(let note):
             return end(notRetried: note)
         case .retry(let delay, let reason):
-            let retry = RetryAttempt(number: number + 1, maximum: policy.maxRetries + 1, reason: reason, delay: delay)
+            let retry = RetryPolicy.Attempt(number: number + 1, maximum: policy.maxRetries + 1, reason: reason, delay: delay)
             phase = .askingToRetry
             return .askToRetry(retry)
         }

@@ -20,7 +20,7 @@
 ///
 /// A batch can be run more than once; the members are the same each time.
 public final class APIBatch: Sendable {
-    /// A member of a batch: a typed key to its result in a ``BatchOutcome``.
+    /// A member of a batch: a typed key to its result in a ``APIBatch/Outcome``.
     public struct Member<Content: Decodable & Sendable>: Sendable {
         /// Its place in the batch, from 0.
         public let index: Int
@@ -78,9 +78,9 @@ public final class APIBatch: Sendable {
 
     /// Runs every member and returns when all have ended. Cancelling the calling task cancels
     /// them (their results are then ``APIError/Kind/cancelled``).
-    public func load() async -> BatchOutcome {
+    public func load() async -> Outcome {
         let (id, results, _) = await CompositeLoad.run(proxy: proxy, group: group) { [self] _ in await runMembers() }
-        return BatchOutcome(id: id, batch: ObjectIdentifier(self), results: results)
+        return Outcome(id: id, batch: ObjectIdentifier(self), results: results)
     }
 
     /// Starts every member and returns the batch's ID at once; the delegate hears the outcome
@@ -92,11 +92,11 @@ public final class APIBatch: Sendable {
     ///   - executor: Where the delegate is called; the main actor by default.
     /// - Returns: The batch's ID, to cancel it through the proxy.
     @discardableResult
-    public func start(delegate: any APIBatchDelegate, on executor: CallbackExecutor = .mainActor) -> RequestID {
+    public func start(delegate: any Delegate, on executor: CallbackExecutor = .mainActor) -> RequestID {
         weak let delegate = delegate
         let batch = ObjectIdentifier(self)
         return CompositeLoad.start(proxy: proxy, group: group, executor: executor) { [self] id in
-            BatchOutcome(id: id, batch: batch, results: await runMembers())
+            Outcome(id: id, batch: batch, results: await runMembers())
         } deliver: { [self] outcome in
             delegate?.batch(self, didFinishWith: outcome)
         }
@@ -122,65 +122,67 @@ public final class APIBatch: Sendable {
     }
 }
 
-/// How a batch ended: each member's result, in the order they were added.
-public struct BatchOutcome: Sendable {
-    /// The batch's ID in the proxy for this run.
-    public let id: RequestID
-    private let batch: ObjectIdentifier
-    private let results: [Result<any Sendable, APIError>]
+extension APIBatch {
+    /// How a batch ended: each member's result, in the order they were added.
+    public struct Outcome: Sendable {
+        /// The batch's ID in the proxy for this run.
+        public let id: RequestID
+        private let batch: ObjectIdentifier
+        private let results: [Result<any Sendable, APIError>]
 
-    fileprivate init(id: RequestID, batch: ObjectIdentifier, results: [Result<any Sendable, APIError>]) {
-        self.id = id
-        self.batch = batch
-        self.results = results
-    }
-
-    /// A member's result.
-    ///
-    /// - Parameter member: A member of this batch.
-    /// - Returns: Its response or its error; a ``APIError/Kind/configuration`` error for a member
-    ///   of another batch.
-    public func result<Content>(of member: APIBatch.Member<Content>) -> Result<APIResponse<Content>, APIError> {
-        guard member.batch == batch, results.indices.contains(member.index) else {
-            return .failure(APIError(.configuration, requestID: id, service: ServiceName(""), methodName: "", message: "member \(member.index) is not a member of this batch"))
+        fileprivate init(id: RequestID, batch: ObjectIdentifier, results: [Result<any Sendable, APIError>]) {
+            self.id = id
+            self.batch = batch
+            self.results = results
         }
-        switch results[member.index] {
-        case .success(let response as APIResponse<Content>): return .success(response)
-        case .success(let other):
-            return .failure(APIError(
-                .configuration, requestID: id, service: ServiceName(""), methodName: "",
-                message: "member \(member.index) holds \(type(of: other)), not APIResponse<\(Content.self)>"))
-        case .failure(let error): return .failure(error)
+
+        /// A member's result.
+        ///
+        /// - Parameter member: A member of this batch.
+        /// - Returns: Its response or its error; a ``APIError/Kind/configuration`` error for a member
+        ///   of another batch.
+        public func result<Content>(of member: APIBatch.Member<Content>) -> Result<APIResponse<Content>, APIError> {
+            guard member.batch == batch, results.indices.contains(member.index) else {
+                return .failure(APIError(.configuration, requestID: id, service: ServiceName(""), path: "", message: "member \(member.index) is not a member of this batch"))
+            }
+            switch results[member.index] {
+            case .success(let response as APIResponse<Content>): return .success(response)
+            case .success(let other):
+                return .failure(APIError(
+                    .configuration, requestID: id, service: ServiceName(""), path: "",
+                    message: "member \(member.index) holds \(type(of: other)), not APIResponse<\(Content.self)>"))
+            case .failure(let error): return .failure(error)
+            }
+        }
+
+        /// Each member's error, or `nil` where it succeeded, in order.
+        public var errors: [APIError?] {
+            results.map { if case .failure(let error) = $0 { error } else { nil } }
+        }
+
+        /// The members' errors, in member order.
+        public var failures: [APIError] {
+            errors.compactMap { $0 }
+        }
+
+        /// Whether every member succeeded.
+        public var succeeded: Bool {
+            failures.isEmpty
+        }
+
+        /// How many members the batch had.
+        public var count: Int {
+            results.count
         }
     }
 
-    /// Each member's error, or `nil` where it succeeded, in order.
-    public var errors: [APIError?] {
-        results.map { if case .failure(let error) = $0 { error } else { nil } }
+    /// Hears how a batch started with ``APIBatch/start(delegate:on:)`` ended.
+    public protocol Delegate: AnyObject, Sendable {
+        /// Every member has ended (the batch was not cancelled).
+        ///
+        /// - Parameters:
+        ///   - batch: The batch.
+        ///   - outcome: Each member's result.
+        func batch(_ batch: APIBatch, didFinishWith outcome: Outcome)
     }
-
-    /// The members' errors, in member order.
-    public var failures: [APIError] {
-        errors.compactMap { $0 }
-    }
-
-    /// Whether every member succeeded.
-    public var succeeded: Bool {
-        failures.isEmpty
-    }
-
-    /// How many members the batch had.
-    public var count: Int {
-        results.count
-    }
-}
-
-/// Hears how a batch started with ``APIBatch/start(delegate:on:)`` ended.
-public protocol APIBatchDelegate: AnyObject, Sendable {
-    /// Every member has ended (the batch was not cancelled).
-    ///
-    /// - Parameters:
-    ///   - batch: The batch.
-    ///   - outcome: Each member's result.
-    func batch(_ batch: APIBatch, didFinishWith outcome: BatchOutcome)
 }

@@ -68,7 +68,7 @@ public struct APIChain<Last: Decodable & Sendable>: Sendable {
             case .reached(let response):
                 guard !Task.isCancelled else {
                     return .ended(.failed(step: number, APIError(
-                        .cancelled, requestID: response.requestID, service: manager.serviceName, methodName: manager.methodName,
+                        .cancelled, requestID: response.requestID, service: manager.serviceName, path: manager.path,
                         message: "the chain was cancelled before step \(number)")))
                 }
                 guard let next = await parameters(response) else { return .ended(.stopped(step: number)) }
@@ -88,9 +88,9 @@ public struct APIChain<Last: Decodable & Sendable>: Sendable {
 
     /// Runs the chain and returns how it ended. Cancelling the calling task cancels the step
     /// under way (the outcome is then that step's ``APIError/Kind/cancelled`` failure).
-    public func load() async -> ChainOutcome<Last> {
+    public func load() async -> Outcome {
         let run = run
-        let (_, outcome, _) = await CompositeLoad.run(proxy: proxy, group: group) { _ in ChainOutcome(await run()) }
+        let (_, outcome, _) = await CompositeLoad.run(proxy: proxy, group: group) { _ in Outcome(await run()) }
         return outcome
     }
 
@@ -106,33 +106,35 @@ public struct APIChain<Last: Decodable & Sendable>: Sendable {
     public func start(delegate: any APIChainDelegate, on executor: CallbackExecutor = .mainActor) -> RequestID {
         weak let delegate = delegate
         let run = run
-        return CompositeLoad.start(proxy: proxy, group: group, executor: executor) { _ in ChainOutcome(await run()) } deliver: { outcome in
+        return CompositeLoad.start(proxy: proxy, group: group, executor: executor) { _ in Outcome(await run()) } deliver: { outcome in
             delegate?.chain(didFinishWith: outcome)
         }
     }
 }
 
-/// How a chain ended.
-public enum ChainOutcome<Last: Decodable & Sendable>: Sendable {
-    /// Every step succeeded: the last one's response.
-    case finished(APIResponse<Last>)
-    /// The builder of this step (numbered from 1) returned `nil`: it and the steps after it
-    /// did not run.
-    case stopped(step: Int)
-    /// This step's load failed (or was cancelled); the steps after it did not run.
-    case failed(step: Int, APIError)
+extension APIChain {
+    /// How a chain ended.
+    public enum Outcome: Sendable {
+        /// Every step succeeded: the last one's response.
+        case finished(APIResponse<Last>)
+        /// The builder of this step (numbered from 1) returned `nil`: it and the steps after it
+        /// did not run.
+        case stopped(step: Int)
+        /// This step's load failed (or was cancelled); the steps after it did not run.
+        case failed(step: Int, APIError)
 
-    init(_ progress: APIChain<Last>.Progress) {
-        switch progress {
-        case .reached(let response): self = .finished(response)
-        case .ended(.stopped(let step)): self = .stopped(step: step)
-        case .ended(.failed(let step, let error)): self = .failed(step: step, error)
+        init(_ progress: Progress) {
+            switch progress {
+            case .reached(let response): self = .finished(response)
+            case .ended(.stopped(let step)): self = .stopped(step: step)
+            case .ended(.failed(let step, let error)): self = .failed(step: step, error)
+            }
         }
-    }
 
-    /// The last step's response, if the chain finished.
-    public var response: APIResponse<Last>? {
-        if case .finished(let response) = self { response } else { nil }
+        /// The last step's response, if the chain finished.
+        public var response: APIResponse<Last>? {
+            if case .finished(let response) = self { response } else { nil }
+        }
     }
 }
 
@@ -147,5 +149,5 @@ public protocol APIChainDelegate: AnyObject, Sendable {
     /// The chain ended (it was not cancelled).
     ///
     /// - Parameter outcome: How.
-    func chain<Last>(didFinishWith outcome: ChainOutcome<Last>)
+    func chain<Last>(didFinishWith outcome: APIChain<Last>.Outcome)
 }

@@ -106,8 +106,8 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public var requestID: RequestID { storage.requestID }
     /// The service the manager calls.
     public var service: ServiceName { storage.service }
-    /// The manager's method name.
-    public var methodName: String { storage.methodName }
+    /// The manager's path.
+    public var path: String { storage.path }
     /// What went wrong, in plain words (never a secret).
     public var message: String { storage.message }
     /// The error underneath (``TransportError``, ``ServiceError``, `DecodingError`, a
@@ -125,18 +125,18 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     ///   - kind: The kind.
     ///   - requestID: The load's ID.
     ///   - service: The service.
-    ///   - methodName: The method name.
+    ///   - path: The path under the base URL and version (`goods/{id}`).
     ///   - message: What went wrong.
     ///   - underlyingError: The error underneath.
     ///   - response: The response, if one arrived.
     ///   - attempts: How many times the request was sent, or `nil` to tell from the kind and
     ///     the response (1 when one arrived or the kind is a sending failure, 0 otherwise).
     public init(
-        _ kind: Kind, requestID: RequestID, service: ServiceName, methodName: String, message: String,
+        _ kind: Kind, requestID: RequestID, service: ServiceName, path: String, message: String,
         underlyingError: (any Error)? = nil, response: HTTPResponse? = nil, attempts: Int? = nil
     ) {
         storage = Storage(
-            kind: kind, requestID: requestID, service: service, methodName: methodName, message: message,
+            kind: kind, requestID: requestID, service: service, path: path, message: message,
             underlyingError: underlyingError, response: response, attempts: attempts)
     }
 
@@ -145,14 +145,14 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
 
     /// The same error, counting `attempts` sends.
     func counting(attempts: Int) -> APIError {
-        APIError(kind, requestID: requestID, service: service, methodName: methodName, message: message, underlyingError: underlyingError, response: response, attempts: attempts)
+        APIError(kind, requestID: requestID, service: service, path: path, message: message, underlyingError: underlyingError, response: response, attempts: attempts)
     }
 
     /// The same error, its message ending with why the load was not retried (`note`: the
     /// failure, and what stopped the retry).
     func explaining(notRetried note: String) -> APIError {
         APIError(
-            kind, requestID: requestID, service: service, methodName: methodName, message: "\(message) (not retried: \(note))",
+            kind, requestID: requestID, service: service, path: path, message: "\(message) (not retried: \(note))",
             underlyingError: underlyingError, response: response, attempts: storage.attempts)
     }
 
@@ -164,20 +164,20 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         let kind: Kind
         let requestID: RequestID
         let service: ServiceName
-        let methodName: String
+        let path: String
         let message: String
         let underlyingError: (any Error)?
         let response: HTTPResponse?
         let attempts: Int?
 
         init(
-            kind: Kind, requestID: RequestID, service: ServiceName, methodName: String, message: String,
+            kind: Kind, requestID: RequestID, service: ServiceName, path: String, message: String,
             underlyingError: (any Error)?, response: HTTPResponse?, attempts: Int?
         ) {
             self.kind = kind
             self.requestID = requestID
             self.service = service
-            self.methodName = methodName
+            self.path = path
             self.message = message
             self.underlyingError = underlyingError
             self.response = response
@@ -197,7 +197,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     /// `request #12 (service "shop", method "goods/{id}"): HTTP status 404: …`.
     public var description: String {
         let tries = attempts > 1 ? " after \(attempts) attempts" : ""
-        return "request \(requestID) (service \"\(service)\", method \"\(methodName)\"): \(kindDescription)\(tries): \(message)"
+        return "request \(requestID) (service \"\(service)\", path \"\(path)\"): \(kindDescription)\(tries): \(message)"
     }
 
     /// The kind with what it carries: `HTTP status 404`, `service veto 4001`.
@@ -210,9 +210,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
 
 extension APIError {
     /// Classifies an error thrown while sending.
-    static func sending(_ error: any Error, id: RequestID, service: ServiceName, methodName: String) -> APIError {
+    static func sending(_ error: any Error, id: RequestID, service: ServiceName, path: String) -> APIError {
         func make(_ kind: Kind, _ message: String) -> APIError {
-            APIError(kind, requestID: id, service: service, methodName: methodName, message: message, underlyingError: error)
+            APIError(kind, requestID: id, service: service, path: path, message: message, underlyingError: error)
         }
         switch error {
         case let transport as TransportError:

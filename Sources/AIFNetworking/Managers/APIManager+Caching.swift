@@ -6,14 +6,14 @@ import Foundation
 /// time.
 final class CacheUse: Sendable {
     let cache: ResponseCache
-    let key: CacheKey
+    let key: ResponseCache.Key
     let policy: CachePolicy
     /// The entry found expired when the load started, if any.
     let stored: ResponseCache.Entry?
     /// The load whose stale answer this load refreshes, if it is a refresh.
     let refreshes: RequestID?
 
-    init(cache: ResponseCache, key: CacheKey, policy: CachePolicy, stored: ResponseCache.Entry?, refreshes: RequestID?) {
+    init(cache: ResponseCache, key: ResponseCache.Key, policy: CachePolicy, stored: ResponseCache.Entry?, refreshes: RequestID?) {
         self.cache = cache
         self.key = key
         self.policy = policy
@@ -56,18 +56,18 @@ extension APIManager {
     /// answered from the cache.
     @inline(never)
     func cacheLookup(
-        _ policy: CachePolicy, id: RequestID, parameters: Parameters, resolved: ResolvedService, method: HTTPMethod, refreshing: RequestID?,
+        _ policy: CachePolicy, id: RequestID, parameters: Parameters, resolved: ServiceRegistry.ResolvedService, method: HTTPMethod, refreshing: RequestID?,
         observation: (any LoadObservation)?
     ) -> (answer: Stage?, use: CacheUse) {
-        let key = CacheKey(
-            service: serviceName, environment: resolved.environmentName, method: method, methodName: methodName, parameters: parameters,
+        let key = ResponseCache.Key(
+            service: serviceName, environment: resolved.environmentName, method: method, path: path, parameters: parameters,
             version: "\(resolved.service.cacheVersion).\(policy.version)", schema: SchemaFingerprint.of(Content.self))
         let entry = cache.entry(for: key, counting: refreshing == nil)
         if let entry, refreshing == nil {
             let now = cache.now()
             let age = entry.age(at: now)
             if entry.isFresh(at: now), let response = cachedResponse(entry, key: key, origin: .cache(age: age), id: id, parameters: parameters, resolved: resolved) {
-                proxy.logCacheHit(id, methodName: key.methodName, service: key.service, bytes: entry.response.body.count)
+                proxy.logCacheHit(id, path: key.path, service: key.service, bytes: entry.response.body.count)
                 observation?.cacheDidAnswer(from: entry.tier)
                 return (.cached(response), CacheUse(cache: cache, key: key, policy: policy, stored: nil, refreshes: nil))
             }
@@ -75,7 +75,7 @@ extension APIManager {
                 let response = cachedResponse(entry, key: key, origin: .staleCache(age: age), id: id, parameters: parameters, resolved: resolved)
             {
                 cache.count { $0.staleServed += 1 }
-                proxy.logCacheHit(id, methodName: key.methodName, service: key.service, bytes: entry.response.body.count)
+                proxy.logCacheHit(id, path: key.path, service: key.service, bytes: entry.response.body.count)
                 observation?.cacheDidAnswer(from: entry.tier)
                 return (.stale(response), CacheUse(cache: cache, key: key, policy: policy, stored: entry, refreshes: nil))
             }
@@ -88,7 +88,7 @@ extension APIManager {
     /// A cache entry as this manager's response: its content decoded if it was read from the
     /// persistent store (and then kept in memory), or `nil` if it does not decode.
     func cachedResponse(
-        _ entry: ResponseCache.Entry, key: CacheKey, origin: ResponseOrigin, id: RequestID, parameters: Parameters, resolved: ResolvedService
+        _ entry: ResponseCache.Entry, key: ResponseCache.Key, origin: ResponseOrigin, id: RequestID, parameters: Parameters, resolved: ServiceRegistry.ResolvedService
     ) -> APIResponse<Content>? {
         let content: Content
         if let kept = entry.content as? Content {

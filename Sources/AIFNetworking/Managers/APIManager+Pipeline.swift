@@ -28,14 +28,14 @@ extension APIManager {
     /// look up the cache (unless the load is the refresh of `refreshing`'s stale answer).
     func prepare(id: RequestID, parameters source: Parameters, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil) -> Stage {
         let service = serviceName
-        let methodName = methodName
+        let path = path
         let method = requestMethod
         var observed = false
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Stage {
             if !observed {
-                _ = proxy.observe(id, ObservedLoad(requestID: id, service: service, environment: nil, methodName: methodName, method: method))
+                _ = proxy.observe(id, ObservedLoad(requestID: id, service: service, environment: nil, path: path, method: method))
             }
-            return .failed(APIError(kind, requestID: id, service: service, methodName: methodName, message: message, underlyingError: underlying))
+            return .failed(APIError(kind, requestID: id, service: service, path: path, message: message, underlyingError: underlying))
         }
         guard !service.rawValue.isEmpty else {
             return failure(.configuration, "\(type(of: self)) names no service: override serviceName or pass one to init")
@@ -51,7 +51,7 @@ extension APIManager {
         } catch {
             return failure(.invalidParameters, "the parameters were rejected: \(error)", error)
         }
-        let resolved: ResolvedService
+        let resolved: ServiceRegistry.ResolvedService
         do {
             resolved = try registry.resolve(service)
         } catch {
@@ -59,7 +59,7 @@ extension APIManager {
         }
         observed = true
         let observation = proxy.observe(
-            id, ObservedLoad(requestID: id, service: service, environment: resolved.environmentName, methodName: methodName, method: method))
+            id, ObservedLoad(requestID: id, service: service, environment: resolved.environmentName, path: path, method: method))
         var cacheUse: CacheUse?
         if let policy = cachePolicy, transfer == nil {
             let lookup = cacheLookup(
@@ -70,7 +70,7 @@ extension APIManager {
         }
         let coalesces = coalescesIdenticalRequests && method == .get && transfer == nil
         return .send(LoadPlan(
-            resolved: resolved, serviceName: service, methodName: methodName, method: method, parameters: parameters,
+            resolved: resolved, serviceName: service, path: path, method: method, parameters: parameters,
             headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: retryPolicy, errorPolicies: resolved.service.errorPolicies,
             authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation
@@ -180,9 +180,9 @@ extension APIManager {
         var outcome = result
         let ended = proxy.end(id)
         if ended.cancelled, !result.isCancellation {
-            outcome = .failure(APIError(.cancelled, requestID: id, service: serviceName, methodName: methodName, message: "the request was cancelled"))
+            outcome = .failure(APIError(.cancelled, requestID: id, service: serviceName, path: path, message: "the request was cancelled"))
         }
-        ended.observation?.loadDidEnd(ObservedOutcome(outcome))
+        ended.observation?.loadDidEnd(ObservedLoad.Outcome(outcome))
         state.withLock { state in
             state.inFlight.remove(id)
             if !outcome.isCancellation { state.last = outcome }
@@ -246,7 +246,7 @@ extension APIManager: LoadOwner {
         interceptor?.afterCallingAPI(self, with: parameters)
     }
 
-    func allowsRetry(_ attempt: RetryAttempt) -> Bool {
+    func allowsRetry(_ attempt: RetryPolicy.Attempt) -> Bool {
         interceptor?.shouldRetry(self, attempt: attempt) ?? true
     }
 }

@@ -8,7 +8,7 @@ extension APIManager where Content == NoContent {
     /// a body).
     ///
     /// ```swift
-    /// let prices = APIManager<NoContent>(Endpoint(service: "shop", methodName: "events", timeouts: Timeouts(total: nil)))
+    /// let prices = APIManager<NoContent>(Endpoint(service: "shop", path: "events", timeouts: Timeouts(total: nil)))
     /// let response = try await prices.stream(["goods": 42])
     /// for try await event in response.body.serverSentEvents where event.type == "price" {
     ///     print(event.data)
@@ -20,7 +20,7 @@ extension APIManager where Content == NoContent {
     /// again: a failure that cuts it short ends the body stream with its ``TransportError``.
     /// The body does not wait in memory beyond `bufferLimit` bytes: a reader that falls
     /// behind pauses the transfer. The load's total timeout covers the whole body: give a
-    /// stream that stays open its own ``Timeouts`` (`total: nil`, and `idle` when the server
+    /// stream that stays open its own ``HTTPRequest/Timeouts`` (`total: nil`, and `idle` when the server
     /// sends keep-alive comments). Cancelling the calling task before the body begins, the
     /// task reading it, or the load by ID (``requestsInFlight``) cancels the transfer;
     /// so does letting go of the body unread.
@@ -34,7 +34,7 @@ extension APIManager where Content == NoContent {
     /// - Throws: ``APIError`` when the load failed before its body began.
     public func stream(_ parameters: Parameters = [:], bufferLimit: Int = 1 << 20, control: TransferControl? = nil) async throws(APIError) -> StreamingResponse {
         let control = control ?? TransferControl()
-        let buffer = StreamBuffer(limit: bufferLimit, control: control, url: "service \(serviceName), method \(methodName)")
+        let buffer = StreamBuffer(limit: bufferLimit, control: control, url: "service \(serviceName), path \(path)")
         let receiver = StreamingBodyReceiver<APIError>(buffer, streaming: .successOnly)
         let transfer = LoadTransfer(stream: receiver, control: control)
         let lifetime = StreamLifetime()

@@ -69,7 +69,7 @@ extension APIManager where Content == NoContent {
     /// service, environment, method and parameters, since each attempt's signed URL differs).
     ///
     /// ```swift
-    /// let manual = APIManager<NoContent>(Endpoint(service: "shop", methodName: "manuals/{id}"))
+    /// let manual = APIManager<NoContent>(Endpoint(service: "shop", path: "manuals/{id}"))
     /// let file = try await manual.download(["id": 7], to: FileDownload(to: URL(fileURLWithPath: "/tmp/manual.pdf")))
     /// ```
     ///
@@ -101,7 +101,7 @@ extension APIManager where Content == NoContent {
         }
         guard let file = download.file else {
             // Only a download that finished concludes with success.
-            throw APIError(.invalidResponse, requestID: response.requestID, service: serviceName, methodName: methodName, message: "the load ended without a file")
+            throw APIError(.invalidResponse, requestID: response.requestID, service: serviceName, path: path, message: "the load ended without a file")
         }
         return file
     }

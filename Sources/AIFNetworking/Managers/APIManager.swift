@@ -5,7 +5,7 @@ import Foundation
 /// ```swift
 /// final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
 ///     override var serviceName: ServiceName { "shop" }
-///     override var methodName: String { "goods/{id}" }
+///     override var path: String { "goods/{id}" }
 ///     override func validate(parameters: Parameters) throws {
 ///         guard case .int(let id)? = parameters["id"], id > 0 else { throw Invalid("id must be a positive number") }
 ///     }
@@ -35,7 +35,7 @@ import Foundation
 /// any thread (see below).
 ///
 /// **Threads.** A manager may be used from any thread, with several loads in flight. The
-/// configuration members a subclass overrides (``serviceName``, ``methodName``,
+/// configuration members a subclass overrides (``serviceName``, ``path``,
 /// ``requestMethod``, …) are read when a load starts, on the caller's thread; the response
 /// hooks run where the load ends; the delegate and perform hooks run on
 /// ``callbackExecutor``. Overrides must therefore be safe to call from any thread — constants,
@@ -90,18 +90,18 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - service: The service to call, unless a subclass overrides ``serviceName``.
-    ///   - methodName: The method to call, unless a subclass overrides ``methodName``.
+    ///   - path: The method to call, unless a subclass overrides ``path``.
     ///   - proxy: The proxy; ``APIProxy/shared`` by default.
     ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
     ///   - cache: The response cache; ``ResponseCache/shared`` by default.
     public init(
         service: ServiceName? = nil,
-        methodName: String? = nil,
+        path: String? = nil,
         proxy: APIProxy = .shared,
         registry: ServiceRegistry = .shared,
         cache: ResponseCache = .shared
     ) {
-        endpoint = Endpoint(service: service ?? ServiceName(""), methodName: methodName ?? "")
+        endpoint = Endpoint(service: service ?? ServiceName(""), path: path ?? "")
         self.proxy = proxy
         self.registry = registry
         self.cache = cache
@@ -116,10 +116,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
 
     /// The service to call: the endpoint's (the one given to `init`), unless overridden.
     open var serviceName: ServiceName { endpoint.service }
-    /// The method name: a path under the service's base URL and version, with `{name}`
-    /// placeholders filled from the parameters (`goods/{id}`); the endpoint's unless
-    /// overridden.
-    open var methodName: String { endpoint.methodName }
+    /// The path under the service's base URL and version, with `{name}` placeholders filled
+    /// from the parameters (`goods/{id}`); the endpoint's unless overridden. AIFNetworking
+    /// calls it `methodName`.
+    open var path: String { endpoint.path }
     /// The request type; the endpoint's (GET by default).
     open var requestMethod: HTTPMethod { endpoint.method }
     /// How a body is encoded; the endpoint's, `nil` by default for the service's choice.
@@ -128,7 +128,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     open var headers: HTTPHeaders { endpoint.headers }
     /// Timeouts of this endpoint; the endpoint's, `nil` by default for the service's or the
     /// transport's.
-    open var timeouts: Timeouts? { endpoint.timeouts }
+    open var timeouts: HTTPRequest.Timeouts? { endpoint.timeouts }
     /// Decodes the content; the endpoint's, `nil` by default for the service's decoder, or else a default
     /// ``FastJSONDecoder``. Foundation's `JSONDecoder` conforms to ``ContentDecoder`` too.
     open var decoder: (any ContentDecoder)? { endpoint.decoder }
@@ -270,7 +270,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         guard isOnMainActor() else {
             let id = startLoad()
             let error = APIError(
-                .configuration, requestID: id, service: serviceName, methodName: methodName,
+                .configuration, requestID: id, service: serviceName, path: path,
                 message: "the param source is a MainActorParamSource, which can only be asked on the main actor: call loadData() there")
             let orphan = Orphan(self, id: id)
             callbackExecutor.run { [weak self] in
@@ -305,7 +305,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             let cancellation = AsyncCancellation()
             proxy.attach(id, work: cancellation)
             let runner = proxy.loadRunner
-            let orphan = Orphan(self, id: id, service: plan.serviceName, methodName: plan.methodName)
+            let orphan = Orphan(self, id: id, service: plan.serviceName, path: plan.path)
             runner.run { [proxy] in
                 LoadEngine.run(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner) { ending in
                     let result = Self.conclude(ending, plan: plan, id: id, manager: reference)
@@ -458,6 +458,20 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         }
     }
 
+    /// The last load's outcome as two closures shape it: `success` the response, `failure` the
+    /// failure (`nil` before any load, or when `failure` shows nothing for it).
+    ///
+    /// - Parameters:
+    ///   - success: Turns the last response into what the caller wants.
+    ///   - failure: Turns the last failure into it; by default there is nothing to show.
+    /// - Returns: What the closures made.
+    public func lastOutcome<Output>(
+        reformedBy success: @escaping @Sendable (APIResponse<Content>) -> Output,
+        failure: @escaping @Sendable (APIError) -> Output? = { _ in nil }
+    ) -> Output? {
+        lastOutcome(reformedBy: ClosureReformer(success: success, failure: failure))
+    }
+
     /// The last load's response, if it succeeded.
     public var lastResponse: APIResponse<Content>? {
         state.withLock { state in
@@ -474,9 +488,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Forgets this manager's cached responses (its service and method name, any parameters).
+    /// Forgets this manager's cached responses (its service and path, any parameters).
     public func invalidateCache() {
-        cache.removeAll(.method(serviceName, methodName))
+        cache.removeAll(.method(serviceName, path))
     }
 
     /// Called in the load's task when a load has ended, before delivery (paging keeps its
@@ -491,22 +505,22 @@ struct Orphan: Sendable {
     let id: RequestID
     let proxy: APIProxy
     let service: ServiceName
-    let methodName: String
+    let path: String
     /// Allocated only when the manager has an interceptor (most loads have none).
     let interceptor: WeakInterceptor?
 
-    init<Content>(_ manager: APIManager<Content>, id: RequestID, service: ServiceName? = nil, methodName: String? = nil) {
+    init<Content>(_ manager: APIManager<Content>, id: RequestID, service: ServiceName? = nil, path: String? = nil) {
         self.id = id
         proxy = manager.proxy
         self.service = service ?? manager.serviceName
-        self.methodName = methodName ?? manager.methodName
+        self.path = path ?? manager.path
         interceptor = manager.interceptor.map(WeakInterceptor.init)
     }
 
     func end() {
         let ended = proxy.end(id)
-        let error = APIError(.cancelled, requestID: id, service: service, methodName: methodName, message: "the manager was deallocated")
-        ended.observation?.loadDidEnd(ObservedOutcome(error: error))
+        let error = APIError(.cancelled, requestID: id, service: service, path: path, message: "the manager was deallocated")
+        ended.observation?.loadDidEnd(ObservedLoad.Outcome(error: error))
         interceptor?.interceptor?.afterPerformFail(ofDeallocatedManager: error)
     }
 

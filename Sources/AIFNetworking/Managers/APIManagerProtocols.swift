@@ -88,9 +88,9 @@ public protocol APIManagerInterceptor: AnyObject, Sendable {
     /// The request has been handed to the proxy (or the load answered from the cache).
     func afterCallingAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters)
     /// Whether to send a failed load again, as its ``RetryPolicy`` and the proxy's
-    /// ``RetryBudget`` allow; `false` ends it with the failed attempt's outcome. Called on the
+    /// ``RetryPolicy/Budget`` allow; `false` ends it with the failed attempt's outcome. Called on the
     /// thread the load runs on.
-    func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryAttempt) -> Bool
+    func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryPolicy.Attempt) -> Bool
     /// Whether to tell the delegate of this success.
     func beforePerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) -> Bool
     /// The delegate has been told of a success.
@@ -112,7 +112,7 @@ extension APIManagerInterceptor {
     /// Does nothing.
     public func afterCallingAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) {}
     /// Lets the retry happen.
-    public func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryAttempt) -> Bool { true }
+    public func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryPolicy.Attempt) -> Bool { true }
     /// Tells the delegate.
     public func beforePerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) -> Bool { true }
     /// Does nothing.
@@ -144,23 +144,16 @@ extension DataReformer {
     public func reform(failure: APIError) -> Output? { nil }
 }
 
-/// A reformer made of closures.
-public struct ClosureReformer<Content: Sendable, Output>: DataReformer {
+/// A reformer made of closures (``APIManager/lastOutcome(reformedBy:failure:)``).
+struct ClosureReformer<Content: Sendable, Output>: DataReformer {
     private let success: @Sendable (APIResponse<Content>) -> Output
     private let failure: @Sendable (APIError) -> Output?
 
-    /// Creates a reformer.
-    ///
-    /// - Parameters:
-    ///   - success: Reforms a response.
-    ///   - failure: Reforms a failure; by default there is nothing to show.
-    public init(success: @escaping @Sendable (APIResponse<Content>) -> Output, failure: @escaping @Sendable (APIError) -> Output? = { _ in nil }) {
+    init(success: @escaping @Sendable (APIResponse<Content>) -> Output, failure: @escaping @Sendable (APIError) -> Output? = { _ in nil }) {
         self.success = success
         self.failure = failure
     }
 
-    /// Reforms a response.
-    public func reform(_ response: APIResponse<Content>) -> Output { success(response) }
-    /// Reforms a failure.
-    public func reform(failure error: APIError) -> Output? { failure(error) }
+    func reform(_ response: APIResponse<Content>) -> Output { success(response) }
+    func reform(failure error: APIError) -> Output? { failure(error) }
 }

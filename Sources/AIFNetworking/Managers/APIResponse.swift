@@ -30,13 +30,13 @@ public struct APIResponse<Content: Sendable>: Sendable {
     /// ``CachePolicy/staleWhileRevalidate`` started; `nil` otherwise.
     public var refreshes: RequestID? { storage.refreshes }
     /// How the transfer went; for a cached response, the transfer that filled the cache.
-    public var metrics: TransferMetrics { storage.metrics }
+    public var metrics: HTTPResponse.Metrics { storage.metrics }
     /// How many times the request was sent: 1, or more when the load was retried (see
     /// ``RetryPolicy``).
     public var attempts: Int { storage.attempts }
     /// The HTTP version the response arrived over (of the stored response, for one from the
     /// cache).
-    public var httpVersion: HTTPVersion { storage.httpVersion }
+    public var httpVersion: HTTPResponse.Version { storage.httpVersion }
 
     /// Everything, immutable and shared. A response is handed along the pipeline (result,
     /// cache, hooks, delegate) by copy: one reference is cheaper to copy than a dozen fields,
@@ -93,15 +93,15 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     let request: HTTPRequest
     let parameters: Parameters
     let origin: ResponseOrigin
-    let metrics: TransferMetrics
+    let metrics: HTTPResponse.Metrics
     let attempts: Int
     let refreshes: RequestID?
-    let httpVersion: HTTPVersion
+    let httpVersion: HTTPResponse.Version
     let content: Content
 
     init(
         requestID: RequestID, statusCode: Int, headers: HTTPHeaders, data: Data, request: HTTPRequest, parameters: Parameters,
-        origin: ResponseOrigin, metrics: TransferMetrics, attempts: Int, refreshes: RequestID?, httpVersion: HTTPVersion, content: Content
+        origin: ResponseOrigin, metrics: HTTPResponse.Metrics, attempts: Int, refreshes: RequestID?, httpVersion: HTTPResponse.Version, content: Content
     ) {
         self.requestID = requestID
         self.statusCode = statusCode

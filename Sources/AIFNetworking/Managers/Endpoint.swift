@@ -5,7 +5,7 @@
 /// ```swift
 /// extension Endpoint where Content == Goods {
 ///     static let goodsDetail = Endpoint(
-///         service: "shop", methodName: "goods/{id}", cachePolicy: .lifetime(.seconds(300)),
+///         service: "shop", path: "goods/{id}", cachePolicy: .lifetime(.seconds(300)),
 ///         validateParameters: { parameters in
 ///             guard case .int(let id)? = parameters["id"], id > 0 else { throw InvalidID() }
 ///         })
@@ -20,9 +20,9 @@
 public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     /// The service to call.
     public var service: ServiceName
-    /// The method name: a path under the service's base URL and version, with `{name}`
+    /// The path under the service's base URL and version, with `{name}`
     /// placeholders filled from the parameters (`goods/{id}`), or a full URL.
-    public var methodName: String
+    public var path: String
     /// The request type.
     public var method: HTTPMethod
     /// How a body is encoded; `nil` for the service's choice.
@@ -30,7 +30,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     /// Headers of this endpoint, over the service's.
     public var headers: HTTPHeaders
     /// Timeouts of this endpoint; `nil` for the service's or the transport's.
-    public var timeouts: Timeouts?
+    public var timeouts: HTTPRequest.Timeouts?
     /// Decodes the content; `nil` for the service's decoder, or else a default
     /// ``FastJSONDecoder``.
     public var decoder: (any ContentDecoder)?
@@ -50,11 +50,11 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     /// Throws to reject a decoded response (see ``APIManager/validate(response:)``).
     public var validateResponse: (@Sendable (APIResponse<Content>) throws -> Void)?
 
-    /// Describes an endpoint; everything but the service and the method name has a default.
+    /// Describes an endpoint; everything but the service and the path has a default.
     ///
     /// - Parameters:
     ///   - service: The service to call.
-    ///   - methodName: The method name (`goods/{id}`).
+    ///   - path: The path (`goods/{id}`).
     ///   - method: GET by default.
     ///   - bodyEncoding: The service's by default.
     ///   - headers: None by default.
@@ -69,11 +69,11 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     ///   - validateResponse: Every response accepted by default.
     public init(
         service: ServiceName,
-        methodName: String,
+        path: String,
         method: HTTPMethod = .get,
         bodyEncoding: BodyEncoding? = nil,
         headers: HTTPHeaders = HTTPHeaders(),
-        timeouts: Timeouts? = nil,
+        timeouts: HTTPRequest.Timeouts? = nil,
         decoder: (any ContentDecoder)? = nil,
         cachePolicy: CachePolicy? = nil,
         coalescesIdenticalRequests: Bool = false,
@@ -84,7 +84,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         validateResponse: (@Sendable (APIResponse<Content>) throws -> Void)? = nil
     ) {
         self.service = service
-        self.methodName = methodName
+        self.path = path
         self.method = method
         self.bodyEncoding = bodyEncoding
         self.headers = headers

@@ -4,8 +4,8 @@
 /// ```swift
 /// final class GoodsListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
 ///     override var serviceName: ServiceName { "shop" }
-///     override var methodName: String { "goods" }
-///     override var endOfList: EndOfListDetection { .totalCount }
+///     override var path: String { "goods" }
+///     override var endOfList: Paging.EndOfList { .totalCount }
 /// }
 ///
 /// list.loadFirstPage()          // delegate hears page 1
@@ -20,16 +20,16 @@
 open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @unchecked Sendable {
     // Unchecked for the reason given on APIManager; the paging state is behind a lock.
 
-    private struct Paging {
-        var state: PagingState?
+    private struct Position {
+        var state: Paging.State?
         var current: RequestID?
     }
 
-    private let paging = Locked(Paging())
+    private let paging = Locked(Position())
 
     /// How pages are asked for and the last one recognised, as given to `init`: the
     /// overridable settings below read their defaults from here.
-    public let pageSettings: PageSettings
+    public let pageSettings: Paging.Settings
 
     /// Creates a manager for a paged endpoint described as values — no subclass needed.
     ///
@@ -41,7 +41,7 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
     ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
     ///   - cache: The response cache; ``ResponseCache/shared`` by default.
     public init(
-        _ endpoint: Endpoint<Page>, paging: PageSettings = PageSettings(), proxy: APIProxy = .shared, registry: ServiceRegistry = .shared,
+        _ endpoint: Endpoint<Page>, paging: Paging.Settings = Paging.Settings(), proxy: APIProxy = .shared, registry: ServiceRegistry = .shared,
         cache: ResponseCache = .shared
     ) {
         pageSettings = paging
@@ -52,29 +52,29 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
     ///
     /// - Parameters:
     ///   - service: The service to call, unless a subclass overrides ``APIManager/serviceName``.
-    ///   - methodName: The method to call, unless a subclass overrides ``APIManager/methodName``.
+    ///   - path: The method to call, unless a subclass overrides ``APIManager/path``.
     ///   - proxy: The proxy; ``APIProxy/shared`` by default.
     ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
     ///   - cache: The response cache; ``ResponseCache/shared`` by default.
     public override init(
-        service: ServiceName? = nil, methodName: String? = nil, proxy: APIProxy = .shared, registry: ServiceRegistry = .shared,
+        service: ServiceName? = nil, path: String? = nil, proxy: APIProxy = .shared, registry: ServiceRegistry = .shared,
         cache: ResponseCache = .shared
     ) {
-        pageSettings = PageSettings()
-        super.init(service: service, methodName: methodName, proxy: proxy, registry: registry, cache: cache)
+        pageSettings = Paging.Settings()
+        super.init(service: service, path: path, proxy: proxy, registry: registry, cache: cache)
     }
 
     /// How pages are named: the settings' (numbered from 1 in `page` by default).
-    open var pagingStyle: PagingStyle { pageSettings.style }
+    open var pagingStyle: Paging.Style { pageSettings.style }
     /// Items per page: the settings' (20 by default).
     open var pageSize: Int { pageSettings.size }
     /// The page-size parameter's name (`nil` sends none): the settings' (`page_size` by default).
     open var pageSizeParameter: String? { pageSettings.sizeParameter }
     /// How the last page is recognised: the settings' (a short page by default).
-    open var endOfList: EndOfListDetection { pageSettings.endOfList }
+    open var endOfList: Paging.EndOfList { pageSettings.endOfList }
 
     /// Where paging stands (before the first page: nothing loaded).
-    public var pagingState: PagingState {
+    public var pagingState: Paging.State {
         paging.withLock { $0.state } ?? freshState()
     }
 
@@ -124,12 +124,12 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
     ///
     /// - Parameter parameters: Parameters besides the paging ones.
     /// - Returns: The sequence.
-    public func pages(_ parameters: Parameters = [:]) -> PageSequence<Page> {
-        PageSequence(manager: self, parameters: parameters, state: freshState())
+    public func pages(_ parameters: Parameters = [:]) -> Paging.Pages<Page> {
+        Paging.Pages(manager: self, parameters: parameters, state: freshState())
     }
 
-    private func freshState() -> PagingState {
-        PagingState(style: pagingStyle, pageSize: pageSize, pageSizeParameter: pageSizeParameter, endOfList: endOfList)
+    private func freshState() -> Paging.State {
+        Paging.State(style: pagingStyle, pageSize: pageSize, pageSizeParameter: pageSizeParameter, endOfList: endOfList)
     }
 
     private func startPage(_ pageParameters: Parameters, with parameters: Parameters?) -> RequestID {
@@ -152,73 +152,75 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
     }
 }
 
-/// The pages of a listing as an `AsyncSequence`: each step loads the next page with
-/// ``APIManager/load(_:)``, until the last.
-public struct PageSequence<Page: Decodable & PageContent>: AsyncSequence, Sendable {
-    /// One page's response.
-    public typealias Element = APIResponse<Page>
-    /// Why a page failed.
-    public typealias Failure = APIError
+extension Paging {
+    /// The pages of a listing as an `AsyncSequence`: each step loads the next page with
+    /// ``APIManager/load(_:)``, until the last.
+    public struct Pages<Page: Decodable & PageContent>: AsyncSequence, Sendable {
+        /// One page's response.
+        public typealias Element = APIResponse<Page>
+        /// Why a page failed.
+        public typealias Failure = APIError
 
-    let manager: PagedAPIManager<Page>
-    let parameters: Parameters
-    let state: PagingState
-
-    /// Makes an iterator starting at the first page.
-    public func makeAsyncIterator() -> Iterator {
-        Iterator(manager: manager, parameters: parameters, state: state)
-    }
-
-    /// Loads the pages one at a time.
-    public struct Iterator: AsyncIteratorProtocol, Sendable {
         let manager: PagedAPIManager<Page>
         let parameters: Parameters
-        var state: PagingState
+        let state: State
 
-        /// Loads the next page, or returns `nil` after the last.
-        ///
-        /// - Throws: The page's ``APIError``; asking again retries the same page.
-        public mutating func next() async throws(APIError) -> APIResponse<Page>? {
-            guard let pageParameters = state.startNextPage() else { return nil }
-            do {
-                let response = try await manager.load(parameters.merging(pageParameters) { _, page in page })
-                state.pageLoaded(response.content)
-                return response
-            } catch {
-                state.pageFailed()
-                throw error
+        /// Makes an iterator starting at the first page.
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(manager: manager, parameters: parameters, state: state)
+        }
+
+        /// Loads the pages one at a time.
+        public struct Iterator: AsyncIteratorProtocol, Sendable {
+            let manager: PagedAPIManager<Page>
+            let parameters: Parameters
+            var state: State
+
+            /// Loads the next page, or returns `nil` after the last.
+            ///
+            /// - Throws: The page's ``APIError``; asking again retries the same page.
+            public mutating func next() async throws(APIError) -> APIResponse<Page>? {
+                guard let pageParameters = state.startNextPage() else { return nil }
+                do {
+                    let response = try await manager.load(parameters.merging(pageParameters) { _, page in page })
+                    state.pageLoaded(response.content)
+                    return response
+                } catch {
+                    state.pageFailed()
+                    throw error
+                }
+            }
+
+            /// Loads the next page, or returns `nil` after the last.
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws(APIError) -> APIResponse<Page>? {
+                try await next()
             }
         }
-
-        /// Loads the next page, or returns `nil` after the last.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(APIError) -> APIResponse<Page>? {
-            try await next()
-        }
     }
-}
 
-/// How a paged endpoint is paged: the values a ``PagedAPIManager`` starts from.
-public struct PageSettings: Sendable, Hashable {
-    /// How pages are named.
-    public var style: PagingStyle
-    /// Items per page.
-    public var size: Int
-    /// The page-size parameter's name; `nil` sends none.
-    public var sizeParameter: String?
-    /// How the last page is recognised.
-    public var endOfList: EndOfListDetection
+    /// How a paged endpoint is paged: the values a ``PagedAPIManager`` starts from.
+    public struct Settings: Sendable, Hashable {
+        /// How pages are named.
+        public var style: Style
+        /// Items per page.
+        public var size: Int
+        /// The page-size parameter's name; `nil` sends none.
+        public var sizeParameter: String?
+        /// How the last page is recognised.
+        public var endOfList: EndOfList
 
-    /// Creates settings.
-    ///
-    /// - Parameters:
-    ///   - style: Numbered from 1 in `page` by default.
-    ///   - size: 20 by default.
-    ///   - sizeParameter: `page_size` by default.
-    ///   - endOfList: A short page by default.
-    public init(style: PagingStyle = .pageNumber(), size: Int = 20, sizeParameter: String? = "page_size", endOfList: EndOfListDetection = .shortPage) {
-        self.style = style
-        self.size = size
-        self.sizeParameter = sizeParameter
-        self.endOfList = endOfList
+        /// Creates settings.
+        ///
+        /// - Parameters:
+        ///   - style: Numbered from 1 in `page` by default.
+        ///   - size: 20 by default.
+        ///   - sizeParameter: `page_size` by default.
+        ///   - endOfList: A short page by default.
+        public init(style: Style = .pageNumber(), size: Int = 20, sizeParameter: String? = "page_size", endOfList: EndOfList = .shortPage) {
+            self.style = style
+            self.size = size
+            self.sizeParameter = sizeParameter
+            self.endOfList = endOfList
+        }
     }
 }

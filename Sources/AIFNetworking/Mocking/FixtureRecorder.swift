@@ -102,7 +102,7 @@ public final class FixtureRecorder: Sendable {
     ///   - response: Its response (a redirect is written as it came).
     ///   - resolved: The service and environment it was made for.
     ///   - logger: Where the line saying what was written (or why not) goes.
-    func record(_ request: HTTPRequest, _ response: HTTPResponse, for resolved: ResolvedService, logger: Logger) {
+    func record(_ request: HTTPRequest, _ response: HTTPResponse, for resolved: ServiceRegistry.ResolvedService, logger: Logger) {
         guard response.statusCode != 304, resolved.environment.mock == nil else { return }
         let method = request.method.rawValue
         let described = "\(method) \(HTTPRequest.redactedURL(request.url))"

@@ -87,7 +87,7 @@ public final class FixtureTransport: HTTPTransport {
     }
 
     /// This request's latency and failure, drawn in order from the behavior's generator.
-    private func draw() -> (Duration, MockFailure?) {
+    private func draw() -> (Duration, MockBehavior.Failure?) {
         generator.withLock { generator in
             let bounds = behavior.latency
             let span = (bounds.upperBound - bounds.lowerBound).timeInterval

@@ -23,7 +23,7 @@ public struct MockBehavior: Sendable, Hashable {
     /// The share of loads that fail on purpose, from 0 to 1; none by default.
     public var failureRate: Double
     /// The failures drawn from when one is injected.
-    public var failures: [MockFailure]
+    public var failures: [Failure]
     /// Seeds the draws of latency and failures, so that a run can be repeated; `nil` draws
     /// from the system's generator.
     public var seed: UInt64?
@@ -39,7 +39,7 @@ public struct MockBehavior: Sendable, Hashable {
     ///   - seed: Seeds the draws; `nil` by default.
     public init(
         fixtures: URL, latency: ClosedRange<Duration> = .zero ... .zero, failureRate: Double = 0,
-        failures: [MockFailure] = [.status(500), .status(503), .timeout, .connectionDropped], seed: UInt64? = nil
+        failures: [Failure] = [.status(500), .status(503), .timeout, .connectionDropped], seed: UInt64? = nil
     ) {
         self.fixtures = fixtures
         self.latency = latency
@@ -49,15 +49,17 @@ public struct MockBehavior: Sendable, Hashable {
     }
 }
 
-/// A failure a mock environment injects.
-public enum MockFailure: Sendable, Hashable {
-    /// An answer with this HTTP status and a short JSON body saying it was injected.
-    case status(Int)
-    /// The request times out (``TransportError/Code-swift.struct/totalTimeout``).
-    case timeout
-    /// The connection drops before an answer
-    /// (``TransportError/Code-swift.struct/connectionDropped``).
-    case connectionDropped
+extension MockBehavior {
+    /// A failure a mock environment injects.
+    public enum Failure: Sendable, Hashable {
+        /// An answer with this HTTP status and a short JSON body saying it was injected.
+        case status(Int)
+        /// The request times out (``TransportError/Code-swift.struct/totalTimeout``).
+        case timeout
+        /// The connection drops before an answer
+        /// (``TransportError/Code-swift.struct/connectionDropped``).
+        case connectionDropped
+    }
 }
 
 /// A small seeded generator (SplitMix64): the same seed gives the same draws, on every

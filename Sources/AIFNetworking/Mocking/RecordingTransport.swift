@@ -10,7 +10,7 @@ struct RecordingTransport: BatchingTransport {
     let base: any HTTPTransport
     let recorder: FixtureRecorder
     /// The service and environment of the load whose exchanges go through it.
-    let resolved: ResolvedService
+    let resolved: ServiceRegistry.ResolvedService
     let logger: Logger
 
     func send(
@@ -40,7 +40,7 @@ struct RecordingTransport: BatchingTransport {
     }
 
     var ownThreadExecutor: (any CompletionExecutor)? { base.threadForLoads }
-    var redirects: RedirectPolicy { base.redirects }
+    var redirects: HTTPRequest.RedirectPolicy { base.redirects }
 
     private func record(_ request: HTTPRequest, _ result: Result<HTTPResponse, TransportError>) {
         guard case .success(let response) = result else { return }

@@ -18,8 +18,8 @@
 ///     let load: ObservedLoad
 ///     let started = ContinuousClock.now
 ///     init(load: ObservedLoad) { self.load = load }
-///     func loadDidEnd(_ outcome: ObservedOutcome) {
-///         if ContinuousClock.now - started > .seconds(2) { print("slow: \(load.methodName)") }
+///     func loadDidEnd(_ outcome: ObservedLoad.Outcome) {
+///         if ContinuousClock.now - started > .seconds(2) { print("slow: \(load.path)") }
 ///     }
 /// }
 /// ```
@@ -47,10 +47,10 @@ public protocol LoadObservation: AnyObject, Sendable {
     func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders)
 
     /// An attempt ended: the server answered (any status), or the request failed.
-    func attemptDidEnd(_ attempt: ObservedAttempt)
+    func attemptDidEnd(_ attempt: ObservedLoad.Attempt)
 
     /// The load is about to wait and send again.
-    func loadWillRetry(_ retry: RetryAttempt)
+    func loadWillRetry(_ retry: RetryPolicy.Attempt)
 
     /// The load's credential was refused; it waits for the renewed one and sends once more.
     func loadWillRenewCredential()
@@ -60,22 +60,22 @@ public protocol LoadObservation: AnyObject, Sendable {
     func cacheDidAnswer(from tier: ResponseCache.Tier)
 
     /// The load ended, as its caller is told; called exactly once, last.
-    func loadDidEnd(_ outcome: ObservedOutcome)
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome)
 }
 
 extension LoadObservation {
     /// Does nothing.
     public func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders) {}
     /// Does nothing.
-    public func attemptDidEnd(_ attempt: ObservedAttempt) {}
+    public func attemptDidEnd(_ attempt: ObservedLoad.Attempt) {}
     /// Does nothing.
-    public func loadWillRetry(_ retry: RetryAttempt) {}
+    public func loadWillRetry(_ retry: RetryPolicy.Attempt) {}
     /// Does nothing.
     public func loadWillRenewCredential() {}
     /// Does nothing.
     public func cacheDidAnswer(from tier: ResponseCache.Tier) {}
     /// Does nothing.
-    public func loadDidEnd(_ outcome: ObservedOutcome) {}
+    public func loadDidEnd(_ outcome: ObservedLoad.Outcome) {}
 }
 
 /// A load as it starts.
@@ -86,91 +86,93 @@ public struct ObservedLoad: Sendable {
     public var service: ServiceName
     /// The service's environment, or `nil` when the service could not be resolved (the load
     /// then fails at once).
-    public var environment: EnvironmentName?
-    /// The manager's method name (its path, or what it calls the endpoint).
-    public var methodName: String
+    public var environment: ServiceEnvironment.Name?
+    /// The manager's path (its path, or what it calls the endpoint).
+    public var path: String
     /// The HTTP method.
     public var method: HTTPMethod
 
     /// Describes a load.
-    public init(requestID: RequestID, service: ServiceName, environment: EnvironmentName?, methodName: String, method: HTTPMethod) {
+    public init(requestID: RequestID, service: ServiceName, environment: ServiceEnvironment.Name?, path: String, method: HTTPMethod) {
         self.requestID = requestID
         self.service = service
         self.environment = environment
-        self.methodName = methodName
+        self.path = path
         self.method = method
     }
 }
 
-/// One attempt of a load, as it ended.
-public struct ObservedAttempt: Sendable {
-    /// 1 for the first attempt.
-    public var number: Int
-    /// The request as sent: signed, with its credential — an observer that records it must
-    /// leave out what is secret (``HTTPRequest/url``'s query may carry a key or a signature,
-    /// and its headers the `Authorization`).
-    public var request: HTTPRequest
-    /// The answer (whatever its status), or why there was none.
-    public var result: Result<HTTPResponse, any Error>
+extension ObservedLoad {
+    /// One attempt of a load, as it ended.
+    public struct Attempt: Sendable {
+        /// 1 for the first attempt.
+        public var number: Int
+        /// The request as sent: signed, with its credential — an observer that records it must
+        /// leave out what is secret (``HTTPRequest/url``'s query may carry a key or a signature,
+        /// and its headers the `Authorization`).
+        public var request: HTTPRequest
+        /// The answer (whatever its status), or why there was none.
+        public var result: Result<HTTPResponse, any Error>
 
-    /// Describes an attempt.
-    public init(number: Int, request: HTTPRequest, result: Result<HTTPResponse, any Error>) {
-        self.number = number
-        self.request = request
-        self.result = result
-    }
+        /// Describes an attempt.
+        public init(number: Int, request: HTTPRequest, result: Result<HTTPResponse, any Error>) {
+            self.number = number
+            self.request = request
+            self.result = result
+        }
 
-    /// The request's URL without its query, fragment or user information — what an observer
-    /// may record (the query may carry a key or a signature).
-    public var redactedURL: String {
-        StoredResponse.storableURL(request.url)
-    }
+        /// The request's URL without its query, fragment or user information — what an observer
+        /// may record (the query may carry a key or a signature).
+        public var redactedURL: String {
+            ResponseCache.StoredResponse.storableURL(request.url)
+        }
 
-    /// The transfer's timings and byte counts, when the server answered.
-    public var metrics: TransferMetrics? {
-        if case .success(let response) = result { response.metrics } else { nil }
-    }
-}
-
-/// How a load ended.
-public struct ObservedOutcome: Sendable {
-    /// The response's status, when there was a response (a cached one too).
-    public var statusCode: Int?
-    /// Where the response came from, when the load succeeded.
-    public var origin: ResponseOrigin?
-    /// Why the load failed, when it did.
-    public var error: APIError?
-    /// The requests sent (0 when the cache answered or the load failed before sending).
-    public var attempts: Int
-
-    /// Describes an outcome.
-    public init(statusCode: Int? = nil, origin: ResponseOrigin? = nil, error: APIError? = nil, attempts: Int = 0) {
-        self.statusCode = statusCode
-        self.origin = origin
-        self.error = error
-        self.attempts = attempts
-    }
-
-    /// A load's result, as its caller is told it.
-    init<Content>(_ result: Result<APIResponse<Content>, APIError>) {
-        switch result {
-        case .success(let response):
-            let sent: Bool = switch response.origin {
-            case .cache, .staleCache: false
-            case .network, .revalidated, .offlineFallback: true
-            }
-            self.init(statusCode: response.statusCode, origin: response.origin, attempts: sent ? response.attempts : 0)
-        case .failure(let error):
-            self.init(statusCode: error.statusCode, error: error, attempts: error.attempts)
+        /// The transfer's timings and byte counts, when the server answered.
+        public var metrics: HTTPResponse.Metrics? {
+            if case .success(let response) = result { response.metrics } else { nil }
         }
     }
 
-    /// Whether the load succeeded.
-    public var succeeded: Bool { error == nil }
+    /// How a load ended.
+    public struct Outcome: Sendable {
+        /// The response's status, when there was a response (a cached one too).
+        public var statusCode: Int?
+        /// Where the response came from, when the load succeeded.
+        public var origin: ResponseOrigin?
+        /// Why the load failed, when it did.
+        public var error: APIError?
+        /// The requests sent (0 when the cache answered or the load failed before sending).
+        public var attempts: Int
 
-    /// A short name for how the load ended, for a metric's label: `success`, or the
-    /// ``APIError/Kind/identifier`` (`http_status`, `timeout`, `cancelled`, …).
-    public var outcomeClass: String {
-        error?.kind.identifier ?? "success"
+        /// Describes an outcome.
+        public init(statusCode: Int? = nil, origin: ResponseOrigin? = nil, error: APIError? = nil, attempts: Int = 0) {
+            self.statusCode = statusCode
+            self.origin = origin
+            self.error = error
+            self.attempts = attempts
+        }
+
+        /// A load's result, as its caller is told it.
+        init<Content>(_ result: Result<APIResponse<Content>, APIError>) {
+            switch result {
+            case .success(let response):
+                let sent: Bool = switch response.origin {
+                case .cache, .staleCache: false
+                case .network, .revalidated, .offlineFallback: true
+                }
+                self.init(statusCode: response.statusCode, origin: response.origin, attempts: sent ? response.attempts : 0)
+            case .failure(let error):
+                self.init(statusCode: error.statusCode, error: error, attempts: error.attempts)
+            }
+        }
+
+        /// Whether the load succeeded.
+        public var succeeded: Bool { error == nil }
+
+        /// A short name for how the load ended, for a metric's label: `success`, or the
+        /// ``APIError/Kind/identifier`` (`http_status`, `timeout`, `cancelled`, …).
+        public var outcomeClass: String {
+            error?.kind.identifier ?? "success"
+        }
     }
 }

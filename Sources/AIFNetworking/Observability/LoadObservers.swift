@@ -24,11 +24,11 @@ private final class CombinedObservation: LoadObservation {
         for part in parts { part.attemptWillBeSigned(attempt, headers: &headers) }
     }
 
-    func attemptDidEnd(_ attempt: ObservedAttempt) {
+    func attemptDidEnd(_ attempt: ObservedLoad.Attempt) {
         for part in parts { part.attemptDidEnd(attempt) }
     }
 
-    func loadWillRetry(_ retry: RetryAttempt) {
+    func loadWillRetry(_ retry: RetryPolicy.Attempt) {
         for part in parts { part.loadWillRetry(retry) }
     }
 
@@ -40,7 +40,7 @@ private final class CombinedObservation: LoadObservation {
         for part in parts { part.cacheDidAnswer(from: tier) }
     }
 
-    func loadDidEnd(_ outcome: ObservedOutcome) {
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome) {
         for part in parts { part.loadDidEnd(outcome) }
     }
 }

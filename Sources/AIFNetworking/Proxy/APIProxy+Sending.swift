@@ -5,11 +5,11 @@ extension APIProxy {
     /// one: redirects followed as the ``transport``'s ``HTTPTransport/redirects`` (or the
     /// request's own) allow, each hop within the first request's origin signed afresh and no
     /// signature carried to another origin, every response shown to the environment's
-    /// ``ResolvedService/clockSkew``. Cancelling the calling task cancels the hop in flight.
+    /// ``ServiceRegistry/ResolvedService/clockSkew``. Cancelling the calling task cancels the hop in flight.
     ///
     /// ```swift
     /// let resolved = try ServiceRegistry.shared.resolve("shop")
-    /// let request = try RequestGenerator().makeRequest(for: resolved, methodName: "goods/{id}", method: .get, parameters: ["id": 42])
+    /// let request = try RequestGenerator().makeRequest(for: resolved, path: "goods/{id}", method: .get, parameters: ["id": 42])
     /// let response = try await APIProxy.shared.send(request, for: resolved)
     /// ```
     ///
@@ -19,7 +19,7 @@ extension APIProxy {
     /// - Returns: The final response.
     /// - Throws: ``TransportError`` from the transport (``TransportError/Code-swift.struct/tooManyRedirects``
     ///   past the limit), or ``ServiceError`` when a hop cannot be signed.
-    public func send(_ request: HTTPRequest, for resolved: ResolvedService) async throws -> HTTPResponse {
+    public func send(_ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService) async throws -> HTTPResponse {
         let cancellation = AsyncCancellation()
         let result = await withTaskCancellationHandler {
             // An unsafe continuation is sound: the send calls its completion exactly once.
@@ -36,7 +36,7 @@ extension APIProxy {
     /// fixtures, or ``transport`` (through a recorder when the proxy records) — as one exchange
     /// completing on `runner`, redirects followed through the library's one redirect loop with
     /// the hops of a signed service signed afresh (``RequestGenerator/signedAgain(_:after:for:)``),
-    /// every response shown to the environment's ``ResolvedService/clockSkew``.
+    /// every response shown to the environment's ``ServiceRegistry/ResolvedService/clockSkew``.
     ///
     /// - Parameters:
     ///   - request: The load's request.
@@ -46,7 +46,7 @@ extension APIProxy {
     ///   - progress: Told of each hop's bytes on the transport's thread, or `nil`.
     ///   - completion: Called exactly once, on `runner`.
     func send(
-        _ request: HTTPRequest, for resolved: ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation,
+        _ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation,
         progress: (@Sendable (TransferProgress) -> Void)? = nil, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
         let transport = transport(for: resolved)
@@ -76,14 +76,14 @@ extension APIProxy {
 
     /// What the loads of `resolved` are sent through: a mock environment's fixtures; else the
     /// proxy's ``transport``, wrapped in a recorder when the proxy records.
-    private func transport(for resolved: ResolvedService) -> any HTTPTransport {
+    private func transport(for resolved: ServiceRegistry.ResolvedService) -> any HTTPTransport {
         if let behavior = resolved.environment.mock { return mockTransport(behavior, resolved.environment) }
         guard let recorder else { return transport }
         return recordingTransport(recorder, for: resolved)
     }
 
     @inline(never)
-    private func recordingTransport(_ recorder: FixtureRecorder, for resolved: ResolvedService) -> any HTTPTransport {
+    private func recordingTransport(_ recorder: FixtureRecorder, for resolved: ServiceRegistry.ResolvedService) -> any HTTPTransport {
         RecordingTransport(base: transport, recorder: recorder, resolved: resolved, logger: logger)
     }
 

@@ -41,7 +41,7 @@ public final class APIProxy: Sendable {
     /// Where request and response lines go.
     public let logger: Logger
     /// Caps the retries of the loads sent through this proxy.
-    public let retryBudget: RetryBudget
+    public let retryBudget: RetryPolicy.Budget
     /// Writes every response of a real environment as a fixture, when set (record → replay).
     public let recorder: FixtureRecorder?
     /// What hears each load from start to end (metrics, tracing); none by default.
@@ -94,7 +94,7 @@ public final class APIProxy: Sendable {
     ///   - retryBudget: Caps retries to a share of the loads; 20% over 10 seconds, and 10
     ///     retries per window whatever the traffic, by default.
     ///   - offlineAfterFailures: How many requests in a row must fail to connect, with no
-    ///     response between, for ``connectivity`` to become ``Connectivity/offline``; 2 by default.
+    ///     response between, for ``connectivity`` to become ``APIProxy/Connectivity/offline``; 2 by default.
     ///   - recorder: Writes every response as a fixture (see ``FixtureRecorder``); by default
     ///     one for the directory `AIF_RECORD` names, if it is set, else none.
     ///   - observers: What hears each load from start to end (see ``LoadObserver``); none by
@@ -102,7 +102,7 @@ public final class APIProxy: Sendable {
     public convenience init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
-        retryBudget: RetryBudget = RetryBudget(),
+        retryBudget: RetryPolicy.Budget = RetryPolicy.Budget(),
         offlineAfterFailures: Int = 2,
         recorder: FixtureRecorder? = .fromEnvironment(),
         observers: [any LoadObserver] = []
@@ -120,7 +120,7 @@ public final class APIProxy: Sendable {
     public convenience init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
-        retryBudget: RetryBudget = RetryBudget(),
+        retryBudget: RetryPolicy.Budget = RetryPolicy.Budget(),
         offlineAfterFailures: Int = 2,
         loadPlacement: LoadPlacement,
         recorder: FixtureRecorder? = .fromEnvironment(),
@@ -133,7 +133,7 @@ public final class APIProxy: Sendable {
 
     /// Creates a proxy whose loads read the time and wait on `clock` (a test's).
     init(
-        transport: any HTTPTransport, logger: Logger, retryBudget: RetryBudget, offlineAfterFailures: Int,
+        transport: any HTTPTransport, logger: Logger, retryBudget: RetryPolicy.Budget, offlineAfterFailures: Int,
         loadPlacement: LoadPlacement, recorder: FixtureRecorder?, observers: [any LoadObserver], clock: any LoadClock
     ) {
         self.clock = clock
@@ -279,7 +279,7 @@ public final class APIProxy: Sendable {
 
     /// Whether this proxy's requests reach their servers, judged by their outcomes: online at
     /// any response, offline once `offlineAfterFailures` requests in a row fail to connect
-    /// (see ``Connectivity``). Answers from the cache do not count.
+    /// (see ``APIProxy/Connectivity``). Answers from the cache do not count.
     public var connectivity: Connectivity {
         connectivityMonitor.connectivity
     }
@@ -318,7 +318,7 @@ public final class APIProxy: Sendable {
 
     /// Logs a retry about to be made.
     @inline(never)
-    func logRetry(_ id: RequestID, _ attempt: RetryAttempt) {
+    func logRetry(_ id: RequestID, _ attempt: RetryPolicy.Attempt) {
         logger.info("retry \(id) \(attempt)")
     }
 
@@ -356,12 +356,12 @@ public final class APIProxy: Sendable {
     }
 
     /// Logs a load answered from the cache.
-    func logCacheHit(_ id: RequestID, methodName: String, service: ServiceName, bytes: Int) {
-        logger.info("response \(id) from cache: service \(service), method \(methodName), \(bytes) bytes")
+    func logCacheHit(_ id: RequestID, path: String, service: ServiceName, bytes: Int) {
+        logger.info("response \(id) from cache: service \(service), path \(path), \(bytes) bytes")
     }
 
     func logOfflineFallback(_ id: RequestID, age: Duration, reason: APIError.Kind) {
-        logger.warning("response \(id) from cache, \(RetryReason.seconds(age)) s old: the load failed (\(reason)) and the endpoint falls back to what it stored")
+        logger.warning("response \(id) from cache, \(RetryPolicy.Reason.seconds(age)) s old: the load failed (\(reason)) and the endpoint falls back to what it stored")
     }
 
     /// The URL for a log line: no password, no signature.

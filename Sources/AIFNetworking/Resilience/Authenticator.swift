@@ -52,7 +52,7 @@ public final class Authenticator: Sendable {
     /// How long a refresh may take before it counts as failed.
     public let refreshTimeout: Duration
     /// How long before its expiry a credential is refreshed ahead — at most: never more than a
-    /// quarter of its lifetime, when its issue is known (``Credential/issuedAt``, or when the
+    /// quarter of its lifetime, when its issue is known (``Authenticator/Credential/issuedAt``, or when the
     /// refresh that produced it returned).
     public let refreshWindow: Duration
 
@@ -244,7 +244,7 @@ private final class CredentialInUse: SendingCondition {
 /// What a request waiting for a credential gets.
 enum CredentialOutcome: Sendable {
     /// The credential to send, and its generation.
-    case credential(Credential, generation: Int)
+    case credential(Authenticator.Credential, generation: Int)
     /// The refresh failed.
     case failed(AuthenticationFailure)
     /// The load was cancelled while it waited.

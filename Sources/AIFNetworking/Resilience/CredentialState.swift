@@ -1,38 +1,40 @@
 import Foundation
 
-/// A credential an ``Authenticator`` hands to requests: a token, and when it expires if the
-/// server said.
-public struct Credential: Sendable, Hashable, CustomStringConvertible {
-    /// The token itself (sent as the authenticator's ``Authenticator/Placement`` says).
-    public var token: String
-    /// When it stops being valid, if known: the authenticator refreshes it shortly before.
-    public var expiresAt: Date?
-    /// When it was issued, if known: with ``expiresAt``, its lifetime, which bounds how early
-    /// the authenticator refreshes it (see ``Authenticator/refreshWindow``). A credential a
-    /// refresh returns without one counts as issued when the refresh returned.
-    public var issuedAt: Date?
+extension Authenticator {
+    /// A credential an ``Authenticator`` hands to requests: a token, and when it expires if the
+    /// server said.
+    public struct Credential: Sendable, Hashable, CustomStringConvertible {
+        /// The token itself (sent as the authenticator's ``Authenticator/Placement`` says).
+        public var token: String
+        /// When it stops being valid, if known: the authenticator refreshes it shortly before.
+        public var expiresAt: Date?
+        /// When it was issued, if known: with ``expiresAt``, its lifetime, which bounds how early
+        /// the authenticator refreshes it (see ``Authenticator/refreshWindow``). A credential a
+        /// refresh returns without one counts as issued when the refresh returned.
+        public var issuedAt: Date?
 
-    /// Creates a credential.
-    ///
-    /// - Parameters:
-    ///   - token: The token.
-    ///   - expiresAt: When it expires; unknown by default.
-    ///   - issuedAt: When it was issued; unknown by default.
-    public init(token: String, expiresAt: Date? = nil, issuedAt: Date? = nil) {
-        self.token = token
-        self.expiresAt = expiresAt
-        self.issuedAt = issuedAt
-    }
+        /// Creates a credential.
+        ///
+        /// - Parameters:
+        ///   - token: The token.
+        ///   - expiresAt: When it expires; unknown by default.
+        ///   - issuedAt: When it was issued; unknown by default.
+        public init(token: String, expiresAt: Date? = nil, issuedAt: Date? = nil) {
+            self.token = token
+            self.expiresAt = expiresAt
+            self.issuedAt = issuedAt
+        }
 
-    /// Creates a credential issued now and valid for `lifetime` (an OAuth `expires_in`).
-    public init(token: String, validFor lifetime: Duration) {
-        let now = Date()
-        self.init(token: token, expiresAt: now.addingTimeInterval(lifetime.timeInterval), issuedAt: now)
-    }
+        /// Creates a credential issued now and valid for `lifetime` (an OAuth `expires_in`).
+        public init(token: String, validFor lifetime: Duration) {
+            let now = Date()
+            self.init(token: token, expiresAt: now.addingTimeInterval(lifetime.timeInterval), issuedAt: now)
+        }
 
-    /// Never the token: `Credential(expires …)`.
-    public var description: String {
-        "Credential(" + (expiresAt.map { "expires \($0)" } ?? "no known expiry") + ")"
+        /// Never the token: `Credential(expires …)`.
+        public var description: String {
+            "Credential(" + (expiresAt.map { "expires \($0)" } ?? "no known expiry") + ")"
+        }
     }
 }
 
@@ -54,7 +56,7 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible {
 /// requests made with it that have not gone out yet are held back for the refresh.
 struct CredentialState<Waiter> {
     /// The credential, or `nil` before the first one and after a failed refresh.
-    private(set) var credential: Credential?
+    private(set) var credential: Authenticator.Credential?
     /// Counts the credentials handed out: a request remembers the generation it used.
     private(set) var generation = 0
     /// Whether a refresh is running.
@@ -66,7 +68,7 @@ struct CredentialState<Waiter> {
     private var waiters: [Waiter] = []
     /// Why the last refresh failed, while no credential has replaced the one it was for.
     private var lastFailure: AuthenticationFailure?
-    /// When the current credential was issued, if known: its own ``Credential/issuedAt``, or
+    /// When the current credential was issued, if known: its own ``Authenticator/Credential/issuedAt``, or
     /// the moment the refresh that produced it returned.
     private var issuedAt: Date?
 
@@ -75,7 +77,7 @@ struct CredentialState<Waiter> {
         case needed
     }
 
-    init(credential: Credential?) {
+    init(credential: Authenticator.Credential?) {
         self.credential = credential
         issuedAt = credential?.issuedAt
         if credential != nil { generation = 1 }
@@ -84,9 +86,9 @@ struct CredentialState<Waiter> {
     /// What a request should do to get its credential.
     enum Acquisition {
         /// Use this credential (of this generation) now.
-        case use(Credential, generation: Int)
+        case use(Authenticator.Credential, generation: Int)
         /// Use it now, and start a refresh in the background: it expires soon.
-        case useAndRefresh(Credential, generation: Int)
+        case useAndRefresh(Authenticator.Credential, generation: Int)
         /// Wait for the refresh that is running; the waiter was queued.
         case wait
         /// Wait, and start the refresh: the waiter was queued.
@@ -129,7 +131,7 @@ struct CredentialState<Waiter> {
     /// refresh it; this way each one is refreshed ahead once, three quarters into its life at
     /// the earliest. (Of a credential whose issue is unknown — one the app set with an expiry
     /// alone — only the window is known.)
-    private func refreshAheadWindow(_ window: TimeInterval, for credential: Credential) -> TimeInterval {
+    private func refreshAheadWindow(_ window: TimeInterval, for credential: Authenticator.Credential) -> TimeInterval {
         guard let expiresAt = credential.expiresAt, let issuedAt else { return window }
         return min(window, max(0, expiresAt.timeIntervalSince(issuedAt)) / 4)
     }
@@ -172,7 +174,7 @@ struct CredentialState<Waiter> {
 
     /// The refresh produced `credential` at `now`: it is the current one now; returns the
     /// waiters to give it to, and its generation.
-    mutating func refreshed(_ credential: Credential, at now: Date) -> (waiters: [Waiter], generation: Int) {
+    mutating func refreshed(_ credential: Authenticator.Credential, at now: Date) -> (waiters: [Waiter], generation: Int) {
         self.credential = credential
         issuedAt = credential.issuedAt ?? now
         lastFailure = nil
@@ -195,7 +197,7 @@ struct CredentialState<Waiter> {
     }
 
     /// The app set (or, with `nil`, removed) the credential: signed in or out.
-    mutating func set(_ credential: Credential?) {
+    mutating func set(_ credential: Authenticator.Credential?) {
         self.credential = credential
         issuedAt = credential?.issuedAt
         lastFailure = nil

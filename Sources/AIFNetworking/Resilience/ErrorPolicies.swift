@@ -1,45 +1,47 @@
 import Foundation
 
-/// What a load does when its response carries a given application error code (a service veto's
-/// ``ServiceVeto/code``) or HTTP status.
-public enum ErrorPolicy: Sendable, Hashable, CustomStringConvertible {
-    /// Fail the load with the error, as without a policy.
-    case surface
-    /// Send the load again, as its ``RetryPolicy`` allows (attempts, methods, wait, budget),
-    /// whatever the statuses the policy lists.
-    case retry
-    /// Refresh the credential through the service's ``Authenticator`` and send the load once
-    /// more, as a 401 would.
-    case refreshCredentials
-    /// The signing time was refused: sign again with the server's time, as the answer's `Date`
-    /// header taught the environment's ``ClockSkew``, and send once more, at once — what a 401
-    /// does for a signed request, for servers that say it with a code of their own.
-    case correctClock
-    /// Fail the load, and tell the app's handler of this name (registered with
-    /// ``ServiceRegistry/setErrorHandler(_:_:)``) — once per distinct event, not once per load.
-    case handler(String)
+extension ErrorPolicies {
+    /// What a load does when its response carries a given application error code (a service veto's
+    /// ``ServiceVeto/code``) or HTTP status.
+    public enum Action: Sendable, Hashable, CustomStringConvertible {
+        /// Fail the load with the error, as without a policy.
+        case surface
+        /// Send the load again, as its ``RetryPolicy`` allows (attempts, methods, wait, budget),
+        /// whatever the statuses the policy lists.
+        case retry
+        /// Refresh the credential through the service's ``Authenticator`` and send the load once
+        /// more, as a 401 would.
+        case refreshCredentials
+        /// The signing time was refused: sign again with the server's time, as the answer's `Date`
+        /// header taught the environment's ``ServiceRegistry/ClockSkew``, and send once more, at once — what a 401
+        /// does for a signed request, for servers that say it with a code of their own.
+        case correctClock
+        /// Fail the load, and tell the app's handler of this name (registered with
+        /// ``ServiceRegistry/setErrorHandler(_:_:)``) — once per distinct event, not once per load.
+        case handler(String)
 
-    /// `surface`, `retry`, `refreshCredentials`, `correctClock` or `handler:NAME`, as in config files.
-    public var description: String {
-        switch self {
-        case .surface: "surface"
-        case .retry: "retry"
-        case .refreshCredentials: "refreshCredentials"
-        case .correctClock: "correctClock"
-        case .handler(let name): "handler:\(name)"
+        /// `surface`, `retry`, `refreshCredentials`, `correctClock` or `handler:NAME`, as in config files.
+        public var description: String {
+            switch self {
+            case .surface: "surface"
+            case .retry: "retry"
+            case .refreshCredentials: "refreshCredentials"
+            case .correctClock: "correctClock"
+            case .handler(let name): "handler:\(name)"
+            }
         }
-    }
 
-    /// Reads the config form (``description``); `nil` for anything else.
-    public init?(configValue text: String) {
-        switch text {
-        case "surface": self = .surface
-        case "retry": self = .retry
-        case "refreshCredentials": self = .refreshCredentials
-        case "correctClock": self = .correctClock
-        default:
-            guard text.hasPrefix("handler:"), text.count > "handler:".count else { return nil }
-            self = .handler(String(text.dropFirst("handler:".count)))
+        /// Reads the config form (``description``); `nil` for anything else.
+        public init?(configValue text: String) {
+            switch text {
+            case "surface": self = .surface
+            case "retry": self = .retry
+            case "refreshCredentials": self = .refreshCredentials
+            case "correctClock": self = .correctClock
+            default:
+                guard text.hasPrefix("handler:"), text.count > "handler:".count else { return nil }
+                self = .handler(String(text.dropFirst("handler:".count)))
+            }
         }
     }
 }
@@ -48,41 +50,43 @@ public enum ErrorPolicy: Sendable, Hashable, CustomStringConvertible {
 /// or the `errorPolicies` key of its config file). A code wins over the status it came with.
 public struct ErrorPolicies: Sendable, Hashable {
     /// Policies by application error code (as text: `4011`).
-    public var codes: [String: ErrorPolicy]
+    public var codes: [String: Action]
     /// Policies by HTTP status.
-    public var statuses: [Int: ErrorPolicy]
+    public var statuses: [Int: Action]
 
     /// Creates the policies.
-    public init(codes: [String: ErrorPolicy] = [:], statuses: [Int: ErrorPolicy] = [:]) {
+    public init(codes: [String: Action] = [:], statuses: [Int: Action] = [:]) {
         self.codes = codes
         self.statuses = statuses
     }
 
     /// The policy for a response and the service's veto of it, if one applies.
-    public func policy(for response: HTTPResponse, veto: ServiceVeto?) -> ErrorPolicy? {
+    public func policy(for response: HTTPResponse, veto: ServiceVeto?) -> Action? {
         if let code = veto?.code, let policy = codes[code] { return policy }
         return statuses[response.statusCode]
     }
 }
 
-/// What an error handler hears: which service environment answered what.
-public struct ErrorEvent: Sendable, Hashable, CustomStringConvertible {
-    /// The handler's name, as the policy gives it.
-    public var handler: String
-    /// The service.
-    public var service: ServiceName
-    /// Its environment.
-    public var environment: EnvironmentName
-    /// The HTTP status.
-    public var statusCode: Int
-    /// The application error code, when the policy matched one.
-    public var code: String?
-    /// The application error message, if the response had one.
-    public var message: String?
+extension ErrorPolicies {
+    /// What an error handler hears: which service environment answered what.
+    public struct Event: Sendable, Hashable, CustomStringConvertible {
+        /// The handler's name, as the policy gives it.
+        public var handler: String
+        /// The service.
+        public var service: ServiceName
+        /// Its environment.
+        public var environment: ServiceEnvironment.Name
+        /// The HTTP status.
+        public var statusCode: Int
+        /// The application error code, when the policy matched one.
+        public var code: String?
+        /// The application error message, if the response had one.
+        public var message: String?
 
-    /// `upgradeRequired: shop/online answered 426`.
-    public var description: String {
-        "\(handler): \(service)/\(environment) answered \(statusCode)" + (code.map { " with code \($0)" } ?? "") + (message.map { ": \($0)" } ?? "")
+        /// `upgradeRequired: shop/online answered 426`.
+        public var description: String {
+            "\(handler): \(service)/\(environment) answered \(statusCode)" + (code.map { " with code \($0)" } ?? "") + (message.map { ": \($0)" } ?? "")
+        }
     }
 }
 
@@ -90,7 +94,7 @@ public struct ErrorEvent: Sendable, Hashable, CustomStringConvertible {
 /// same code calls it once; the same event again after `quietPeriod` without it calls it again.
 final class ErrorHandlers: Sendable {
     private struct State {
-        var handlers: [String: @Sendable (ErrorEvent) -> Void] = [:]
+        var handlers: [String: @Sendable (ErrorPolicies.Event) -> Void] = [:]
         var lastSeen: [EventKey: ContinuousClock.Instant] = [:]
         var quietPeriod: Duration
     }
@@ -98,7 +102,7 @@ final class ErrorHandlers: Sendable {
     private struct EventKey: Hashable {
         var handler: String
         var service: ServiceName
-        var environment: EnvironmentName
+        var environment: ServiceEnvironment.Name
         var statusCode: Int
         var code: String?
     }
@@ -115,16 +119,16 @@ final class ErrorHandlers: Sendable {
         set { state.withLock { $0.quietPeriod = newValue } }
     }
 
-    func set(_ name: String, _ handler: (@Sendable (ErrorEvent) -> Void)?) {
+    func set(_ name: String, _ handler: (@Sendable (ErrorPolicies.Event) -> Void)?) {
         state.withLock { $0.handlers[name] = handler }
     }
 
     /// Tells the event's handler, unless it heard of the same event within the quiet period
     /// (which each repeat extends). Returns whether a handler of that name exists.
     @discardableResult
-    func tell(_ event: ErrorEvent, now: ContinuousClock.Instant = .now) -> Bool {
+    func tell(_ event: ErrorPolicies.Event, now: ContinuousClock.Instant = .now) -> Bool {
         let key = EventKey(handler: event.handler, service: event.service, environment: event.environment, statusCode: event.statusCode, code: event.code)
-        let (handler, fresh) = state.withLock { state -> ((@Sendable (ErrorEvent) -> Void)?, Bool) in
+        let (handler, fresh) = state.withLock { state -> ((@Sendable (ErrorPolicies.Event) -> Void)?, Bool) in
             let last = state.lastSeen[key]
             state.lastSeen[key] = now
             return (state.handlers[event.handler], last.map { now - $0 > state.quietPeriod } ?? true)

@@ -16,7 +16,7 @@ import Foundation
 ///
 /// Every attempt is a new request, signed afresh; the load keeps its ID; the load's total
 /// timeout bounds all attempts together; cancelling the load during a wait ends it at once. A
-/// proxy's ``RetryBudget`` caps retries to a share of its requests, and an interceptor can veto
+/// proxy's ``RetryPolicy/Budget`` caps retries to a share of its requests, and an interceptor can veto
 /// any retry (``APIManagerInterceptor/shouldRetry(_:attempt:)``).
 public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     /// How many times a load is sent again after its first attempt; 0 never retries.
@@ -77,7 +77,7 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         if let idempotencyKeyHeader { methods += " or a request with \(idempotencyKeyHeader)" }
         let failures = retryableStatusCodes.sorted().map(String.init) + retryableErrors.map { "\($0)" }.sorted()
         return "up to \(maxRetries) \(maxRetries == 1 ? "retry" : "retries") of \(methods), after \(failures.joined(separator: ", ")), "
-            + "waiting up to \(RetryReason.seconds(baseDelay)) s × 2ⁿ (at most \(RetryReason.seconds(maxDelay)) s)"
+            + "waiting up to \(Reason.seconds(baseDelay)) s × 2ⁿ (at most \(Reason.seconds(maxDelay)) s)"
     }
 
     /// Whether `request` may be sent twice: its method is one of ``methods``, or it carries
@@ -97,45 +97,47 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Why an attempt failed in a way the policy retries.
-public enum RetryReason: Sendable, Hashable, CustomStringConvertible {
-    /// The server answered with this status (and, if it sent one, a `Retry-After` of this long).
-    case status(Int, retryAfter: Duration?)
-    /// The transfer failed with this code.
-    case transportError(TransportError.Code)
-    /// The service's ``ErrorPolicies`` say this status or application code is retried.
-    case errorPolicy(statusCode: Int, code: String?)
+extension RetryPolicy {
+    /// Why an attempt failed in a way the policy retries.
+    public enum Reason: Sendable, Hashable, CustomStringConvertible {
+        /// The server answered with this status (and, if it sent one, a `Retry-After` of this long).
+        case status(Int, retryAfter: Duration?)
+        /// The transfer failed with this code.
+        case transportError(TransportError.Code)
+        /// The service's ``ErrorPolicies`` say this status or application code is retried.
+        case errorPolicy(statusCode: Int, code: String?)
 
-    /// In plain words, for the log.
-    public var description: String {
-        switch self {
-        case .status(let code, nil): "the server answered \(code)"
-        case .status(let code, let retryAfter?): "the server answered \(code) with Retry-After \(RetryReason.seconds(retryAfter)) s"
-        case .transportError(let code): "the transfer failed: \(code)"
-        case .errorPolicy(let status, let code?): "the server answered \(status) with code \(code), which the service retries"
-        case .errorPolicy(let status, nil): "the server answered \(status), which the service retries"
+        /// In plain words, for the log.
+        public var description: String {
+            switch self {
+            case .status(let code, nil): "the server answered \(code)"
+            case .status(let code, let retryAfter?): "the server answered \(code) with Retry-After \(Reason.seconds(retryAfter)) s"
+            case .transportError(let code): "the transfer failed: \(code)"
+            case .errorPolicy(let status, let code?): "the server answered \(status) with code \(code), which the service retries"
+            case .errorPolicy(let status, nil): "the server answered \(status), which the service retries"
+            }
+        }
+
+        static func seconds(_ duration: Duration) -> String {
+            String(format: "%.3g", duration.timeInterval)
         }
     }
 
-    static func seconds(_ duration: Duration) -> String {
-        String(format: "%.3g", duration.timeInterval)
-    }
-}
+    /// A retry about to be made, as an interceptor's veto hears it.
+    public struct Attempt: Sendable, Hashable, CustomStringConvertible {
+        /// The attempt about to be made: 2 for the first retry.
+        public var number: Int
+        /// The most attempts the policy allows (retries + 1).
+        public var maximum: Int
+        /// Why the previous attempt is retried.
+        public var reason: Reason
+        /// How long the load waits before the attempt.
+        public var delay: Duration
 
-/// A retry about to be made, as an interceptor's veto hears it.
-public struct RetryAttempt: Sendable, Hashable, CustomStringConvertible {
-    /// The attempt about to be made: 2 for the first retry.
-    public var number: Int
-    /// The most attempts the policy allows (retries + 1).
-    public var maximum: Int
-    /// Why the previous attempt is retried.
-    public var reason: RetryReason
-    /// How long the load waits before the attempt.
-    public var delay: Duration
-
-    /// `attempt 2 of 3 in 0.42 s: the server answered 503`.
-    public var description: String {
-        "attempt \(number) of \(maximum) in \(RetryReason.seconds(delay)) s: \(reason)"
+        /// `attempt 2 of 3 in 0.42 s: the server answered 503`.
+        public var description: String {
+            "attempt \(number) of \(maximum) in \(Reason.seconds(delay)) s: \(reason)"
+        }
     }
 }
 
@@ -145,7 +147,7 @@ enum RetryDecision: Equatable {
     /// retried, for the log.
     case deliver(note: String?)
     /// Send again after `delay`.
-    case retry(after: Duration, reason: RetryReason)
+    case retry(after: Duration, reason: RetryPolicy.Reason)
 }
 
 extension RetryPolicy {
@@ -165,9 +167,9 @@ extension RetryPolicy {
     func decision(
         after outcome: Result<HTTPResponse, TransportError>, of request: HTTPRequest, attempt: Int, remaining: Duration?,
         clockOffset: TimeInterval = 0, now: Date = Date(), random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:),
-        policyReason: RetryReason? = nil
+        policyReason: Reason? = nil
     ) -> RetryDecision {
-        let reason: RetryReason
+        let reason: Reason
         var retryAfter: Duration?
         switch outcome {
         case .success(let response) where policyReason != nil:
@@ -193,7 +195,7 @@ extension RetryPolicy {
         let delay: Duration
         if let retryAfter {
             guard retryAfter <= maxDelay else {
-                return .deliver(note: "\(reason), longer than the longest wait (\(RetryReason.seconds(maxDelay)) s)")
+                return .deliver(note: "\(reason), longer than the longest wait (\(Reason.seconds(maxDelay)) s)")
             }
             delay = retryAfter
         } else {
@@ -222,8 +224,8 @@ extension RetryPolicy {
             guard let seconds = Int64(value), seconds <= 1 << 40 else { return .seconds(Int64(1) << 40) }
             return .seconds(seconds)
         }
-        guard let date = ClockSkew.parseHTTPDate(value) else { return nil }
-        let serverNow = response.headers["Date"].flatMap(ClockSkew.parseHTTPDate) ?? now.addingTimeInterval(clockOffset)
+        guard let date = ServiceRegistry.ClockSkew.parseHTTPDate(value) else { return nil }
+        let serverNow = response.headers["Date"].flatMap(ServiceRegistry.ClockSkew.parseHTTPDate) ?? now.addingTimeInterval(clockOffset)
         let seconds = date.timeIntervalSince(serverNow)
         guard seconds > 0 else { return .zero }
         return .milliseconds(Int64(min(seconds, TimeInterval(Int64(1) << 40)) * 1000))

@@ -15,7 +15,7 @@ extension RequestGenerator {
     ///   - resolved: The service and environment it was made for.
     /// - Returns: The hop to send.
     /// - Throws: ``ServiceError`` when the hop cannot be signed.
-    func signedAgain(_ hop: HTTPRequest, after original: HTTPRequest, for resolved: ResolvedService) throws(ServiceError) -> HTTPRequest {
+    func signedAgain(_ hop: HTTPRequest, after original: HTTPRequest, for resolved: ServiceRegistry.ResolvedService) throws(ServiceError) -> HTTPRequest {
         var next = hop
         let items = PercentEncoding.queryItems(of: hop.url)
         if items.contains(where: { Self.signatureQueryFields.contains($0.name) }) {
@@ -34,7 +34,7 @@ extension RequestGenerator {
     static let signatureHeaderNames = ["X-API-Key", "X-Timestamp", "X-Nonce", "X-Signature", "Signature", "Signature-Input", "Content-Digest"]
 }
 
-extension ClockSkew: ResponseObserver {
+extension ServiceRegistry.ClockSkew: ResponseObserver {
     /// Learns from the response's `Date` header, received now.
     func record(_ response: HTTPResponse) {
         record(response, receivedAt: Date())

@@ -1,11 +1,11 @@
 import Foundation
 
-/// Turns (service, environment, method name, request type, parameters) into a signed
+/// Turns (service, environment, path, request type, parameters) into a signed
 /// ``HTTPRequest``.
 ///
-/// - The URL is the environment's base URL, the API version and the method name joined with
-///   exactly one `/` between parts, whatever slashes each carries; a method name that is a full
-///   `http(s)` URL is used as it is; `{name}` placeholders in the method name are filled from
+/// - The URL is the environment's base URL, the API version and the path joined with
+///   exactly one `/` between parts, whatever slashes each carries; a path that is a full
+///   `http(s)` URL is used as it is; `{name}` placeholders in the path are filled from
 ///   the parameters (which are then not sent otherwise) and percent-encoded.
 /// - GET, HEAD, DELETE and OPTIONS carry the parameters in the query string; POST, PUT and
 ///   PATCH in the body, as JSON or a form (the service's default or the call's choice).
@@ -22,7 +22,7 @@ public struct RequestGenerator: Sendable {
     ///
     /// - Parameters:
     ///   - resolved: The service and the environment to use.
-    ///   - methodName: The path under the version (`goods/{id}`), or a full URL.
+    ///   - path: The path under the version (`goods/{id}`), or a full URL.
     ///   - method: The request type.
     ///   - parameters: The call's parameters.
     ///   - headers: The call's own headers.
@@ -34,8 +34,8 @@ public struct RequestGenerator: Sendable {
     /// - Throws: ``ServiceError`` naming the service and method when something is missing or
     ///   invalid.
     public func makeRequest(
-        for resolved: ResolvedService,
-        methodName: String,
+        for resolved: ServiceRegistry.ResolvedService,
+        path: String,
         method: HTTPMethod,
         parameters: Parameters = [:],
         headers: HTTPHeaders = HTTPHeaders(),
@@ -47,12 +47,12 @@ public struct RequestGenerator: Sendable {
         var parameters = parameters
         let common = service.commonParameters()
         if !common.isEmpty { parameters = common.merging(parameters) { _, call in call } }
-        let path = try fillPlaceholders(in: methodName, from: &parameters, service: service.name)
-        let target = try makeURL(path: path, originalMethodName: methodName, resolved: resolved)
+        let path = try fillPlaceholders(in: path, from: &parameters, service: service.name)
+        let target = try makeURL(path: path, originalMethodName: path, resolved: resolved)
 
         var request = HTTPRequest(method: method, url: resolved.environment.baseURL)  // The URL is set below.
         var allHeaders = service.commonHeaders()
-        let methodHeaders = service.extraHeaders(forMethod: methodName)
+        let methodHeaders = service.extraHeaders(forMethod: path)
         if !methodHeaders.isEmpty { allHeaders = allHeaders.merging(methodHeaders) }
         if !headers.isEmpty { allHeaders = allHeaders.merging(headers) }
         request.headers = allHeaders
@@ -62,7 +62,7 @@ public struct RequestGenerator: Sendable {
         var queryParameters: [(name: String, value: String)] = []
         if let rawBody {
             if let reason = Self.unreadableFile(in: rawBody) {
-                throw ServiceError.unreadableBodyFile(service: service.name, methodName: methodName, reason: reason)
+                throw ServiceError.unreadableBodyFile(service: service.name, path: path, reason: reason)
             }
             request.body = rawBody
             queryParameters = Self.flatten(parameters, arrays: service.arrayEncoding)
@@ -73,7 +73,7 @@ public struct RequestGenerator: Sendable {
                 guard JSONSerialization.isValidJSONObject(object),
                     let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
                 else {
-                    throw ServiceError.unencodableParameters(service: service.name, methodName: methodName, reason: "JSON cannot hold a NaN or infinite number")
+                    throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "JSON cannot hold a NaN or infinite number")
                 }
                 request.body = .bytes(data)
                 if !request.headers.contains("Content-Type") { request.headers.set(name: "Content-Type", value: "application/json") }
@@ -116,7 +116,7 @@ public struct RequestGenerator: Sendable {
         var url: URL
         switch target {
         case .url(let parsed): url = parsed
-        case .text(let text): url = try parsedURL(text.whole, methodName: methodName, service: service.name)
+        case .text(let text): url = try parsedURL(text.whole, path: path, service: service.name)
         }
         if !queryParameters.isEmpty {
             url = PercentEncoding.url(url, replacingQueryWith: PercentEncoding.queryItems(of: url) + queryParameters)
@@ -150,7 +150,7 @@ public struct RequestGenerator: Sendable {
 
     /// Signs with the service's signer and the environment's keys (unchanged when either is
     /// missing); AIF-HMAC covers all parameters or only its own fields, as the environment says.
-    func sign(_ request: HTTPRequest, for resolved: ResolvedService, context: SigningContext) throws(ServiceError) -> HTTPRequest {
+    func sign(_ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService, context: SigningContext) throws(ServiceError) -> HTTPRequest {
         guard let credentials = resolved.environment.credentials,
             let signer = resolved.service.signer?.covering(allParameters: resolved.environment.signsAllParameters)
         else { return request }
@@ -163,15 +163,15 @@ public struct RequestGenerator: Sendable {
 
     /// Replaces `{name}` with the parameter `name`, percent-encoded, and removes it from the
     /// parameters.
-    private func fillPlaceholders(in methodName: String, from parameters: inout Parameters, service: ServiceName) throws(ServiceError) -> String {
-        guard methodName.utf8.contains(UInt8(ascii: "{")) else { return methodName }
+    private func fillPlaceholders(in path: String, from parameters: inout Parameters, service: ServiceName) throws(ServiceError) -> String {
+        guard path.utf8.contains(UInt8(ascii: "{")) else { return path }
         var result = ""
-        var rest = methodName[...]
+        var rest = path[...]
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
             result += rest[..<open]
             let name = String(rest[rest.index(after: open)..<close])
             guard let value = parameters[name]?.textValue else {
-                throw ServiceError.missingPathParameter(name, service: service, methodName: methodName)
+                throw ServiceError.missingPathParameter(name, service: service, path: path)
             }
             parameters[name] = nil
             result += PercentEncoding.encode(value)
@@ -194,7 +194,7 @@ public struct RequestGenerator: Sendable {
 
     /// A request URL, parsed or still text.
     enum Target {
-        /// A service's own URL, a full URL given as the method name, or text that had to be
+        /// A service's own URL, a full URL given as the path, or text that had to be
         /// parsed to be sure of it.
         case url(URL)
         /// The standard rule's URL, which a parser would keep exactly as written.
@@ -202,12 +202,12 @@ public struct RequestGenerator: Sendable {
     }
 
     /// The request URL (see ``Target``): text is parsed only when it cannot be signed as text.
-    private func makeURL(path: String, originalMethodName: String, resolved: ResolvedService) throws(ServiceError) -> Target {
+    private func makeURL(path: String, originalMethodName: String, resolved: ServiceRegistry.ResolvedService) throws(ServiceError) -> Target {
         let name = resolved.service.name
         if let custom = resolved.service.url(for: path, in: resolved.environment) { return .url(custom) }
         if Self.hasHTTPScheme(path) {
             guard let url = URL(string: path) else {
-                throw ServiceError.invalidURL(service: name, methodName: originalMethodName, reason: "\"\(path)\" is not a valid URL")
+                throw ServiceError.invalidURL(service: name, path: originalMethodName, reason: "\"\(path)\" is not a valid URL")
             }
             return .url(url)
         }
@@ -233,7 +233,7 @@ public struct RequestGenerator: Sendable {
         // comes from a parsed URL) whose path and query hold only what is allowed unencoded (no
         // fragment, no spaces). Anything else is parsed now.
         guard layout.baseIsPlain, Self.hasHTTPScheme(urlText.prefix), Self.isPlainURLText(urlText.path), Self.isPlainURLText(urlText.query) else {
-            return .url(try parsedURL(text, methodName: originalMethodName, service: name))
+            return .url(try parsedURL(text, path: originalMethodName, service: name))
         }
         return .text(urlText)
     }
@@ -314,9 +314,9 @@ public struct RequestGenerator: Sendable {
     }
 
     /// `text` as a URL with a scheme and a host, or the error naming it.
-    private func parsedURL(_ text: String, methodName: String, service: ServiceName) throws(ServiceError) -> URL {
+    private func parsedURL(_ text: String, path: String, service: ServiceName) throws(ServiceError) -> URL {
         guard let url = URL(string: text), url.scheme != nil, url.host != nil else {
-            throw ServiceError.invalidURL(service: service, methodName: methodName, reason: "\"\(text)\" is not a valid URL")
+            throw ServiceError.invalidURL(service: service, path: path, reason: "\"\(text)\" is not a valid URL")
         }
         return url
     }

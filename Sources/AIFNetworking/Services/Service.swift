@@ -32,7 +32,7 @@ public struct ServiceEnvironment: Sendable, Hashable {
         self.mock = mock
     }
 
-    /// The base URL with the version segment, under which the method names' paths go — what
+    /// The base URL with the version segment, under which the paths go — what
     /// fixture paths are relative to.
     var versionedBaseURL: URL {
         apiVersion.isEmpty ? baseURL : baseURL.appending(path: apiVersion)
@@ -64,15 +64,15 @@ public protocol Service: Sendable {
     /// The name it is registered under.
     var name: ServiceName { get }
     /// Its environments by name (at least one).
-    var environments: [EnvironmentName: ServiceEnvironment] { get }
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment] { get }
     /// The environment used when none was chosen for it: `online` by default.
-    var defaultEnvironment: EnvironmentName { get }
+    var defaultEnvironment: ServiceEnvironment.Name { get }
     /// How request bodies are encoded unless a call says otherwise: JSON by default.
     var bodyEncoding: BodyEncoding { get }
     /// How arrays are written in queries and forms: `key[]=` by default.
     var arrayEncoding: ArrayEncoding { get }
     /// Timeouts for this service's requests, or `nil` for the transport's.
-    var timeouts: Timeouts? { get }
+    var timeouts: HTTPRequest.Timeouts? { get }
     /// Signs the requests, or `nil` for none. AIF-HMAC by default when the environment has
     /// credentials.
     var signer: (any RequestSigner)? { get }
@@ -99,11 +99,11 @@ public protocol Service: Sendable {
     func commonHeaders() -> HTTPHeaders
     /// Parameters sent with every request (a call's own parameters win), read at request time.
     func commonParameters() -> Parameters
-    /// Extra headers for one method name.
-    func extraHeaders(forMethod methodName: String) -> HTTPHeaders
+    /// Extra headers for one path.
+    func extraHeaders(forMethod path: String) -> HTTPHeaders
     /// The request URL, for services whose URLs are not `base/version/method`. Return `nil` to
     /// use the standard rule.
-    func url(for methodName: String, in environment: ServiceEnvironment) -> URL?
+    func url(for path: String, in environment: ServiceEnvironment) -> URL?
     /// Turns a response into a failure the service recognises (an application error code in
     /// a 200 body, an expired token). Return `nil` to accept it.
     func veto(_ response: HTTPResponse) -> ServiceVeto?
@@ -128,13 +128,13 @@ public struct ServiceVeto: Error, Sendable, Hashable, CustomStringConvertible {
 
 extension Service {
     /// `online`.
-    public var defaultEnvironment: EnvironmentName { .online }
+    public var defaultEnvironment: ServiceEnvironment.Name { .online }
     /// JSON.
     public var bodyEncoding: BodyEncoding { .json }
     /// `key[]=`.
     public var arrayEncoding: ArrayEncoding { .brackets }
     /// The transport's.
-    public var timeouts: Timeouts? { nil }
+    public var timeouts: HTTPRequest.Timeouts? { nil }
     /// AIF-HMAC in query parameters.
     public var signer: (any RequestSigner)? { AIFHMACSigner() }
     /// The default ``FastJSONDecoder``.
@@ -154,9 +154,9 @@ extension Service {
     /// None.
     public func commonParameters() -> Parameters { [:] }
     /// None.
-    public func extraHeaders(forMethod methodName: String) -> HTTPHeaders { HTTPHeaders() }
+    public func extraHeaders(forMethod path: String) -> HTTPHeaders { HTTPHeaders() }
     /// The standard rule.
-    public func url(for methodName: String, in environment: ServiceEnvironment) -> URL? { nil }
+    public func url(for path: String, in environment: ServiceEnvironment) -> URL? { nil }
     /// Accepts every response.
     public func veto(_ response: HTTPResponse) -> ServiceVeto? { nil }
 }

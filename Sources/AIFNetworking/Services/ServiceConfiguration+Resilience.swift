@@ -72,7 +72,7 @@ extension ConfiguredService {
             guard let groupValue = entry[group] else { continue }
             for (key, policyValue) in try reader.object(groupValue, at: "errorPolicies.\(group)") {
                 let path = "errorPolicies.\(group).\(key)"
-                guard case .string(let text) = policyValue, let policy = ErrorPolicy(configValue: text) else {
+                guard case .string(let text) = policyValue, let policy = ErrorPolicies.Action(configValue: text) else {
                     throw ConfigurationError(
                         file: reader.file, key: path, problem: "must be \"surface\", \"retry\", \"refreshCredentials\", \"correctClock\" or \"handler:NAME\"")
                 }

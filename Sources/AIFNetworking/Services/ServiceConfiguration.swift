@@ -34,7 +34,7 @@ import Foundation
 /// `hostUnreachable`, `nameResolutionFailed`), `methods`, `idempotencyKeyHeader`,
 /// `baseDelaySeconds`, `maxDelaySeconds`. `errorPolicies` maps application codes (`codes`) and
 /// HTTP statuses (`statuses`) to `surface`, `retry`, `refreshCredentials`, `correctClock` or `handler:NAME`
-/// (see ``ErrorPolicy``). `cacheVersion` (a whole number, 0 by default) is the
+/// (see ``ErrorPolicies/Action``). `cacheVersion` (a whole number, 0 by default) is the
 /// ``Service/cacheVersion``.
 public struct ConfiguredService: Service {
     /// The longest `timeoutSeconds` a config file may give: a week.
@@ -43,15 +43,15 @@ public struct ConfiguredService: Service {
     /// The name.
     public let name: ServiceName
     /// The environments.
-    public let environments: [EnvironmentName: ServiceEnvironment]
+    public let environments: [ServiceEnvironment.Name: ServiceEnvironment]
     /// The default environment.
-    public let defaultEnvironment: EnvironmentName
+    public let defaultEnvironment: ServiceEnvironment.Name
     /// The body encoding.
     public let bodyEncoding: BodyEncoding
     /// The array encoding.
     public let arrayEncoding: ArrayEncoding
     /// The timeouts.
-    public let timeouts: Timeouts?
+    public let timeouts: HTTPRequest.Timeouts?
     /// The signer.
     public let signer: (any RequestSigner)?
     /// The decoder of its responses, from the `decoding` key (`nil` without one).
@@ -116,7 +116,7 @@ public struct ConfiguredService: Service {
         ])
         let name = try reader.string(object, "name", at: "", required: true)!
         let environments = try environments(object, reader: reader)
-        let defaultEnvironment = EnvironmentName(rawValue: try reader.string(object, "defaultEnvironment", at: "", required: false) ?? "online")
+        let defaultEnvironment = ServiceEnvironment.Name(rawValue: try reader.string(object, "defaultEnvironment", at: "", required: false) ?? "online")
         guard environments[defaultEnvironment] != nil else {
             throw ConfigurationError(
                 file: file, key: "defaultEnvironment",
@@ -140,7 +140,7 @@ public struct ConfiguredService: Service {
             headers: try commonHeaders(object, reader: reader), parameters: try commonParameters(object, reader: reader))
     }
 
-    private static func environments(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> [EnvironmentName: ServiceEnvironment] {
+    private static func environments(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> [ServiceEnvironment.Name: ServiceEnvironment] {
         let file = reader.file
         guard let environmentsValue = object["environments"] else {
             throw ConfigurationError(file: file, key: "environments", problem: "is missing: a service needs at least one environment")
@@ -149,9 +149,9 @@ public struct ConfiguredService: Service {
         guard !environmentObjects.isEmpty else {
             throw ConfigurationError(file: file, key: "environments", problem: "is empty: a service needs at least one environment")
         }
-        var environments: [EnvironmentName: ServiceEnvironment] = [:]
+        var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [:]
         for (environmentName, value) in environmentObjects {
-            environments[EnvironmentName(rawValue: environmentName)] = try environment(value, at: "environments.\(environmentName)", reader: reader)
+            environments[ServiceEnvironment.Name(rawValue: environmentName)] = try environment(value, at: "environments.\(environmentName)", reader: reader)
         }
         return environments
     }
@@ -247,7 +247,7 @@ public struct ConfiguredService: Service {
         return (bodyEncoding, arrayEncoding)
     }
 
-    private static func timeouts(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> Timeouts? {
+    private static func timeouts(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> HTTPRequest.Timeouts? {
         guard let value = object["timeoutSeconds"] else { return nil }
         let seconds: Double
         switch value {
@@ -261,7 +261,7 @@ public struct ConfiguredService: Service {
             throw ConfigurationError(
                 file: reader.file, key: "timeoutSeconds", problem: "must be a positive number of seconds, at most \(Int(Self.maxTimeoutSeconds)) (a week)")
         }
-        return Timeouts(connect: .seconds(min(seconds, 10)), total: .milliseconds(Int(seconds * 1000)))
+        return HTTPRequest.Timeouts(connect: .seconds(min(seconds, 10)), total: .milliseconds(Int(seconds * 1000)))
     }
 
     private static func signer(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> (any RequestSigner)? {

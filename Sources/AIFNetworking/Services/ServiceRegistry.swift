@@ -21,23 +21,23 @@ public final class ServiceRegistry: Sendable {
 
     private struct State {
         var entries: [ServiceName: Entry] = [:]
-        var globalEnvironment: EnvironmentName?
-        var serviceEnvironments: [ServiceName: EnvironmentName] = [:]
+        var globalEnvironment: ServiceEnvironment.Name?
+        var serviceEnvironments: [ServiceName: ServiceEnvironment.Name] = [:]
         var authenticators: [ServiceName: Authenticator] = [:]
         /// Each service environment's server clock, learned from its responses.
-        var clocks: [ServiceName: [EnvironmentName: ClockSkew]] = [:]
+        var clocks: [ServiceName: [ServiceEnvironment.Name: ClockSkew]] = [:]
     }
 
     private let state = Locked(State())
-    private let environmentVariable: EnvironmentName?
-    /// The app's error handlers, which ``ErrorPolicy/handler(_:)`` policies name.
+    private let environmentVariable: ServiceEnvironment.Name?
+    /// The app's error handlers, which ``ErrorPolicies/Action/handler(_:)`` policies name.
     let errorHandlers = ErrorHandlers()
 
     /// Creates an empty registry.
     ///
     /// - Parameter processEnvironment: Where `AIF_ENVIRONMENT` is read; the process's by default.
     public init(processEnvironment: [String: String] = ProcessInfo.processInfo.environment) {
-        environmentVariable = processEnvironment["AIF_ENVIRONMENT"].flatMap { $0.isEmpty ? nil : EnvironmentName(rawValue: $0) }
+        environmentVariable = processEnvironment["AIF_ENVIRONMENT"].flatMap { $0.isEmpty ? nil : ServiceEnvironment.Name(rawValue: $0) }
     }
 
     /// Registers a service under its name, replacing any earlier one of that name.
@@ -86,23 +86,23 @@ public final class ServiceRegistry: Sendable {
     }
 
     /// Sets the environment of every service that has none of its own; `nil` clears it.
-    public func setEnvironment(_ environment: EnvironmentName?) {
+    public func setEnvironment(_ environment: ServiceEnvironment.Name?) {
         state.withLock { $0.globalEnvironment = environment }
     }
 
     /// Sets the environment of one service; `nil` clears it.
-    public func setEnvironment(_ environment: EnvironmentName?, for service: ServiceName) {
+    public func setEnvironment(_ environment: ServiceEnvironment.Name?, for service: ServiceName) {
         state.withLock { $0.serviceEnvironments[service] = environment }
     }
 
     /// The environment `service` currently uses.
-    public func activeEnvironment(of service: any Service) -> EnvironmentName {
+    public func activeEnvironment(of service: any Service) -> ServiceEnvironment.Name {
         state.withLock { activeEnvironment(of: service.name, defaulting: service.defaultEnvironment, in: $0) }
     }
 
     /// The rule of the type's comment: the service's own, the global one, `AIF_ENVIRONMENT`,
     /// the service's default.
-    private func activeEnvironment(of service: ServiceName, defaulting fallback: EnvironmentName, in state: State) -> EnvironmentName {
+    private func activeEnvironment(of service: ServiceName, defaulting fallback: ServiceEnvironment.Name, in state: State) -> ServiceEnvironment.Name {
         state.serviceEnvironments[service] ?? state.globalEnvironment ?? environmentVariable ?? fallback
     }
 
@@ -138,7 +138,7 @@ public final class ServiceRegistry: Sendable {
         return resolved
     }
 
-    /// Registers the handler an ``ErrorPolicy/handler(_:)`` policy names (log out, show an
+    /// Registers the handler an ``ErrorPolicies/Action/handler(_:)`` policy names (log out, show an
     /// upgrade prompt); `nil` removes it. It is called on the thread the load ends on, once per
     /// distinct event (handler, service environment, status, code): the repeats of a burst,
     /// and of the 5 seconds after the last of them, are not told again.
@@ -146,7 +146,7 @@ public final class ServiceRegistry: Sendable {
     /// - Parameters:
     ///   - name: The name policies use (`handler:upgradeRequired` in a config file).
     ///   - handler: Hears the event.
-    public func setErrorHandler(_ name: String, _ handler: (@Sendable (ErrorEvent) -> Void)?) {
+    public func setErrorHandler(_ name: String, _ handler: (@Sendable (ErrorPolicies.Event) -> Void)?) {
         errorHandlers.set(name, handler)
     }
 
@@ -158,11 +158,11 @@ public final class ServiceRegistry: Sendable {
     ///   - service: The service.
     ///   - environment: One of its environments.
     /// - Returns: The clock correction its requests are signed with.
-    public func clockSkew(of service: ServiceName, in environment: EnvironmentName) -> ClockSkew {
+    public func clockSkew(of service: ServiceName, in environment: ServiceEnvironment.Name) -> ClockSkew {
         state.withLock { Self.clock(of: service, environment, in: &$0) }
     }
 
-    private static func clock(of service: ServiceName, _ environment: EnvironmentName, in state: inout State) -> ClockSkew {
+    private static func clock(of service: ServiceName, _ environment: ServiceEnvironment.Name, in state: inout State) -> ClockSkew {
         if let clock = state.clocks[service]?[environment] { return clock }
         let clock = ClockSkew()
         state.clocks[service, default: [:]][environment] = clock
@@ -170,35 +170,37 @@ public final class ServiceRegistry: Sendable {
     }
 }
 
-/// A service together with the environment one request uses.
-public struct ResolvedService: Sendable {
-    /// The service.
-    public let service: any Service
-    /// The environment's name.
-    public let environmentName: EnvironmentName
-    /// The environment.
-    public let environment: ServiceEnvironment
-    /// Supplies and refreshes the credential of its requests: the registry's for this service
-    /// (``ServiceRegistry/setAuthenticator(_:for:)``), else the service's own, if any.
-    public let authenticator: Authenticator?
-    /// The environment's server clock, as learned from its `Date` headers: requests are
-    /// signed with its correction.
-    public let clockSkew: ClockSkew
-    /// The handlers of the registry it was resolved in, for ``ErrorPolicy/handler(_:)``.
-    var errorHandlers: ErrorHandlers?
+extension ServiceRegistry {
+    /// A service together with the environment one request uses.
+    public struct ResolvedService: Sendable {
+        /// The service.
+        public let service: any Service
+        /// The environment's name.
+        public let environmentName: ServiceEnvironment.Name
+        /// The environment.
+        public let environment: ServiceEnvironment
+        /// Supplies and refreshes the credential of its requests: the registry's for this service
+        /// (``ServiceRegistry/setAuthenticator(_:for:)``), else the service's own, if any.
+        public let authenticator: Authenticator?
+        /// The environment's server clock, as learned from its `Date` headers: requests are
+        /// signed with its correction.
+        public let clockSkew: ClockSkew
+        /// The handlers of the registry it was resolved in, for ``ErrorPolicies/Action/handler(_:)``.
+        var errorHandlers: ErrorHandlers?
 
-    /// Whether the environment's requests are signed: it has credentials and the service a signer.
-    var isSigned: Bool { environment.credentials != nil && service.signer != nil }
+        /// Whether the environment's requests are signed: it has credentials and the service a signer.
+        var isSigned: Bool { environment.credentials != nil && service.signer != nil }
 
-    /// Creates a snapshot (the registry makes them; tools and tests may too).
-    public init(
-        service: any Service, environmentName: EnvironmentName, environment: ServiceEnvironment, authenticator: Authenticator? = nil,
-        clockSkew: ClockSkew = ClockSkew()
-    ) {
-        self.service = service
-        self.environmentName = environmentName
-        self.environment = environment
-        self.authenticator = authenticator
-        self.clockSkew = clockSkew
+        /// Creates a snapshot (the registry makes them; tools and tests may too).
+        public init(
+            service: any Service, environmentName: ServiceEnvironment.Name, environment: ServiceEnvironment, authenticator: Authenticator? = nil,
+            clockSkew: ClockSkew = ClockSkew()
+        ) {
+            self.service = service
+            self.environmentName = environmentName
+            self.environment = environment
+            self.authenticator = authenticator
+            self.clockSkew = clockSkew
+        }
     }
 }

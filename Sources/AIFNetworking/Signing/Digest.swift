@@ -2,6 +2,7 @@ import COpenSSL
 import Foundation
 
 /// Message digests and HMACs on OpenSSL's libcrypto.
+@_spi(Support)
 public enum Digest {
     /// A hash function.
     public enum Algorithm: Sendable, Hashable {

@@ -3,8 +3,8 @@ import Foundation
 extension ResponseBodyStream {
     /// The body as lines of UTF-8 text (invalid bytes replaced), without their line breaks —
     /// LF, CRLF or a lone CR — the last one yielded even without a break after it.
-    public var lines: ResponseLines {
-        ResponseLines(body: self)
+    public var lines: Lines {
+        Lines(body: self)
     }
 
     /// The body as a stream of server-sent events (`text/event-stream`), parsed as the HTML
@@ -21,47 +21,47 @@ extension ResponseBodyStream {
     public var serverSentEvents: ServerSentEvents {
         ServerSentEvents(lines: lines)
     }
-}
 
-/// A response body as lines (``ResponseBodyStream/lines``).
-public struct ResponseLines: AsyncSequence, Sendable {
-    /// A line, without its line break.
-    public typealias Element = String
-    /// How the body can fail.
-    public typealias Failure = TransportError
+    /// A response body as lines (``ResponseBodyStream/lines``).
+    public struct Lines: AsyncSequence, Sendable {
+        /// A line, without its line break.
+        public typealias Element = String
+        /// How the body can fail.
+        public typealias Failure = TransportError
 
-    let body: ResponseBodyStream
+        let body: ResponseBodyStream
 
-    /// The iterator.
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        var chunks: ResponseBodyStream.AsyncIterator
-        var splitter = LineSplitter()
-        var ready: [String] = []
-        var finished = false
+        /// The iterator.
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var chunks: ResponseBodyStream.AsyncIterator
+            var splitter = LineSplitter()
+            var ready: [String] = []
+            var finished = false
 
-        /// The next line, or `nil` at the end of the body.
-        public mutating func next() async throws(TransportError) -> String? {
-            try await next(isolation: nil)
-        }
-
-        /// The next line, or `nil` at the end of the body.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(TransportError) -> String? {
-            while ready.isEmpty {
-                guard !finished else { return nil }
-                if let chunk = try await chunks.next(isolation: actor) {
-                    ready = splitter.lines(in: chunk)
-                } else {
-                    finished = true
-                    ready = splitter.finish()
-                }
+            /// The next line, or `nil` at the end of the body.
+            public mutating func next() async throws(TransportError) -> String? {
+                try await next(isolation: nil)
             }
-            return ready.removeFirst()
-        }
-    }
 
-    /// Makes the (single) iterator.
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(chunks: body.makeAsyncIterator())
+            /// The next line, or `nil` at the end of the body.
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws(TransportError) -> String? {
+                while ready.isEmpty {
+                    guard !finished else { return nil }
+                    if let chunk = try await chunks.next(isolation: actor) {
+                        ready = splitter.lines(in: chunk)
+                    } else {
+                        finished = true
+                        ready = splitter.finish()
+                    }
+                }
+                return ready.removeFirst()
+            }
+        }
+
+        /// Makes the (single) iterator.
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(chunks: body.makeAsyncIterator())
+        }
     }
 }
 
@@ -103,49 +103,51 @@ struct LineSplitter {
     }
 }
 
-/// One server-sent event.
-public struct ServerSentEvent: Sendable, Hashable {
-    /// The event type: the `event` field, or `message`.
-    public var type: String
-    /// The `data` lines, joined with line breaks.
-    public var data: String
-    /// The last event ID when the event was dispatched (the latest `id` field, carried over
-    /// from earlier events; empty when none was set).
-    public var lastEventID: String
-    /// The reconnection time the stream asked for last, if it did.
-    public var retry: Duration?
+extension ServerSentEvents {
+    /// One server-sent event.
+    public struct Event: Sendable, Hashable {
+        /// The event type: the `event` field, or `message`.
+        public var type: String
+        /// The `data` lines, joined with line breaks.
+        public var data: String
+        /// The last event ID when the event was dispatched (the latest `id` field, carried over
+        /// from earlier events; empty when none was set).
+        public var lastEventID: String
+        /// The reconnection time the stream asked for last, if it did.
+        public var retry: Duration?
 
-    /// Creates an event.
-    public init(type: String = "message", data: String, lastEventID: String = "", retry: Duration? = nil) {
-        self.type = type
-        self.data = data
-        self.lastEventID = lastEventID
-        self.retry = retry
+        /// Creates an event.
+        public init(type: String = "message", data: String, lastEventID: String = "", retry: Duration? = nil) {
+            self.type = type
+            self.data = data
+            self.lastEventID = lastEventID
+            self.retry = retry
+        }
     }
 }
 
 /// A response body as server-sent events (``ResponseBodyStream/serverSentEvents``).
 public struct ServerSentEvents: AsyncSequence, Sendable {
     /// An event.
-    public typealias Element = ServerSentEvent
+    public typealias Element = Event
     /// How the body can fail.
     public typealias Failure = TransportError
 
-    let lines: ResponseLines
+    let lines: ResponseBodyStream.Lines
 
     /// The iterator.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var lines: ResponseLines.AsyncIterator
+        var lines: ResponseBodyStream.Lines.AsyncIterator
         var parser = ServerSentEventParser()
 
         /// The next event, or `nil` at the end of the body (an event not ended by a blank line
         /// is not dispatched, as the standard says).
-        public mutating func next() async throws(TransportError) -> ServerSentEvent? {
+        public mutating func next() async throws(TransportError) -> Event? {
             try await next(isolation: nil)
         }
 
         /// The next event, or `nil` at the end of the body.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(TransportError) -> ServerSentEvent? {
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(TransportError) -> Event? {
             while let line = try await lines.next(isolation: actor) {
                 if let event = parser.feed(line) { return event }
             }
@@ -169,7 +171,7 @@ struct ServerSentEventParser {
     private var firstLine = true
 
     /// Takes a line; returns the event a blank line dispatches.
-    mutating func feed(_ rawLine: String) -> ServerSentEvent? {
+    mutating func feed(_ rawLine: String) -> ServerSentEvents.Event? {
         var line = Substring(rawLine)
         if firstLine {
             firstLine = false
@@ -206,14 +208,14 @@ struct ServerSentEventParser {
         return nil
     }
 
-    private mutating func dispatch() -> ServerSentEvent? {
+    private mutating func dispatch() -> ServerSentEvents.Event? {
         defer {
             type = ""
             data = ""
             hasData = false
         }
         guard hasData else { return nil }
-        return ServerSentEvent(type: type.isEmpty ? "message" : type, data: data, lastEventID: lastEventID, retry: retry)
+        return ServerSentEvents.Event(type: type.isEmpty ? "message" : type, data: data, lastEventID: lastEventID, retry: retry)
     }
 }
 

@@ -6,9 +6,9 @@ extension CurlTransport {
     /// can use as they are.
     public struct Configuration: Sendable {
         /// Default timeouts; a request's own ``HTTPRequest/timeouts`` replace them.
-        public var timeouts: Timeouts
+        public var timeouts: HTTPRequest.Timeouts
         /// Default redirect policy; a request's own ``HTTPRequest/redirects`` replaces it.
-        public var redirects: RedirectPolicy
+        public var redirects: HTTPRequest.RedirectPolicy
         /// Connection limits and reuse.
         public var connectionPool: ConnectionPool
         /// How large a response may be, and how many requests share one HTTP/2 connection.
@@ -41,8 +41,8 @@ extension CurlTransport {
         ///   - defaultHeaders: A `User-Agent` naming this library.
         ///   - logger: A logger that discards everything.
         public init(
-            timeouts: Timeouts = .default,
-            redirects: RedirectPolicy = .default,
+            timeouts: HTTPRequest.Timeouts = .default,
+            redirects: HTTPRequest.RedirectPolicy = .default,
             connectionPool: ConnectionPool = ConnectionPool(),
             limits: Limits = Limits(),
             httpVersion: HTTPVersionPreference = .automatic,
@@ -200,21 +200,21 @@ extension CurlTransport {
         /// PEM bundle bytes held in memory.
         case pem(Data)
     }
-}
 
-/// A pinned public key: the SHA-256 of the server key's DER-encoded SubjectPublicKeyInfo.
-public struct PublicKeyPin: Sendable, Hashable {
-    /// The digest, base64-encoded.
-    public let sha256Base64: String
+    /// A pinned public key: the SHA-256 of the server key's DER-encoded SubjectPublicKeyInfo.
+    public struct PublicKeyPin: Sendable, Hashable {
+        /// The digest, base64-encoded.
+        public let sha256Base64: String
 
-    /// Creates a pin from the base64 SHA-256 digest of a SubjectPublicKeyInfo, as printed by
-    /// `openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
-    ///
-    /// - Parameter sha256Base64: The base64-encoded digest.
-    public init(sha256Base64: String) {
-        self.sha256Base64 = sha256Base64
+        /// Creates a pin from the base64 SHA-256 digest of a SubjectPublicKeyInfo, as printed by
+        /// `openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
+        ///
+        /// - Parameter sha256Base64: The base64-encoded digest.
+        public init(sha256Base64: String) {
+            self.sha256Base64 = sha256Base64
+        }
+
+        /// The pin in libcurl's `sha256//…` notation.
+        var curlNotation: String { "sha256//" + sha256Base64 }
     }
-
-    /// The pin in libcurl's `sha256//…` notation.
-    var curlNotation: String { "sha256//" + sha256Base64 }
 }

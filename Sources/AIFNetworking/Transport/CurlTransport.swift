@@ -196,7 +196,7 @@ public final class CurlTransport: HTTPTransport {
     public var ownThreadExecutor: (any CompletionExecutor)? { loop }
 
     /// The configuration's ``Configuration/redirects``.
-    public var redirects: RedirectPolicy { configuration.redirects }
+    public var redirects: HTTPRequest.RedirectPolicy { configuration.redirects }
 
     /// Submits one transfer, its completion set; returns its handle.
     private static func submit(_ transfer: Transfer, on loop: CurlEventLoop, batches: Bool, executor: (any CompletionExecutor)?) -> CurlTransferTask {
@@ -264,7 +264,7 @@ public final class CurlTransport: HTTPTransport {
 }
 
 /// A request submitted to a ``CurlTransport``; cancels it.
-public final class CurlTransferTask: CancellableTransfer {
+final class CurlTransferTask: CancellableTransfer {
     private let transfer: Transfer
     private weak let loop: CurlEventLoop?
 
@@ -275,7 +275,7 @@ public final class CurlTransferTask: CancellableTransfer {
 
     /// Cancels the transfer if it has not ended: its completion is then called with
     /// ``TransportError/Code-swift.struct/cancelled``. Safe from any thread, any number of times.
-    public func cancel() {
+    func cancel() {
         CurlTransport.cancel(transfer, on: loop)
     }
 }

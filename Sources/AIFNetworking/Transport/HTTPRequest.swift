@@ -105,54 +105,56 @@ public struct HTTPRequest: Sendable {
     }
 }
 
-/// How long a request may take.
-public struct Timeouts: Sendable, Hashable {
-    /// The longest the connection phase may take: name resolution, TCP connect, and the TLS
-    /// handshake (and a proxy tunnel, if any). `nil` means no limit of our own.
-    public var connect: Duration?
-    /// The longest the whole transfer may take, from start to the last byte. `nil` means none.
-    public var total: Duration?
-    /// The longest the transfer may go without moving a byte either way once connected (a
-    /// server that stopped sending, or one still thinking about its answer): a stall ends
-    /// the request with ``TransportError/Code-swift.struct/stalled`` however much of the
-    /// total time is left, so a long download can have a generous ``total`` and still notice
-    /// a dead peer. Whole seconds (rounded up); libcurl measures the speed as an average over
-    /// the last five seconds, so bytes that came just before a stall can delay its detection
-    /// by up to that much. `nil` means no stall detection.
-    public var idle: Duration?
+extension HTTPRequest {
+    /// How long a request may take.
+    public struct Timeouts: Sendable, Hashable {
+        /// The longest the connection phase may take: name resolution, TCP connect, and the TLS
+        /// handshake (and a proxy tunnel, if any). `nil` means no limit of our own.
+        public var connect: Duration?
+        /// The longest the whole transfer may take, from start to the last byte. `nil` means none.
+        public var total: Duration?
+        /// The longest the transfer may go without moving a byte either way once connected (a
+        /// server that stopped sending, or one still thinking about its answer): a stall ends
+        /// the request with ``TransportError/Code-swift.struct/stalled`` however much of the
+        /// total time is left, so a long download can have a generous ``total`` and still notice
+        /// a dead peer. Whole seconds (rounded up); libcurl measures the speed as an average over
+        /// the last five seconds, so bytes that came just before a stall can delay its detection
+        /// by up to that much. `nil` means no stall detection.
+        public var idle: Duration?
 
-    /// Creates timeouts.
-    ///
-    /// - Parameters:
-    ///   - connect: The connection-phase limit; 10 seconds by default.
-    ///   - total: The whole-transfer limit; 60 seconds by default.
-    ///   - idle: The stall limit; 30 seconds by default.
-    public init(connect: Duration? = .seconds(10), total: Duration? = .seconds(60), idle: Duration? = .seconds(30)) {
-        self.connect = connect
-        self.total = total
-        self.idle = idle
+        /// Creates timeouts.
+        ///
+        /// - Parameters:
+        ///   - connect: The connection-phase limit; 10 seconds by default.
+        ///   - total: The whole-transfer limit; 60 seconds by default.
+        ///   - idle: The stall limit; 30 seconds by default.
+        public init(connect: Duration? = .seconds(10), total: Duration? = .seconds(60), idle: Duration? = .seconds(30)) {
+            self.connect = connect
+            self.total = total
+            self.idle = idle
+        }
+
+        /// Ten seconds to connect, sixty for the whole transfer, thirty without a byte moving.
+        public static let `default` = Timeouts()
     }
 
-    /// Ten seconds to connect, sixty for the whole transfer, thirty without a byte moving.
-    public static let `default` = Timeouts()
-}
+    /// Whether and how far to follow HTTP redirects.
+    public enum RedirectPolicy: Sendable, Hashable {
+        /// Never follow: a `3xx` response is returned as it is.
+        case never
+        /// Follow up to `max` redirects; one more ends the request with
+        /// ``TransportError/Code-swift.struct/tooManyRedirects``.
+        case follow(max: Int)
 
-/// Whether and how far to follow HTTP redirects.
-public enum RedirectPolicy: Sendable, Hashable {
-    /// Never follow: a `3xx` response is returned as it is.
-    case never
-    /// Follow up to `max` redirects; one more ends the request with
-    /// ``TransportError/Code-swift.struct/tooManyRedirects``.
-    case follow(max: Int)
+        /// Follow up to ten redirects.
+        public static let `default` = RedirectPolicy.follow(max: 10)
 
-    /// Follow up to ten redirects.
-    public static let `default` = RedirectPolicy.follow(max: 10)
-
-    /// The limit as one number: -1 for never following.
-    var maxRedirects: Int {
-        switch self {
-        case .never: -1
-        case .follow(let max): Swift.max(0, max)
+        /// The limit as one number: -1 for never following.
+        var maxRedirects: Int {
+            switch self {
+            case .never: -1
+            case .follow(let max): Swift.max(0, max)
+            }
         }
     }
 }

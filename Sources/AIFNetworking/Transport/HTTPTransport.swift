@@ -38,8 +38,8 @@ public protocol HTTPTransport: Sendable {
 
     /// How many redirects a request follows when it does not say (``HTTPRequest/redirects``):
     /// the requests of managers included, whose hops a signed service signs afresh.
-    /// ``RedirectPolicy/default`` by default; a transport that wraps another says the other's.
-    var redirects: RedirectPolicy { get }
+    /// ``HTTPRequest/RedirectPolicy/default`` by default; a transport that wraps another says the other's.
+    var redirects: HTTPRequest.RedirectPolicy { get }
 }
 
 /// A handle on one submitted transfer.
@@ -117,7 +117,7 @@ private final class ProgressFeeder: Sendable {
 
 extension HTTPTransport {
     /// Up to ten redirects.
-    public var redirects: RedirectPolicy { .default }
+    public var redirects: HTTPRequest.RedirectPolicy { .default }
 
     /// Submits a request without progress reporting.
     ///

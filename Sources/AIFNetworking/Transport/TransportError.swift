@@ -82,7 +82,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         /// line, 300 KiB in all).
         public static let responseHeadersTooLarge = Code(.responseHeadersTooLarge)
         /// Data moved slower than the low-speed limit for longer than its window (see
-        /// ``Timeouts/idle``): the peer stopped sending or receiving.
+        /// ``HTTPRequest/Timeouts/idle``): the peer stopped sending or receiving.
         public static let stalled = Code(.stalled)
         /// Any other libcurl failure; see ``TransportError/curlCode``.
         public static let other = Code(.other)

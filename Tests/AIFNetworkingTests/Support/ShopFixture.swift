@@ -57,7 +57,7 @@ final class CountingTransport: HTTPTransport {
     /// How many requests were sent.
     var sent: Int { count.withLock { $0 } }
 
-    var redirects: RedirectPolicy { base.redirects }
+    var redirects: HTTPRequest.RedirectPolicy { base.redirects }
 
     func send(
         _ request: AIFNetworking.HTTPRequest,
@@ -99,9 +99,9 @@ struct ShopStack: Sendable {
 
     /// A manager for one shop method.
     func manager<Content: Decodable & Sendable>(
-        _ methodName: String, _ content: Content.Type, method: HTTPMethod = .get, configure: (ShopManager<Content>.Settings) -> ShopManager<Content>.Settings = { $0 }
+        _ path: String, _ content: Content.Type, method: HTTPMethod = .get, configure: (ShopManager<Content>.Settings) -> ShopManager<Content>.Settings = { $0 }
     ) -> ShopManager<Content> {
-        ShopManager(methodName, method: method, settings: configure(ShopManager<Content>.Settings()), stack: self)
+        ShopManager(path, method: method, settings: configure(ShopManager<Content>.Settings()), stack: self)
     }
 }
 
@@ -115,7 +115,7 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
         /// The whole policy, when a test needs more than a lifetime.
         var cachePolicy: CachePolicy?
         var coalesce = false
-        var timeouts: Timeouts?
+        var timeouts: HTTPRequest.Timeouts?
         var retryPolicy: RetryPolicy?
         var headers = HTTPHeaders()
         var service: ServiceName = "shop"
@@ -130,10 +130,10 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
     let method: HTTPMethod
     let events = Locked<[String]>([])
 
-    init(_ methodName: String, method: HTTPMethod, settings: Settings, stack: ShopStack) {
+    init(_ path: String, method: HTTPMethod, settings: Settings, stack: ShopStack) {
         self.settings = settings
         self.method = method
-        super.init(service: settings.service, methodName: methodName, proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
+        super.init(service: settings.service, path: path, proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
     }
 
     private func record(_ event: String) { events.withLock { $0.append(event) } }
@@ -141,7 +141,7 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
     override var requestMethod: HTTPMethod { method }
     override var cachePolicy: CachePolicy? { settings.cache ? settings.cachePolicy ?? .lifetime(settings.lifetime) : nil }
     override var coalescesIdenticalRequests: Bool { settings.coalesce }
-    override var timeouts: Timeouts? { settings.timeouts }
+    override var timeouts: HTTPRequest.Timeouts? { settings.timeouts }
     override var retryPolicy: RetryPolicy? { settings.retryPolicy }
     override var headers: HTTPHeaders { settings.headers }
 

@@ -25,8 +25,8 @@ extension Transfer {
         return .success(response)
     }
 
-    private func metrics(_ handle: EasyHandle) -> TransferMetrics {
-        TransferMetrics(
+    private func metrics(_ handle: EasyHandle) -> HTTPResponse.Metrics {
+        HTTPResponse.Metrics(
             nameLookup: handle.info(time: CURLINFO_NAMELOOKUP_TIME_T),
             connect: handle.info(time: CURLINFO_CONNECT_TIME_T),
             tlsHandshake: handle.info(time: CURLINFO_APPCONNECT_TIME_T),
@@ -38,7 +38,7 @@ extension Transfer {
         )
     }
 
-    private static func httpVersion(_ value: Int) -> HTTPVersion {
+    private static func httpVersion(_ value: Int) -> HTTPResponse.Version {
         switch value {
         case Int(CURL_HTTP_VERSION_1_0): .http1_0
         case Int(CURL_HTTP_VERSION_1_1): .http1_1
@@ -55,7 +55,7 @@ extension Transfer {
         let elapsed = Double(now &- createdAt) / 1_000_000_000
         let stage: String
         guard let handle else {
-            return TransportError(.totalTimeout, url: urlString, detail: "the total timeout of \(limit) (Timeouts.total) ran out after \((elapsed * 1_000).rounded() / 1_000) s, waiting for one of the host's connections to come free (ConnectionPool.maxConnectionsPerHost)")
+            return TransportError(.totalTimeout, url: urlString, detail: "the total timeout of \(limit) (HTTPRequest.Timeouts.total) ran out after \((elapsed * 1_000).rounded() / 1_000) s, waiting for one of the host's connections to come free (ConnectionPool.maxConnectionsPerHost)")
         }
         if handle.info(offset: CURLINFO_PRETRANSFER_TIME_T) == 0 {
             stage = handle.info(offset: CURLINFO_CONNECT_TIME_T) == 0
@@ -67,7 +67,7 @@ extension Transfer {
             stage = "receiving the response (\(hasReceivedBody ? streamedBodyBytes + Int64(body.count) : 0) body bytes so far)"
         }
         let seconds = (elapsed * 1_000).rounded() / 1_000
-        return TransportError(.totalTimeout, url: urlString, detail: "the total timeout of \(limit) (Timeouts.total) ran out after \(seconds) s, \(stage)")
+        return TransportError(.totalTimeout, url: urlString, detail: "the total timeout of \(limit) (HTTPRequest.Timeouts.total) ran out after \(seconds) s, \(stage)")
     }
 
     /// Translates a libcurl failure into a ``TransportError`` that names what went wrong.
@@ -98,7 +98,7 @@ extension Transfer {
         case CURLE_OPERATION_TIMEDOUT where message.contains("too slow"):
             // The low-speed check: "Operation too slow. Less than 1 bytes/sec transferred …".
             let idle = effectiveTimeouts.idle.map { "\($0.roundedUpSeconds) s" } ?? "the idle limit"
-            return TransportError(.stalled, url: urlString, detail: "no byte moved for \(idle) (Timeouts.idle): \(message)", curlCode: number)
+            return TransportError(.stalled, url: urlString, detail: "no byte moved for \(idle) (HTTPRequest.Timeouts.idle): \(message)", curlCode: number)
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return make(.nameResolutionFailed)
         case CURLE_COULDNT_CONNECT:

@@ -43,7 +43,7 @@ final class Transfer: @unchecked Sendable {
     /// The `curl_slist` of request headers; libcurl reads it until the transfer ends.
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
     /// The connect timeout in force, to tell a connect timeout from a total one.
-    @exclusivity(unchecked) var effectiveTimeouts = Timeouts.default
+    @exclusivity(unchecked) var effectiveTimeouts = HTTPRequest.Timeouts.default
     /// Where the loop keeps the transfer in its table of running transfers.
     @exclusivity(unchecked) var runningIndex = -1
     /// When the transfer was made (``TransferSteering/now()`` nanoseconds): its total timeout

@@ -1,42 +1,44 @@
 import Synchronization
 
-/// Whether a proxy's requests reach their servers, as their outcomes show. Linux has no
-/// reachability API, so the proxy judges by what happens to real requests: any response, of
-/// any status, means online; requests that fail before any server answers — the name not
-/// resolved, the host or network unreachable, the connection refused or not made in time —
-/// several times in a row, with no response between, mean offline.
-///
-/// ```swift
-/// for await state in proxy.connectivityChanges() where state == .online {
-///     break   // back online: resume paging
-/// }
-/// ```
-public enum Connectivity: Sendable, Hashable, CustomStringConvertible {
-    /// No request has ended yet.
-    case unknown
-    /// The last outcome was a response.
-    case online
-    /// The last requests failed before reaching any server.
-    case offline
+extension APIProxy {
+    /// Whether a proxy's requests reach their servers, as their outcomes show. Linux has no
+    /// reachability API, so the proxy judges by what happens to real requests: any response, of
+    /// any status, means online; requests that fail before any server answers — the name not
+    /// resolved, the host or network unreachable, the connection refused or not made in time —
+    /// several times in a row, with no response between, mean offline.
+    ///
+    /// ```swift
+    /// for await state in proxy.connectivityChanges() where state == .online {
+    ///     break   // back online: resume paging
+    /// }
+    /// ```
+    public enum Connectivity: Sendable, Hashable, CustomStringConvertible {
+        /// No request has ended yet.
+        case unknown
+        /// The last outcome was a response.
+        case online
+        /// The last requests failed before reaching any server.
+        case offline
 
-    /// `online`, `offline` or `unknown`.
-    public var description: String {
-        switch self {
-        case .unknown: "unknown"
-        case .online: "online"
-        case .offline: "offline"
+        /// `online`, `offline` or `unknown`.
+        public var description: String {
+            switch self {
+            case .unknown: "unknown"
+            case .online: "online"
+            case .offline: "offline"
+            }
         }
     }
 }
 
 /// Follows a proxy's request outcomes and tells its watchers of each change of
-/// ``Connectivity``. A response while online — nearly every outcome — costs one atomic load.
+/// ``APIProxy/Connectivity``. A response while online — nearly every outcome — costs one atomic load.
 final class ConnectivityMonitor: Sendable {
     private struct State {
-        var connectivity = Connectivity.unknown
+        var connectivity = APIProxy.Connectivity.unknown
         /// Failures to connect since the last response.
         var failuresInARow = 0
-        var watchers: [Int: AsyncStream<Connectivity>.Continuation] = [:]
+        var watchers: [Int: AsyncStream<APIProxy.Connectivity>.Continuation] = [:]
         var nextWatcher = 0
     }
 
@@ -50,7 +52,7 @@ final class ConnectivityMonitor: Sendable {
         self.failuresToGoOffline = max(1, failuresToGoOffline)
     }
 
-    var connectivity: Connectivity {
+    var connectivity: APIProxy.Connectivity {
         state.withLock { $0.connectivity }
     }
 
@@ -81,8 +83,8 @@ final class ConnectivityMonitor: Sendable {
     }
 
     /// A stream of the connectivity: the current one first, then each change, in order.
-    func changes() -> AsyncStream<Connectivity> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Connectivity.self, bufferingPolicy: .bufferingNewest(16))
+    func changes() -> AsyncStream<APIProxy.Connectivity> {
+        let (stream, continuation) = AsyncStream.makeStream(of: APIProxy.Connectivity.self, bufferingPolicy: .bufferingNewest(16))
         let id = state.withLock { state in
             let id = state.nextWatcher
             state.nextWatcher += 1
@@ -98,7 +100,7 @@ final class ConnectivityMonitor: Sendable {
 
     /// Changes the state as `change` says and tells the watchers if the connectivity changed.
     /// Under the lock, so that watchers hear the changes in the order they happened.
-    private func update(_ change: (inout State) -> Connectivity) {
+    private func update(_ change: (inout State) -> APIProxy.Connectivity) {
         state.withLock { state in
             let next = change(&state)
             steadilyOnline.store(next == .online && state.failuresInARow == 0, ordering: .relaxed)

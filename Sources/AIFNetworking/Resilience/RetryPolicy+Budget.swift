@@ -1,0 +1,94 @@
+import Foundation
+
+extension RetryPolicy {
+    /// Caps the retries a proxy makes to a share of the loads it sends, over a sliding window, so
+    /// that a failing backend is not sent three times its traffic: past the cap, failures are
+    /// delivered at once.
+    ///
+    /// A retry is allowed while the retries made in the last ``window`` stay within
+    /// `ratio × loads + minimumRetries` — the floor lets a quiet client still retry its few
+    /// requests. Thread-safe; one per ``APIProxy``.
+    public final class Budget: Sendable {
+        /// Retries allowed per load sent (0.2: one retry for five loads).
+        public let ratio: Double
+        /// Retries allowed in every window whatever the traffic.
+        public let minimumRetries: Int
+        /// How far back loads and retries are counted.
+        public let window: Duration
+
+        /// The window in ten slots; each counts the loads and retries of its tenth.
+        private struct Slot {
+            var epoch: Int64 = -1
+            var loads = 0
+            var retries = 0
+        }
+
+        private static let slotCount = 10
+        private let slotLength: Duration
+        private let slots = Locked([Slot](repeating: Slot(), count: Budget.slotCount))
+        private let clock: @Sendable () -> ContinuousClock.Instant
+
+        /// Creates a budget.
+        ///
+        /// - Parameters:
+        ///   - ratio: Retries per load; 0.2 by default.
+        ///   - minimumRetries: Retries always allowed per window; 10 by default.
+        ///   - window: The sliding window; 10 seconds by default.
+        public convenience init(ratio: Double = 0.2, minimumRetries: Int = 10, window: Duration = .seconds(10)) {
+            self.init(ratio: ratio, minimumRetries: minimumRetries, window: window, clock: { ContinuousClock.now })
+        }
+
+        init(ratio: Double, minimumRetries: Int, window: Duration, clock: @escaping @Sendable () -> ContinuousClock.Instant) {
+            self.ratio = max(ratio, 0)
+            self.minimumRetries = max(minimumRetries, 0)
+            self.window = window > .zero ? window : .seconds(10)
+            slotLength = self.window / Self.slotCount
+            self.clock = clock
+        }
+
+        /// No cap: every retry the policies allow is made.
+        public static var unlimited: Budget { Budget(ratio: .infinity, minimumRetries: .max) }
+
+        /// Counts a load sent (whether its policy retries or not: the budget is a share of the
+        /// proxy's traffic).
+        func recordLoad() {
+            let epoch = currentEpoch()
+            slots.withLock { slots in
+                let index = Self.index(of: epoch)
+                if slots[index].epoch != epoch { slots[index] = Slot(epoch: epoch) }
+                slots[index].loads += 1
+            }
+        }
+
+        /// Takes a retry from the budget; `false` when it is spent.
+        func spendRetry() -> Bool {
+            let epoch = currentEpoch()
+            return slots.withLock { slots in
+                var loads = 0
+                var retries = 0
+                for slot in slots where slot.epoch > epoch - Int64(Self.slotCount) {
+                    loads += slot.loads
+                    retries += slot.retries
+                }
+                let allowed = ratio.isInfinite ? Double.infinity : ratio * Double(loads) + Double(minimumRetries)
+                guard Double(retries + 1) <= allowed else { return false }
+                let index = Self.index(of: epoch)
+                if slots[index].epoch != epoch { slots[index] = Slot(epoch: epoch) }
+                slots[index].retries += 1
+                return true
+            }
+        }
+
+        private func currentEpoch() -> Int64 {
+            Int64(((clock() - Self.origin) / slotLength).rounded(.down))
+        }
+
+        private static func index(of epoch: Int64) -> Int {
+            let count = Int64(slotCount)
+            return Int((epoch % count + count) % count)
+        }
+
+        /// A fixed instant the epochs count from.
+        private static let origin = ContinuousClock.now
+    }
+}
