@@ -1,4 +1,4 @@
-@testable import AIFNetworking
+@_spi(Support) @testable import AIFNetworking
 import AIFNetworkingTesting
 import DemoServer
 import Foundation
@@ -12,7 +12,31 @@ private struct EnvelopedShop: Service {
     var signer: (any RequestSigner)? { nil }
     var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase) }
     var envelope: ResponseEnvelope? { ResponseEnvelope(dataField: "data") }
-    func veto(_ response: HTTPResponse) -> ServiceVeto? { ApplicationErrorRule().veto(response) }
+    var applicationErrors: ApplicationErrorRule? { ApplicationErrorRule() }
+}
+
+/// The same backend, told in each of the ways a service reads wrapped bodies: its rule
+/// declared or applied by its own veto, error policies (so the engine judges the answer),
+/// Foundation's decoder, no rule at all.
+private struct WrappedShop: Service {
+    enum Reading: CaseIterable { case declaredRule, ownVeto, withErrorPolicies, foundationDecoder, envelopeOnly }
+    let name: ServiceName = "wrapped"
+    let base: URL
+    let reading: Reading
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment] { [.online: ServiceEnvironment(baseURL: base)] }
+    var signer: (any RequestSigner)? { nil }
+    var decoder: (any ContentDecoder)? {
+        if reading == .foundationDecoder {
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            return decoder
+        }
+        return FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase)
+    }
+    var envelope: ResponseEnvelope? { ResponseEnvelope(dataField: "data") }
+    var applicationErrors: ApplicationErrorRule? { reading == .envelopeOnly || reading == .ownVeto ? nil : ApplicationErrorRule() }
+    var errorPolicies: ErrorPolicies? { reading == .withErrorPolicies ? ErrorPolicies(codes: ["4002": .surface]) : nil }
+    func veto(_ response: HTTPResponse) -> ServiceVeto? { reading == .ownVeto ? ApplicationErrorRule().veto(response) : nil }
 }
 
 private final class EnvelopedList: PagedAPIManager<GoodsPage>, @unchecked Sendable {
@@ -82,5 +106,55 @@ struct EnvelopeTests {
         var ids: [Int] = []
         for try await page in list.pages() { ids += page.content.items.map(\.id) }
         #expect(ids == Array(1...45))
+    }
+
+    /// A wrapped body is parsed once for the service's rule, its envelope and the decoder —
+    /// whether the engine judged it (error policies) or the manager did, and for a decoder of
+    /// another kind too (which reads the content cut out of the one parse). A service that
+    /// applies the rule in its own veto parses twice: the rule there cannot share.
+    @Test(arguments: WrappedShop.Reading.allCases)
+    fileprivate func aWrappedBodyIsParsedOnce(_ reading: WrappedShop.Reading) async throws {
+        let server = try await TestServers.shared().plain
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(WrappedShop(base: server.baseURL(), reading: reading))
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let proxy = APIProxy(transport: transport)
+        // Counts the parses of the bodies that name this test's goods, whoever else parses.
+        let parses = Locked(0)
+        let marker = Array(#""title": "goods 7314159""#.utf8)
+        JSONTape.parseWatcher.withLock { watcher in
+            watcher = { bytes in if bytes.firstRange(of: marker) != nil { parses.withLock { $0 += 1 } } }
+        }
+        defer { JSONTape.parseWatcher.withLock { $0 = nil } }
+
+        let detail = APIManager<Goods>(service: "wrapped", path: "envelope/goods/{id}", proxy: proxy, registry: registry)
+        #expect(try await detail.load(["id": 7_314_159]).content == Goods(id: 7_314_159, title: "goods 7314159", priceCents: 250))
+        #expect(parses.withLock { $0 } == (reading == .ownVeto ? 2 : 1), "\(reading)")
+    }
+
+    /// The rule reads codes and messages as the server wrote them: numbers and strings alike,
+    /// an integral number with a fraction as the integer, a `null` message as none.
+    @Test func theRuleReadsCodesOfEveryShape() {
+        func veto(_ body: String, _ rule: ApplicationErrorRule = ApplicationErrorRule()) -> ServiceVeto? {
+            rule.veto(HTTPResponse(statusCode: 200, body: Data(body.utf8), url: URL(string: "https://a.test")!))
+        }
+        #expect(veto(#"{"code": 4001, "message": "coupon expired"}"#) == ServiceVeto(code: "4001", message: "coupon expired"))
+        #expect(veto(#"{"code": "E1", "message": "café"}"#) == ServiceVeto(code: "E1", message: "café"))
+        #expect(veto(#"{"code": 4001.0, "message": null}"#) == ServiceVeto(code: "4001", message: "no message"))
+        #expect(veto(#"{"code": 1e3}"#) == ServiceVeto(code: "1000", message: "no message"))
+        #expect(veto(#"{"code": 2.5, "message": {"text": "nested"}}"#) == ServiceVeto(code: "2.5", message: #"{"text": "nested"}"#))
+        #expect(veto(#"{"code": 0, "message": "ok"}"#) == nil)
+        #expect(veto(#"{"code": "0"}"#) == nil)
+        #expect(veto(#"{"code": 0.0}"#) == nil)
+        #expect(veto(#"{"code": null}"#) == nil)
+        #expect(veto(#"{"message": "no code"}"#) == nil)
+        #expect(veto(#"[{"code": 1}]"#) == nil)
+        #expect(veto(#"{"code": 1, "#) == nil)
+        #expect(veto(#"{"status": true, "msg": "done"}"#, ApplicationErrorRule(codeField: "status", messageField: "msg", successCodes: ["1"])) == nil)
+        #expect(
+            veto(#"{"status": false, "msg": "failed"}"#, ApplicationErrorRule(codeField: "status", messageField: "msg", successCodes: ["1"]))
+                == ServiceVeto(code: "0", message: "failed"))
+        #expect(ApplicationErrorRule().veto(HTTPResponse(statusCode: 500, body: Data(#"{"code": 1}"#.utf8), url: URL(string: "https://a.test")!)) == nil)
     }
 }

@@ -104,12 +104,12 @@ struct ServiceConfigurationTests {
         func response(_ body: String, status: Int = 200) -> AIFNetworking.HTTPResponse {
             AIFNetworking.HTTPResponse(statusCode: status, headers: HTTPHeaders(), body: Data(body.utf8), httpVersion: .http1_1, url: URL(string: "https://a.test")!, metrics: HTTPResponse.Metrics())
         }
-        #expect(service.veto(response(#"{"status": "ok"}"#)) == nil)
-        #expect(service.veto(response(#"{"status": 200}"#)) == nil)
-        #expect(service.veto(response(#"{"other": 1}"#)) == nil)
-        #expect(service.veto(response("[1, 2]")) == nil)
-        #expect(service.veto(response(#"{"status": 7, "msg": "out of stock"}"#)) == ServiceVeto(code: "7", message: "out of stock"))
-        #expect(service.veto(response(#"{"status": 7}"#, status: 500)) == nil, "a failed status fails on its own")
+        #expect(service.applicationErrors?.veto(response(#"{"status": "ok"}"#)) == nil)
+        #expect(service.applicationErrors?.veto(response(#"{"status": 200}"#)) == nil)
+        #expect(service.applicationErrors?.veto(response(#"{"other": 1}"#)) == nil)
+        #expect(service.applicationErrors?.veto(response("[1, 2]")) == nil)
+        #expect(service.applicationErrors?.veto(response(#"{"status": 7, "msg": "out of stock"}"#)) == ServiceVeto(code: "7", message: "out of stock"))
+        #expect(service.applicationErrors?.veto(response(#"{"status": 7}"#, status: 500)) == nil, "a failed status fails on its own")
         struct Item: Decodable { var goodsId: Int }
         #expect(try service.decoder?.decode(Item.self, from: Data(#"{"goods_id": 3}"#.utf8)).goodsId == 3)
     }

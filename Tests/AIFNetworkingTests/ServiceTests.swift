@@ -16,7 +16,7 @@ private struct ShopService: Service {
     ]
     func commonHeaders() -> HTTPHeaders { ["Authorization": "Bearer \(token)", "X-Client": "common"] }
     func commonParameters() -> Parameters { ["device": "d-1", "page_size": 20] }
-    func extraHeaders(forMethod path: String) -> HTTPHeaders {
+    func extraHeaders(forPath path: String) -> HTTPHeaders {
         path.hasPrefix("orders") ? ["X-Client": "orders", "X-Idempotent": "yes"] : HTTPHeaders()
     }
 }

@@ -106,6 +106,11 @@ private struct Page: Decodable, PageContent {
 }
 
 private func fuzzEnvelope(_ data: Data) {
+    // The application-error rule reads the same bodies: codes and messages of any shape.
+    let response = HTTPResponse(statusCode: 200, body: data, url: URL(string: "https://fuzz.test")!)
+    for rule in [ApplicationErrorRule(), ApplicationErrorRule(codeField: "a", messageField: "b", successCodes: ["1", "x"])] {
+        _ = rule.veto(response)?.description
+    }
     for field in ["data", "result.page", "a.b.c"] {
         guard let content = try? ResponseEnvelope(dataField: field).content(of: data) else { continue }
         guard let page = try? plain.decode(Page.self, from: content) else { continue }

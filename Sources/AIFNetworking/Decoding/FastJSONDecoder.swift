@@ -50,14 +50,13 @@ public struct FastJSONDecoder: ContentDecoder, Hashable {
     /// - Throws: `DecodingError`: `dataCorrupted` for invalid JSON (with the byte offset),
     ///   `keyNotFound`, `typeMismatch`, `valueNotFound` with the path to the value.
     public func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
-        let tape: JSONTape
-        do {
-            tape = try JSONTape(parsing: [UInt8](data))
-        } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The given data was not valid JSON: \(error.message) at byte \(error.offset)."))
-        }
-        let decoder = TapeDecoder(tape: tape, options: self)
-        return try decoder.unwrap(type, at: 0)
+        try decode(type, from: JSONTape(decoding: data), at: 0)
+    }
+
+    /// Decodes the value at token `index` of a document parsed already (by the service's
+    /// application-error rule, or to find an envelope's content).
+    func decode<Value: Decodable>(_ type: Value.Type, from tape: JSONTape, at index: Int) throws -> Value {
+        try TapeDecoder(tape: tape, options: self).unwrap(type, at: index)
     }
 }
 
@@ -252,7 +251,7 @@ final class TapeDecoder: Decoder {
                 return text
             }
         }
-        guard let bytes = Self.unescape(tape.bytes[range]), let text = String(validating: bytes, as: UTF8.self) else {
+        guard let bytes = JSONTape.unescape(tape.bytes[range]), let text = String(validating: bytes, as: UTF8.self) else {
             throw DecodingError.dataCorrupted(.init(codingPath: key().map { path + [$0] } ?? path, debugDescription: "The string has an invalid escape or is not valid UTF-8."))
         }
         return text
@@ -272,61 +271,6 @@ final class TapeDecoder: Decoder {
             index += 1
         }
         return !ByteWord.containsNonASCII(seen)
-    }
-
-    /// Undoes JSON escapes; `nil` for a malformed one.
-    static func unescape(_ input: ArraySlice<UInt8>) -> [UInt8]? {
-        var output: [UInt8] = []
-        output.reserveCapacity(input.count)
-        var index = input.startIndex
-        func hex4(_ at: Int) -> UInt32? {
-            guard at + 4 <= input.endIndex else { return nil }
-            var value: UInt32 = 0
-            for byte in input[at..<at + 4] {
-                value <<= 4
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): value |= UInt32(byte - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): value |= UInt32(byte - UInt8(ascii: "a") + 10)
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): value |= UInt32(byte - UInt8(ascii: "A") + 10)
-                default: return nil
-                }
-            }
-            return value
-        }
-        while index < input.endIndex {
-            let byte = input[index]
-            guard byte == UInt8(ascii: "\\") else {
-                output.append(byte)
-                index += 1
-                continue
-            }
-            guard index + 1 < input.endIndex else { return nil }
-            let escape = input[index + 1]
-            index += 2
-            switch escape {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): output.append(escape)
-            case UInt8(ascii: "b"): output.append(0x08)
-            case UInt8(ascii: "f"): output.append(0x0C)
-            case UInt8(ascii: "n"): output.append(0x0A)
-            case UInt8(ascii: "r"): output.append(0x0D)
-            case UInt8(ascii: "t"): output.append(0x09)
-            case UInt8(ascii: "u"):
-                guard var scalar = hex4(index) else { return nil }
-                index += 4
-                if (0xD800..<0xDC00).contains(scalar) {
-                    guard index + 6 <= input.endIndex, input[index] == UInt8(ascii: "\\"), input[index + 1] == UInt8(ascii: "u"),
-                        let low = hex4(index + 2), (0xDC00..<0xE000).contains(low)
-                    else { return nil }
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    index += 6
-                }
-                guard let unicode = Unicode.Scalar(scalar) else { return nil }
-                output.append(contentsOf: UTF8.encode(unicode)!)
-            default:
-                return nil
-            }
-        }
-        return output
     }
 
     func integer<T: FixedWidthInteger>(_ type: T.Type, at index: Int, key: @autoclosure () -> (any CodingKey)?) throws -> T {

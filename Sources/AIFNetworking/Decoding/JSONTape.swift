@@ -5,7 +5,7 @@ import Foundation
 /// knows where the next sibling starts, so skipping a value is one step.
 ///
 /// Strings and numbers are kept as byte ranges and converted only when a value is asked for.
-struct JSONTape {
+struct JSONTape: Sendable {
     enum Kind: UInt8 {
         case object, array, string, number, `true`, `false`, null
     }
@@ -40,6 +40,9 @@ struct JSONTape {
     static let maximumDepth = 128
 
     init(parsing bytes: [UInt8]) throws(SyntaxError) {
+        #if DEBUG
+        if let watcher = Self.parseWatcher.withLock({ $0 }) { watcher(bytes) }
+        #endif
         self.bytes = bytes
         let tokens = TokenList(capacity: bytes.count / 8 + 4)
         try bytes.withUnsafeBufferPointer { buffer throws(SyntaxError) in
@@ -179,7 +182,7 @@ struct JSONTape {
             let name = UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)])
             if !token.escaped {
                 if TapeDecoder.isASCII(name) || String(validating: name, as: UTF8.self) != nil { return }
-            } else if let unescaped = TapeDecoder.unescape(ArraySlice(name)), String(validating: unescaped, as: UTF8.self) != nil {
+            } else if let unescaped = JSONTape.unescape(ArraySlice(name)), String(validating: unescaped, as: UTF8.self) != nil {
                 return
             }
             throw SyntaxError(message: "a member name with an invalid escape or invalid UTF-8", offset: start)
@@ -254,7 +257,11 @@ struct JSONTape {
 /// The tape's tokens, in memory of their own: the parser appends to it without an array's
 /// uniqueness and capacity checks on every token, and the decoder reads tokens by index — always
 /// an index the tape itself produced, still checked.
-final class TokenList {
+///
+/// Unchecked `Sendable`: it is written only while its tape is parsed, before the tape exists for
+/// anyone else; after that it is only read (a response's tape is read by the service's rule on
+/// one thread and by the decoder on another, one after the other).
+final class TokenList: @unchecked Sendable {
     private var base: UnsafeMutablePointer<JSONTape.Token>
     private(set) var count = 0
     private var capacity: Int
@@ -295,4 +302,124 @@ final class TokenList {
         base = newBase
         capacity = newCapacity
     }
+}
+
+// MARK: Reading values
+
+extension JSONTape {
+    /// Undoes JSON escapes; `nil` for a malformed one.
+    static func unescape(_ input: ArraySlice<UInt8>) -> [UInt8]? {
+        var output: [UInt8] = []
+        output.reserveCapacity(input.count)
+        var index = input.startIndex
+        func hex4(_ at: Int) -> UInt32? {
+            guard at + 4 <= input.endIndex else { return nil }
+            var value: UInt32 = 0
+            for byte in input[at..<at + 4] {
+                value <<= 4
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): value |= UInt32(byte - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): value |= UInt32(byte - UInt8(ascii: "a") + 10)
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): value |= UInt32(byte - UInt8(ascii: "A") + 10)
+                default: return nil
+                }
+            }
+            return value
+        }
+        while index < input.endIndex {
+            let byte = input[index]
+            guard byte == UInt8(ascii: "\\") else {
+                output.append(byte)
+                index += 1
+                continue
+            }
+            guard index + 1 < input.endIndex else { return nil }
+            let escape = input[index + 1]
+            index += 2
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): output.append(escape)
+            case UInt8(ascii: "b"): output.append(0x08)
+            case UInt8(ascii: "f"): output.append(0x0C)
+            case UInt8(ascii: "n"): output.append(0x0A)
+            case UInt8(ascii: "r"): output.append(0x0D)
+            case UInt8(ascii: "t"): output.append(0x09)
+            case UInt8(ascii: "u"):
+                guard var scalar = hex4(index) else { return nil }
+                index += 4
+                if (0xD800..<0xDC00).contains(scalar) {
+                    guard index + 6 <= input.endIndex, input[index] == UInt8(ascii: "\\"), input[index + 1] == UInt8(ascii: "u"),
+                        let low = hex4(index + 2), (0xDC00..<0xE000).contains(low)
+                    else { return nil }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    index += 6
+                }
+                guard let unicode = Unicode.Scalar(scalar) else { return nil }
+                output.append(contentsOf: UTF8.encode(unicode)!)
+            default:
+                return nil
+            }
+        }
+        return output
+    }
+
+    /// Parses a response body, for decoding: invalid JSON is a `DecodingError` naming the byte.
+    init(decoding body: Data) throws(DecodingError) {
+        do {
+            try self.init(parsing: [UInt8](body))
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The given data was not valid JSON: \(error.message) at byte \(error.offset)."))
+        }
+    }
+
+    /// The value token of member `name` of the object token at `object`, or `nil` when the object
+    /// has no such member.
+    func member(_ name: String, of object: Int) -> Int? {
+        var key = object + 1
+        let wanted = Array(name.utf8)
+        for _ in 0..<Int(tokens[object].count) {
+            let token = tokens[key]
+            let name = bytes[Int(token.start)..<Int(token.end)]
+            let matches = token.escaped ? JSONTape.unescape(name).map { $0 == wanted } ?? false : name.elementsEqual(wanted)
+            if matches { return key + 1 }
+            key = Int(tokens[key + 1].next)
+        }
+        return nil
+    }
+
+    /// The value at `index` as text, the way a code or a message is compared and shown: a string
+    /// unescaped; an integral number without a fraction (`4001.0` is `4001`); `true` and `false`
+    /// as `1` and `0`, as Foundation's numbers print them; an object or array as its JSON; `nil`
+    /// for `null`.
+    func text(at index: Int) -> String? {
+        let token = tokens[index]
+        let raw = bytes[Int(token.start)..<Int(token.end)]
+        switch token.kind {
+        case .null: return nil
+        case .true: return "1"
+        case .false: return "0"
+        case .string: return String(decoding: token.escaped ? JSONTape.unescape(raw) ?? Array(raw) : Array(raw), as: UTF8.self)
+        case .number:
+            let literal = String(decoding: raw, as: UTF8.self)
+            if let value = Double(literal), value.rounded() == value, abs(value) < 1e15, !raw.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") || $0 == UInt8(ascii: "-") }) {
+                return String(Int(value))
+            }
+            return literal
+        case .object, .array: return String(decoding: raw, as: UTF8.self)
+        }
+    }
+}
+
+#if DEBUG
+extension JSONTape {
+    /// Told of every document parsed, in debug builds: a test counts the parses of a body it
+    /// knows (a response's body is parsed once, whoever reads it).
+    static let parseWatcher = Locked<(@Sendable ([UInt8]) -> Void)?>(nil)
+}
+#endif
+
+/// A response body's parsed JSON, behind one reference (a response is copied through several
+/// async frames).
+final class ParsedJSON: Sendable {
+    let tape: JSONTape
+    init(_ tape: JSONTape) { self.tape = tape }
 }

@@ -220,8 +220,9 @@ final class LoadEngine: Sendable {
                 return perform(machine.answerUnusable(kind, error.description), machine, after: answer, underlying: error)
             }
         }
-        if case .success(let response) = result, needsJudging(response) {
-            answer.judgement = judge(response)
+        if case .success(var response) = result, needsJudging(response) {
+            answer.judgement = judge(&response)
+            answer.outcome = .success(response)
         }
         let next = machine.answered(answer, policy: plan.retryPolicy, on: clock)
         perform(next, machine, after: answer)
@@ -259,9 +260,12 @@ final class LoadEngine: Sendable {
     }
 
     /// What the service's veto, its error policies and the authenticator say about `response`.
+    /// The body the service's rule parsed stays with the response, for the decoder.
     @inline(never)
-    private func judge(_ response: HTTPResponse) -> LoadStateMachine.Judgement {
-        let veto = plan.resolved.service.veto(response)
+    private func judge(_ response: inout HTTPResponse) -> LoadStateMachine.Judgement {
+        var json = response.json
+        let veto = plan.resolved.service.verdict(on: response, json: &json)
+        response.json = json
         return LoadStateMachine.Judgement(
             askedService: true, veto: veto, errorPolicy: plan.errorPolicies?.policy(for: response, veto: veto),
             credentialExpired: plan.authenticator?.isExpiry(response, veto: veto) ?? false)

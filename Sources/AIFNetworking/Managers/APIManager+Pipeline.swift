@@ -122,7 +122,11 @@ extension APIManager {
         }
         guard let manager = reference.object else { return .failure(plan.error(.cancelled, id: id, "the manager was deallocated")) }
 
-        let veto = askedVeto ?? plan.resolved.service.veto(response)
+        // The body's JSON, parsed once: by the service's rule (in the engine, or here), then read
+        // by the decoder. The response kept (cached, delivered) does not hold it.
+        var json = response.json
+        response.json = nil
+        let veto = askedVeto ?? plan.resolved.service.verdict(on: response, json: &json)
         if let veto {
             return failure(.serviceVeto, "the service refused the response: \(veto)", veto)
         }
@@ -135,7 +139,9 @@ extension APIManager {
         }
         let content: Content
         do {
-            content = try manager.decodeContent(from: response, service: plan.resolved.service)
+            var parsed = response
+            parsed.json = json
+            content = try manager.decodeContent(from: parsed, service: plan.resolved.service)
         } catch {
             let message = APIError.describeDecoding(error, body: response.body, contentType: response.headers["Content-Type"])
             return failure(.decodingFailed, "the body is not a \(Content.self): \(message)", error)

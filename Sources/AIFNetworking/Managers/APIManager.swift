@@ -166,8 +166,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     open func validate(response: APIResponse<Content>) throws { try endpoint.validateResponse?(response) }
 
     /// Decodes the body into the content type: through ``decoder``, else the service's
-    /// ``Service/decoder``, else a default ``FastJSONDecoder``; ``NoContent`` ignores the body.
-    /// Override for other formats.
+    /// ``Service/decoder``, else a default ``FastJSONDecoder``; the content is the
+    /// ``Service/envelope``'s when the service has one; ``NoContent`` ignores the body. A
+    /// ``FastJSONDecoder`` reads the body the service's ``Service/applicationErrors`` rule
+    /// parsed, without parsing it again. Override for other formats.
     ///
     /// - Parameters:
     ///   - response: The HTTP response, its status already checked.
@@ -177,11 +179,20 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         // A metatype comparison first: a conditional cast per load is a runtime call (and kept
         // out of line, as is its optional's type lookup).
         if Content.self == NoContent.self { return try Self.noContent() }
-        let decoder = decoder ?? service.decoder ?? sharedJSONDecoder
-        if let envelope = service.envelope {
-            return try decoder.decode(Content.self, from: envelope.content(of: response.body))
+        let fast: FastJSONDecoder
+        if let chosen = decoder ?? service.decoder {
+            guard let chosen = chosen as? FastJSONDecoder else {
+                // Another decoder reads bytes: an envelope's content is cut out for it.
+                guard let envelope = service.envelope else { return try chosen.decode(Content.self, from: response.body) }
+                let tape = try response.json?.tape ?? JSONTape(decoding: response.body)
+                return try chosen.decode(Content.self, from: envelope.content(of: tape))
+            }
+            fast = chosen
+        } else {
+            fast = sharedJSONDecoder
         }
-        return try decoder.decode(Content.self, from: response.body)
+        let tape = try response.json?.tape ?? JSONTape(decoding: response.body)
+        return try fast.decode(Content.self, from: tape, at: service.envelope?.contentIndex(in: tape) ?? 0)
     }
 
     @inline(never)

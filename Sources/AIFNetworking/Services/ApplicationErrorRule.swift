@@ -4,8 +4,8 @@ import Foundation
 /// `{"code": 4001, "message": "coupon expired"}` in a `200` body many backends use — and turns
 /// it into a ``ServiceVeto``.
 ///
-/// A service returns `rule.veto(response)` from its ``Service/veto(_:)``; a configured service
-/// sets it with the `applicationErrors` key.
+/// A service declares it as its ``Service/applicationErrors``; a configured service with the
+/// `applicationErrors` key.
 public struct ApplicationErrorRule: Sendable, Hashable {
     /// The top-level field holding the code.
     public var codeField: String
@@ -30,24 +30,23 @@ public struct ApplicationErrorRule: Sendable, Hashable {
     /// success code; `nil` when the status is not 2xx (it fails on its status anyway), the body
     /// is not a JSON object, has no code, or a success code.
     ///
+    /// A service that declares its rule as ``Service/applicationErrors`` has it applied for
+    /// it, on the body its decoder reads (the body is parsed once); this is for a
+    /// ``Service/veto(_:)`` of your own that weighs more than the rule.
+    ///
     /// - Parameter response: The response.
     /// - Returns: The veto, or `nil`.
     public func veto(_ response: HTTPResponse) -> ServiceVeto? {
-        guard response.isSuccess, response.body.first == UInt8(ascii: "{"),
-            let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-            let raw = object[codeField], !(raw is NSNull)
-        else { return nil }
-        let code = Self.text(raw)
-        guard !successCodes.contains(code) else { return nil }
-        let message = messageField.flatMap { object[$0] }.map(Self.text) ?? "no message"
-        return ServiceVeto(code: code, message: message)
+        guard response.isSuccess, response.body.first == UInt8(ascii: "{"), let tape = try? JSONTape(parsing: [UInt8](response.body)) else { return nil }
+        return veto(in: tape)
     }
 
-    private static func text(_ value: Any) -> String {
-        switch value {
-        case let string as String: string
-        case let number as NSNumber: number.stringValue
-        default: "\(value)"
+    /// The veto for a body parsed already (the caller checked the status).
+    func veto(in tape: JSONTape) -> ServiceVeto? {
+        guard tape.tokens[0].kind == .object, let field = tape.member(codeField, of: 0), let code = tape.text(at: field), !successCodes.contains(code) else {
+            return nil
         }
+        let message = messageField.flatMap { tape.member($0, of: 0) }.flatMap { tape.text(at: $0) } ?? "no message"
+        return ServiceVeto(code: code, message: message)
     }
 }

@@ -52,7 +52,7 @@ public struct RequestGenerator: Sendable {
 
         var request = HTTPRequest(method: method, url: resolved.environment.baseURL)  // The URL is set below.
         var allHeaders = service.commonHeaders()
-        let methodHeaders = service.extraHeaders(forMethod: path)
+        let methodHeaders = service.extraHeaders(forPath: path)
         if !methodHeaders.isEmpty { allHeaders = allHeaders.merging(methodHeaders) }
         if !headers.isEmpty { allHeaders = allHeaders.merging(headers) }
         request.headers = allHeaders

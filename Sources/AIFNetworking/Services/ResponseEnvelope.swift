@@ -39,40 +39,35 @@ public struct ResponseEnvelope: Sendable, Hashable {
         } catch {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The body is not valid JSON: \(error.message) (at byte \(error.offset))."))
         }
+        return try content(of: tape)
+    }
+
+    /// The content's JSON, cut out of a parsed body.
+    func content(of tape: JSONTape) throws(DecodingError) -> Data {
+        let token = tape.tokens[try contentIndex(in: tape)]
+        // A string's range is inside its quotes; the content keeps them.
+        let range = token.kind == .string ? Int(token.start) - 1..<Int(token.end) + 1 : Int(token.start)..<Int(token.end)
+        return Data(tape.bytes[range])
+    }
+
+    /// The token of the content in a parsed body, for a decoder that reads the same tape.
+    func contentIndex(in tape: JSONTape) throws(DecodingError) -> Int {
         var index = 0
         var walked: [any CodingKey] = []
         for name in path {
-            let container = tape.tokens[index]
-            guard container.kind == .object else {
+            guard tape.tokens[index].kind == .object else {
                 throw DecodingError.typeMismatch(
                     [String: Any].self,
                     .init(codingPath: walked, debugDescription: "The envelope's \(described(walked)) is not an object, so it has no \"\(name)\" member."))
             }
-            guard let member = Self.member(name, of: index, in: tape) else {
+            guard let member = tape.member(name, of: index) else {
                 throw DecodingError.keyNotFound(
                     NameKey(name), .init(codingPath: walked, debugDescription: "The envelope has no \"\(path.joined(separator: "."))\" member for the content."))
             }
             walked.append(NameKey(name))
             index = member
         }
-        let token = tape.tokens[index]
-        // A string's range is inside its quotes; the content keeps them.
-        let range = token.kind == .string ? Int(token.start) - 1..<Int(token.end) + 1 : Int(token.start)..<Int(token.end)
-        return Data(tape.bytes[range])
-    }
-
-    /// The value token of member `name` of the object token at `object`.
-    private static func member(_ name: String, of object: Int, in tape: JSONTape) -> Int? {
-        var key = object + 1
-        let wanted = Array(name.utf8)
-        for _ in 0..<Int(tape.tokens[object].count) {
-            let token = tape.tokens[key]
-            let bytes = tape.bytes[Int(token.start)..<Int(token.end)]
-            let matches = token.escaped ? TapeDecoder.unescape(bytes).map { $0 == wanted } ?? false : bytes.elementsEqual(wanted)
-            if matches { return key + 1 }
-            key = Int(tape.tokens[key + 1].next)
-        }
-        return nil
+        return index
     }
 
     private func described(_ walked: [any CodingKey]) -> String {

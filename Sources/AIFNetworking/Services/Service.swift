@@ -82,6 +82,10 @@ public protocol Service: Sendable {
     /// Where the content sits in bodies that wrap it (`{"code": 0, "data": {…}}`), or `nil`
     /// (the default) when the body is the content.
     var envelope: ResponseEnvelope? { get }
+    /// How a 2xx body reports an application-level failure (`{"code": 4001, "message": …}`),
+    /// or `nil` (the default) for none. The body is parsed once for the rule, the
+    /// ``envelope`` and the decoder.
+    var applicationErrors: ApplicationErrorRule? { get }
     /// When a failed load is sent again: ``RetryPolicy/standard`` by default.
     var retryPolicy: RetryPolicy { get }
     /// Supplies and refreshes the credential of its requests: none by default (a registry can
@@ -100,12 +104,13 @@ public protocol Service: Sendable {
     /// Parameters sent with every request (a call's own parameters win), read at request time.
     func commonParameters() -> Parameters
     /// Extra headers for one path.
-    func extraHeaders(forMethod path: String) -> HTTPHeaders
+    func extraHeaders(forPath path: String) -> HTTPHeaders
     /// The request URL, for services whose URLs are not `base/version/method`. Return `nil` to
     /// use the standard rule.
     func url(for path: String, in environment: ServiceEnvironment) -> URL?
-    /// Turns a response into a failure the service recognises (an application error code in
-    /// a 200 body, an expired token). Return `nil` to accept it.
+    /// Turns a response into a failure the service recognises beyond its
+    /// ``applicationErrors`` rule (an expired token in a header, a body the rule cannot
+    /// read). Return `nil` to accept it. Asked after the rule, when the rule accepts.
     func veto(_ response: HTTPResponse) -> ServiceVeto?
 }
 
@@ -141,6 +146,8 @@ extension Service {
     public var decoder: (any ContentDecoder)? { nil }
     /// The body is the content.
     public var envelope: ResponseEnvelope? { nil }
+    /// None.
+    public var applicationErrors: ApplicationErrorRule? { nil }
     /// ``RetryPolicy/standard``.
     public var retryPolicy: RetryPolicy { .standard }
     /// None.
@@ -154,9 +161,22 @@ extension Service {
     /// None.
     public func commonParameters() -> Parameters { [:] }
     /// None.
-    public func extraHeaders(forMethod path: String) -> HTTPHeaders { HTTPHeaders() }
+    public func extraHeaders(forPath path: String) -> HTTPHeaders { HTTPHeaders() }
     /// The standard rule.
     public func url(for path: String, in environment: ServiceEnvironment) -> URL? { nil }
     /// Accepts every response.
     public func veto(_ response: HTTPResponse) -> ServiceVeto? { nil }
+}
+
+extension Service {
+    /// What the service says about `response`: its ``applicationErrors`` rule on a 2xx body —
+    /// parsed into `json`, unless it was already, for the envelope and the decoder after it —
+    /// then its ``veto(_:)``.
+    func verdict(on response: HTTPResponse, json: inout ParsedJSON?) -> ServiceVeto? {
+        if let rule = applicationErrors, response.isSuccess, response.body.first == UInt8(ascii: "{") {
+            if json == nil, let tape = try? JSONTape(parsing: [UInt8](response.body)) { json = ParsedJSON(tape) }
+            if let json, let veto = rule.veto(in: json.tape) { return veto }
+        }
+        return veto(response)
+    }
 }

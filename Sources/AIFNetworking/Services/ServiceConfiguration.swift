@@ -77,8 +77,6 @@ public struct ConfiguredService: Service {
     public func commonHeaders() -> HTTPHeaders { headers }
     /// The configured common parameters.
     public func commonParameters() -> Parameters { parameters }
-    /// A veto when ``applicationErrors`` recognises an application-level failure.
-    public func veto(_ response: HTTPResponse) -> ServiceVeto? { applicationErrors?.veto(response) }
 
     /// Reads a service definition.
     ///

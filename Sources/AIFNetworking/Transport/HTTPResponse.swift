@@ -7,7 +7,12 @@ public struct HTTPResponse: Sendable {
     /// The header fields of the final response (after any redirects).
     public var headers: HTTPHeaders
     /// The body, decoded from any `Content-Encoding` the transport undid.
-    public var body: Data
+    public var body: Data {
+        didSet { json = nil }
+    }
+    /// The body's JSON when a load parsed it already (for the service's application-error
+    /// rule), handed with the response to the decoder; never kept with a response after its load.
+    var json: ParsedJSON?
     /// The protocol version the response arrived over.
     public var httpVersion: Version
     /// The URL of the final response: the request's URL, or where redirects led.
