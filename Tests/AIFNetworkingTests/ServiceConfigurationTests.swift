@@ -69,6 +69,34 @@ struct ServiceConfigurationTests {
         #expect(error?.description.hasPrefix("test.json: ") == true)
     }
 
+    /// The file is decoded into typed sections: a value of the wrong type says what it must
+    /// be, an unknown key lists the keys its section knows, and `${NAME}` works in any string.
+    @Test func errorsSayWhatTheValueMustBe() throws {
+        func problem(_ json: String) -> String? {
+            let error = #expect(throws: ConfigurationError.self) { try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]) }
+            return error.map { "\($0.key ?? "-") \($0.problem)" }
+        }
+        let online = #""environments": {"online": {"baseURL": "https://a.test"}}"#
+        #expect(problem(#"{"name": 5, \#(online)}"#) == "name must be a string")
+        #expect(problem(#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test", "signsAllParameters": 1}}}"#)
+            == "environments.online.signsAllParameters must be true or false")
+        #expect(problem(#"{"name": "x", "cacheVersion": 1.5, \#(online)}"#) == "cacheVersion must be a whole number in range, not 1.5")
+        #expect(problem(#"{"name": "x", "cacheVersion": 1e30, \#(online)}"#) == "cacheVersion must be a whole number in range, not 1e30")
+        #expect(problem(#"{"name": "x", "timeoutSeconds": "30", \#(online)}"#) == "timeoutSeconds must be a number")
+        #expect(problem(#"{"name": "x", "retry": {"statusCodes": 503}, \#(online)}"#) == "retry.statusCodes must be an array")
+        #expect(problem(#"{"name": "x", "signing": [], \#(online)}"#) == "signing must be an object")
+        #expect(problem(#"{"name": "x", "commonHeaders": {"X-A": 1}, \#(online)}"#) == "commonHeaders.X-A must be a string")
+        #expect(problem(#"{"name": null, \#(online)}"#) == "name must be a string, not null")
+        #expect(problem(#"{"name": "x", "signing": {"schema": "md5"}, \#(online)}"#) == "signing.schema is not a known key; expected one of: placement, scheme")
+        #expect(problem(#"{"name": "x", "enviroments": {}}"#)?.hasPrefix("enviroments is not a known key; expected one of: applicationErrors, arrayEncoding, ") == true)
+        #expect(problem(#"[1]"#) == "- must be an object")
+
+        let json = #"{"name": "x", "signing": {"scheme": "${SCHEME}"}, "decoding": {"keys": "${KEYS}"}, \#(online)}"#
+        let service = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: ["SCHEME": "md5", "KEYS": "snakeCase"])
+        #expect(service.signer is LegacyMD5Signer)
+        #expect((service.decoder as? FastJSONDecoder)?.keyDecodingStrategy == .convertFromSnakeCase)
+    }
+
     @Test func aTimeoutUpToAWeekIsTaken() throws {
         let json = #"{"name":"s","timeoutSeconds":604800,"environments":{"online":{"baseURL":"http://h"}}}"#
         let service = try ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
@@ -81,7 +109,12 @@ struct ServiceConfigurationTests {
         let error = #expect(throws: ConfigurationError.self) {
             try ConfiguredService.parse(Data("{\n  \"name\": \"x\",\n  \"environments\" {}\n}".utf8), file: "broken.json", environment: [:])
         }
-        #expect(error?.description == "broken.json is not valid JSON (at line 3, column 18)")
+        #expect(error?.description == "broken.json is not valid JSON: expected ':' but found '{' (at line 3, column 18)")
+        // Columns count characters, not bytes.
+        let accented = #expect(throws: ConfigurationError.self) {
+            try ConfiguredService.parse(Data("{\"name\": \"café\" \"x\"}".utf8), file: "broken.json", environment: [:])
+        }
+        #expect(accented?.description.hasSuffix("(at line 1, column 17)") == true, "\(String(describing: accented))")
         let missing = #expect(throws: ConfigurationError.self) {
             try ConfiguredService.load(from: URL(fileURLWithPath: "/nonexistent/shop.json"), environment: [:])
         }

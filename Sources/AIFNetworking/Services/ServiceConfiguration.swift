@@ -100,97 +100,83 @@ public struct ConfiguredService: Service {
 
     /// Reads a service definition from JSON bytes; `file` names them in errors.
     public static func parse(_ data: Data, file: String, environment: [String: String]) throws(ConfigurationError) -> ConfiguredService {
-        let root: JSONValue
-        do {
-            root = try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch {
-            throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON" + (syntaxErrorLocation(in: data).map { " (at \($0))" } ?? ""))
-        }
+        let definition = try ServiceFile.decode(data, file: file)
         let reader = ConfigReader(file: file, environment: environment)
-        let object = try reader.object(root, at: "")
-        try reader.rejectUnknownKeys(object, at: "", allowed: [
-            "name", "defaultEnvironment", "bodyEncoding", "arrayEncoding", "timeoutSeconds", "signing", "commonHeaders",
-            "commonParameters", "environments", "decoding", "applicationErrors", "envelope", "retry", "errorPolicies", "cacheVersion",
-        ])
-        let name = try reader.string(object, "name", at: "", required: true)!
-        let environments = try environments(object, reader: reader)
-        let defaultEnvironment = ServiceEnvironment.Name(rawValue: try reader.string(object, "defaultEnvironment", at: "", required: false) ?? "online")
+        let environments = try environments(definition.environments, reader: reader)
+        let defaultEnvironment = ServiceEnvironment.Name(rawValue: try reader.substitute(definition.defaultEnvironment ?? "online", at: "defaultEnvironment"))
         guard environments[defaultEnvironment] != nil else {
             throw ConfigurationError(
                 file: file, key: "defaultEnvironment",
                 problem: "\"\(defaultEnvironment)\" is not one of the environments (\(environments.keys.sorted().map(\.rawValue).joined(separator: ", ")))")
         }
-        let (bodyEncoding, arrayEncoding) = try encodings(object, reader: reader)
-        var cacheVersion = 0
-        if let value = object["cacheVersion"] {
-            guard case .integer(let version) = value, version >= 0 else {
-                throw ConfigurationError(file: file, key: "cacheVersion", problem: "must be a whole number, 0 or more")
-            }
-            cacheVersion = version
+        let (bodyEncoding, arrayEncoding) = try encodings(definition, reader: reader)
+        if let version = definition.cacheVersion, version < 0 {
+            throw ConfigurationError(file: file, key: "cacheVersion", problem: "must be a whole number, 0 or more")
         }
         return ConfiguredService(
-            name: ServiceName(rawValue: name), environments: environments, defaultEnvironment: defaultEnvironment,
-            bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: try timeouts(object, reader: reader),
-            signer: try signer(object, reader: reader), decoder: try decoding(object, reader: reader),
-            applicationErrors: try applicationErrors(object, reader: reader), envelope: try envelope(object, reader: reader),
-            retryPolicy: try parseRetryPolicy(object, reader: reader), errorPolicies: try parseErrorPolicies(object, reader: reader),
-            cacheVersion: cacheVersion, file: file,
-            headers: try commonHeaders(object, reader: reader), parameters: try commonParameters(object, reader: reader))
+            name: ServiceName(rawValue: try reader.substitute(definition.name, at: "name")), environments: environments,
+            defaultEnvironment: defaultEnvironment, bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding,
+            timeouts: try timeouts(definition.timeoutSeconds, reader: reader), signer: try signer(definition.signing, reader: reader),
+            decoder: try decoder(definition.decoding, reader: reader), applicationErrors: try applicationErrors(definition.applicationErrors, reader: reader),
+            envelope: try envelope(definition.envelope, reader: reader), retryPolicy: try retryPolicy(definition.retry, reader: reader),
+            errorPolicies: try errorPolicies(definition.errorPolicies, reader: reader), cacheVersion: definition.cacheVersion ?? 0, file: file,
+            headers: try commonHeaders(definition.commonHeaders, reader: reader), parameters: try commonParameters(definition.commonParameters, reader: reader))
     }
 
-    private static func environments(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> [ServiceEnvironment.Name: ServiceEnvironment] {
-        let file = reader.file
-        guard let environmentsValue = object["environments"] else {
-            throw ConfigurationError(file: file, key: "environments", problem: "is missing: a service needs at least one environment")
+    private static func environments(
+        _ entries: [String: ServiceFile.Environment]?, reader: ConfigReader
+    ) throws(ConfigurationError) -> [ServiceEnvironment.Name: ServiceEnvironment] {
+        guard let entries else {
+            throw ConfigurationError(file: reader.file, key: "environments", problem: "is missing: a service needs at least one environment")
         }
-        let environmentObjects = try reader.object(environmentsValue, at: "environments")
-        guard !environmentObjects.isEmpty else {
-            throw ConfigurationError(file: file, key: "environments", problem: "is empty: a service needs at least one environment")
+        guard !entries.isEmpty else {
+            throw ConfigurationError(file: reader.file, key: "environments", problem: "is empty: a service needs at least one environment")
         }
         var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [:]
-        for (environmentName, value) in environmentObjects {
-            environments[ServiceEnvironment.Name(rawValue: environmentName)] = try environment(value, at: "environments.\(environmentName)", reader: reader)
+        for (name, entry) in entries {
+            environments[ServiceEnvironment.Name(rawValue: name)] = try environment(entry, at: "environments.\(name)", reader: reader)
         }
         return environments
     }
 
-    private static func environment(_ value: JSONValue, at path: String, reader: ConfigReader) throws(ConfigurationError) -> ServiceEnvironment {
+    private static func environment(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ConfigurationError) -> ServiceEnvironment {
         let file = reader.file
-        let entry = try reader.object(value, at: path)
-        try reader.rejectUnknownKeys(
-            entry, at: path, allowed: ["baseURL", "apiVersion", "publicKey", "privateKey", "signsAllParameters", "fixtures", "latencyMs", "failureRate", "seed"])
         let mock = try mockBehavior(entry, at: path, reader: reader)
-        let baseText = try reader.string(entry, "baseURL", at: path, required: mock == nil) ?? "http://mock.invalid"
+        guard let baseText = try entry.baseURL.map({ text throws(ConfigurationError) in try reader.substitute(text, at: "\(path).baseURL") }) ?? (mock == nil ? nil : "http://mock.invalid") else {
+            throw ConfigurationError(file: file, key: "\(path).baseURL", problem: "is missing")
+        }
         guard let baseURL = URL(string: baseText), let scheme = baseURL.scheme?.lowercased(), scheme == "http" || scheme == "https", baseURL.host != nil else {
             throw ConfigurationError(file: file, key: "\(path).baseURL", problem: "\"\(baseText)\" is not an http(s) URL")
         }
-        let publicKey = try reader.string(entry, "publicKey", at: path, required: false)
-        if case .string(let rawPrivate) = entry["privateKey"], !rawPrivate.hasPrefix("${") || !rawPrivate.hasSuffix("}") {
+        if let rawPrivate = entry.privateKey, !rawPrivate.hasPrefix("${") || !rawPrivate.hasSuffix("}") {
             throw ConfigurationError(file: file, key: "\(path).privateKey", problem: "must name an environment variable (write \"${NAME}\"): a config file never holds a secret in clear")
         }
-        let privateKey = try reader.string(entry, "privateKey", at: path, required: false)
+        let publicKey = try entry.publicKey.map { text throws(ConfigurationError) in try reader.substitute(text, at: "\(path).publicKey") }
+        let privateKey = try entry.privateKey.map { text throws(ConfigurationError) in try reader.substitute(text, at: "\(path).privateKey") }
         if (publicKey == nil) != (privateKey == nil) {
             throw ConfigurationError(file: file, key: "\(path)", problem: "has one of publicKey and privateKey without the other")
         }
         return ServiceEnvironment(
             baseURL: baseURL,
-            apiVersion: try reader.string(entry, "apiVersion", at: path, required: false) ?? "",
+            apiVersion: try reader.substitute(entry.apiVersion ?? "", at: "\(path).apiVersion"),
             credentials: publicKey.map { SigningCredentials(publicKey: $0, privateKey: Secret(privateKey!)) },
-            signsAllParameters: try reader.bool(entry, "signsAllParameters", at: path) ?? true,
+            signsAllParameters: entry.signsAllParameters ?? true,
             mock: mock
         )
     }
 
     /// An environment's mock keys: `fixtures` (a directory, relative to the config file's),
     /// `latencyMs` (`[low, high]` or one number), `failureRate` (0 to 1), `seed`.
-    private static func mockBehavior(_ entry: [String: JSONValue], at path: String, reader: ConfigReader) throws(ConfigurationError) -> MockBehavior? {
+    private static func mockBehavior(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ConfigurationError) -> MockBehavior? {
         let file = reader.file
-        guard let fixtures = try reader.string(entry, "fixtures", at: path, required: false) else {
-            if let stray = ["latencyMs", "failureRate", "seed"].first(where: { entry[$0] != nil }) {
-                throw ConfigurationError(file: file, key: "\(path).\(stray)", problem: "belongs to a mock environment, which names its \"fixtures\"")
+        guard let fixturesText = entry.fixtures else {
+            let stray = [("latencyMs", entry.latencyMs != nil), ("failureRate", entry.failureRate != nil), ("seed", entry.seed != nil)].first { $0.1 }
+            if let (key, _) = stray {
+                throw ConfigurationError(file: file, key: "\(path).\(key)", problem: "belongs to a mock environment, which names its \"fixtures\"")
             }
             return nil
         }
+        let fixtures = try reader.substitute(fixturesText, at: "\(path).fixtures")
         let directory = fixtures.hasPrefix("/")
             ? URL(fileURLWithPath: fixtures)
             : URL(fileURLWithPath: file).deletingLastPathComponent().appending(path: fixtures)
@@ -204,7 +190,7 @@ public struct ConfiguredService: Service {
             }
         }
         var latency: ClosedRange<Duration> = .zero ... .zero
-        if let value = entry["latencyMs"] {
+        if let value = entry.latencyMs {
             if case .array(let bounds) = value, bounds.count == 2, let low = milliseconds(bounds[0]), let high = milliseconds(bounds[1]), low <= high {
                 latency = low...high
             } else if let fixed = milliseconds(value) {
@@ -213,31 +199,25 @@ public struct ConfiguredService: Service {
                 throw ConfigurationError(file: file, key: "\(path).latencyMs", problem: "must be milliseconds from 0 to 86,400,000 (a day): a number, or [low, high] with low ≤ high")
             }
         }
-        var failureRate = 0.0
-        switch entry["failureRate"] {
-        case nil: break
-        case .integer(let rate)? where (0...1).contains(rate): failureRate = Double(rate)
-        case .number(let rate)? where (0...1).contains(rate): failureRate = rate
-        default: throw ConfigurationError(file: file, key: "\(path).failureRate", problem: "must be a number from 0 to 1")
+        let failureRate = entry.failureRate ?? 0
+        guard (0...1).contains(failureRate) else {
+            throw ConfigurationError(file: file, key: "\(path).failureRate", problem: "must be a number from 0 to 1")
         }
-        var seed: UInt64?
-        switch entry["seed"] {
-        case nil: break
-        case .integer(let value)? where value >= 0: seed = UInt64(value)
-        default: throw ConfigurationError(file: file, key: "\(path).seed", problem: "must be a whole number, 0 or more")
+        if let seed = entry.seed, seed < 0 {
+            throw ConfigurationError(file: file, key: "\(path).seed", problem: "must be a whole number, 0 or more")
         }
-        return MockBehavior(fixtures: directory, latency: latency, failureRate: failureRate, seed: seed)
+        return MockBehavior(fixtures: directory, latency: latency, failureRate: failureRate, seed: entry.seed.map(UInt64.init))
     }
 
-    private static func encodings(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> (BodyEncoding, ArrayEncoding) {
+    private static func encodings(_ definition: ServiceFile, reader: ConfigReader) throws(ConfigurationError) -> (BodyEncoding, ArrayEncoding) {
         let bodyEncoding: BodyEncoding
-        switch try reader.string(object, "bodyEncoding", at: "", required: false) ?? "json" {
+        switch try reader.text(definition.bodyEncoding, at: "bodyEncoding") ?? "json" {
         case "json": bodyEncoding = .json
         case "form": bodyEncoding = .form
         case let other: throw ConfigurationError(file: reader.file, key: "bodyEncoding", problem: "\"\(other)\" is neither \"json\" nor \"form\"")
         }
         let arrayEncoding: ArrayEncoding
-        switch try reader.string(object, "arrayEncoding", at: "", required: false) ?? "brackets" {
+        switch try reader.text(definition.arrayEncoding, at: "arrayEncoding") ?? "brackets" {
         case "brackets": arrayEncoding = .brackets
         case "repeated": arrayEncoding = .repeatedKeys
         case let other: throw ConfigurationError(file: reader.file, key: "arrayEncoding", problem: "\"\(other)\" is neither \"brackets\" nor \"repeated\"")
@@ -245,14 +225,8 @@ public struct ConfiguredService: Service {
         return (bodyEncoding, arrayEncoding)
     }
 
-    private static func timeouts(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> HTTPRequest.Timeouts? {
-        guard let value = object["timeoutSeconds"] else { return nil }
-        let seconds: Double
-        switch value {
-        case .number(let number): seconds = number
-        case .integer(let number): seconds = Double(number)
-        default: seconds = -1
-        }
+    private static func timeouts(_ seconds: Double?, reader: ConfigReader) throws(ConfigurationError) -> HTTPRequest.Timeouts? {
+        guard let seconds else { return nil }
         // A week at most: a larger number is a mistake, and past about 9.2e15 the conversion to
         // whole milliseconds would overflow.
         guard seconds > 0, seconds <= Self.maxTimeoutSeconds else {
@@ -262,17 +236,15 @@ public struct ConfiguredService: Service {
         return HTTPRequest.Timeouts(connect: .seconds(min(seconds, 10)), total: .milliseconds(Int(seconds * 1000)))
     }
 
-    private static func signer(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> (any RequestSigner)? {
-        guard let signingValue = object["signing"] else { return AIFHMACSigner() }
+    private static func signer(_ signing: ServiceFile.Signing?, reader: ConfigReader) throws(ConfigurationError) -> (any RequestSigner)? {
+        guard let signing else { return AIFHMACSigner() }
         let file = reader.file
-        let signing = try reader.object(signingValue, at: "signing")
-        try reader.rejectUnknownKeys(signing, at: "signing", allowed: ["scheme", "placement"])
-        let placementText = try reader.string(signing, "placement", at: "signing", required: false) ?? "query"
-        guard placementText == "query" || placementText == "headers" else {
-            throw ConfigurationError(file: file, key: "signing.placement", problem: "\"\(placementText)\" is neither \"query\" nor \"headers\"")
+        let placement = try reader.text(signing.placement, at: "signing.placement") ?? "query"
+        guard placement == "query" || placement == "headers" else {
+            throw ConfigurationError(file: file, key: "signing.placement", problem: "\"\(placement)\" is neither \"query\" nor \"headers\"")
         }
-        switch try reader.string(signing, "scheme", at: "signing", required: false) ?? "aif-hmac" {
-        case "aif-hmac": return AIFHMACSigner(placement: placementText == "headers" ? .headers : .query)
+        switch try reader.text(signing.scheme, at: "signing.scheme") ?? "aif-hmac" {
+        case "aif-hmac": return AIFHMACSigner(placement: placement == "headers" ? .headers : .query)
         case "rfc9421": return HTTPMessageSignatureSigner()
         case "md5": return LegacyMD5Signer()
         case "none": return nil
@@ -281,38 +253,31 @@ public struct ConfiguredService: Service {
         }
     }
 
-    private static func commonHeaders(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> HTTPHeaders {
+    private static func commonHeaders(_ entries: [String: String]?, reader: ConfigReader) throws(ConfigurationError) -> HTTPHeaders {
         var headers = HTTPHeaders()
-        guard let value = object["commonHeaders"] else { return headers }
-        for (key, headerValue) in try reader.object(value, at: "commonHeaders").sorted(by: { $0.key < $1.key }) {
-            guard case .string(let text) = headerValue else {
-                throw ConfigurationError(file: reader.file, key: "commonHeaders.\(key)", problem: "must be a string")
-            }
-            headers.add(name: key, value: try reader.substitute(text, at: "commonHeaders.\(key)"))
+        for (name, value) in (entries ?? [:]).sorted(by: { $0.key < $1.key }) {
+            headers.add(name: name, value: try reader.substitute(value, at: "commonHeaders.\(name)"))
         }
         return headers
     }
 
-    private static func commonParameters(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> Parameters {
+    private static func commonParameters(_ entries: [String: JSONValue]?, reader: ConfigReader) throws(ConfigurationError) -> Parameters {
         var parameters: Parameters = [:]
-        guard let value = object["commonParameters"] else { return parameters }
-        for (key, parameterValue) in try reader.object(value, at: "commonParameters") {
-            parameters[key] = try reader.parameter(parameterValue, at: "commonParameters.\(key)")
+        for (key, value) in entries ?? [:] {
+            parameters[key] = try reader.parameter(value, at: "commonParameters.\(key)")
         }
         return parameters
     }
 
-    private static func decoding(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> FastJSONDecoder? {
-        guard let value = object["decoding"] else { return nil }
-        let decoding = try reader.object(value, at: "decoding")
-        try reader.rejectUnknownKeys(decoding, at: "decoding", allowed: ["keys", "dates"])
+    private static func decoder(_ decoding: ServiceFile.Decoding?, reader: ConfigReader) throws(ConfigurationError) -> FastJSONDecoder? {
+        guard let decoding else { return nil }
         var decoder = FastJSONDecoder()
-        switch try reader.string(decoding, "keys", at: "decoding", required: false) ?? "default" {
+        switch try reader.text(decoding.keys, at: "decoding.keys") ?? "default" {
         case "default": decoder.keyDecodingStrategy = .useDefaultKeys
         case "snakeCase": decoder.keyDecodingStrategy = .convertFromSnakeCase
         case let other: throw ConfigurationError(file: reader.file, key: "decoding.keys", problem: "\"\(other)\" is neither \"default\" nor \"snakeCase\"")
         }
-        switch try reader.string(decoding, "dates", at: "decoding", required: false) ?? "deferred" {
+        switch try reader.text(decoding.dates, at: "decoding.dates") ?? "deferred" {
         case "deferred": decoder.dateDecodingStrategy = .deferredToDate
         case "iso8601": decoder.dateDecodingStrategy = .iso8601
         case "secondsSince1970": decoder.dateDecodingStrategy = .secondsSince1970
@@ -325,11 +290,8 @@ public struct ConfiguredService: Service {
         return decoder
     }
 
-    private static func envelope(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> ResponseEnvelope? {
-        guard let value = object["envelope"] else { return nil }
-        let envelope = try reader.object(value, at: "envelope")
-        try reader.rejectUnknownKeys(envelope, at: "envelope", allowed: ["dataField"])
-        let field = try reader.string(envelope, "dataField", at: "envelope", required: true)!
+    private static func envelope(_ envelope: ServiceFile.Envelope?, reader: ConfigReader) throws(ConfigurationError) -> ResponseEnvelope? {
+        guard let field = try reader.text(envelope?.dataField, at: "envelope.dataField") else { return nil }
         guard !field.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
             throw ConfigurationError(
                 file: reader.file, key: "envelope.dataField", problem: "\"\(field)\" is not a member name or a dotted path of member names")
@@ -337,19 +299,17 @@ public struct ConfiguredService: Service {
         return ResponseEnvelope(dataField: field)
     }
 
-    private static func applicationErrors(_ object: [String: JSONValue], reader: ConfigReader) throws(ConfigurationError) -> ApplicationErrorRule? {
-        guard let value = object["applicationErrors"] else { return nil }
-        let rule = try reader.object(value, at: "applicationErrors")
-        try reader.rejectUnknownKeys(rule, at: "applicationErrors", allowed: ["codeField", "messageField", "successCodes"])
+    private static func applicationErrors(_ rule: ServiceFile.ApplicationErrors?, reader: ConfigReader) throws(ConfigurationError) -> ApplicationErrorRule? {
+        guard let rule else { return nil }
         var successCodes: Set<String> = ["0"]
-        if let codes = rule["successCodes"] {
-            guard case .array(let values) = codes, !values.isEmpty else {
+        if let codes = rule.successCodes {
+            guard !codes.isEmpty else {
                 throw ConfigurationError(file: reader.file, key: "applicationErrors.successCodes", problem: "must be a non-empty array of codes")
             }
             successCodes = []
-            for (index, code) in values.enumerated() {
+            for (index, code) in codes.enumerated() {
                 switch code {
-                case .string(let text): successCodes.insert(text)
+                case .string(let text): successCodes.insert(try reader.substitute(text, at: "applicationErrors.successCodes[\(index)]"))
                 case .integer(let number): successCodes.insert(String(number))
                 default:
                     throw ConfigurationError(file: reader.file, key: "applicationErrors.successCodes[\(index)]", problem: "must be a string or an integer")
@@ -357,34 +317,8 @@ public struct ConfiguredService: Service {
             }
         }
         return ApplicationErrorRule(
-            codeField: try reader.string(rule, "codeField", at: "applicationErrors", required: false) ?? "code",
-            messageField: try reader.string(rule, "messageField", at: "applicationErrors", required: false) ?? "message",
-            successCodes: successCodes)
-    }
-}
-
-/// Where the JSON in `data` stops being valid, as `line L, column C` (1-based), when
-/// Foundation's parser says (it reports a character offset).
-private func syntaxErrorLocation(in data: Data) -> String? {
-    do {
-        _ = try JSONSerialization.jsonObject(with: data)
-        return nil
-    } catch {
-        let message = "\((error as NSError).userInfo[NSDebugDescriptionErrorKey] ?? "")"
-        guard let range = message.range(of: "character "),
-            let offset = Int(message[range.upperBound...].prefix { $0.isNumber }), offset <= data.count
-        else { return nil }
-        var line = 1
-        var column = 1
-        for byte in data.prefix(offset) {
-            if byte == UInt8(ascii: "\n") {
-                line += 1
-                column = 1
-            } else {
-                column += 1
-            }
-        }
-        return "line \(line), column \(column)"
+            codeField: try reader.text(rule.codeField, at: "applicationErrors.codeField") ?? "code",
+            messageField: try reader.text(rule.messageField, at: "applicationErrors.messageField") ?? "message", successCodes: successCodes)
     }
 }
 
@@ -441,100 +375,11 @@ extension ServiceRegistry {
     }
 }
 
-/// A parsed JSON value that keeps numbers and flags apart (Foundation's `JSONSerialization`
-/// does not on Linux, where `1` also reads as `true`).
-enum JSONValue: Codable, Equatable {
-    case string(String)
-    case number(Double)
-    case integer(Int)
-    case bool(Bool)
-    case null
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let flag = try? container.decode(Bool.self) {
-            self = .bool(flag)
-        } else if let integer = try? container.decode(Int.self) {
-            self = .integer(integer)
-        } else if let number = try? container.decode(Double.self) {
-            self = .number(number)
-        } else if let text = try? container.decode(String.self) {
-            self = .string(text)
-        } else if let array = try? container.decode([JSONValue].self) {
-            self = .array(array)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .string(let text): try container.encode(text)
-        case .number(let number): try container.encode(number)
-        case .integer(let integer): try container.encode(integer)
-        case .bool(let flag): try container.encode(flag)
-        case .null: try container.encodeNil()
-        case .array(let array): try container.encode(array)
-        case .object(let object): try container.encode(object)
-        }
-    }
-
-    /// A scalar as a request carries it (`2`, `true`, `Scale`); `nil` for the rest.
-    var parameterText: String? {
-        switch self {
-        case .string(let text): text
-        case .integer(let integer): String(integer)
-        case .number(let number): String(number)
-        case .bool(let flag): String(flag)
-        case .null, .array, .object: nil
-        }
-    }
-}
-
-/// Reads typed values out of parsed JSON, naming the file and key path in every error.
+/// Turns a config file's values into what a service holds — `${NAME}` references replaced —,
+/// naming the file and key path in every error.
 struct ConfigReader {
     let file: String
     let environment: [String: String]
-
-    func object(_ value: JSONValue, at path: String) throws(ConfigurationError) -> [String: JSONValue] {
-        guard case .object(let object) = value else {
-            throw ConfigurationError(file: file, key: path.isEmpty ? nil : path, problem: path.isEmpty ? "must hold a JSON object" : "must be an object")
-        }
-        return object
-    }
-
-    /// A misspelt key would otherwise be ignored silently; name it, and what is allowed.
-    func rejectUnknownKeys(_ object: [String: JSONValue], at path: String, allowed: Set<String>) throws(ConfigurationError) {
-        guard let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) else { return }
-        throw ConfigurationError(
-            file: file, key: path.isEmpty ? unknown : "\(path).\(unknown)",
-            problem: "is not a known key; expected one of: \(allowed.sorted().joined(separator: ", "))")
-    }
-
-    func string(_ object: [String: JSONValue], _ key: String, at path: String, required: Bool) throws(ConfigurationError) -> String? {
-        let fullKey = path.isEmpty ? key : "\(path).\(key)"
-        guard let value = object[key] else {
-            if required { throw ConfigurationError(file: file, key: fullKey, problem: "is missing") }
-            return nil
-        }
-        guard case .string(let text) = value else {
-            throw ConfigurationError(file: file, key: fullKey, problem: "must be a string")
-        }
-        return try substitute(text, at: fullKey)
-    }
-
-    func bool(_ object: [String: JSONValue], _ key: String, at path: String) throws(ConfigurationError) -> Bool? {
-        guard let value = object[key] else { return nil }
-        guard case .bool(let flag) = value else {
-            throw ConfigurationError(file: file, key: "\(path).\(key)", problem: "must be true or false")
-        }
-        return flag
-    }
 
     func parameter(_ value: JSONValue, at path: String) throws(ConfigurationError) -> ParameterValue {
         switch value {
@@ -552,6 +397,12 @@ struct ConfigReader {
             for (key, element) in object { values[key] = try parameter(element, at: "\(path).\(key)") }
             return .object(values)
         }
+    }
+
+    /// An optional string of the file, its `${NAME}` references replaced.
+    func text(_ value: String?, at path: String) throws(ConfigurationError) -> String? {
+        guard let value else { return nil }
+        return try substitute(value, at: path)
     }
 
     /// Replaces each `${NAME}` with the environment variable `NAME`.
