@@ -124,4 +124,73 @@ struct LoadEngineTests {
         _ = try await APIManager(Endpoint<NoContent>(service: "counted", path: "goods"), proxy: proxy, registry: registry).load()
         #expect(service.asked.withLock { $0 } == 2)
     }
+
+    /// A delegate-face load starts on the caller's thread, yet no delegate hears of it before
+    /// `loadData` has returned its ID: not when the transport answers on the caller's stack, not
+    /// when the load fails before anything is sent — with a delegate told at once
+    /// (`.immediate`), which would otherwise run inside `loadData`.
+    @Test func noLoadEndsBeforeLoadDataReturns() async throws {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(ClockedService())
+        registry.register(UnsignableService())
+        let proxy = APIProxy(transport: AnsweringAtOnce())
+        for service: ServiceName in ["clocked", "unsignable"] {
+            let manager = APIManager(Endpoint<NoContent>(service: service, path: "goods"), proxy: proxy, registry: registry)
+            manager.callbackExecutor = .immediate
+            let delegate = ReturnWatcher()
+            manager.delegate = delegate
+            let id = manager.loadData()
+            delegate.returned.withLock { $0 = id }
+            #expect(await eventually { delegate.heard.withLock { $0 }.count == 1 }, "\(service)")
+            let heard = delegate.heard.withLock { $0 }
+            #expect(heard.first?.id == id, "\(service): the delegate heard the load before loadData returned it")
+            #expect(heard.first?.succeeded == (service == "clocked"), "\(service)")
+        }
+    }
+}
+
+/// A transport that answers `204` on the caller's stack, before `send` returns.
+private struct AnsweringAtOnce: HTTPTransport {
+    private struct Done: CancellableTransfer {
+        func cancel() {}
+    }
+
+    func send(
+        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer {
+        completion(.success(HTTPResponse(statusCode: 204, url: request.url)))
+        return Done()
+    }
+}
+
+/// A service whose requests cannot be signed: its loads fail before anything is sent.
+private struct UnsignableService: Service {
+    struct Refusing: RequestSigner {
+        func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
+            throw SigningError("this signer refuses every request", url: request.url.absoluteString)
+        }
+    }
+
+    var name: ServiceName = "unsignable"
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [
+        .online: ServiceEnvironment(baseURL: URL(string: "https://api.unsignable.test")!, credentials: SigningCredentials(publicKey: "p", privateKey: Secret("k")))
+    ]
+    var signer: (any RequestSigner)? { Refusing() }
+}
+
+/// Records which load the delegate heard of, and the ID `loadData` had returned by then.
+private final class ReturnWatcher: APIManagerDelegate {
+    let returned = Locked<RequestID?>(nil)
+    let heard = Locked<[(id: RequestID?, succeeded: Bool)]>([])
+
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
+        let id = returned.withLock { $0 }
+        heard.withLock { $0.append((id == response.requestID ? id : nil, true)) }
+    }
+
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
+        let id = returned.withLock { $0 }
+        heard.withLock { $0.append((id == error.requestID ? id : nil, false)) }
+    }
 }

@@ -194,7 +194,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     /// For a ``Kind-swift.struct/serviceVeto``, the service's verdict: its code and message.
     public var serviceVeto: ServiceVeto? { underlyingError as? ServiceVeto }
 
-    /// `request #12 (service "shop", method "goods/{id}"): HTTP status 404: …`.
+    /// `request #12 (service "shop", path "goods/{id}"): HTTP status 404: …`.
     public var description: String {
         let tries = attempts > 1 ? " after \(attempts) attempts" : ""
         return "request \(requestID) (service \"\(service)\", path \"\(path)\"): \(kindDescription)\(tries): \(message)"

@@ -8,7 +8,7 @@ extension APIManager where Content == NoContent {
     /// a body).
     ///
     /// ```swift
-    /// let prices = APIManager<NoContent>(Endpoint(service: "shop", path: "events", timeouts: Timeouts(total: nil)))
+    /// let prices = APIManager<NoContent>(Endpoint(service: "shop", path: "events", timeouts: HTTPRequest.Timeouts(total: nil)))
     /// let response = try await prices.stream(["goods": 42])
     /// for try await event in response.body.serverSentEvents where event.type == "price" {
     ///     print(event.data)
