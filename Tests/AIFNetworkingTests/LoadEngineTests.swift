@@ -125,10 +125,10 @@ struct LoadEngineTests {
         #expect(service.asked.withLock { $0 } == 2)
     }
 
-    /// A delegate-face load starts on the caller's thread, yet no delegate hears of it before
-    /// `loadData` has returned its ID: not when the transport answers on the caller's stack, not
-    /// when the load fails before anything is sent — with a delegate told at once
-    /// (`.immediate`), which would otherwise run inside `loadData`.
+    /// No delegate hears of a delegate-face load before `loadData` has returned its ID: not when
+    /// the transport answers on the caller's stack, not when the load fails before anything is
+    /// sent — even with a delegate told at once (`.immediate`), which would otherwise run inside
+    /// `loadData`.
     @Test func noLoadEndsBeforeLoadDataReturns() async throws {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ClockedService())

@@ -317,20 +317,13 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             proxy.attach(id, work: cancellation)
             let runner = proxy.loadRunner
             let orphan = Orphan(self, id: id, service: plan.serviceName, path: plan.path)
-            // The engine starts here, on the caller's thread. An ending that comes before it
-            // returns (a failure before anything was sent, a stub transport's answer) is
-            // concluded on the runner, so that no load ends on its caller's stack before
-            // `loadData` has returned its ID.
-            let starting = Locked(true)
-            LoadEngine.run(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner) { ending in
-                let end: @Sendable () -> Void = {
+            runner.run { [proxy] in
+                LoadEngine.run(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner) { ending in
                     let result = Self.conclude(ending, plan: plan, id: id, manager: reference)
                     if case .failure = result { transfer?.download?.abandon() }
                     if let manager = reference.object { manager.finish(id, result, deliver: deliver) } else { orphan.end() }
                 }
-                if starting.withLock({ $0 }) { runner.run(end) } else { end() }
             }
-            starting.withLock { $0 = false }
         } else {
             // Answered without sending: still ended off the caller's stack, like every load.
             let orphan = Orphan(self, id: id)
