@@ -33,20 +33,20 @@ struct ServiceFile: Decodable {
         bodyEncoding = try keys.decodeIfPresent(String.self, forKey: .bodyEncoding)
         arrayEncoding = try keys.decodeIfPresent(String.self, forKey: .arrayEncoding)
         timeoutSeconds = try keys.decodeIfPresent(Double.self, forKey: .timeoutSeconds)
-        signing = try keys.decodeIfPresent(Signing.self, forKey: .signing)
+        signing = try keys.decodeIfPresent(Checked<Signing>.self, forKey: .signing)?.section
         commonHeaders = try keys.decodeIfPresent([String: String].self, forKey: .commonHeaders)
         commonParameters = try keys.decodeIfPresent([String: JSONValue].self, forKey: .commonParameters)
-        environments = try keys.decodeIfPresent([String: Environment].self, forKey: .environments)
-        decoding = try keys.decodeIfPresent(Decoding.self, forKey: .decoding)
-        applicationErrors = try keys.decodeIfPresent(ApplicationErrors.self, forKey: .applicationErrors)
-        envelope = try keys.decodeIfPresent(Envelope.self, forKey: .envelope)
+        environments = try keys.decodeIfPresent([String: Checked<Environment>].self, forKey: .environments)?.mapValues(\.section)
+        decoding = try keys.decodeIfPresent(Checked<Decoding>.self, forKey: .decoding)?.section
+        applicationErrors = try keys.decodeIfPresent(Checked<ApplicationErrors>.self, forKey: .applicationErrors)?.section
+        envelope = try keys.decodeIfPresent(Checked<Envelope>.self, forKey: .envelope)?.section
         retry = try keys.decodeIfPresent(Retry.self, forKey: .retry)
-        errorPolicies = try keys.decodeIfPresent(ErrorPolicies.self, forKey: .errorPolicies)
+        errorPolicies = try keys.decodeIfPresent(Checked<ErrorPolicies>.self, forKey: .errorPolicies)?.section
         cacheVersion = try keys.decodeIfPresent(Int.self, forKey: .cacheVersion)
     }
 
     /// One entry of `environments`: a server, or a mock (`fixtures` and its keys).
-    struct Environment: Decodable {
+    struct Environment: ConfigSection {
         var baseURL: String?
         var apiVersion: String?
         var publicKey: String?
@@ -58,78 +58,42 @@ struct ServiceFile: Decodable {
         var failureRate: Double?
         var seed: Int?
 
-        private enum CodingKeys: String, CodingKey, CaseIterable {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case baseURL, apiVersion, publicKey, privateKey, signsAllParameters, fixtures, latencyMs, failureRate, seed
-        }
-
-        init(from decoder: any Decoder) throws {
-            let keys = try decoder.knownKeysContainer(keyedBy: CodingKeys.self)
-            baseURL = try keys.decodeIfPresent(String.self, forKey: .baseURL)
-            apiVersion = try keys.decodeIfPresent(String.self, forKey: .apiVersion)
-            publicKey = try keys.decodeIfPresent(String.self, forKey: .publicKey)
-            privateKey = try keys.decodeIfPresent(String.self, forKey: .privateKey)
-            signsAllParameters = try keys.decodeIfPresent(Bool.self, forKey: .signsAllParameters)
-            fixtures = try keys.decodeIfPresent(String.self, forKey: .fixtures)
-            latencyMs = try keys.decodeIfPresent(JSONValue.self, forKey: .latencyMs)
-            failureRate = try keys.decodeIfPresent(Double.self, forKey: .failureRate)
-            seed = try keys.decodeIfPresent(Int.self, forKey: .seed)
         }
     }
 
     /// `signing`: `scheme` and `placement`.
-    struct Signing: Decodable {
+    struct Signing: ConfigSection {
         var scheme: String?
         var placement: String?
 
-        private enum CodingKeys: String, CodingKey, CaseIterable { case scheme, placement }
-
-        init(from decoder: any Decoder) throws {
-            let keys = try decoder.knownKeysContainer(keyedBy: CodingKeys.self)
-            scheme = try keys.decodeIfPresent(String.self, forKey: .scheme)
-            placement = try keys.decodeIfPresent(String.self, forKey: .placement)
-        }
+        enum CodingKeys: String, CodingKey, CaseIterable { case scheme, placement }
     }
 
     /// `decoding`: `keys` and `dates`.
-    struct Decoding: Decodable {
+    struct Decoding: ConfigSection {
         var keys: String?
         var dates: String?
 
-        private enum CodingKeys: String, CodingKey, CaseIterable { case keys, dates }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.knownKeysContainer(keyedBy: CodingKeys.self)
-            keys = try container.decodeIfPresent(String.self, forKey: .keys)
-            dates = try container.decodeIfPresent(String.self, forKey: .dates)
-        }
+        enum CodingKeys: String, CodingKey, CaseIterable { case keys, dates }
     }
 
     /// `applicationErrors`: the code and message fields, and the success codes (strings or
     /// whole numbers).
-    struct ApplicationErrors: Decodable {
+    struct ApplicationErrors: ConfigSection {
         var codeField: String?
         var messageField: String?
         var successCodes: [JSONValue]?
 
-        private enum CodingKeys: String, CodingKey, CaseIterable { case codeField, messageField, successCodes }
-
-        init(from decoder: any Decoder) throws {
-            let keys = try decoder.knownKeysContainer(keyedBy: CodingKeys.self)
-            codeField = try keys.decodeIfPresent(String.self, forKey: .codeField)
-            messageField = try keys.decodeIfPresent(String.self, forKey: .messageField)
-            successCodes = try keys.decodeIfPresent([JSONValue].self, forKey: .successCodes)
-        }
+        enum CodingKeys: String, CodingKey, CaseIterable { case codeField, messageField, successCodes }
     }
 
     /// `envelope`: where the content is.
-    struct Envelope: Decodable {
+    struct Envelope: ConfigSection {
         var dataField: String
 
-        private enum CodingKeys: String, CodingKey, CaseIterable { case dataField }
-
-        init(from decoder: any Decoder) throws {
-            dataField = try decoder.knownKeysContainer(keyedBy: CodingKeys.self).decode(String.self, forKey: .dataField)
-        }
+        enum CodingKeys: String, CodingKey, CaseIterable { case dataField }
     }
 
     /// `retry`: `true` or `false`, or the policy's values to change.
@@ -141,12 +105,12 @@ struct ServiceFile: Decodable {
             if let flag = try? decoder.singleValueContainer().decode(Bool.self) {
                 self = .enabled(flag)
             } else {
-                self = .changed(try Changes(from: decoder))
+                self = .changed(try Checked<Changes>(from: decoder).section)
             }
         }
 
         /// What a `retry` object changes of the standard policy.
-        struct Changes: Decodable {
+        struct Changes: ConfigSection {
             var maxRetries: Int?
             var statusCodes: [Int]?
             var errors: [String]?
@@ -155,35 +119,18 @@ struct ServiceFile: Decodable {
             var baseDelaySeconds: Double?
             var maxDelaySeconds: Double?
 
-            private enum CodingKeys: String, CodingKey, CaseIterable {
+            enum CodingKeys: String, CodingKey, CaseIterable {
                 case maxRetries, statusCodes, errors, methods, idempotencyKeyHeader, baseDelaySeconds, maxDelaySeconds
-            }
-
-            init(from decoder: any Decoder) throws {
-                let keys = try decoder.knownKeysContainer(keyedBy: CodingKeys.self)
-                maxRetries = try keys.decodeIfPresent(Int.self, forKey: .maxRetries)
-                statusCodes = try keys.decodeIfPresent([Int].self, forKey: .statusCodes)
-                errors = try keys.decodeIfPresent([String].self, forKey: .errors)
-                methods = try keys.decodeIfPresent([String].self, forKey: .methods)
-                idempotencyKeyHeader = try keys.decodeIfPresent(String.self, forKey: .idempotencyKeyHeader)
-                baseDelaySeconds = try keys.decodeIfPresent(Double.self, forKey: .baseDelaySeconds)
-                maxDelaySeconds = try keys.decodeIfPresent(Double.self, forKey: .maxDelaySeconds)
             }
         }
     }
 
     /// `errorPolicies`: actions by application code and by HTTP status.
-    struct ErrorPolicies: Decodable {
+    struct ErrorPolicies: ConfigSection {
         var codes: [String: String]?
         var statuses: [String: String]?
 
-        private enum CodingKeys: String, CodingKey, CaseIterable { case codes, statuses }
-
-        init(from decoder: any Decoder) throws {
-            let keys = try decoder.knownKeysContainer(keyedBy: CodingKeys.self)
-            codes = try keys.decodeIfPresent([String: String].self, forKey: .codes)
-            statuses = try keys.decodeIfPresent([String: String].self, forKey: .statuses)
-        }
+        enum CodingKeys: String, CodingKey, CaseIterable { case codes, statuses }
     }
 }
 
@@ -273,6 +220,22 @@ extension ConfigurationError {
         case is Double.Type: "must be a number"
         default: context.debugDescription.hasPrefix("Expected an array") ? "must be an array" : "must be an object"
         }
+    }
+}
+
+/// A section of a config file: decoded as Swift synthesizes it, through ``Checked``, which
+/// refuses the keys its `CodingKeys` do not name first.
+protocol ConfigSection: Decodable {
+    associatedtype CodingKeys: CodingKey & CaseIterable
+}
+
+/// A ``ConfigSection``, its keys checked before it is decoded.
+struct Checked<Section: ConfigSection>: Decodable {
+    let section: Section
+
+    init(from decoder: any Decoder) throws {
+        _ = try decoder.knownKeysContainer(keyedBy: Section.CodingKeys.self)
+        section = try Section(from: decoder)
     }
 }
 
