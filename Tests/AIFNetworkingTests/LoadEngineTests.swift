@@ -125,11 +125,10 @@ struct LoadEngineTests {
         #expect(service.asked.withLock { $0 } == 2)
     }
 
-    /// No delegate hears of a delegate-face load before `loadData` has returned its ID: not when
-    /// the transport answers on the caller's stack, not when the load fails before anything is
-    /// sent — even with a delegate told at once (`.immediate`), which would otherwise run inside
-    /// `loadData`.
-    @Test func noLoadEndsBeforeLoadDataReturns() async throws {
+    /// No load ends on its caller's stack: a delegate never runs inside `loadData` — not when the
+    /// transport answers on the caller's stack, not when the load fails before anything is sent
+    /// — even a delegate told at once (`.immediate`), which would otherwise run there.
+    @Test func noLoadEndsOnItsCallersStack() async throws {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ClockedService())
         registry.register(UnsignableService())
@@ -137,13 +136,15 @@ struct LoadEngineTests {
         for service: ServiceName in ["clocked", "unsignable"] {
             let manager = APIManager(Endpoint<NoContent>(service: service, path: "goods"), proxy: proxy, registry: registry)
             manager.callbackExecutor = .immediate
-            let delegate = ReturnWatcher()
+            let delegate = StackWatcher()
             manager.delegate = delegate
+            delegate.caller.withLock { $0 = UInt(bitPattern: Int(bitPattern: pthread_self())) }
             let id = manager.loadData()
-            delegate.returned.withLock { $0 = id }
+            delegate.caller.withLock { $0 = nil }
             #expect(await eventually { delegate.heard.withLock { $0 }.count == 1 }, "\(service)")
             let heard = delegate.heard.withLock { $0 }
-            #expect(heard.first?.id == id, "\(service): the delegate heard the load before loadData returned it")
+            #expect(heard.first?.id == id, "\(service)")
+            #expect(heard.first?.insideLoadData == false, "\(service): the delegate ran inside loadData")
             #expect(heard.first?.succeeded == (service == "clocked"), "\(service)")
         }
     }
@@ -179,18 +180,24 @@ private struct UnsignableService: Service {
     var signer: (any RequestSigner)? { Refusing() }
 }
 
-/// Records which load the delegate heard of, and the ID `loadData` had returned by then.
-private final class ReturnWatcher: APIManagerDelegate {
-    let returned = Locked<RequestID?>(nil)
-    let heard = Locked<[(id: RequestID?, succeeded: Bool)]>([])
+/// Records which load the delegate heard of, and whether it ran on the thread that was inside
+/// `loadData` at the time.
+private final class StackWatcher: APIManagerDelegate {
+    /// The thread inside `loadData`, while it is.
+    let caller = Locked<UInt?>(nil)
+    let heard = Locked<[(id: RequestID, insideLoadData: Bool, succeeded: Bool)]>([])
+
+    private func hear(_ id: RequestID, succeeded: Bool) {
+        let this = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        let inside = caller.withLock { $0 == this }
+        heard.withLock { $0.append((id, inside, succeeded)) }
+    }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        let id = returned.withLock { $0 }
-        heard.withLock { $0.append((id == response.requestID ? id : nil, true)) }
+        hear(response.requestID, succeeded: true)
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        let id = returned.withLock { $0 }
-        heard.withLock { $0.append((id == error.requestID ? id : nil, false)) }
+        hear(error.requestID, succeeded: false)
     }
 }
