@@ -20,6 +20,7 @@ let package = Package(
     // (scripts/check-consumer-dependencies.sh, run by `make test`, checks it).
     products: [
         .library(name: "AIFNetworking", targets: ["AIFNetworking"]),
+        .library(name: "AIFTransport", targets: ["AIFTransport"]),
         .library(name: "AIFNetworkingDiskCache", targets: ["AIFNetworkingDiskCache"]),
         .library(name: "AIFNetworkingTesting", targets: ["AIFNetworkingTesting"]),
         .library(name: "AIFNetworkingMetrics", targets: ["AIFNetworkingMetrics"]),
@@ -59,10 +60,22 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // The transport: libcurl's loop, requests and responses, TLS, transfers, and the support
+        // they share. It knows nothing of the layers above.
+        .target(
+            name: "AIFTransport",
+            dependencies: [
+                "CCurl",
+                "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Signing, services, the engine, managers, caching, mocking and observation, on top of
+        // the transport, which it re-exports: `import AIFNetworking` gives both.
         .target(
             name: "AIFNetworking",
             dependencies: [
-                "CCurl",
+                "AIFTransport",
                 "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -174,7 +187,7 @@ let package = Package(
         // (Tests/Fuzz/Corpus), which the tests do.
         .executableTarget(
             name: "aif-fuzz",
-            dependencies: ["AIFNetworking", "FuzzSupport"],
+            dependencies: ["AIFNetworking", "AIFTransport", "FuzzSupport"],
             path: "Tests/Fuzz",
             exclude: ["Corpus", "lsan-suppressions.txt"]
         ),
@@ -187,10 +200,44 @@ let package = Package(
         ),
         // Descriptors and memory of the process, for the helper, the soak and the tests.
         .target(name: "ProcessResources", path: "Tests/ProcessResources"),
+        // Servers, certificates and waits the test targets share.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "AIFTransport",
+                "AIFNetworkingTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Tests/TestSupport"
+        ),
+        // The transport's tests: they see the transport and nothing above it.
+        .testTarget(
+            name: "AIFTransportTests",
+            dependencies: [
+                "AIFTransport",
+                "TestSupport",
+                "AIFNetworkingTesting",
+                "ProcessResources",
+                "CCurl",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // The layers above the transport: signing, services, the engine, managers and the rest.
         .testTarget(
             name: "AIFNetworkingTests",
             dependencies: [
                 "AIFNetworking",
+                "AIFTransport",
+                "TestSupport",
                 "AIFNetworkingDiskCache",
                 "AIFNetworkingTesting",
                 "AIFNetworkingMetrics",

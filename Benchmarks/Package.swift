@@ -26,6 +26,7 @@ let package = Package(
                 "CurlLoop",
                 "BenchSupport",
                 .product(name: "AIFNetworking", package: "AIFNetworking"),
+                .product(name: "AIFTransport", package: "AIFNetworking"),
                 .product(name: "AIFNetworkingDiskCache", package: "AIFNetworking"),
                 .product(name: "AIFNetworkingMetrics", package: "AIFNetworking"),
                 .product(name: "AIFNetworkingTracing", package: "AIFNetworking"),
@@ -46,6 +47,7 @@ let package = Package(
                 "CurlLoop",
                 "BenchSupport",
                 .product(name: "AIFNetworking", package: "AIFNetworking"),
+                .product(name: "AIFTransport", package: "AIFNetworking"),
             ]
         ),
     ],

@@ -2,7 +2,7 @@
 // packages using the core library alone never resolve it:
 //     .package(url: "…/AIFNetworking.git", from: "…", traits: ["DiskCache"])
 #if DiskCache
-@_spi(Support) import AIFNetworking
+import AIFNetworking
 import Foundation
 import GRDB
 import Logging

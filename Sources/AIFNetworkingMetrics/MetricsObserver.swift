@@ -2,7 +2,7 @@
 // that packages using the core library alone never resolve it:
 //     .package(url: "…/AIFNetworking.git", from: "…", traits: ["Metrics"])
 #if Metrics
-@_spi(Support) import AIFNetworking
+import AIFNetworking
 import CoreMetrics
 import Metrics
 

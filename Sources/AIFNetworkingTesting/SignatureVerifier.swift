@@ -1,4 +1,4 @@
-@_spi(Support) import AIFNetworking
+import AIFNetworking
 import Foundation
 
 /// Checks signed requests the way a server does, to assert in a test that a request was signed

@@ -1,4 +1,4 @@
-@_spi(Support) import AIFNetworking
+import AIFNetworking
 import Foundation
 
 /// A transport for tests: answers requests with programmed responses, after programmed delays

@@ -2,7 +2,7 @@
 // that packages using the core library alone never resolve it:
 //     .package(url: "…/AIFNetworking.git", from: "…", traits: ["Tracing"])
 #if Tracing
-@_spi(Support) import AIFNetworking
+import AIFNetworking
 import Foundation
 import Tracing
 

@@ -1,4 +1,4 @@
-@_spi(Support) import AIFNetworking
+import AIFNetworking
 import ArgumentParser
 import Foundation
 

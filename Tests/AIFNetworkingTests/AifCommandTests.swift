@@ -1,4 +1,5 @@
-@_spi(Support) @testable import AIFNetworking
+@testable import TestSupport
+@testable import AIFNetworking
 import AIFNetworkingTesting
 import DemoServer
 import Foundation

@@ -1,4 +1,6 @@
-@_spi(Support) @testable import AIFNetworking
+@testable import TestSupport
+@testable import AIFNetworking
+@testable import AIFTransport
 import AIFNetworkingTesting
 import DemoServer
 import Foundation

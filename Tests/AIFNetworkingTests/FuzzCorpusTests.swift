@@ -1,3 +1,4 @@
+@testable import TestSupport
 import Foundation
 import Testing
 

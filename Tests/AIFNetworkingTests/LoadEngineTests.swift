@@ -1,4 +1,5 @@
-@_spi(Performance) @_spi(Support) @testable import AIFNetworking
+@_spi(Performance) @testable import AIFNetworking
+@testable import TestSupport
 import AIFNetworkingTesting
 import Foundation
 import Logging

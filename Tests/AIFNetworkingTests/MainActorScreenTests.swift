@@ -1,3 +1,4 @@
+@testable import TestSupport
 @testable import AIFNetworking
 import DemoServer
 import Foundation
@@ -33,7 +34,7 @@ private final class DetailScreen: MainActorManagerDelegate, MainActorParamSource
 
     /// Polls `condition` on the main actor (letting the main queue run between polls), for at
     /// most ten seconds.
-    func waitUntil(_ condition: () -> Bool) async -> Bool {
+    func eventually(_ condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(10)
         while !condition() {
             guard ContinuousClock.now < deadline else { return false }
@@ -51,7 +52,7 @@ struct MainActorScreenTests {
         screen.detail.loadData()
         screen.goodsID = -5
         screen.detail.loadData()
-        #expect(await screen.waitUntil { screen.titles.count + screen.failures.count == 2 })
+        #expect(await screen.eventually { screen.titles.count + screen.failures.count == 2 })
         #expect(screen.titles.count == 1)
         #expect(screen.failures == ["HTTP status"])
     }
@@ -62,7 +63,7 @@ struct MainActorScreenTests {
         let screen = DetailScreen(detail: stack.manager("goods/{id}", Goods.self))
         screen.detail.callbackExecutor = .immediate
         screen.detail.loadData()
-        #expect(await screen.waitUntil { screen.titles.count == 1 })
+        #expect(await screen.eventually { screen.titles.count == 1 })
     }
 
     /// A load started off the main actor cannot ask a main-actor source: it fails at once,
@@ -72,7 +73,7 @@ struct MainActorScreenTests {
         let screen = DetailScreen(detail: stack.manager("goods/{id}", Goods.self))
         let detail = screen.detail
         _ = await Task.detached { detail.loadData() }.value
-        #expect(await screen.waitUntil { screen.failures.count == 1 })
+        #expect(await screen.eventually { screen.failures.count == 1 })
         #expect(screen.failures == ["configuration"])
         #expect(detail.lastError?.message.contains("main actor") == true)
     }

@@ -1,4 +1,6 @@
-@_spi(Performance) @_spi(Support) @testable import AIFNetworking
+@_spi(Performance) @testable import AIFNetworking
+@testable import AIFTransport
+@testable import TestSupport
 import DemoServer
 import Foundation
 import Logging

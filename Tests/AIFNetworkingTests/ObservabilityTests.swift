@@ -1,3 +1,4 @@
+@testable import TestSupport
 @testable import AIFNetworking
 import AIFNetworkingDiskCache
 import AIFNetworkingMetrics
@@ -229,7 +230,7 @@ struct ObservabilityTests {
     /// covers `traceparent` is accepted by the verifying server, and each attempt sends its own
     /// span as the parent.
     @Test func theTraceContextIsSignedWithTheRequest() async throws {
-        let server = try await TestServers.shared().plain
+        let server = try await SignatureServers.shared().plain
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(TraceSignedService(baseURL: server.baseURL()))
         let tracer = W3CTestTracer()

@@ -1,3 +1,4 @@
+@testable import TestSupport
 @testable import AIFNetworking
 import AIFNetworkingTesting
 import DemoServer

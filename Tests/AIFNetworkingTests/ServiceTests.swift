@@ -1,4 +1,6 @@
+@testable import TestSupport
 @testable import AIFNetworking
+@testable import AIFTransport
 import AIFNetworkingTesting
 import DemoServer
 import Foundation

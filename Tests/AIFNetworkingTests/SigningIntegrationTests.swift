@@ -1,4 +1,5 @@
-@_spi(Support) @testable import AIFNetworking
+@testable import TestSupport
+@testable import AIFNetworking
 import AIFNetworkingTesting
 import DemoServer
 import Foundation
@@ -26,7 +27,7 @@ private struct VerifiedService: Service {
 struct SigningIntegrationTests {
     /// A registry whose service signs with RFC 9421 and the verifier's key.
     private func rfc9421Registry() async throws -> ServiceRegistry {
-        let server = try await TestServers.shared().plain
+        let server = try await SignatureServers.shared().plain
         var service = VerifiedService(online: server.baseURL())
         service.signer = HTTPMessageSignatureSigner()
         service.environments[.online]!.credentials = SignatureRoutes.messageCredentials
@@ -45,7 +46,7 @@ struct SigningIntegrationTests {
         (.post, .json, .query), (.put, .form, .query), (.patch, .json, .headers), (.post, .form, .headers),
     ])
     func everySignedRequestIsAccepted(method: HTTPMethod, encoding: BodyEncoding, placement: AIFHMACSigner.Placement) async throws {
-        let server = try await TestServers.shared().plain
+        let server = try await SignatureServers.shared().plain
         var service = VerifiedService(online: server.baseURL())
         service.signer = AIFHMACSigner(placement: placement)
         service.bodyEncoding = encoding
@@ -60,7 +61,7 @@ struct SigningIntegrationTests {
     }
 
     @Test func signingOnlyTheSignatureFieldsIsAccepted() async throws {
-        let server = try await TestServers.shared().plain
+        let server = try await SignatureServers.shared().plain
         let registry = setUp(VerifiedService(online: server.baseURL(), signsAllParameters: false))
         let transport = makeTransport()
         defer { transport.shutdown() }
@@ -71,7 +72,7 @@ struct SigningIntegrationTests {
     }
 
     @Test func tamperingIsRejected() async throws {
-        let server = try await TestServers.shared().plain
+        let server = try await SignatureServers.shared().plain
         let registry = setUp(VerifiedService(online: server.baseURL()))
         let transport = makeTransport()
         defer { transport.shutdown() }
@@ -152,7 +153,7 @@ struct SigningIntegrationTests {
     }
 
     @Test func binaryBodiesVerifyUnderAIFHMAC() async throws {
-        let server = try await TestServers.shared().plain
+        let server = try await SignatureServers.shared().plain
         let registry = setUp(VerifiedService(online: server.baseURL()))
         let transport = makeTransport()
         defer { transport.shutdown() }
@@ -165,7 +166,7 @@ struct SigningIntegrationTests {
 
     @Test(arguments: [HTTPMethod.get, .post])
     func redirectedRequestsAreSignedAfresh(method: HTTPMethod) async throws {
-        let server = try await TestServers.shared().plain
+        let server = try await SignatureServers.shared().plain
         let registry = setUp(VerifiedService(online: server.url("")))
         let transport = makeTransport()
         defer { transport.shutdown() }
@@ -185,7 +186,7 @@ struct SigningIntegrationTests {
     /// between the proxy and libcurl (its completions are not batched).
     @Test(arguments: [false, true])
     func managersFollowSignedRedirectsOnBothFaces(wrapped: Bool) async throws {
-        let server = try await TestServers.shared().plain
+        let server = try await SignatureServers.shared().plain
         let registry = setUp(VerifiedService(online: server.url("")))
         let curl = makeTransport { $0.redirects = .follow(max: 1) }
         defer { curl.shutdown() }
@@ -221,7 +222,7 @@ struct SigningIntegrationTests {
     /// One setting decides whether a manager's load follows redirects: its transport's. A
     /// transport that follows none hands the manager the redirect itself, on both faces.
     @Test func aTransportThatFollowsNoRedirectsHandsManagersTheRedirect() async throws {
-        let server = try await TestServers.shared().plain
+        let server = try await SignatureServers.shared().plain
         let registry = setUp(VerifiedService(online: server.url("")))
         let curl = makeTransport { $0.redirects = .never }
         defer { curl.shutdown() }
@@ -248,7 +249,7 @@ struct SigningIntegrationTests {
     /// on both faces of a manager and through `APIProxy.send(_:for:)`; within the origin the
     /// next hop is signed afresh and verifies.
     @Test func signaturesDoNotLeaveTheOrigin() async throws {
-        let server = try await TestServers.shared().plain
+        let server = try await SignatureServers.shared().plain
         let registry = setUp(VerifiedService(online: server.url("")))
         let transport = makeTransport()
         defer { transport.shutdown() }
@@ -283,7 +284,7 @@ struct SigningIntegrationTests {
     }
 
     @Test func switchingEnvironmentMovesRequestsToTheOtherServer() async throws {
-        let servers = try await TestServers.shared()
+        let servers = try await SignatureServers.shared()
         let registry = setUp(VerifiedService(online: servers.plain.baseURL(), offline: servers.tls.baseURL(secure: true)))
         let transport = makeTransport { $0.tls.certificateAuthorities = .file(path: servers.certificates.caPath) }
         defer { transport.shutdown() }

@@ -1,3 +1,4 @@
+@testable import TestSupport
 import AIFNetworking
 import AIFNetworkingTesting
 import DemoServer

@@ -1,4 +1,5 @@
 @testable import AIFNetworking
+@testable import AIFTransport
 import Foundation
 
 /// The parsers `aif-fuzz` feeds with arbitrary bytes, by name. Each must end with a value or an

@@ -1,4 +1,4 @@
-@_spi(Support) import AIFNetworking
+import AIFNetworking
 import Dispatch
 import Foundation
 import ProcessResources

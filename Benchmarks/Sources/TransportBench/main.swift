@@ -1,4 +1,6 @@
 @_spi(Performance) import AIFNetworking
+// The opt-in to libcurl buffer recycling is the transport's.
+@_spi(Performance) import AIFTransport
 import Foundation
 
 // TransportBench: `compare` runs the whole side-by-side comparison (what `make bench` runs);

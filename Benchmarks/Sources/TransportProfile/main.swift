@@ -1,4 +1,6 @@
 @_spi(Performance) import AIFNetworking
+// The opt-in to libcurl buffer recycling is the transport's.
+@_spi(Performance) import AIFTransport
 import BenchSupport
 import CurlLoop
 import Dispatch

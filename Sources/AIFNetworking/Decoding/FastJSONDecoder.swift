@@ -244,7 +244,7 @@ final class TapeDecoder: Decoder {
                 let bytes = UnsafeBufferPointer(rebasing: buffer[range])
                 // ASCII (most keys and values) is valid as it stands; `String(validating:)` is
                 // an unspecialised generic call, several times slower for short strings.
-                if Self.isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
+                if JSONTape.isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
                 guard let text = String(validating: bytes, as: UTF8.self) else {
                     throw DecodingError.dataCorrupted(.init(codingPath: key().map { path + [$0] } ?? path, debugDescription: "The string is not valid UTF-8."))
                 }
@@ -255,22 +255,6 @@ final class TapeDecoder: Decoder {
             throw DecodingError.dataCorrupted(.init(codingPath: key().map { path + [$0] } ?? path, debugDescription: "The string has an invalid escape or is not valid UTF-8."))
         }
         return text
-    }
-
-    /// Whether every byte is below 0x80, eight at a time.
-    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        var index = 0
-        var seen: UInt64 = 0
-        while index + 8 <= bytes.count {
-            seen |= ByteWord.load(base, at: index)
-            index += 8
-        }
-        while index < bytes.count {
-            seen |= UInt64(bytes[index])
-            index += 1
-        }
-        return !ByteWord.containsNonASCII(seen)
     }
 
     func integer<T: FixedWidthInteger>(_ type: T.Type, at index: Int, key: @autoclosure () -> (any CodingKey)?) throws -> T {

@@ -15,7 +15,7 @@ import Foundation
 /// }
 /// ```
 public struct APIError: Error, Sendable, CustomStringConvertible {
-    /// The kind of failure. An extensible set, like ``TransportError/Code-swift.struct``: kinds
+    /// The kind of failure. An extensible set, like ``/AIFTransport/TransportError/Code-swift.struct``: kinds
     /// may be added (by retries, token refresh, downloads) without breaking code that switches
     /// over the existing ones with a `default` branch. What a kind carries is on the error:
     /// ``APIError/statusCode`` for ``httpStatus``, ``APIError/serviceVeto`` for ``serviceVeto``.
@@ -87,7 +87,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         public static let noNetwork = Kind(.noNetwork)
         /// Any other transport failure (TLS, a dropped connection, too many redirects, an
         /// invalid or oversized response …); ``APIError/underlyingError`` is the
-        /// ``TransportError``.
+        /// ``/AIFTransport/TransportError``.
         public static let transport = Kind(.transport)
         /// The load was cancelled: by ID, group, deallocation of its manager, or its task.
         public static let cancelled = Kind(.cancelled)
@@ -110,7 +110,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public var path: String { storage.path }
     /// What went wrong, in plain words (never a secret).
     public var message: String { storage.message }
-    /// The error underneath (``TransportError``, ``ServiceError``, `DecodingError`, a
+    /// The error underneath (``/AIFTransport/TransportError``, ``ServiceError``, `DecodingError`, a
     /// validator's error …), if any.
     public var underlyingError: (any Error)? { storage.underlyingError }
     /// The response, when one arrived.

@@ -17,10 +17,10 @@ extension APIManager where Content == NoContent {
     ///
     /// A status outside 200–299 fails the load as any load's would, once its retries are spent
     /// (its body, in memory, in the error's response). Once the body has begun nothing is sent
-    /// again: a failure that cuts it short ends the body stream with its ``TransportError``.
+    /// again: a failure that cuts it short ends the body stream with its ``/AIFTransport/TransportError``.
     /// The body does not wait in memory beyond `bufferLimit` bytes: a reader that falls
     /// behind pauses the transfer. The load's total timeout covers the whole body: give a
-    /// stream that stays open its own ``HTTPRequest/Timeouts`` (`total: nil`, and `idle` when the server
+    /// stream that stays open its own ``/AIFTransport/HTTPRequest/Timeouts`` (`total: nil`, and `idle` when the server
     /// sends keep-alive comments). Cancelling the calling task before the body begins, the
     /// task reading it, or the load by ID (``requestsInFlight``) cancels the transfer;
     /// so does letting go of the body unread.

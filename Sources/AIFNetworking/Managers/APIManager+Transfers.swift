@@ -21,7 +21,7 @@ extension APIManager {
     ///   - body: What to send.
     ///   - progress: Told of the bytes sent and received, at most ten times a second (and at
     ///     the end), with the throughput; on the transport's thread. See also
-    ///     ``TransferProgress/makeStream()``.
+    ///     ``/AIFTransport/TransferProgress/makeStream()``.
     ///   - control: Suspends, resumes and paces the transfer; none by default.
     /// - Returns: The decoded response.
     /// - Throws: ``APIError``; ``APIError/Kind/cancelled`` when cancelled.
@@ -84,7 +84,7 @@ extension APIManager where Content == NoContent {
     ///     at most ten times a second and at the end, with the throughput.
     /// - Returns: The finished file.
     /// - Throws: ``APIError``: ``APIError/Kind/transport`` for the network or the file system
-    ///   (its underlying error a ``DownloadError`` for the latter), ``APIError/Kind/invalidResponse``
+    ///   (its underlying error a ``/AIFTransport/DownloadError`` for the latter), ``APIError/Kind/invalidResponse``
     ///   for a checksum or size mismatch, and the usual kinds otherwise.
     public func download(
         _ parameters: Parameters = [:], to target: FileDownload, control: TransferControl? = nil,

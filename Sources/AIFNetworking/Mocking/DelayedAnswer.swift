@@ -2,8 +2,7 @@ import Foundation
 
 /// An answer a stand-in transport gives after a delay, ending its request exactly once:
 /// delivered when the delay is over, or cancelled before — whichever comes first.
-@_spi(Support)
-public final class DelayedAnswer: CancellableTransfer {
+package final class DelayedAnswer: CancellableTransfer {
     private let completion: Locked<(@Sendable (Result<HTTPResponse, TransportError>) -> Void)?>
     private let url: String
 
@@ -13,8 +12,8 @@ public final class DelayedAnswer: CancellableTransfer {
     }
 
     /// Calls `completion` with `outcome` after `delay`, on a Dispatch queue, unless the returned
-    /// handle is cancelled first (then with ``TransportError/Code-swift.struct/cancelled``, at once).
-    /// A response's body goes to the request's ``HTTPRequest/bodyReceiver`` when it takes it, as
+    /// handle is cancelled first (then with ``/AIFTransport/TransportError/Code-swift.struct/cancelled``, at once).
+    /// A response's body goes to the request's ``/AIFTransport/HTTPRequest/bodyReceiver`` when it takes it, as
     /// a transport's would (a download's file).
     ///
     /// - Parameters:

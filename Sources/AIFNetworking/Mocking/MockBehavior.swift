@@ -54,10 +54,10 @@ extension MockBehavior {
     public enum Failure: Sendable, Hashable {
         /// An answer with this HTTP status and a short JSON body saying it was injected.
         case status(Int)
-        /// The request times out (``TransportError/Code-swift.struct/totalTimeout``).
+        /// The request times out (``/AIFTransport/TransportError/Code-swift.struct/totalTimeout``).
         case timeout
         /// The connection drops before an answer
-        /// (``TransportError/Code-swift.struct/connectionDropped``).
+        /// (``/AIFTransport/TransportError/Code-swift.struct/connectionDropped``).
         case connectionDropped
     }
 }

@@ -108,7 +108,7 @@ extension ObservedLoad {
         /// 1 for the first attempt.
         public var number: Int
         /// The request as sent: signed, with its credential — an observer that records it must
-        /// leave out what is secret (``HTTPRequest/url``'s query may carry a key or a signature,
+        /// leave out what is secret (``/AIFTransport/HTTPRequest/url``'s query may carry a key or a signature,
         /// and its headers the `Authorization`).
         public var request: HTTPRequest
         /// The answer (whatever its status), or why there was none.

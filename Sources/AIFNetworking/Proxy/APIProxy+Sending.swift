@@ -2,7 +2,7 @@ import Foundation
 
 extension APIProxy {
     /// Sends a request made by ``RequestGenerator`` for `resolved`, as a manager's load sends
-    /// one: redirects followed as the ``transport``'s ``HTTPTransport/redirects`` (or the
+    /// one: redirects followed as the ``transport``'s ``/AIFTransport/HTTPTransport/redirects`` (or the
     /// request's own) allow, each hop within the first request's origin signed afresh and no
     /// signature carried to another origin, every response shown to the environment's
     /// ``ServiceRegistry/ResolvedService/clockSkew``. Cancelling the calling task cancels the hop in flight.
@@ -17,7 +17,7 @@ extension APIProxy {
     ///   - request: The request.
     ///   - resolved: The service and environment it was made for.
     /// - Returns: The final response.
-    /// - Throws: ``TransportError`` from the transport (``TransportError/Code-swift.struct/tooManyRedirects``
+    /// - Throws: ``/AIFTransport/TransportError`` from the transport (``/AIFTransport/TransportError/Code-swift.struct/tooManyRedirects``
     ///   past the limit), or ``ServiceError`` when a hop cannot be signed.
     public func send(_ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService) async throws -> HTTPResponse {
         let cancellation = AsyncCancellation()

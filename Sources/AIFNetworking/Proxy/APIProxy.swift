@@ -16,7 +16,7 @@ import Synchronization
 /// whether it came from the cache), headers at `debug`. The default logger is disabled, and
 /// the library never bootstraps logging.
 public final class APIProxy: Sendable {
-    /// The proxy managers use unless given another: ``CurlTransport/shared``, no logging — or
+    /// The proxy managers use unless given another: ``/AIFTransport/CurlTransport/shared``, no logging — or
     /// the proxy given to ``setShared(_:)`` before first use.
     public static var shared: APIProxy { sharedInstance.value }
 
@@ -30,12 +30,12 @@ public final class APIProxy: Sendable {
     /// ```
     ///
     /// - Parameter proxy: The proxy to share.
-    /// - Throws: ``SharedInstanceError`` when ``shared`` is in use already.
+    /// - Throws: ``/AIFTransport/SharedInstanceError`` when ``shared`` is in use already.
     public static func setShared(_ proxy: APIProxy) throws(SharedInstanceError) {
         try sharedInstance.configure { proxy }
     }
 
-    /// Where requests are sent. Its ``HTTPTransport/redirects`` says how many redirects a
+    /// Where requests are sent. Its ``/AIFTransport/HTTPTransport/redirects`` says how many redirects a
     /// load follows (each hop of a signed request signed afresh).
     public let transport: any HTTPTransport
     /// Where request and response lines go.
@@ -59,12 +59,10 @@ public final class APIProxy: Sendable {
     /// Whether the delegate face's loads (`loadData`) run on the transport's own thread
     /// (``LoadPlacement/transportThread``, or what ``LoadPlacement/automatic`` chose) rather than
     /// on the library's load executor.
-    @_spi(Performance)
-    public let runsDelegateLoadsOnTransportThread: Bool
+        package let runsDelegateLoadsOnTransportThread: Bool
     /// Whether the async face's loads (`load()`) run on the transport's own thread
     /// (``LoadPlacement/transportThread`` only) rather than on the library's load executor.
-    @_spi(Performance)
-    public let runsAsyncLoadsOnTransportThread: Bool
+        package let runsAsyncLoadsOnTransportThread: Bool
 
     /// Where the loads' engine reads the time and waits.
     let clock: any LoadClock
@@ -89,7 +87,7 @@ public final class APIProxy: Sendable {
     /// Creates a proxy.
     ///
     /// - Parameters:
-    ///   - transport: Where requests go; the shared ``CurlTransport`` by default.
+    ///   - transport: Where requests go; the shared ``/AIFTransport/CurlTransport`` by default.
     ///   - logger: Where request and response lines go; disabled by default.
     ///   - retryBudget: Caps retries to a share of the loads; 20% over 10 seconds, and 10
     ///     retries per window whatever the traffic, by default.

@@ -8,7 +8,7 @@ public enum LoadPlacement: Sendable, Hashable {
     /// most one worker per usable processor, less one for the transport). Decoding and delegates
     /// then run beside the I/O, at the price of a thread hand-off per batch.
     case loadExecutor
-    /// The ``CurlTransport``'s own thread: no hand-off at all, so less CPU per load, but the
+    /// The ``/AIFTransport/CurlTransport``'s own thread: no hand-off at all, so less CPU per load, but the
     /// work shares one thread with all I/O (it must not block). Over another transport, the
     /// load executor.
     case transportThread

@@ -13,7 +13,7 @@ import Foundation
 /// - A response recognised as "credential expired" (``expiredStatusCodes``, 401 by default, or
 ///   a service veto whose code is in ``expiredApplicationCodes``) starts a refresh; requests
 ///   that fail meanwhile, and new ones, wait for it — and so do requests made with the refused
-///   credential that are still waiting for a connection: ``CurlTransport`` holds them back
+///   credential that are still waiting for a connection: ``/AIFTransport/CurlTransport`` holds them back
 ///   from the moment the first refusal arrives, so only those already on the wire carry the
 ///   old credential (at most one per connection), and the refresh request does not queue
 ///   behind them. When the refresh succeeds, each is sent again **once**, with the new

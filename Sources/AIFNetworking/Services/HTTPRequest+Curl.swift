@@ -150,7 +150,7 @@ extension HTTPRequest {
 
     /// The URL for logs and displays: the password, an AIF-HMAC `sign` value (unless
     /// `keepingSignature`) and the secret parameters read `***`.
-    @_spi(Support) public static func redactedURL(_ url: URL, keepingSignature: Bool = false) -> String {
+    package static func redactedURL(_ url: URL, keepingSignature: Bool = false) -> String {
         var text = TransportError.redactingPassword(in: url.absoluteString)
         for name in (keepingSignature ? [] : ["sign"]) + secretParameters.withLock({ $0 }).sorted() where text.contains("\(name)=") {
             text = text.replacing(try! Regex("([?&]\(NSRegularExpression.escapedPattern(for: name))=)[^&#]*")) { "\($0.output[1].substring ?? "")***" }

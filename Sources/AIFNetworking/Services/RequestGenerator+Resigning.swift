@@ -10,7 +10,7 @@ extension RequestGenerator {
     /// for another origin could be replayed against this service.
     ///
     /// - Parameters:
-    ///   - hop: The next hop, as ``HTTPRequest/redirected(by:)`` made it.
+    ///   - hop: The next hop, as ``/AIFTransport/HTTPRequest/redirected(by:)`` made it.
     ///   - original: The load's first request.
     ///   - resolved: The service and environment it was made for.
     /// - Returns: The hop to send.
@@ -36,7 +36,7 @@ extension RequestGenerator {
 
 extension ServiceRegistry.ClockSkew: ResponseObserver {
     /// Learns from the response's `Date` header, received now.
-    func record(_ response: HTTPResponse) {
+    package func record(_ response: HTTPResponse) {
         record(response, receivedAt: Date())
     }
 }

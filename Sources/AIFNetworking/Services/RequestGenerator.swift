@@ -1,7 +1,7 @@
 import Foundation
 
 /// Turns (service, environment, path, request type, parameters) into a signed
-/// ``HTTPRequest``.
+/// ``/AIFTransport/HTTPRequest``.
 ///
 /// - The URL is the environment's base URL, the API version and the path joined with
 ///   exactly one `/` between parts, whatever slashes each carries; a path that is a full

@@ -1,4 +1,5 @@
-@_spi(Support) @testable import AIFNetworking
+@testable import TestSupport
+@testable import AIFNetworking
 import AIFNetworkingTesting
 import DemoServer
 import Foundation
@@ -233,19 +234,6 @@ final class Recorder: APIManagerDelegate, APIManagerParamSource, APIManagerValid
         outcomes.withLock { $0[error.requestID, default: []].append(.failure(error)) }
         onDelivery()
     }
-}
-
-/// Waits, at most `timeout`, until `condition` holds; returns whether it did. The default is
-/// long (30 s) because it only bounds a failure: under the thread sanitizer, with the whole
-/// suite on two cores, a delivery that takes milliseconds alone has been seen to take 13 s.
-@discardableResult
-func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
 }
 
 /// A clock a test moves by hand, for cache lifetimes.

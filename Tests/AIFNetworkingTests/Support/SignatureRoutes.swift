@@ -1,5 +1,6 @@
 import AIFNetworking
 import AIFNetworkingTesting
+@testable import TestSupport
 import Foundation
 import Hummingbird
 import HTTPTypes
@@ -33,5 +34,17 @@ enum SignatureRoutes {
                 }
             }
         }
+    }
+}
+
+/// The transport tests' servers with the signature routes added, started once per test process.
+enum SignatureServers {
+    private static let started = Task<TestServers.Servers, any Error> {
+        try await TestServers.start(adding: { SignatureRoutes.addRoutes(to: $0) })
+    }
+
+    /// The servers, started on first use.
+    static func shared() async throws -> TestServers.Servers {
+        try await started.value
     }
 }

@@ -1,0 +1,114 @@
+import Foundation
+
+/// One HTTP response, as a value.
+public struct HTTPResponse: Sendable {
+    /// The status code, for example `200`.
+    public var statusCode: Int
+    /// The header fields of the final response (after any redirects).
+    public var headers: HTTPHeaders
+    /// The body, decoded from any `Content-Encoding` the transport undid.
+    public var body: Data {
+        didSet { json = nil }
+    }
+    /// The body's JSON when a load parsed it already (for the service's application-error
+    /// rule), handed with the response to the decoder; never kept with a response after its load.
+    package var json: ParsedJSON?
+    /// The protocol version the response arrived over.
+    public var httpVersion: Version
+    /// The URL of the final response: the request's URL, or where redirects led.
+    public var url: URL {
+        get { location.url }
+        set { location = .parsed(newValue) }
+    }
+    /// The URL as given, or the request's text (see ``URLLocation``).
+    var location: URLLocation
+    /// Timings and counters of the transfer.
+    public var metrics: Metrics {
+        get { metricsBox.metrics }
+        set { metricsBox = MetricsBox(newValue) }
+    }
+    /// The metrics behind one reference: they are a hundred-odd bytes, and a response is copied
+    /// through several async frames on its way to the caller (each frame the larger for it).
+    private var metricsBox: MetricsBox
+
+    private final class MetricsBox: Sendable {
+        let metrics: Metrics
+        init(_ metrics: Metrics) { self.metrics = metrics }
+    }
+
+    /// Creates a response (for stub transports and tests; the transport builds its own).
+    public init(
+        statusCode: Int,
+        headers: HTTPHeaders = HTTPHeaders(),
+        body: Data = Data(),
+        httpVersion: Version = .http1_1,
+        url: URL,
+        metrics: Metrics = Metrics()
+    ) {
+        self.init(statusCode: statusCode, headers: headers, body: body, httpVersion: httpVersion, location: .parsed(url), metrics: metrics)
+    }
+
+    /// Creates a response whose URL may still be text (the transport's, from its request).
+    init(statusCode: Int, headers: HTTPHeaders, body: Data, httpVersion: Version, location: URLLocation, metrics: Metrics) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.body = body
+        self.httpVersion = httpVersion
+        self.location = location
+        self.metricsBox = MetricsBox(metrics)
+    }
+
+    /// Whether the status is in the `2xx` range.
+    public var isSuccess: Bool { (200..<300).contains(statusCode) }
+}
+
+extension HTTPResponse {
+    /// Timings and counters of one transfer, as libcurl measured them.
+    ///
+    /// Each time is measured from the start of the transfer to the end of that phase, so they grow
+    /// in order: ``nameLookup`` ≤ ``connect`` ≤ ``tlsHandshake`` ≤ ``timeToFirstByte`` ≤ ``total``.
+    /// A phase that did not happen (no TLS, a reused connection) is zero.
+    public struct Metrics: Sendable, Hashable {
+        /// Until name resolution was done.
+        public var nameLookup: Duration
+        /// Until the TCP connection was up.
+        public var connect: Duration
+        /// Until the TLS handshake was done (zero without TLS).
+        public var tlsHandshake: Duration
+        /// Until the first response byte arrived.
+        public var timeToFirstByte: Duration
+        /// The whole transfer.
+        public var total: Duration
+        /// Request bytes sent: header and body.
+        public var bytesSent: Int
+        /// Response bytes received: header and body (the body as it came over the wire).
+        public var bytesReceived: Int
+        /// Redirects followed.
+        public var redirectCount: Int
+        /// Whether the transfer went over a connection kept from an earlier one.
+        public var reusedConnection: Bool
+
+        /// Creates metrics; every field is zero or `false` by default.
+        public init(
+            nameLookup: Duration = .zero,
+            connect: Duration = .zero,
+            tlsHandshake: Duration = .zero,
+            timeToFirstByte: Duration = .zero,
+            total: Duration = .zero,
+            bytesSent: Int = 0,
+            bytesReceived: Int = 0,
+            redirectCount: Int = 0,
+            reusedConnection: Bool = false
+        ) {
+            self.nameLookup = nameLookup
+            self.connect = connect
+            self.tlsHandshake = tlsHandshake
+            self.timeToFirstByte = timeToFirstByte
+            self.total = total
+            self.bytesSent = bytesSent
+            self.bytesReceived = bytesReceived
+            self.redirectCount = redirectCount
+            self.reusedConnection = reusedConnection
+        }
+    }
+}

@@ -1,0 +1,209 @@
+@testable import AIFTransport
+@testable import TestSupport
+import Foundation
+import Testing
+
+@Suite("CurlTransport: cancellation, shutdown, exactly-once completion")
+struct CurlTransportCancellationTests {
+    @Test func cancelRightAfterSubmitting() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let ledger = CompletionLedger()
+        let results = Locked([Result<HTTPResponse, TransportError>]())
+        let task = transport.send(HTTPRequest(url: server.url("slow/2000"))) { result in
+            results.withLock { $0.append(result) }
+            ledger.record(0)
+        }
+        task.cancel()
+        #expect(await eventually(timeout: .seconds(1)) { ledger.total == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        #expect(ledger.anomalies(expecting: 1).isEmpty)
+        #expect(results.withLock { $0.first?.error?.code } == .cancelled)
+    }
+
+    @Test func cancelDuringTheResponseBody() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let ledger = CompletionLedger()
+        let results = Locked([Result<HTTPResponse, TransportError>]())
+        let received = Locked(Int64(0))
+        let task = transport.send(
+            HTTPRequest(url: server.url("drip/400")),
+            progress: { progress in received.withLock { $0 = progress.bytesReceived } }
+        ) { result in
+            results.withLock { $0.append(result) }
+            ledger.record(0)
+        }
+        // The first bytes come at once; the wait leaves room for a machine busy with the other
+        // tests under the sanitizer (the body takes 20 s, so the cancellation still lands in it).
+        #expect(await eventually(timeout: .seconds(12)) { received.withLock { $0 } > 0 })
+        let cancelledAt = ContinuousClock.now
+        task.cancel()
+        #expect(await eventually(timeout: .seconds(8)) { ledger.total == 1 })
+        #expect(ContinuousClock.now - cancelledAt < .seconds(8))  // the body takes 20 s
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(ledger.anomalies(expecting: 1).isEmpty)
+        #expect(results.withLock { $0.first?.error?.code } == .cancelled)
+    }
+
+    @Test func cancelAfterTheResponseDoesNothing() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let ledger = CompletionLedger()
+        let results = Locked([Result<HTTPResponse, TransportError>]())
+        let task = transport.send(HTTPRequest(url: server.url("bytes/10"))) { result in
+            results.withLock { $0.append(result) }
+            ledger.record(0)
+        }
+        #expect(await eventually { ledger.total == 1 })
+        task.cancel()
+        task.cancel()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(ledger.anomalies(expecting: 1).isEmpty)
+        #expect(try results.withLock { try $0.first?.get().body.count } == 10)
+    }
+
+    @Test func cancellingTheSwiftTaskCancelsTheTransfer() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let url = server.url("slow/20000")
+        let task = Task { try await transport.send(HTTPRequest(url: url)) }
+        try await Task.sleep(for: .milliseconds(100))
+        let cancelledAt = ContinuousClock.now
+        task.cancel()
+        let result = await task.result
+        #expect(ContinuousClock.now - cancelledAt < .seconds(8))
+        #expect(cancellationCode(result) == .cancelled)
+    }
+
+    @Test func aTaskCancelledBeforeSendingNeverSends() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let (gate, opener) = AsyncStream<Void>.makeStream()
+        let url = server.url("slow/20000")
+        let task = Task {
+            // An AsyncStream ends its iteration as soon as the task is cancelled.
+            for await _ in gate {}
+            return try await transport.send(HTTPRequest(url: url))
+        }
+        task.cancel()
+        opener.finish()
+        let started = ContinuousClock.now
+        let result = await task.result
+        #expect(ContinuousClock.now - started < .seconds(8))
+        #expect(cancellationCode(result) == .cancelled)
+    }
+
+    @Test func twoThousandConcurrentRequestsEachEndExactlyOnce() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport { $0.connectionPool.maxConnectionsPerHost = 64 }
+        defer { transport.shutdown() }
+        let count = 2_000
+        let ledger = CompletionLedger()
+        let wrong = Locked([Int]())
+        for index in 0..<count {
+            let payload = Data("request number \(index)".utf8)
+            transport.send(HTTPRequest(method: .post, url: server.url("echo"), body: .bytes(payload))) { result in
+                if (try? result.get().body) != payload { wrong.withLock { $0.append(index) } }
+                ledger.record(index)
+            }
+        }
+        #expect(await eventually(timeout: .seconds(120)) { ledger.total >= count })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(ledger.anomalies(expecting: count).isEmpty)
+        #expect(wrong.withLock { $0 }.isEmpty)
+    }
+
+    @Test func twoThousandConcurrentAsyncRequests() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport { $0.connectionPool.maxConnectionsPerHost = 64 }
+        defer { transport.shutdown() }
+        let matched = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<2_000 {
+                group.addTask {
+                    let payload = Data("async request \(index)".utf8)
+                    let response = try await transport.send(HTTPRequest(method: .post, url: server.url("echo"), body: .bytes(payload)))
+                    return response.body == payload
+                }
+            }
+            var matched = 0
+            for try await ok in group where ok { matched += 1 }
+            return matched
+        }
+        #expect(matched == 2_000)
+    }
+
+    @Test func shutdownCancelsRequestsInFlight() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        let count = 50
+        let ledger = CompletionLedger()
+        let codes = Locked([TransportError.Code]())
+        for index in 0..<count {
+            transport.send(HTTPRequest(url: server.url("slow/20000"))) { result in
+                codes.withLock { $0.append(result.error?.code ?? .other) }
+                ledger.record(index)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let started = ContinuousClock.now
+        transport.shutdown()
+        #expect(ContinuousClock.now - started < .seconds(8))
+        #expect(ledger.total == count, "shutdown returns after every completion ran")
+        #expect(codes.withLock { $0 }.allSatisfy { $0 == .cancelled })
+
+        // Afterwards: refused at once, and a second shutdown is harmless.
+        let late = await sendWithCompletion(transport, HTTPRequest(url: server.url("bytes/1")))
+        #expect(late.error?.code == .transportShutDown)
+        transport.shutdown()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(ledger.anomalies(expecting: count).isEmpty)
+    }
+
+    @Test func shutdownFromACompletionHandlerDoesNotDeadlock() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        let done = Locked(false)
+        transport.send(HTTPRequest(url: server.url("bytes/1")), completion: { _ in
+            transport.shutdown()
+            done.withLock { $0 = true }
+        })
+        #expect(await eventually(timeout: .seconds(5)) { done.withLock { $0 } })
+        transport.shutdown()
+    }
+
+    @Test func releasingATransportCancelsWhatItHadInFlight() async throws {
+        let server = try await TestServers.shared().plain
+        let ledger = CompletionLedger()
+        let codes = Locked([TransportError.Code]())
+        do {
+            let transport = makeTransport()
+            transport.send(HTTPRequest(url: server.url("slow/20000"))) { result in
+                codes.withLock { $0.append(result.error?.code ?? .other) }
+                ledger.record(0)
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(await eventually(timeout: .seconds(5)) { ledger.total == 1 })
+        #expect(codes.withLock { $0 } == [.cancelled])
+    }
+
+    @Test func theSharedTransportCannotBeShutDown() async throws {
+        let server = try await TestServers.shared().plain
+        CurlTransport.shared.shutdown()
+        let response = try await CurlTransport.shared.send(HTTPRequest(url: server.url("bytes/3")))
+        #expect(response.body.count == 3)
+    }
+}
+
+/// The transport error code a task ended with, or `nil` if it succeeded or failed otherwise.
+private func cancellationCode(_ result: Result<HTTPResponse, any Error>) -> TransportError.Code? {
+    guard case .failure(let error) = result else { return nil }
+    return (error as? TransportError)?.code
+}

@@ -1,0 +1,173 @@
+@testable import AIFTransport
+@testable import TestSupport
+import Foundation
+import Testing
+
+/// Measures a transfer's steady rate from its progress reports: bytes per second from the
+/// first report past `from` bytes (the rate limit's initial burst spent, the connection made)
+/// to the last — so a busy machine's slow start does not count.
+private final class RateProbe: Sendable {
+    private let reports = Locked<[(ContinuousClock.Instant, Int64)]>([])
+    private let from: Int64
+
+    init(from: Int64 = 64 << 10) {
+        self.from = from
+    }
+
+    func record(_ bytes: Int64) {
+        let now = ContinuousClock.now
+        reports.withLock { reports in
+            if reports.last?.1 != bytes { reports.append((now, bytes)) }
+        }
+    }
+
+    var bytesPerSecond: Double {
+        let reports = reports.withLock { $0 }
+        guard let first = reports.first(where: { $0.1 >= from }), let last = reports.last, last.0 > first.0 else { return 0 }
+        return Double(last.1 - first.1) / ((last.0 - first.0) / .seconds(1))
+    }
+}
+
+@Suite("Transfer control: suspend, resume, rate limits")
+struct TransferControlTests {
+    private static let transport = CurlTransport(configuration: .init(proxy: .none))
+
+    /// A server of `count` random bytes; the request for them.
+    private func serve(_ count: Int) throws -> (RawServer, [UInt8], HTTPRequest) {
+        let content = Digest.randomBytes(count)
+        let server = try RawServer(.resource(RangedResource(.init(content: content))))
+        return (server, content, HTTPRequest(url: URL(string: "http://127.0.0.1:\(server.port)/file.bin")!))
+    }
+
+    @Test func aRateLimitPacesTheDownload() async throws {
+        let (server, content, plain) = try serve(768 << 10)
+        defer { server.stop() }
+        var request = plain
+        request.control = TransferControl(maxBytesPerSecond: 384 << 10)
+        let probe = RateProbe()
+        let response = try await Self.transport.send(request) { probe.record($0.bytesReceived) }
+        #expect(response.body == Data(content))
+        let rate = probe.bytesPerSecond / Double(384 << 10)
+        #expect(rate > 0.8 && rate < 1.2, "\(rate) times the limit")
+    }
+
+    @Test func aRateLimitPacesTheUpload() async throws {
+        let server = try await TestServers.shared().plain
+        let body = Data(Digest.randomBytes(512 << 10))
+        var request = HTTPRequest(method: .post, url: server.url("digest"), body: .bytes(body))
+        request.control = TransferControl(maxBytesPerSecond: 256 << 10)
+        let probe = RateProbe()
+        let response = try await Self.transport.send(request) { probe.record($0.bytesSent) }
+        #expect(String(decoding: response.body, as: UTF8.self).hasPrefix("\(body.count) \(Digest.hex(Digest.hash(body))) "))
+        let rate = probe.bytesPerSecond / Double(256 << 10)
+        #expect(rate > 0.8 && rate < 1.2, "\(rate) times the limit")
+    }
+
+    @Test func aChangedLimitTakesEffectMidTransfer() async throws {
+        let (server, content, plain) = try serve(2 << 20)
+        defer { server.stop() }
+        let control = TransferControl(maxBytesPerSecond: 128 << 10)
+        var request = plain
+        request.control = control
+        let received = Locked<Int64>(0)
+        let start = ContinuousClock.now
+        async let response = Self.transport.send(request) { progress in received.withLock { $0 = progress.bytesReceived } }
+        #expect(await eventually { received.withLock { $0 } >= 64 << 10 })
+        control.limit(toBytesPerSecond: nil)
+        #expect(try await response.body == Data(content))
+        // Half a second at 128 KiB/s, then well under a second unlimited; the rest at 128 KiB/s
+        // would take 15 s.
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test func aSuspendedTransferReceivesNothingUntilResumed() async throws {
+        let (server, content, plain) = try serve(4 << 20)
+        defer { server.stop() }
+        let control = TransferControl(maxBytesPerSecond: 1 << 20)   // slow enough to catch mid-way
+        var request = plain
+        request.control = control
+        let received = Locked<Int64>(0)
+        async let response = Self.transport.send(request) { progress in received.withLock { $0 = progress.bytesReceived } }
+        #expect(await eventually { received.withLock { $0 } > 0 })
+        control.suspend()
+        #expect(control.isSuspended)
+        try await Task.sleep(for: .milliseconds(100))   // what was under way lands
+        let atSuspension = received.withLock { $0 }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(received.withLock { $0 } == atSuspension, "bytes arrived while suspended")
+        #expect(atSuspension < Int64(content.count))
+        control.resume()
+        control.limit(toBytesPerSecond: nil)
+        let body = try await response.body
+        #expect(body == Data(content))
+    }
+
+    @Test func aTransferSuspendedBeforeItStartsStopsAtItsFirstBytes() async throws {
+        let (server, content, plain) = try serve(1 << 20)
+        defer { server.stop() }
+        let control = TransferControl()
+        control.suspend()
+        var request = plain
+        request.control = control
+        let received = Locked<Int64>(0)
+        let ended = Locked(false)
+        let task = Task {
+            defer { ended.withLock { $0 = true } }
+            return try await Self.transport.send(request) { progress in received.withLock { $0 = progress.bytesReceived } }
+        }
+        // libcurl reads one buffer (and counts it) before the body callback can refuse it.
+        #expect(await eventually { received.withLock { $0 } > 0 })
+        try await Task.sleep(for: .milliseconds(100))
+        let first = received.withLock { $0 }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(received.withLock { $0 } == first)
+        #expect(first <= 64 << 10)
+        #expect(!ended.withLock { $0 })
+        control.resume()
+        let response = try await task.value
+        #expect(response.body == Data(content))
+    }
+
+    @Test func cancellingASuspendedTransferEndsItOnce() async throws {
+        let (server, _, plain) = try serve(4 << 20)
+        defer { server.stop() }
+        let control = TransferControl(maxBytesPerSecond: 256 << 10)
+        var request = plain
+        request.control = control
+        let outcomes = Locked<[Result<HTTPResponse, TransportError>]>([])
+        let received = Locked<Int64>(0)
+        let handle = Self.transport.send(request, progress: { progress in received.withLock { $0 = progress.bytesReceived } }) { result in
+            outcomes.withLock { $0.append(result) }
+        }
+        #expect(await eventually { received.withLock { $0 } > 0 })
+        control.suspend()
+        try await Task.sleep(for: .milliseconds(100))
+        handle.cancel()
+        #expect(await eventually { !outcomes.withLock { $0 }.isEmpty })
+        try await Task.sleep(for: .milliseconds(200))
+        let all = outcomes.withLock { $0 }
+        #expect(all.count == 1)
+        if case .failure(let error)? = all.first { #expect(error.code == .cancelled) } else { Issue.record("not cancelled: \(all)") }
+        control.resume()   // after the end: nothing happens
+    }
+
+    @Test func aControlCarriesOverToTheNextRequest() async throws {
+        // A resumed download's second attempt keeps the control's rate.
+        let content = Digest.randomBytes(640 << 10)
+        let resource = RangedResource(.init(content: content, cutNextAfter: 128 << 10))
+        let server = try RawServer(.resource(resource))
+        defer { server.stop() }
+        let folder = try makeTestFolder("control")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var request = HTTPRequest(url: URL(string: "http://127.0.0.1:\(server.port)/file.bin")!)
+        request.control = TransferControl(maxBytesPerSecond: 256 << 10)
+        let target = FileDownload(to: folder.appending(path: "file.bin"))
+        await #expect(throws: DownloadError.self) { try await Self.transport.download(request, to: target) }
+        let probe = RateProbe(from: 192 << 10)   // whole-file bytes: 128 KiB kept, then 64 KiB
+        let file = try await Self.transport.download(request, to: target) { probe.record($0.bytesReceived) }
+        #expect(file.resumedAt == 128 << 10)
+        #expect(try Data(contentsOf: file.url) == Data(content))
+        let rate = probe.bytesPerSecond / Double(256 << 10)
+        #expect(rate > 0.8 && rate < 1.2, "\(rate) times the limit")
+    }
+}

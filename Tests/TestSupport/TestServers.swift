@@ -1,0 +1,171 @@
+import AIFTransport
+import AIFNetworkingTesting
+import Foundation
+import Hummingbird
+import HummingbirdHTTP2
+import HummingbirdTLS
+import NIOSSL
+
+/// The in-process servers the transport tests share, started once per test process on
+/// 127.0.0.1 with ports the system picks.
+enum TestServers {
+    struct Servers: Sendable {
+        let plain: LocalServer
+        let tls: LocalServer
+        let http2: LocalServer
+        let certificates: TestCertificates
+    }
+
+    private static let started = Task<Servers, any Error> { try await start() }
+
+    /// The servers, started on first use.
+    static func shared() async throws -> Servers {
+        try await started.value
+    }
+
+    /// Starts a set of servers that answer the test routes and those `extraRoutes` adds.
+    static func start(adding extraRoutes: @escaping @Sendable (Router<ConnectionContext>) -> Void = { _ in }) async throws -> Servers {
+        let certificates = try TestCertificates.processCertificates.get()
+        let gzipped = try gzip(Data(TestRoutes.gzipPlainText.utf8))
+        let plain = try await LocalServer.start(router: TestRoutes.makeRouter(gzippedBody: gzipped, adding: extraRoutes))
+
+        let tlsConfiguration = try certificates.serverTLSConfiguration()
+        let tls = try await LocalServer.start(
+            router: TestRoutes.makeRouter(gzippedBody: gzipped, adding: extraRoutes),
+            server: .tls(.http1(), tlsConfiguration: tlsConfiguration)
+        )
+        let http2 = try await LocalServer.start(
+            router: TestRoutes.makeRouter(gzippedBody: gzipped, adding: extraRoutes),
+            server: .http2Upgrade(tlsConfiguration: tlsConfiguration)
+        )
+        return Servers(plain: plain, tls: tls, http2: http2, certificates: certificates)
+    }
+
+    /// Compresses with the system's `gzip`, so the test does not trust our own code to make
+    /// the data it then decodes.
+    static func gzip(_ data: Data) throws -> Data {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "aif-gzip-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "body")
+        try data.write(to: file)
+        try Shell.run("gzip -9 -n '\(file.path)'")
+        return try Data(contentsOf: directory.appending(path: "body.gz"))
+    }
+}
+
+/// A CA, a server certificate it signed for 127.0.0.1 and localhost, and the server key's pin,
+/// generated afresh by `openssl` for each test process.
+struct TestCertificates: Sendable {
+    let directory: URL
+    var caPath: String { directory.appending(path: "ca.pem").path }
+    var serverCertificatePath: String { directory.appending(path: "server.pem").path }
+    var serverKeyPath: String { directory.appending(path: "server.key").path }
+    /// base64 SHA-256 of the server's SubjectPublicKeyInfo.
+    let serverKeyPin: String
+    /// The pin of an unrelated key.
+    let otherKeyPin: String
+
+    /// Where this process's certificates live; removed when the process exits.
+    private static let processDirectory = FileManager.default.temporaryDirectory.appending(path: "aif-tls-\(UUID().uuidString)")
+
+    /// This process's certificates, made on first use: every set of servers the process starts
+    /// shares them (and so does every client that trusts the CA).
+    static let processCertificates = Result { try generate() }
+
+    private static func generate() throws -> TestCertificates {
+        let directory = processDirectory
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: TestCertificates.processDirectory) }
+        let dir = directory.path
+        try Shell.run("""
+            set -e
+            cd '\(dir)'
+            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem \
+              -days 2 -subj '/CN=AIFNetworking Test CA' \
+              -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign' 2>/dev/null
+            openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key -out server.csr \
+              -subj '/CN=localhost' 2>/dev/null
+            printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nbasicConstraints=CA:FALSE\\nkeyUsage=critical,digitalSignature\\nextendedKeyUsage=serverAuth\\n' > server.ext
+            openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 \
+              -extfile server.ext 2>/dev/null
+            openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out other.key 2>/dev/null
+            """)
+        let pin = try Shell.run("cd '\(dir)' && openssl x509 -in server.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64")
+        let otherPin = try Shell.run("cd '\(dir)' && openssl pkey -in other.key -pubout -outform der | openssl dgst -sha256 -binary | base64")
+        return TestCertificates(
+            directory: directory,
+            serverKeyPin: pin.trimmingCharacters(in: .whitespacesAndNewlines),
+            otherKeyPin: otherPin.trimmingCharacters(in: .whitespacesAndNewlines)
+        )
+    }
+
+    func serverTLSConfiguration() throws -> TLSConfiguration {
+        let chain = try NIOSSLCertificate.fromPEMFile(serverCertificatePath).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: serverKeyPath, format: .pem)
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+    }
+}
+
+/// Runs shell commands for test set-up.
+enum Shell {
+    /// What a program printed, and how it exited.
+    struct Run {
+        let status: Int32
+        let standardOutput: String
+        let standardError: String
+    }
+
+    /// Runs a program with these arguments and environment additions until it exits, without
+    /// holding a thread of the test process meanwhile (the program may talk to its servers).
+    static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "aif-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appending(path: "out"), err = directory.appending(path: "err")
+        try Data().write(to: out)
+        try Data().write(to: err)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try await withCheckedThrowingContinuation { (exited: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in exited.resume() }
+            do {
+                try process.run()
+            } catch {
+                exited.resume(throwing: error)
+            }
+        }
+        return Run(
+            status: process.terminationStatus, standardOutput: try String(contentsOf: out, encoding: .utf8),
+            standardError: try String(contentsOf: err, encoding: .utf8))
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let command: String
+        let status: Int32
+        let output: String
+        var description: String { "`\(command)` exited with \(status): \(output)" }
+    }
+
+    @discardableResult
+    static func run(_ command: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", command]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw Failure(command: command, status: process.terminationStatus, output: text)
+        }
+        return text
+    }
+}

@@ -1,0 +1,38 @@
+import AIFTransport
+import Foundation
+
+/// Counts completion calls per request, to prove each request ends exactly once.
+final class CompletionLedger: Sendable {
+    private let calls = Locked([Int: Int]())
+
+    func record(_ id: Int) {
+        calls.withLock { $0[id, default: 0] += 1 }
+    }
+
+    /// Request IDs called other than exactly once, among `0..<count`.
+    func anomalies(expecting count: Int) -> [Int: Int] {
+        calls.withLock { calls in
+            var result: [Int: Int] = [:]
+            for id in 0..<count where calls[id, default: 0] != 1 { result[id] = calls[id, default: 0] }
+            for (id, n) in calls where id >= count { result[id] = n }
+            return result
+        }
+    }
+
+    var total: Int {
+        calls.withLock { $0.values.reduce(0, +) }
+    }
+}
+
+/// Waits, at most `timeout`, until `condition` holds; returns whether it did. The default is
+/// long (30 s) because it only bounds a failure: under the thread sanitizer, with the whole
+/// suite on two cores, a delivery that takes milliseconds alone has been seen to take 13 s.
+@discardableResult
+func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
