@@ -21,6 +21,7 @@ let package = Package(
     products: [
         .library(name: "AIFNetworking", targets: ["AIFNetworking"]),
         .library(name: "AIFTransport", targets: ["AIFTransport"]),
+        .library(name: "AIFServices", targets: ["AIFServices"]),
         .library(name: "AIFNetworkingDiskCache", targets: ["AIFNetworkingDiskCache"]),
         .library(name: "AIFNetworkingTesting", targets: ["AIFNetworkingTesting"]),
         .library(name: "AIFNetworkingMetrics", targets: ["AIFNetworkingMetrics"]),
@@ -70,13 +71,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Signing, services, the engine, managers, caching, mocking and observation, on top of
-        // the transport, which it re-exports: `import AIFNetworking` gives both.
+        // Above the transport: services and their environments, the request builder, signing,
+        // decoding, the policies a service declares (retries, error policies, credentials) and
+        // mock environments. It re-exports the transport.
         .target(
-            name: "AIFNetworking",
+            name: "AIFServices",
             dependencies: [
                 "AIFTransport",
                 "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // On top: the load engine and the proxy, managers, caching and observation. It
+        // re-exports the layers below: `import AIFNetworking` gives all three.
+        .target(
+            name: "AIFNetworking",
+            dependencies: [
+                "AIFServices",
+                "AIFTransport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -187,7 +199,7 @@ let package = Package(
         // (Tests/Fuzz/Corpus), which the tests do.
         .executableTarget(
             name: "aif-fuzz",
-            dependencies: ["AIFNetworking", "AIFTransport", "FuzzSupport"],
+            dependencies: ["AIFNetworking", "AIFServices", "AIFTransport", "FuzzSupport"],
             path: "Tests/Fuzz",
             exclude: ["Corpus", "lsan-suppressions.txt"]
         ),
@@ -231,11 +243,25 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
-        // The layers above the transport: signing, services, the engine, managers and the rest.
+        // Services, signing and decoding: they see those and the transport, nothing above.
+        .testTarget(
+            name: "AIFServicesTests",
+            dependencies: [
+                "AIFServices",
+                "AIFTransport",
+                "TestSupport",
+                "AIFNetworkingTesting",
+                "DemoServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The engine, the proxy, managers, caching and observation, and the whole stack end to end.
         .testTarget(
             name: "AIFNetworkingTests",
             dependencies: [
                 "AIFNetworking",
+                "AIFServices",
                 "AIFTransport",
                 "TestSupport",
                 "AIFNetworkingDiskCache",

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-targets=(AIFTransport AIFNetworking AIFNetworkingTesting)
+targets=(AIFTransport AIFServices AIFNetworking AIFNetworkingTesting)
 swift package --disable-sandbox generate-documentation --enable-experimental-combined-documentation \
     "${targets[@]/#/--target=}" > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
 # DocC's own diagnostics come after the first "Building documentation for" line.

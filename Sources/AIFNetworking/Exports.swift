@@ -1,3 +1,4 @@
-// The transport is a module of its own (it knows nothing of the layers above); importing
-// AIFNetworking imports it too, so a user's code names its types as before.
+// The layers below are modules of their own (each knows nothing of those above it); importing
+// AIFNetworking imports them too, so a user's code names their types as before.
+@_exported import AIFServices
 @_exported import AIFTransport

@@ -1,5 +1,6 @@
 @testable import TestSupport
 @testable import AIFNetworking
+@testable import AIFServices
 @testable import AIFTransport
 import AIFNetworkingTesting
 import DemoServer

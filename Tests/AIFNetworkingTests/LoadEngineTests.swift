@@ -1,4 +1,5 @@
 @_spi(Performance) @testable import AIFNetworking
+@testable import AIFServices
 @testable import TestSupport
 import AIFNetworkingTesting
 import Foundation

@@ -1,5 +1,6 @@
 @testable import TestSupport
 @testable import AIFNetworking
+@testable import AIFServices
 import AIFNetworkingTesting
 import DemoServer
 import Foundation

@@ -1,4 +1,5 @@
 @_spi(Performance) @testable import AIFNetworking
+@testable import AIFServices
 @testable import AIFTransport
 @testable import TestSupport
 import Foundation

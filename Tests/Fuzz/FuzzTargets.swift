@@ -1,4 +1,5 @@
 @testable import AIFNetworking
+@testable import AIFServices
 @testable import AIFTransport
 import Foundation
 

@@ -17,7 +17,7 @@ extension ResponseCache {
         public let path: String
         /// The parameters, sorted and percent-encoded: `id=7&page=2`.
         public let parameters: String
-        /// The cache version it was stored under: the service's ``Service/cacheVersion`` and the
+        /// The cache version it was stored under: the service's ``/AIFServices/Service/cacheVersion`` and the
         /// endpoint's ``CachePolicy/version``, as `SERVICE.ENDPOINT` (`0.0` for both unset).
         public let version: String
         /// The fingerprint of the content type's `Decodable` shape, or `""` when the key is not

@@ -119,7 +119,7 @@ struct LoadStateMachine: Sendable {
         var askedService = false
         /// The service's veto, if it refused the response.
         var veto: ServiceVeto?
-        /// The policy the service's ``ErrorPolicies`` give the response, if any.
+        /// The policy the service's ``/AIFServices/ErrorPolicies`` give the response, if any.
         var errorPolicy: ErrorPolicies.Action?
         /// Whether the response says the credential expired (a status or a veto code the
         /// authenticator names).

@@ -91,7 +91,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         public static let transport = Kind(.transport)
         /// The load was cancelled: by ID, group, deallocation of its manager, or its task.
         public static let cancelled = Kind(.cancelled)
-        /// The service's ``Authenticator`` could not refresh the credential;
+        /// The service's ``/AIFServices/Authenticator`` could not refresh the credential;
         /// ``APIError/underlyingError`` is the refresh's error. No request was sent with the
         /// old credential after it was refused.
         public static let authenticationFailed = Kind(.authenticationFailed)
@@ -110,13 +110,13 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public var path: String { storage.path }
     /// What went wrong, in plain words (never a secret).
     public var message: String { storage.message }
-    /// The error underneath (``/AIFTransport/TransportError``, ``ServiceError``, `DecodingError`, a
+    /// The error underneath (``/AIFTransport/TransportError``, ``/AIFServices/ServiceError``, `DecodingError`, a
     /// validator's error …), if any.
     public var underlyingError: (any Error)? { storage.underlyingError }
     /// The response, when one arrived.
     public var response: HTTPResponse? { storage.response }
     /// How many times the request was sent before the load failed: 0 when it failed before
-    /// sending, more than 1 when it was retried (see ``RetryPolicy``).
+    /// sending, more than 1 when it was retried (see ``/AIFServices/RetryPolicy``).
     public var attempts: Int { storage.attempts ?? (storage.response == nil && !Self.sentKinds.contains(kind) ? 0 : 1) }
 
     /// Creates an error; managers and reformers use this.

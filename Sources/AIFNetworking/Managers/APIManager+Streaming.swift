@@ -1,7 +1,7 @@
 extension APIManager where Content == NoContent {
     /// Loads, and hands over the response's body as it arrives — server-sent events, a log, a
     /// feed of lines — as a load of this manager: the service resolved, the parameters, the
-    /// credential of its ``Authenticator``, signing, redirects within the service's origin
+    /// credential of its ``/AIFServices/Authenticator``, signing, redirects within the service's origin
     /// followed and signed afresh, the service's retry policy and a credential refused and
     /// renewed, the observers, a request ID to cancel it by — all before the first byte of the
     /// body. It returns when a 2xx answer's body begins (or the answer ends, for one without

@@ -20,7 +20,7 @@ import Foundation
 /// let goods = try await detail.load(["id": 7]).content
 /// ```
 ///
-/// Content is decoded from JSON with `Decodable` by ``FastJSONDecoder`` (override ``decoder``,
+/// Content is decoded from JSON with `Decodable` by ``/AIFServices/FastJSONDecoder`` (override ``decoder``,
 /// or ``decodeContent(from:service:)`` for other formats; use ``NoContent`` for endpoints
 /// without a body).
 ///
@@ -77,7 +77,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// - Parameters:
     ///   - endpoint: What to call and how.
     ///   - proxy: The proxy; ``APIProxy/shared`` by default.
-    ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
+    ///   - registry: Where services are resolved; ``/AIFServices/ServiceRegistry/shared`` by default.
     ///   - cache: The response cache; ``ResponseCache/shared`` by default.
     public init(_ endpoint: Endpoint<Content>, proxy: APIProxy = .shared, registry: ServiceRegistry = .shared, cache: ResponseCache = .shared) {
         self.endpoint = endpoint
@@ -92,7 +92,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///   - service: The service to call, unless a subclass overrides ``serviceName``.
     ///   - path: The method to call, unless a subclass overrides ``path``.
     ///   - proxy: The proxy; ``APIProxy/shared`` by default.
-    ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
+    ///   - registry: Where services are resolved; ``/AIFServices/ServiceRegistry/shared`` by default.
     ///   - cache: The response cache; ``ResponseCache/shared`` by default.
     public init(
         service: ServiceName? = nil,
@@ -130,7 +130,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// transport's.
     open var timeouts: HTTPRequest.Timeouts? { endpoint.timeouts }
     /// Decodes the content; the endpoint's, `nil` by default for the service's decoder, or else a default
-    /// ``FastJSONDecoder``. Foundation's `JSONDecoder` conforms to ``ContentDecoder`` too.
+    /// ``/AIFServices/FastJSONDecoder``. Foundation's `JSONDecoder` conforms to ``/AIFServices/ContentDecoder`` too.
     open var decoder: (any ContentDecoder)? { endpoint.decoder }
     /// How responses are cached and loads answered from the cache: the endpoint's, `nil` (no
     /// caching) by default. See ``CachePolicy`` for lifetimes, stale-while-revalidate, offline
@@ -140,9 +140,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// ID, callbacks and cancellation): the endpoint's, off by default.
     open var coalescesIdenticalRequests: Bool { endpoint.coalescesIdenticalRequests }
     /// When a failed load is sent again: the endpoint's, `nil` by default for the service's
-    /// ``Service/retryPolicy``.
+    /// ``/AIFServices/Service/retryPolicy``.
     open var retryPolicy: RetryPolicy? { endpoint.retryPolicy }
-    /// Whether loads carry the credential of the service's ``Authenticator``: the endpoint's,
+    /// Whether loads carry the credential of the service's ``/AIFServices/Authenticator``: the endpoint's,
     /// yes by default. Return `false` for the manager that refreshes the credential, or the
     /// refresh would wait for itself.
     open var usesAuthenticator: Bool { endpoint.usesAuthenticator }
@@ -166,9 +166,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     open func validate(response: APIResponse<Content>) throws { try endpoint.validateResponse?(response) }
 
     /// Decodes the body into the content type: through ``decoder``, else the service's
-    /// ``Service/decoder``, else a default ``FastJSONDecoder``; the content is the
-    /// ``Service/envelope``'s when the service has one; ``NoContent`` ignores the body. A
-    /// ``FastJSONDecoder`` reads the body the service's ``Service/applicationErrors`` rule
+    /// ``/AIFServices/Service/decoder``, else a default ``/AIFServices/FastJSONDecoder``; the content is the
+    /// ``/AIFServices/Service/envelope``'s when the service has one; ``NoContent`` ignores the body. A
+    /// ``/AIFServices/FastJSONDecoder`` reads the body the service's ``/AIFServices/Service/applicationErrors`` rule
     /// parsed, without parsing it again. Override for other formats.
     ///
     /// - Parameters:

@@ -87,8 +87,8 @@ public protocol APIManagerInterceptor: AnyObject, Sendable {
     func shouldCallAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) -> Bool
     /// The request has been handed to the proxy (or the load answered from the cache).
     func afterCallingAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters)
-    /// Whether to send a failed load again, as its ``RetryPolicy`` and the proxy's
-    /// ``RetryPolicy/Budget`` allow; `false` ends it with the failed attempt's outcome. Called on the
+    /// Whether to send a failed load again, as its ``/AIFServices/RetryPolicy`` and the proxy's
+    /// ``/AIFServices/RetryPolicy/Budget`` allow; `false` ends it with the failed attempt's outcome. Called on the
     /// thread the load runs on.
     func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryPolicy.Attempt) -> Bool
     /// Whether to tell the delegate of this success.

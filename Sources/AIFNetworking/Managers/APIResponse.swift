@@ -32,7 +32,7 @@ public struct APIResponse<Content: Sendable>: Sendable {
     /// How the transfer went; for a cached response, the transfer that filled the cache.
     public var metrics: HTTPResponse.Metrics { storage.metrics }
     /// How many times the request was sent: 1, or more when the load was retried (see
-    /// ``RetryPolicy``).
+    /// ``/AIFServices/RetryPolicy``).
     public var attempts: Int { storage.attempts }
     /// The HTTP version the response arrived over (of the stored response, for one from the
     /// cache).

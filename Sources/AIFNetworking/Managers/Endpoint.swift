@@ -32,7 +32,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     /// Timeouts of this endpoint; `nil` for the service's or the transport's.
     public var timeouts: HTTPRequest.Timeouts?
     /// Decodes the content; `nil` for the service's decoder, or else a default
-    /// ``FastJSONDecoder``.
+    /// ``/AIFServices/FastJSONDecoder``.
     public var decoder: (any ContentDecoder)?
     /// How validated responses are cached; `nil` for no caching.
     public var cachePolicy: CachePolicy?
@@ -40,7 +40,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     public var coalescesIdenticalRequests: Bool
     /// When a failed load is sent again; `nil` for the service's policy.
     public var retryPolicy: RetryPolicy?
-    /// Whether loads carry the credential of the service's ``Authenticator`` (`false` for the
+    /// Whether loads carry the credential of the service's ``/AIFServices/Authenticator`` (`false` for the
     /// endpoint that refreshes it).
     public var usesAuthenticator: Bool
     /// Rewrites the parameters just before the call (see ``APIManager/reformParams(_:)``).

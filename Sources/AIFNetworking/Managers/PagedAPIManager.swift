@@ -38,7 +38,7 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
     ///   - paging: How pages are asked for; numbered pages of 20 ending on a short page by
     ///     default.
     ///   - proxy: The proxy; ``APIProxy/shared`` by default.
-    ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
+    ///   - registry: Where services are resolved; ``/AIFServices/ServiceRegistry/shared`` by default.
     ///   - cache: The response cache; ``ResponseCache/shared`` by default.
     public init(
         _ endpoint: Endpoint<Page>, paging: Paging.Settings = Paging.Settings(), proxy: APIProxy = .shared, registry: ServiceRegistry = .shared,
@@ -54,7 +54,7 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
     ///   - service: The service to call, unless a subclass overrides ``APIManager/serviceName``.
     ///   - path: The method to call, unless a subclass overrides ``APIManager/path``.
     ///   - proxy: The proxy; ``APIProxy/shared`` by default.
-    ///   - registry: Where services are resolved; ``ServiceRegistry/shared`` by default.
+    ///   - registry: Where services are resolved; ``/AIFServices/ServiceRegistry/shared`` by default.
     ///   - cache: The response cache; ``ResponseCache/shared`` by default.
     public override init(
         service: ServiceName? = nil, path: String? = nil, proxy: APIProxy = .shared, registry: ServiceRegistry = .shared,

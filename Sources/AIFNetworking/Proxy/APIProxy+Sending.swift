@@ -1,11 +1,11 @@
 import Foundation
 
 extension APIProxy {
-    /// Sends a request made by ``RequestGenerator`` for `resolved`, as a manager's load sends
+    /// Sends a request made by ``/AIFServices/RequestGenerator`` for `resolved`, as a manager's load sends
     /// one: redirects followed as the ``transport``'s ``/AIFTransport/HTTPTransport/redirects`` (or the
     /// request's own) allow, each hop within the first request's origin signed afresh and no
     /// signature carried to another origin, every response shown to the environment's
-    /// ``ServiceRegistry/ResolvedService/clockSkew``. Cancelling the calling task cancels the hop in flight.
+    /// ``/AIFServices/ServiceRegistry/ResolvedService/clockSkew``. Cancelling the calling task cancels the hop in flight.
     ///
     /// ```swift
     /// let resolved = try ServiceRegistry.shared.resolve("shop")
@@ -18,7 +18,7 @@ extension APIProxy {
     ///   - resolved: The service and environment it was made for.
     /// - Returns: The final response.
     /// - Throws: ``/AIFTransport/TransportError`` from the transport (``/AIFTransport/TransportError/Code-swift.struct/tooManyRedirects``
-    ///   past the limit), or ``ServiceError`` when a hop cannot be signed.
+    ///   past the limit), or ``/AIFServices/ServiceError`` when a hop cannot be signed.
     public func send(_ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService) async throws -> HTTPResponse {
         let cancellation = AsyncCancellation()
         let result = await withTaskCancellationHandler {
@@ -35,8 +35,8 @@ extension APIProxy {
     /// Sends one load's request: each hop through the transport — a mock environment's
     /// fixtures, or ``transport`` (through a recorder when the proxy records) — as one exchange
     /// completing on `runner`, redirects followed through the library's one redirect loop with
-    /// the hops of a signed service signed afresh (``RequestGenerator/signedAgain(_:after:for:)``),
-    /// every response shown to the environment's ``ServiceRegistry/ResolvedService/clockSkew``.
+    /// the hops of a signed service signed afresh (``/AIFServices/RequestGenerator/signedAgain(_:after:for:)``),
+    /// every response shown to the environment's ``/AIFServices/ServiceRegistry/ResolvedService/clockSkew``.
     ///
     /// - Parameters:
     ///   - request: The load's request.

@@ -93,7 +93,7 @@ public final class APIProxy: Sendable {
     ///     retries per window whatever the traffic, by default.
     ///   - offlineAfterFailures: How many requests in a row must fail to connect, with no
     ///     response between, for ``connectivity`` to become ``APIProxy/Connectivity/offline``; 2 by default.
-    ///   - recorder: Writes every response as a fixture (see ``FixtureRecorder``); by default
+    ///   - recorder: Writes every response as a fixture (see ``/AIFServices/FixtureRecorder``); by default
     ///     one for the directory `AIF_RECORD` names, if it is set, else none.
     ///   - observers: What hears each load from start to end (see ``LoadObserver``); none by
     ///     default.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A transport that answers from fixture files — what a ``MockBehavior`` environment sends
-/// through, and a stand-in users can give an ``APIProxy`` in their own tests.
+/// through, and a stand-in users can give an `APIProxy` in their own tests.
 ///
 /// A request for `BASE/VERSION/goods/7` with method GET is answered from
 /// `FIXTURES/goods/7.GET.json`, or else from a file or folder named as a placeholder in that

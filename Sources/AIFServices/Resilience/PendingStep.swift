@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Attached to the load's cancellation while it waits, so cancelling the load ends the wait at
 /// once instead of when the timer fires or the refresh ends.
-final class PendingStep<Value: Sendable>: CancellableTransfer {
+package final class PendingStep<Value: Sendable>: CancellableTransfer {
     private let continuation: Locked<(@Sendable (Value?) -> Void)?>
     private let runner: any CompletionExecutor
 
@@ -16,7 +16,7 @@ final class PendingStep<Value: Sendable>: CancellableTransfer {
     /// - Parameters:
     ///   - runner: Where `continuation` runs.
     ///   - continuation: Called once: with the value, or `nil` when cancelled first.
-    init(on runner: any CompletionExecutor, then continuation: @escaping @Sendable (Value?) -> Void) {
+    package init(on runner: any CompletionExecutor, then continuation: @escaping @Sendable (Value?) -> Void) {
         self.continuation = Locked(continuation)
         self.runner = runner
     }
@@ -27,12 +27,12 @@ final class PendingStep<Value: Sendable>: CancellableTransfer {
     }
 
     /// Goes on with `value` after `delay`, as `clock` measures it.
-    func resume(after delay: Duration, on clock: any LoadClock, with value: Value) {
+    package func resume(after delay: Duration, on clock: any LoadClock, with value: Value) {
         clock.schedule(after: delay) { [self] in end(value) }
     }
 
     /// Ends the wait now, as cancelled; nothing happens if it is over.
-    func cancel() {
+    package func cancel() {
         end(nil)
     }
 

@@ -43,7 +43,7 @@ public struct ResponseEnvelope: Sendable, Hashable {
     }
 
     /// The content's JSON, cut out of a parsed body.
-    func content(of tape: JSONTape) throws(DecodingError) -> Data {
+    package func content(of tape: JSONTape) throws(DecodingError) -> Data {
         let token = tape.tokens[try contentIndex(in: tape)]
         // A string's range is inside its quotes; the content keeps them.
         let range = token.kind == .string ? Int(token.start) - 1..<Int(token.end) + 1 : Int(token.start)..<Int(token.end)
@@ -51,7 +51,7 @@ public struct ResponseEnvelope: Sendable, Hashable {
     }
 
     /// The token of the content in a parsed body, for a decoder that reads the same tape.
-    func contentIndex(in tape: JSONTape) throws(DecodingError) -> Int {
+    package func contentIndex(in tape: JSONTape) throws(DecodingError) -> Int {
         var index = 0
         var walked: [any CodingKey] = []
         for name in path {

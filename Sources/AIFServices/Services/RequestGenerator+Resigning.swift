@@ -15,7 +15,7 @@ extension RequestGenerator {
     ///   - resolved: The service and environment it was made for.
     /// - Returns: The hop to send.
     /// - Throws: ``ServiceError`` when the hop cannot be signed.
-    func signedAgain(_ hop: HTTPRequest, after original: HTTPRequest, for resolved: ServiceRegistry.ResolvedService) throws(ServiceError) -> HTTPRequest {
+    package func signedAgain(_ hop: HTTPRequest, after original: HTTPRequest, for resolved: ServiceRegistry.ResolvedService) throws(ServiceError) -> HTTPRequest {
         var next = hop
         let items = PercentEncoding.queryItems(of: hop.url)
         if items.contains(where: { Self.signatureQueryFields.contains($0.name) }) {

@@ -364,7 +364,7 @@ public struct RequestGenerator: Sendable {
     }
 
     /// Flattens nested parameters into name/value pairs, sorted by name for a stable order.
-    static func flatten(_ parameters: Parameters, arrays: ArrayEncoding) -> [(name: String, value: String)] {
+    package static func flatten(_ parameters: Parameters, arrays: ArrayEncoding) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
         func add(_ name: String, _ value: ParameterValue) {
             switch value {

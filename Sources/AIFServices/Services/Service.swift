@@ -77,7 +77,7 @@ public protocol Service: Sendable {
     /// credentials.
     var signer: (any RequestSigner)? { get }
     /// Decodes the content of this service's responses, or `nil` for a default
-    /// ``FastJSONDecoder`` (a manager's own ``APIManager/decoder`` wins).
+    /// ``FastJSONDecoder`` (a manager's own `APIManager.decoder` wins).
     var decoder: (any ContentDecoder)? { get }
     /// Where the content sits in bodies that wrap it (`{"code": 0, "data": {…}}`), or `nil`
     /// (the default) when the body is the content.
@@ -95,7 +95,7 @@ public protocol Service: Sendable {
     /// credential, tell an app handler): none by default.
     var errorPolicies: ErrorPolicies? { get }
     /// The cache version of every response of the service, beside each endpoint's
-    /// ``CachePolicy/version``: bumping it leaves everything the service's managers stored
+    /// `CachePolicy.version`: bumping it leaves everything the service's managers stored
     /// unread (YTKNetwork's `cacheVersion`, for a whole backend).
     var cacheVersion: Int { get }
 
@@ -172,7 +172,7 @@ extension Service {
     /// What the service says about `response`: its ``applicationErrors`` rule on a 2xx body —
     /// parsed into `json`, unless it was already, for the envelope and the decoder after it —
     /// then its ``veto(_:)``.
-    func verdict(on response: HTTPResponse, json: inout ParsedJSON?) -> ServiceVeto? {
+    package func verdict(on response: HTTPResponse, json: inout ParsedJSON?) -> ServiceVeto? {
         if let rule = applicationErrors, response.isSuccess, response.body.first == UInt8(ascii: "{") {
             if json == nil, let tape = try? JSONTape(parsing: [UInt8](response.body)) { json = ParsedJSON(tape) }
             if let json, let veto = rule.veto(in: json.tape) { return veto }

@@ -3,7 +3,7 @@ import Foundation
 /// When a load that failed is sent again, and how long it waits first.
 ///
 /// A service has one (``Service/retryPolicy``, or the `retry` key of its config file); a
-/// manager can override it (``APIManager/retryPolicy``). The defaults:
+/// manager can override it (`APIManager.retryPolicy`). The defaults:
 ///
 /// | | default |
 /// | --- | --- |
@@ -17,7 +17,7 @@ import Foundation
 /// Every attempt is a new request, signed afresh; the load keeps its ID; the load's total
 /// timeout bounds all attempts together; cancelling the load during a wait ends it at once. A
 /// proxy's ``RetryPolicy/Budget`` caps retries to a share of its requests, and an interceptor can veto
-/// any retry (``APIManagerInterceptor/shouldRetry(_:attempt:)``).
+/// any retry (`APIManagerInterceptor.shouldRetry(_:attempt:)`).
 public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     /// How many times a load is sent again after its first attempt; 0 never retries.
     public var maxRetries: Int
@@ -118,7 +118,7 @@ extension RetryPolicy {
             }
         }
 
-        static func seconds(_ duration: Duration) -> String {
+        package static func seconds(_ duration: Duration) -> String {
             String(format: "%.3g", duration.timeInterval)
         }
     }
@@ -134,6 +134,13 @@ extension RetryPolicy {
         /// How long the load waits before the attempt.
         public var delay: Duration
 
+        package init(number: Int, maximum: Int, reason: Reason, delay: Duration) {
+            self.number = number
+            self.maximum = maximum
+            self.reason = reason
+            self.delay = delay
+        }
+
         /// `attempt 2 of 3 in 0.42 s: the server answered 503`.
         public var description: String {
             "attempt \(number) of \(maximum) in \(Reason.seconds(delay)) s: \(reason)"
@@ -142,7 +149,7 @@ extension RetryPolicy {
 }
 
 /// What the policy says about an attempt's outcome.
-enum RetryDecision: Equatable {
+package enum RetryDecision: Equatable {
     /// The outcome is the load's: deliver it. `note` says why a retryable failure is not
     /// retried, for the log.
     case deliver(note: String?)
@@ -164,7 +171,7 @@ extension RetryPolicy {
     ///   - random: Draws the jittered wait.
     ///   - policyReason: Set when the service's ``ErrorPolicies`` ask for a retry: the outcome
     ///     is then retried whatever the statuses the policy lists.
-    func decision(
+    package func decision(
         after outcome: Result<HTTPResponse, TransportError>, of request: HTTPRequest, attempt: Int, remaining: Duration?,
         clockOffset: TimeInterval = 0, now: Date = Date(), random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:),
         policyReason: Reason? = nil
@@ -208,7 +215,7 @@ extension RetryPolicy {
     }
 
     /// A uniformly random duration from zero to `ceiling`.
-    static func randomDuration(upTo ceiling: Duration) -> Duration {
+    package static func randomDuration(upTo ceiling: Duration) -> Duration {
         let nanoseconds = max(Int64(ceiling / .nanoseconds(1)), 0)
         return .nanoseconds(Int64.random(in: 0...nanoseconds))
     }

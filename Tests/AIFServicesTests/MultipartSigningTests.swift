@@ -1,4 +1,4 @@
-@testable import AIFNetworking
+@testable import AIFServices
 import Foundation
 import Testing
 

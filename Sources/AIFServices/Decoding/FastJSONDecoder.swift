@@ -55,7 +55,7 @@ public struct FastJSONDecoder: ContentDecoder, Hashable {
 
     /// Decodes the value at token `index` of a document parsed already (by the service's
     /// application-error rule, or to find an envelope's content).
-    func decode<Value: Decodable>(_ type: Value.Type, from tape: JSONTape, at index: Int) throws -> Value {
+    package func decode<Value: Decodable>(_ type: Value.Type, from tape: JSONTape, at index: Int) throws -> Value {
         try TapeDecoder(tape: tape, options: self).unwrap(type, at: index)
     }
 }

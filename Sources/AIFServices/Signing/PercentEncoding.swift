@@ -2,8 +2,8 @@ import Foundation
 
 /// RFC 3986 percent-encoding as the signature schemes define it: `A-Z a-z 0-9 - . _ ~` stay,
 /// every other byte of the UTF-8 form becomes `%XX` with upper-case hex (a space is `%20`).
-enum PercentEncoding {
-    static func encode(_ text: String) -> String {
+package enum PercentEncoding {
+    package static func encode(_ text: String) -> String {
         var text = text
         let encoded: String? = text.withUTF8 { bytes in
             // Most names and values (keys, numbers, hex signatures) need no encoding at all.

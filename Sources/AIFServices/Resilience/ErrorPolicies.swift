@@ -83,6 +83,15 @@ extension ErrorPolicies {
         /// The application error message, if the response had one.
         public var message: String?
 
+        package init(handler: String, service: ServiceName, environment: ServiceEnvironment.Name, statusCode: Int, code: String?, message: String?) {
+            self.handler = handler
+            self.service = service
+            self.environment = environment
+            self.statusCode = statusCode
+            self.code = code
+            self.message = message
+        }
+
         /// `upgradeRequired: shop/online answered 426`.
         public var description: String {
             "\(handler): \(service)/\(environment) answered \(statusCode)" + (code.map { " with code \($0)" } ?? "") + (message.map { ": \($0)" } ?? "")
@@ -92,7 +101,7 @@ extension ErrorPolicies {
 
 /// The app's error handlers by name, each told of an event once: a burst of loads meeting the
 /// same code calls it once; the same event again after `quietPeriod` without it calls it again.
-final class ErrorHandlers: Sendable {
+package final class ErrorHandlers: Sendable {
     private struct State {
         var handlers: [String: @Sendable (ErrorPolicies.Event) -> Void] = [:]
         var lastSeen: [EventKey: ContinuousClock.Instant] = [:]
@@ -126,7 +135,7 @@ final class ErrorHandlers: Sendable {
     /// Tells the event's handler, unless it heard of the same event within the quiet period
     /// (which each repeat extends). Returns whether a handler of that name exists.
     @discardableResult
-    func tell(_ event: ErrorPolicies.Event, now: ContinuousClock.Instant = .now) -> Bool {
+    package func tell(_ event: ErrorPolicies.Event, now: ContinuousClock.Instant = .now) -> Bool {
         let key = EventKey(handler: event.handler, service: event.service, environment: event.environment, statusCode: event.statusCode, code: event.code)
         let (handler, fresh) = state.withLock { state -> ((@Sendable (ErrorPolicies.Event) -> Void)?, Bool) in
             let last = state.lastSeen[key]

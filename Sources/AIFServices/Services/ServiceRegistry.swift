@@ -186,10 +186,10 @@ extension ServiceRegistry {
         /// signed with its correction.
         public let clockSkew: ClockSkew
         /// The handlers of the registry it was resolved in, for ``ErrorPolicies/Action/handler(_:)``.
-        var errorHandlers: ErrorHandlers?
+        package var errorHandlers: ErrorHandlers?
 
         /// Whether the environment's requests are signed: it has credentials and the service a signer.
-        var isSigned: Bool { environment.credentials != nil && service.signer != nil }
+        package var isSigned: Bool { environment.credentials != nil && service.signer != nil }
 
         /// Creates a snapshot (the registry makes them; tools and tests may too).
         public init(

@@ -19,7 +19,7 @@ import Foundation
 ///   behind them. When the refresh succeeds, each is sent again **once**, with the new
 ///   credential, signed afresh; a request that fails again is not refreshed a second time.
 ///   When it fails (or takes longer than ``refreshTimeout``), every waiting request fails with
-///   ``APIError/Kind-swift.struct/authenticationFailed`` carrying the refresh's error, the
+///   `APIError.Kind.authenticationFailed` carrying the refresh's error, the
 ///   credential is cleared, and no request is sent with the old one.
 /// - A credential that says when it expires is refreshed ahead, within ``refreshWindow`` of
 ///   its expiry (or in the last quarter of its lifetime, when that is shorter: a token that
@@ -28,7 +28,7 @@ import Foundation
 ///
 /// The refresh is any `async` function; often an ordinary manager load, on the same service
 /// or another. Its manager must not use this authenticator itself (override
-/// ``APIManager/usesAuthenticator`` to return `false`), or the refresh would wait for itself.
+/// `APIManager.usesAuthenticator` to return `false`), or the refresh would wait for itself.
 public final class Authenticator: Sendable {
     /// Where a request carries the credential.
     public enum Placement: Sendable, Hashable {
@@ -96,7 +96,7 @@ public final class Authenticator: Sendable {
     }
 
     /// Whether `response` (and the service's veto of it, if any) says the credential expired.
-    func isExpiry(_ response: HTTPResponse, veto: ServiceVeto?) -> Bool {
+    package func isExpiry(_ response: HTTPResponse, veto: ServiceVeto?) -> Bool {
         if expiredStatusCodes.contains(response.statusCode) { return true }
         guard let veto, !expiredApplicationCodes.isEmpty else { return false }
         return expiredApplicationCodes.contains(veto.code)
@@ -112,7 +112,7 @@ public final class Authenticator: Sendable {
     ///   - completion: Gets the credential and its generation (to pass back to
     ///     ``renew(after:on:cancellation:completion:)``), the refresh's failure, or the
     ///     cancellation. Called once.
-    func acquire(on runner: any CompletionExecutor, cancellation: AsyncCancellation, completion: @escaping @Sendable (CredentialOutcome) -> Void) {
+    package func acquire(on runner: any CompletionExecutor, cancellation: AsyncCancellation, completion: @escaping @Sendable (CredentialOutcome) -> Void) {
         let window = refreshWindow.timeInterval
         let action = state.withLock { state in
             state.acquire(now: Date(), window: window) { Self.waiter(on: runner, cancellation: cancellation, completion) }
@@ -123,7 +123,7 @@ public final class Authenticator: Sendable {
     /// A request that carried the credential of `generation` was told it expired: gets the
     /// next one — the one already refreshed, or the outcome of the refresh this starts or
     /// joins — as ``acquire(on:cancellation:completion:)`` does.
-    func renew(
+    package func renew(
         after generation: Int, on runner: any CompletionExecutor, cancellation: AsyncCancellation,
         completion: @escaping @Sendable (CredentialOutcome) -> Void
     ) {
@@ -137,7 +137,7 @@ public final class Authenticator: Sendable {
     /// refusal), a status in ``expiredStatusCodes`` marks the credential refused as the
     /// answer arrives — and starts the refresh — so that the requests queued behind it are
     /// held back at once, not sent with the refused credential.
-    func sendingCondition(generation: Int, reportsRefusal: Bool) -> any SendingCondition {
+    package func sendingCondition(generation: Int, reportsRefusal: Bool) -> any SendingCondition {
         CredentialInUse(authenticator: self, generation: generation, reportsRefusal: reportsRefusal)
     }
 
@@ -242,7 +242,7 @@ private final class CredentialInUse: SendingCondition {
 }
 
 /// What a request waiting for a credential gets.
-enum CredentialOutcome: Sendable {
+package enum CredentialOutcome: Sendable {
     /// The credential to send, and its generation.
     case credential(Authenticator.Credential, generation: Int)
     /// The refresh failed.
@@ -252,11 +252,11 @@ enum CredentialOutcome: Sendable {
 }
 
 /// Why an ``Authenticator`` could not supply a credential: its refresh failed.
-struct AuthenticationFailure: Error, Sendable, CustomStringConvertible {
+package struct AuthenticationFailure: Error, Sendable, CustomStringConvertible {
     /// The refresh's error.
-    let underlying: any Error
+    package let underlying: any Error
 
-    var description: String { "the credential could not be refreshed: \(underlying)" }
+    package var description: String { "the credential could not be refreshed: \(underlying)" }
 }
 
 /// A refresh that took longer than ``Authenticator/refreshTimeout``.

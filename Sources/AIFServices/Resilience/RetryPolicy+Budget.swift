@@ -7,7 +7,7 @@ extension RetryPolicy {
     ///
     /// A retry is allowed while the retries made in the last ``window`` stay within
     /// `ratio × loads + minimumRetries` — the floor lets a quiet client still retry its few
-    /// requests. Thread-safe; one per ``APIProxy``.
+    /// requests. Thread-safe; one per `APIProxy`.
     public final class Budget: Sendable {
         /// Retries allowed per load sent (0.2: one retry for five loads).
         public let ratio: Double
@@ -51,7 +51,7 @@ extension RetryPolicy {
 
         /// Counts a load sent (whether its policy retries or not: the budget is a share of the
         /// proxy's traffic).
-        func recordLoad() {
+        package func recordLoad() {
             let epoch = currentEpoch()
             slots.withLock { slots in
                 let index = Self.index(of: epoch)
@@ -61,7 +61,7 @@ extension RetryPolicy {
         }
 
         /// Takes a retry from the budget; `false` when it is spent.
-        func spendRetry() -> Bool {
+        package func spendRetry() -> Bool {
             let epoch = currentEpoch()
             return slots.withLock { slots in
                 var loads = 0

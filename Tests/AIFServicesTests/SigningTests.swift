@@ -1,5 +1,5 @@
 @testable import TestSupport
-@testable import AIFNetworking
+@testable import AIFServices
 import Foundation
 import Testing
 

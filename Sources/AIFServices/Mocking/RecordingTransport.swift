@@ -6,14 +6,21 @@ import Logging
 /// through. A redirect is written as it came — its status and `Location` — and so is the
 /// answer at its target when that lies under the environment's URL, so that replaying follows
 /// the same hops.
-struct RecordingTransport: BatchingTransport {
+package struct RecordingTransport: BatchingTransport {
     let base: any HTTPTransport
     let recorder: FixtureRecorder
     /// The service and environment of the load whose exchanges go through it.
     let resolved: ServiceRegistry.ResolvedService
     let logger: Logger
 
-    func send(
+    package init(base: any HTTPTransport, recorder: FixtureRecorder, resolved: ServiceRegistry.ResolvedService, logger: Logger) {
+        self.base = base
+        self.recorder = recorder
+        self.resolved = resolved
+        self.logger = logger
+    }
+
+    package func send(
         _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
@@ -23,13 +30,13 @@ struct RecordingTransport: BatchingTransport {
         }
     }
 
-    func send(_ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?) async throws(TransportError) -> HTTPResponse {
+    package func send(_ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?) async throws(TransportError) -> HTTPResponse {
         let response = try await base.send(request, progress: progress)
         record(request, .success(response))
         return response
     }
 
-    func exchange(
+    package func exchange(
         _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, completingOn executor: any CompletionExecutor,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
@@ -39,8 +46,8 @@ struct RecordingTransport: BatchingTransport {
         }
     }
 
-    var ownThreadExecutor: (any CompletionExecutor)? { base.threadForLoads }
-    var redirects: HTTPRequest.RedirectPolicy { base.redirects }
+    package var ownThreadExecutor: (any CompletionExecutor)? { base.threadForLoads }
+    package var redirects: HTTPRequest.RedirectPolicy { base.redirects }
 
     private func record(_ request: HTTPRequest, _ result: Result<HTTPResponse, TransportError>) {
         guard case .success(let response) = result else { return }

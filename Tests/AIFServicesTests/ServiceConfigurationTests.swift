@@ -1,5 +1,5 @@
 @testable import TestSupport
-@testable import AIFNetworking
+@testable import AIFServices
 import Foundation
 import Testing
 
@@ -135,8 +135,8 @@ struct ServiceConfigurationTests {
     @Test func applicationErrorsAndDecodingComeFromTheFile() throws {
         let json = #"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"keys": "snakeCase"}, "applicationErrors": {"codeField": "status", "messageField": "msg", "successCodes": ["ok", 200]}}"#
         let service = try ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
-        func response(_ body: String, status: Int = 200) -> AIFNetworking.HTTPResponse {
-            AIFNetworking.HTTPResponse(statusCode: status, headers: HTTPHeaders(), body: Data(body.utf8), httpVersion: .http1_1, url: URL(string: "https://a.test")!, metrics: HTTPResponse.Metrics())
+        func response(_ body: String, status: Int = 200) -> HTTPResponse {
+            HTTPResponse(statusCode: status, headers: HTTPHeaders(), body: Data(body.utf8), httpVersion: .http1_1, url: URL(string: "https://a.test")!, metrics: HTTPResponse.Metrics())
         }
         #expect(service.applicationErrors?.veto(response(#"{"status": "ok"}"#)) == nil)
         #expect(service.applicationErrors?.veto(response(#"{"status": 200}"#)) == nil)

@@ -62,7 +62,7 @@ public final class FixtureRecorder: Sendable {
     }
 
     /// A recorder for the directory named by `AIF_RECORD`, if it is set and not empty: what
-    /// ``APIProxy/init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:)``
+    /// `APIProxy.init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:)`
     /// uses by default.
     ///
     /// - Parameter environment: The process environment.

@@ -2,7 +2,7 @@ import Foundation
 
 /// Where the load engine reads the time and waits: the system's clocks in a proxy, a clock a
 /// test moves by hand in the engine's tests.
-protocol LoadClock: Sendable {
+package protocol LoadClock: Sendable {
     /// The monotonic time now, as the time since a fixed moment: what deadlines and waits are
     /// measured in. (A duration rather than an instant: the standard library's instant types
     /// may change their layout, so a value holding one is copied through run-time calls.)
@@ -14,14 +14,16 @@ protocol LoadClock: Sendable {
 }
 
 /// The system's clocks; waits on a Dispatch timer.
-struct SystemLoadClock: LoadClock {
+package struct SystemLoadClock: LoadClock {
     /// The moment ``now`` counts from.
     private static let origin = ContinuousClock.now
 
-    var now: Duration { ContinuousClock.now - Self.origin }
-    var date: Date { Date() }
+    package init() {}
 
-    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+    package var now: Duration { ContinuousClock.now - Self.origin }
+    package var date: Date { Date() }
+
+    package func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
         let nanoseconds = max(Int(delay / .nanoseconds(1)), 0)
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: work)
     }
