@@ -80,18 +80,18 @@ struct ManagerDeliveryTests {
     }
 
     @Test func immediatelyOnTheThreadThatEndedTheLoad() async throws {
-        // By default, a thread draining the library's load executor.
+        // By default, the library's load executor.
         let places = try await deliver(on: .immediate) {
-            Thread.isMainThread ? "main" : DrainingExecutor.shared.isDrainingOnCurrentThread ? "the load executor" : "elsewhere"
+            Thread.isMainThread ? "main" : LoadExecutor.shared.isCurrent ? "the load executor" : "elsewhere"
         }
         #expect(places == ["failed: the load executor", "the load executor"])
     }
 
     @Test func immediatelyOnTheLoadExecutorOverLibcurlItself() async throws {
         // Without the stack's counting wrapper, the transport hands the completions over in its
-        // batches; the loads still end on a thread draining the load executor.
+        // batches; the loads still end on the load executor.
         let places = try await deliver(on: .immediate, proxy: { APIProxy(transport: CurlTransport.shared, loadPlacement: .loadExecutor) }) {
-            DrainingExecutor.shared.isDrainingOnCurrentThread ? "the load executor" : "elsewhere"
+            LoadExecutor.shared.isCurrent ? "the load executor" : "elsewhere"
         }
         #expect(places == ["failed: the load executor", "the load executor"])
     }

@@ -150,20 +150,19 @@ struct ProcessorBudgetTests {
         let onExecutor = APIProxy(transport: curl, loadPlacement: .loadExecutor)
         #expect(!onExecutor.runsDelegateLoadsOnTransportThread)
         #expect(!onExecutor.runsAsyncLoadsOnTransportThread)
-        #expect(onExecutor.loadRunner === DrainingExecutor.shared)
-        #expect(onExecutor.asyncLoadRunner === DrainingExecutor.shared)
+        #expect(onExecutor.loadRunner === LoadExecutor.shared)
+        #expect(onExecutor.asyncLoadRunner === LoadExecutor.shared)
         // Automatic: delegate-face loads by the budget, async-face tasks on the load executor.
         let automatic = APIProxy(transport: curl)
         #expect(automatic.runsDelegateLoadsOnTransportThread == (ProcessorBudget.current == 1))
         #expect(!automatic.runsAsyncLoadsOnTransportThread)
-        #expect(automatic.asyncLoadRunner === DrainingExecutor.shared)
+        #expect(automatic.asyncLoadRunner === LoadExecutor.shared)
         // Another transport has no thread to offer: the load executor, whatever was asked.
         let other = APIProxy(transport: ForwardingTransport(), loadPlacement: .transportThread)
         #expect(!other.runsDelegateLoadsOnTransportThread)
         #expect(!other.runsAsyncLoadsOnTransportThread)
-        #expect(other.loadRunner === DrainingExecutor.shared)
-        #expect(other.asyncLoadRunner === DrainingExecutor.shared)
-        #expect(DrainingExecutor.shared.width == max(1, ProcessorBudget.current - 1))
+        #expect(other.loadRunner === LoadExecutor.shared)
+        #expect(other.asyncLoadRunner === LoadExecutor.shared)
     }
 }
 

@@ -24,7 +24,7 @@ extension APIProxy {
         let result = await withTaskCancellationHandler {
             // An unsafe continuation is sound: the send calls its completion exactly once.
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, any Error>, Never>) in
-                send(request, for: resolved, runner: DrainingExecutor.shared, cancellation: cancellation) { continuation.resume(returning: $0) }
+                send(request, for: resolved, runner: LoadExecutor.shared, cancellation: cancellation) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             cancellation.cancel()

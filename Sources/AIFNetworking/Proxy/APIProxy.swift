@@ -143,8 +143,8 @@ public final class APIProxy: Sendable {
         connectivityMonitor = ConnectivityMonitor(failuresToGoOffline: offlineAfterFailures)
         let (loads, tasks) = loadPlacement.onTransportThread(processors: ProcessorBudget.current)
         let ownThread = transport.threadForLoads
-        loadRunner = (loads ? ownThread : nil) ?? DrainingExecutor.shared
-        asyncLoadRunner = (tasks ? ownThread : nil) ?? DrainingExecutor.shared
+        loadRunner = (loads ? ownThread : nil) ?? LoadExecutor.shared
+        asyncLoadRunner = (tasks ? ownThread : nil) ?? LoadExecutor.shared
         runsDelegateLoadsOnTransportThread = loads && ownThread != nil
         runsAsyncLoadsOnTransportThread = tasks && ownThread != nil
     }

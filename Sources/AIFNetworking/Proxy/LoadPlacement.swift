@@ -3,10 +3,10 @@
 /// benchmarks as SPI (`@_spi(Performance) import AIFNetworking`); proxies use ``automatic``.
 @_spi(Performance)
 public enum LoadPlacement: Sendable, Hashable {
-    /// The library's load executor: the transport's thread hands each batch of finished
-    /// responses to one Dispatch worker, which runs the loads they resume one after another (at
-    /// most one worker per usable processor, less one for the transport). Decoding and delegates
-    /// then run beside the I/O, at the price of a thread hand-off per batch.
+    /// The library's load executor, a concurrent Dispatch queue: the transport's thread hands
+    /// each batch of finished responses to one Dispatch block, which puts each load's next step
+    /// on the queue. Decoding and delegates then run beside the I/O, on Dispatch's workers, at
+    /// the price of thread hand-offs.
     case loadExecutor
     /// The ``/AIFTransport/CurlTransport``'s own thread: no hand-off at all, so less CPU per load, but the
     /// work shares one thread with all I/O (it must not block). Over another transport, the
@@ -17,9 +17,9 @@ public enum LoadPlacement: Sendable, Hashable {
     /// less): another thread could not run beside the transport's, and a hand-off would cost
     /// context switches and nothing else. ``loadExecutor`` otherwise, and always for the async
     /// face's loads, whose awaiting callers are resumed on their own executors whatever the
-    /// placement: the load executor wakes them from one thread, a batch at a time, where the
-    /// transport's thread would wake one per load (measured on one processor at c=16: 47 µs a
-    /// load against 55). Decided when the proxy is made.
+    /// placement: from the load executor's threads, where the transport's thread would stop
+    /// its I/O to wake each (measured on one processor at c=16: 47 µs a load against 55).
+    /// Decided when the proxy is made.
     case automatic
 }
 

@@ -24,11 +24,11 @@ import Darwin
 package final class Locked<Value>: @unchecked Sendable {
     // Allocated rather than stored inline: a pthread mutex must not move, and Swift does not
     // promise a stable address for a stored property passed with `&`.
-    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     // Unchecked exclusivity: every access is inside `withLock`, under the mutex, and the mutex
     // is not recursive (a nested `withLock` on the same lock would deadlock before it could
     // overlap), so the runtime's dynamic check (two calls per access) would only cost time.
-    @exclusivity(unchecked) @usableFromInline var value: Value
+    @exclusivity(unchecked) private var value: Value
 
     /// Creates a lock owning `value`.
     public init(_ value: Value) {
@@ -44,9 +44,8 @@ package final class Locked<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Runs `body` with exclusive access to the protected value. Inlinable: the layers above
-    /// take locks on every load, and a call into another module costs a closure per access.
-    @inlinable
+    /// Runs `body` with exclusive access to the protected value.
+    @inline(__always)
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

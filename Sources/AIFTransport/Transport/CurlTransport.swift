@@ -150,7 +150,7 @@ public final class CurlTransport: HTTPTransport {
                 let hops = RedirectingSend(
                     request: transfer.request, sentAt: sentAt ?? ContinuousClock.now, maxRedirects: maxRedirects, prepareHop: nil, mapError: { $0 }, cancellation: transfer.laterHops()
                 ) { hop, done in
-                    Self.submit(Transfer(request: hop, progress: progress, completion: done), on: loop, batches: batches, executor: nil)
+                    Self.submit(Transfer(request: hop, progress: progress, completion: done), on: loop, batches: batches)
                 }
                 hops.follow(redirect, completion: completion)
             }
@@ -168,8 +168,8 @@ public final class CurlTransport: HTTPTransport {
 
     /// One exchange: the request as one libcurl transfer (libcurl follows no redirect), its
     /// completion run on `executor` — called on the transport's thread when that is the
-    /// transport's own, and otherwise with the rest of its batch inside the executor's
-    /// ``CompletionExecutor/runBatch(_:)``.
+    /// transport's own, and otherwise handed over with the rest of its batch in one Dispatch
+    /// block, which runs it on `executor`.
     ///
     /// - Parameters:
     ///   - request: The request to send.
@@ -187,7 +187,7 @@ public final class CurlTransport: HTTPTransport {
         let transfer = Transfer(request: request, progress: progress) { result in
             executor.run { completion(result) }
         }
-        return Self.submit(transfer, on: loop, batches: !ownThread, executor: ownThread ? nil : executor)
+        return Self.submit(transfer, on: loop, batches: !ownThread)
     }
 
     /// The transport's thread, as a place for loads' work.
@@ -197,9 +197,8 @@ public final class CurlTransport: HTTPTransport {
     public var redirects: HTTPRequest.RedirectPolicy { configuration.redirects }
 
     /// Submits one transfer, its completion set; returns its handle.
-    private static func submit(_ transfer: Transfer, on loop: CurlEventLoop, batches: Bool, executor: (any CompletionExecutor)?) -> CurlTransferTask {
+    private static func submit(_ transfer: Transfer, on loop: CurlEventLoop, batches: Bool) -> CurlTransferTask {
         transfer.completesInBatches = batches
-        transfer.batchExecutor = executor
         if !loop.submit(transfer) {
             transfer.refuse(because: loop.refusal)
         }

@@ -8,11 +8,13 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders
     /// The body, decoded from any `Content-Encoding` the transport undid.
     public var body: Data {
-        didSet { json = nil }
+        didSet { attachment = nil }
     }
-    /// The body's JSON when a load parsed it already (for the service's application-error
-    /// rule), handed with the response to the decoder; never kept with a response after its load.
-    package var json: ParsedJSON?
+    /// What a layer above attached to the response while its load runs, for its own later use
+    /// (the services layer: the body's JSON, parsed once for the application-error rule and read
+    /// again by the decoder); never kept with a response after its load, dropped when the body
+    /// changes.
+    package var attachment: (any AnyObject & Sendable)?
     /// The protocol version the response arrived over.
     public var httpVersion: Version
     /// The URL of the final response: the request's URL, or where redirects led.

@@ -33,9 +33,6 @@ final class Transfer: @unchecked Sendable {
     /// better called in a batch with others (see `CurlEventLoop.completeFinishedTransfers`).
     /// Set before submission, like ``completion``.
     var completesInBatches = false
-    /// The executor the completion runs work on, if any: a batch's completions are called
-    /// inside its ``CompletionExecutor/runBatch(_:)``. Set before submission.
-    var batchExecutor: (any CompletionExecutor)?
 
     @exclusivity(unchecked) var state = TransferStateMachine()
     /// The easy handle while the transfer is configured or running.

@@ -1,3 +1,5 @@
+// The word-at-a-time byte tests, inlined from the transport module (see `ByteWord`).
+@_spi(CrossModule) import AIFTransport
 import Foundation
 
 /// A JSON document parsed into a flat list of tokens: each value is one token, a container's
@@ -422,6 +424,15 @@ extension JSONTape {
 package final class ParsedJSON: Sendable {
     package let tape: JSONTape
     package init(_ tape: JSONTape) { self.tape = tape }
+}
+
+extension HTTPResponse {
+    /// The body's JSON when a load parsed it already (for the service's application-error
+    /// rule), handed with the response to the decoder: the response's attachment.
+    package var json: ParsedJSON? {
+        get { attachment as? ParsedJSON }
+        set { attachment = newValue }
+    }
 }
 
 extension JSONTape {
