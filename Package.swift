@@ -251,7 +251,6 @@ let package = Package(
                 "AIFTransport",
                 "TestSupport",
                 "AIFNetworkingTesting",
-                "DemoServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -2,7 +2,6 @@
 @testable import AIFServices
 @testable import AIFTransport
 import AIFNetworkingTesting
-import DemoServer
 import Foundation
 import Testing
 

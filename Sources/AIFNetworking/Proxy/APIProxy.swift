@@ -48,10 +48,8 @@ public final class APIProxy: Sendable {
     public var observers: [any LoadObserver] { loadObservers.all }
     /// Where the delegate face's loads (`loadData`) run their steps — signing, decoding,
     /// validation, `.immediate` delivery — between the transport's I/O, as the proxy's
-    /// ``LoadPlacement`` decided: the transport's own thread, or the library's load executor,
-    /// which runs the loads a batch of responses resumes on one Dispatch worker thread, one
-    /// after another, instead of waking a thread for each (at most one thread per usable
-    /// processor, less one for the transport; work in arrival order). The work must not block.
+    /// ``LoadPlacement`` decided: the transport's own thread, or the library's load executor (a
+    /// concurrent Dispatch queue). The work must not block.
     let loadRunner: any CompletionExecutor
     /// Where the async face's loads (`load()`) run their steps: the load executor, unless the
     /// placement is ``LoadPlacement/transportThread``.
@@ -59,10 +57,10 @@ public final class APIProxy: Sendable {
     /// Whether the delegate face's loads (`loadData`) run on the transport's own thread
     /// (``LoadPlacement/transportThread``, or what ``LoadPlacement/automatic`` chose) rather than
     /// on the library's load executor.
-        package let runsDelegateLoadsOnTransportThread: Bool
+    package let runsDelegateLoadsOnTransportThread: Bool
     /// Whether the async face's loads (`load()`) run on the transport's own thread
     /// (``LoadPlacement/transportThread`` only) rather than on the library's load executor.
-        package let runsAsyncLoadsOnTransportThread: Bool
+    package let runsAsyncLoadsOnTransportThread: Bool
 
     /// Where the loads' engine reads the time and waits.
     let clock: any LoadClock

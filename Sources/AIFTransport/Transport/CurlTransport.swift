@@ -167,9 +167,8 @@ public final class CurlTransport: HTTPTransport {
     }
 
     /// One exchange: the request as one libcurl transfer (libcurl follows no redirect), its
-    /// completion run on `executor` — called on the transport's thread when that is the
-    /// transport's own, and otherwise handed over with the rest of its batch in one Dispatch
-    /// block, which runs it on `executor`.
+    /// completion run on `executor`: the transport's thread hands it over as the transfer ends
+    /// (one hop, none when `executor` is the transport's own thread).
     ///
     /// - Parameters:
     ///   - request: The request to send.
@@ -177,21 +176,22 @@ public final class CurlTransport: HTTPTransport {
     ///   - executor: Where `completion` runs.
     ///   - completion: Called exactly once, on `executor`.
     /// - Returns: A handle that cancels the transfer.
-        package func exchange(
+    package func exchange(
         _ request: HTTPRequest,
         progress: (@Sendable (TransferProgress) -> Void)?,
         completingOn executor: any CompletionExecutor,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
-        let ownThread = executor === loop
+        // Not batched: from the transport's thread straight to `executor` measured as fast as
+        // through a batch's Dispatch block or faster (less CPU a request), and a hop fewer.
         let transfer = Transfer(request: request, progress: progress) { result in
             executor.run { completion(result) }
         }
-        return Self.submit(transfer, on: loop, batches: !ownThread)
+        return Self.submit(transfer, on: loop, batches: false)
     }
 
     /// The transport's thread, as a place for loads' work.
-        package var ownThreadExecutor: (any CompletionExecutor)? { loop }
+    package var ownThreadExecutor: (any CompletionExecutor)? { loop }
 
     /// The configuration's ``Configuration/redirects``.
     public var redirects: HTTPRequest.RedirectPolicy { configuration.redirects }

@@ -567,9 +567,7 @@ final class CurlEventLoop: @unchecked Sendable {
     /// runs elsewhere are different: resuming a continuation wakes a thread of the global
     /// executor, and on a busy CPU the woken thread preempts the loop — one wake-up and two
     /// context switches per request (measured: ~1.6 per request at concurrency 16). So their
-    /// continuations are resumed together, from one Dispatch block per batch, and so are the
-    /// completions that run work on a ``CompletionExecutor`` elsewhere (a manager's load, whose
-    /// next step goes to the load executor).
+    /// continuations are resumed together, from one Dispatch block per batch.
     private func completeFinishedTransfers() {
         var resumptions: [(Transfer, Result<HTTPResponse, TransportError>)] = []
         for multi in activeMultiHandles {
