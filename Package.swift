@@ -11,10 +11,12 @@ let sharedSwiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "AIFNetworking",
     platforms: [.macOS(.v15)],
-    // The library is the core product; the disk cache, the test kit and the two observers are
-    // optional ones, their dependencies behind traits (GRDB behind `DiskCache`, the kit's
-    // Hummingbird server behind `TestServer`, swift-metrics behind `Metrics`,
-    // swift-distributed-tracing behind `Tracing`), so that only their users resolve and build them. The command-line tool, the samples, the demo server and the tests are
+    // The library is the core product, and its two lower layers are products too (`AIFTransport`
+    // for plain HTTP, `AIFServices` for services without the engine); the disk cache, the test
+    // kit and the two observers are optional ones, their dependencies behind traits (GRDB behind
+    // `DiskCache`, the kit's Hummingbird server behind `TestServer`, swift-metrics behind
+    // `Metrics`, swift-distributed-tracing behind `Tracing`), so that only their users resolve
+    // and build them. The command-line tool, the samples, the demo server and the tests are
     // targets of this package only (`swift run aif`, `swift run ShopSample`): a package that
     // depends on AIFNetworking resolves and builds none of their dependencies — only swift-log
     // (scripts/check-consumer-dependencies.sh, run by `make test`, checks it).
