@@ -11,8 +11,8 @@ BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config
 # The tests also generate certificates with openssl and gzip fixtures with gzip, pin a process
 # to one CPU and make mount namespaces with util-linux, read multipart bodies back with Python's
 # own parser, and run the curl command `aif call --curl` prints; the disk cache's tests build
-# GRDB on the system's SQLite.
-TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 curl libsqlite3-dev
+# GRDB on the system's SQLite. A test run still going at its deadline prints its threads with gdb.
+TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 curl libsqlite3-dev gdb
 # The benchmark adds nginx as the common server (and pins cores with taskset, as the tests do).
 BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light
 
@@ -55,13 +55,18 @@ test: test-plain test-tsan
 # under load), run on their own after the rest.
 ALONE := CurlTransportScaleTests|CurlTransportTimeKeepingTests
 
+# Each test run has a deadline, about four times what it takes on this machine (two cores): a run
+# still going then is stopped and its threads printed (scripts/with-deadline.sh), so that a hang
+# is a failure that says where it stood, not a CI run that times out with its last lines unprinted.
+DEADLINE = scripts/with-deadline.sh $(1)
+
 test-plain:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
 	scripts/check-consumer-dependencies.sh
 	scripts/extract-readme-snippets.sh
 	scripts/build-without-warnings.sh $(TRAITS)
-	$(SWIFT) test --skip-build --no-parallel $(TRAITS) --skip '$(ALONE)'
-	$(SWIFT) test --skip-build --no-parallel $(TRAITS) --filter '$(ALONE)'
+	$(call DEADLINE,600) $(SWIFT) test --skip-build --no-parallel $(TRAITS) --skip '$(ALONE)'
+	$(call DEADLINE,300) $(SWIFT) test --skip-build --no-parallel $(TRAITS) --filter '$(ALONE)'
 	scripts/build-documentation.sh
 
 # .tsan/suppressions.txt holds two investigated entries (see the comments there); halt_on_error
@@ -72,8 +77,9 @@ TSAN_RUN = TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt log_path=
 test-tsan:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
 	scripts/extract-readme-snippets.sh
-	scripts/with-sanitizer-reports.sh .build-tsan/reports/suite env $(call TSAN_RUN,suite) $(SWIFT) test --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --skip '$(ALONE)'
-	scripts/with-sanitizer-reports.sh .build-tsan/reports/alone env $(call TSAN_RUN,alone) $(SWIFT) test --skip-build --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --filter '$(ALONE)'
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(TRAITS)
+	scripts/with-sanitizer-reports.sh .build-tsan/reports/suite $(call DEADLINE,1200) env $(call TSAN_RUN,suite) $(SWIFT) test --skip-build --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --skip '$(ALONE)'
+	scripts/with-sanitizer-reports.sh .build-tsan/reports/alone $(call DEADLINE,600) env $(call TSAN_RUN,alone) $(SWIFT) test --skip-build --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --filter '$(ALONE)'
 
 ## The whole suite under AddressSanitizer (not part of `make test`). Leak detection is off: in
 ## Swift, LeakSanitizer reports memory that is still referenced — a weak reference's side table
@@ -123,4 +129,4 @@ build:
 	$(SWIFT) build $(TRAITS)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz Benchmarks/.build
+	rm -rf .build .build-tsan .build-asan .build-fuzz .build-docs Benchmarks/.build

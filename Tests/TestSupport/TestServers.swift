@@ -116,32 +116,60 @@ enum Shell {
         let standardError: String
     }
 
+    /// A program that had not exited by its deadline, stopped with what it had printed.
+    struct Overrun: Error, CustomStringConvertible {
+        let program: String
+        let seconds: Int
+        let standardOutput: String
+        let standardError: String
+        var description: String {
+            "\(program) had not exited after \(seconds) s and was killed; it printed:\n\(standardOutput)\nand on standard error:\n\(standardError)"
+        }
+    }
+
     /// Runs a program with these arguments and environment additions until it exits, without
-    /// holding a thread of the test process meanwhile (the program may talk to its servers).
-    static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+    /// holding a thread of the test process meanwhile (the program may talk to its servers). A
+    /// program still running after `seconds` is killed, and the run ends in an ``Overrun`` that
+    /// shows what it printed: a test never waits without end.
+    static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:], seconds: Int = 180) async throws -> Run {
         let directory = FileManager.default.temporaryDirectory.appending(path: "aif-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appending(path: "out"), err = directory.appending(path: "err")
         try Data().write(to: out)
         try Data().write(to: err)
+        @Sendable func printed() -> (String, String) {
+            ((try? String(contentsOf: out, encoding: .utf8)) ?? "", (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
+        // Whichever comes first, the exit or the deadline, ends the wait; the other finds it ended.
+        let ended = Locked(false)
         try await withCheckedThrowingContinuation { (exited: CheckedContinuation<Void, any Error>) in
-            process.terminationHandler = { _ in exited.resume() }
+            let end: @Sendable (Result<Void, any Error>) -> Void = { result in
+                if ended.withLock({ ended in defer { ended = true }; return !ended }) { exited.resume(with: result) }
+            }
+            process.terminationHandler = { _ in end(.success(())) }
             do {
                 try process.run()
             } catch {
-                exited.resume(throwing: error)
+                end(.failure(error))
+                return
+            }
+            let pid = process.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
+                guard !ended.withLock({ $0 }) else { return }
+                kill(pid, SIGKILL)
+                let (standardOutput, standardError) = printed()
+                end(.failure(Overrun(program: "\(program) \(arguments.joined(separator: " "))", seconds: seconds, standardOutput: standardOutput, standardError: standardError)))
             }
         }
-        return Run(
-            status: process.terminationStatus, standardOutput: try String(contentsOf: out, encoding: .utf8),
-            standardError: try String(contentsOf: err, encoding: .utf8))
+        let (standardOutput, standardError) = printed()
+        return Run(status: process.terminationStatus, standardOutput: standardOutput, standardError: standardError)
     }
 
     struct Failure: Error, CustomStringConvertible {
