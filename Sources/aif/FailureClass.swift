@@ -21,6 +21,8 @@ enum FailureClass: Int32, CaseIterable {
     /// The response was refused: an application error code in its body, a refused
     /// credential, a body that does not decode.
     case refused = 8
+    /// Stopped before the end: `--max-pages` pages loaded and the last said more follow.
+    case incomplete = 9
 
     /// The class of a load's error.
     init(_ error: APIError) {
@@ -50,6 +52,6 @@ enum FailureClass: Int32, CaseIterable {
         Exit status: 0 on a 2xx answer; 1 other failures; 2 configuration (config file, service, \
         environment, parameters); 3 connection; 4 timeout; 5 TLS; 6 HTTP 4xx; 7 HTTP 5xx; \
         8 refused (an application error code, a refused credential, an undecodable body); \
-        64 a command line it cannot use.
+        9 stopped at --max-pages with more pages to load; 64 a command line it cannot use.
         """
 }

@@ -4,25 +4,45 @@ import Foundation
 /// `--all-pages`: loads page after page of a paged endpoint and prints each item as one JSON
 /// line, as it comes.
 ///
-/// The page number goes in `pageParameter`, from the one given (1 by default) up. A page's
-/// items are the `itemsKey` member of its JSON object, or the body when it is an array, or the
-/// object's array member (the first by name, when it has several). Paging stops at a page that says there is no more (`has_more`
-/// or `hasMore` false), once `total` items have come, at an empty page, at a page shorter than
-/// the `page_size`, `per_page` or `limit` asked for, or after `maxPages` pages.
+/// The page number goes in `pageParameter`, from the one given (1 by default) up — unless a
+/// response links its next page (`Link: <…>; rel="next"`), which is then loaded as linked. A
+/// page's items are the `itemsKey` member of its JSON object, or the body when it is an array,
+/// or the object's array member (the first by name, when it has several). The end comes as
+/// ``Paging/State`` finds it: the body's `has_more`/`hasMore` or `total`, the `Link` and
+/// `X-Total-Count` headers, an empty page, or a page shorter than a full one — the
+/// `page_size`, `per_page` or `limit` asked for, or the server's cap when the first page came
+/// back shorter. After `maxPages` pages with more to load it says so and fails
+/// (``FailureClass/incomplete``).
 struct PageWalker {
     var pageParameter: String
     var itemsKey: String?
     var maxPages: Int
 
+    /// What the end-of-list rules read of a page.
+    private struct Page: PageContent {
+        var pageItemCount: Int
+        var pageHasMore: Bool?
+        var pageTotalCount: Int?
+    }
+
     /// Loads and prints every page; `loaded` hears each page's response.
     func walk(_ manager: APIManager<NoContent>, parameters: Parameters, loaded: (APIResponse<NoContent>) -> Void) async throws {
-        var page = try firstPage(parameters)
+        let first = try firstPage(parameters)
         let pageSize = ["page_size", "per_page", "limit"].lazy.compactMap { parameters[$0]?.textValue.flatMap(Int.init) }.first
-        var itemsSoFar = 0
-        for _ in 0..<maxPages {
-            var request = parameters
-            request[pageParameter] = .int(page)
-            let response = try await manager.load(request)
+        var state = Paging.State(
+            style: .pageNumber(parameter: pageParameter, first: first), pageSize: pageSize ?? Int.max, pageSizeParameter: nil,
+            endOfList: .hasMoreFlag)
+        var page = first
+        while let pageParameters = state.startNextPage() {
+            guard state.loadedPages < maxPages else {
+                throw CommandFailure(.incomplete, "stopped after \(maxPages) pages (--max-pages) with more to load: \(state.loadedItems) items printed")
+            }
+            let response: APIResponse<NoContent>
+            if state.loadedPages > 0, let next = state.nextPageURL {
+                response = try await manager.load(linked: next)
+            } else {
+                response = try await manager.load(parameters.merging(pageParameters) { _, page in page })
+            }
             loaded(response)
             guard let body = try? JSONSerialization.jsonObject(with: response.data, options: .fragmentsAllowed) else {
                 throw CommandFailure(.refused, "page \(page) is not JSON, so its items cannot be found")
@@ -34,14 +54,14 @@ struct PageWalker {
                 lines.append(UInt8(ascii: "\n"))
             }
             FileHandle.standardOutput.write(lines)
-            itemsSoFar += items.count
             let object = body as? [String: Any]
             let hasMore = (object?["has_more"] ?? object?["hasMore"]) as? Bool
             let total = (object?["total"] as? NSNumber)?.intValue
-            if items.isEmpty || hasMore == false || total.map({ itemsSoFar >= $0 }) == true || pageSize.map({ items.count < $0 }) == true { return }
+            state.pageLoaded(
+                Page(pageItemCount: items.count, pageHasMore: hasMore ?? total.map { state.loadedItems + items.count < $0 }, pageTotalCount: total),
+                headers: response.headers, url: response.request.url)
             page += 1
         }
-        printError("aif: stopped after \(maxPages) pages (--max-pages); there may be more")
     }
 
     /// The page given in the parameters, or 1.

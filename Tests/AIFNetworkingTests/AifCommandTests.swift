@@ -258,7 +258,17 @@ struct AifCommandTests {
         #expect(fromTen.standardOutput.split(separator: "\n").count == 103)
         let capped = try await aif(["goods", "--param", "page_size=10", "--all-pages", "--max-pages", "2"])
         #expect(capped.standardOutput.split(separator: "\n").count == 20)
-        #expect(capped.standardError.contains("stopped after 2 pages (--max-pages); there may be more"))
+        #expect(capped.status == 9, "stopping with more to load is not a success")
+        #expect(capped.standardError.contains("stopped after 2 pages (--max-pages) with more to load: 20 items printed"), "\(capped.standardError)")
+        // The shop caps its pages at 100: asked for 500, page 1 is a full page of the cap, not
+        // the end of the list.
+        let overAsked = try await aif(["goods", "--param", "page_size=500", "--all-pages", "-v"])
+        #expect(overAsked.status == 0, "\(overAsked.standardError)")
+        #expect(overAsked.standardOutput.split(separator: "\n").count == 1003)
+        #expect(overAsked.standardError.components(separatedBy: "< 200").count - 1 == 11, "11 pages")
+        let exactly = try await aif(["goods", "--param", "page_size=500", "--all-pages", "--max-pages", "3"])
+        #expect(exactly.status == 9)
+        #expect(exactly.standardOutput.split(separator: "\n").count == 300)
         let wrongKey = try await aif(["goods", "--all-pages", "--items-key", "goods"])
         #expect(wrongKey.status == 8)
         #expect(wrongKey.standardError.contains("page 1 has no array \"goods\""), "\(wrongKey.standardError)")

@@ -69,6 +69,81 @@ struct PagingStateTests {
         #expect(state.isLastPage)
     }
 
+    /// A server that caps its pages below the size asked: the first short page is taken as
+    /// the cap, and a page shorter than that ends the list.
+    @Test func aShortFirstPageIsTakenAsTheServersCap() {
+        var state = Paging.State(style: .pageNumber(), pageSize: 200, pageSizeParameter: "per_page", endOfList: .shortPage)
+        _ = state.startNextPage()
+        state.pageLoaded(TestPage(pageItemCount: 100))
+        #expect(!state.isLastPage, "100 of 200 asked: the server's cap, or the whole list")
+        #expect(state.fullPageSize == 100)
+        #expect(state.startNextPage() == ["page": 2, "per_page": 200])
+        state.pageLoaded(TestPage(pageItemCount: 100))
+        #expect(!state.isLastPage)
+        _ = state.startNextPage()
+        state.pageLoaded(TestPage(pageItemCount: 3))
+        #expect(state.isLastPage)
+        #expect(state.loadedItems == 203)
+
+        // A list shorter than one page: one more request, empty, tells it was the whole list.
+        _ = state.startFirstPage()
+        #expect(state.fullPageSize == 200)
+        state.pageLoaded(TestPage(pageItemCount: 5))
+        #expect(!state.isLastPage)
+        _ = state.startNextPage()
+        state.pageLoaded(TestPage(pageItemCount: 0))
+        #expect(state.isLastPage)
+
+        // After a full page, a short one is the last: the server gave the size asked.
+        _ = state.startFirstPage()
+        state.pageLoaded(TestPage(pageItemCount: 200))
+        _ = state.startNextPage()
+        state.pageLoaded(TestPage(pageItemCount: 150))
+        #expect(state.isLastPage)
+    }
+
+    /// Headers say before the short-page rule: a next link means more, a `Link` field without
+    /// one means the end, and `X-Total-Count` counts.
+    @Test func headersSayWhetherMoreFollow() {
+        let base = URL(string: "https://api.example.com/v1/issues?page=1")!
+        var state = Paging.State(style: .pageNumber(), pageSize: 20, pageSizeParameter: nil, endOfList: .shortPage)
+        _ = state.startNextPage()
+        state.pageLoaded(TestPage(pageItemCount: 7), headers: ["Link": #"<?page=2>; rel="next", <?page=9>; rel="last""#], url: base)
+        #expect(!state.isLastPage, "a short page with a next link is not the last")
+        #expect(state.nextPageURL?.absoluteString == "https://api.example.com/v1/issues?page=2")
+        #expect(state.linkedPage == nil, "numbered pages are asked for by number")
+        _ = state.startNextPage()
+        state.pageLoaded(TestPage(pageItemCount: 20), headers: ["Link": #"<?page=1>; rel="first", <?page=1>; rel="prev""#], url: base)
+        #expect(state.isLastPage, "a full page whose links have no next is the last")
+
+        _ = state.startFirstPage()
+        state.pageLoaded(TestPage(pageItemCount: 20), headers: ["X-Total-Count": "25"])
+        _ = state.startNextPage()
+        state.pageLoaded(TestPage(pageItemCount: 5), headers: ["X-Total-Count": "25"])
+        #expect(state.isLastPage)
+        _ = state.startFirstPage()
+        state.pageLoaded(TestPage(pageItemCount: 10), headers: ["X-Total-Count": "25"])
+        #expect(!state.isLastPage, "10 of 25: more, though shorter than asked")
+
+        // The body's own signal comes first.
+        var flagged = Paging.State(style: .pageNumber(), pageSize: 20, pageSizeParameter: nil, endOfList: .hasMoreFlag)
+        _ = flagged.startNextPage()
+        flagged.pageLoaded(TestPage(pageItemCount: 20, pageHasMore: false), headers: ["Link": #"<?page=2>; rel="next""#], url: base)
+        #expect(flagged.isLastPage)
+    }
+
+    @Test func linkedPagesAreAskedForAtTheirLink() {
+        let base = URL(string: "https://api.example.com/v1/issues?per_page=50")!
+        var state = Paging.State(style: .link, pageSize: 50, pageSizeParameter: "per_page", endOfList: .shortPage)
+        #expect(state.startNextPage() == ["per_page": 50])
+        #expect(state.linkedPage == nil)
+        state.pageLoaded(TestPage(pageItemCount: 50), headers: ["Link": #"</v1/issues/after/abc?per_page=50>; rel="next""#], url: base)
+        #expect(state.startNextPage() == [:], "the link carries the parameters")
+        #expect(state.linkedPage?.absoluteString == "https://api.example.com/v1/issues/after/abc?per_page=50")
+        state.pageLoaded(TestPage(pageItemCount: 50), headers: [:], url: base)
+        #expect(state.isLastPage, "no next link: the end, whatever the count")
+    }
+
     @Test func aTotalCountOfZeroOrAnEmptyPageEnds() {
         var state = Paging.State(style: .pageNumber(), pageSize: 2, pageSizeParameter: nil, endOfList: .totalCount)
         _ = state.startNextPage()

@@ -1,6 +1,7 @@
 @testable import AIFTransport
 @testable import TestSupport
 import Testing
+import Foundation
 
 @Suite("HTTP headers")
 struct HTTPHeadersTests {
@@ -40,6 +41,41 @@ struct HTTPHeadersTests {
         #expect(!Transfer.isValidHeader(.init(name: "X-Bad", value: "a\r\nInjected: yes")))
         #expect(!Transfer.isValidHeader(.init(name: "Bad Name", value: "v")))
         #expect(!Transfer.isValidHeader(.init(name: "", value: "v")))
+    }
+}
+
+@Suite("HTTP headers: Link fields (RFC 8288)")
+struct LinkHeaderTests {
+    @Test func linksAreReadWithTheirRelationsAndParameters() {
+        let headers: HTTPHeaders = [
+            "Link": #"<https://api.example.com/issues?page=2&q=a,b>; rel="next", <https://api.example.com/issues?page=5>; REL="last prev"; title="The \"end\"""#
+        ]
+        let links = headers.links
+        #expect(links.count == 2)
+        #expect(links.first?.target == "https://api.example.com/issues?page=2&q=a,b", "a comma inside <…> is part of the target")
+        #expect(links.first?.relations == ["next"])
+        #expect(links.last?.relations == ["last", "prev"])
+        #expect(links.last?.parameters["title"] == #"The "end""#)
+        #expect(headers.link("NEXT")?.target == "https://api.example.com/issues?page=2&q=a,b")
+        #expect(headers.link("first") == nil)
+    }
+
+    @Test func linksOfEveryFieldAndRelativeTargetsResolve() {
+        var headers = HTTPHeaders()
+        headers.add(name: "Link", value: "</a>; rel=prev")
+        headers.add(name: "link", value: "<b?page=3>;rel=next")
+        #expect(headers.links.map(\.target) == ["/a", "b?page=3"])
+        let base = URL(string: "https://api.example.com/v1/issues?page=2")!
+        #expect(headers.link("next")?.url(relativeTo: base)?.absoluteString == "https://api.example.com/v1/b?page=3")
+        #expect(headers.link("prev")?.url(relativeTo: base)?.absoluteString == "https://api.example.com/a")
+    }
+
+    @Test func aMalformedLinkIsLeftOutAndTheOthersKept() {
+        let headers: HTTPHeaders = ["Link": #"nonsense; rel="next", <https://x.test/2>; rel="next" junk, <https://x.test/3>; rel=next, <https://x.test/4>; title="open"#]
+        #expect(headers.links.map(\.target) == ["https://x.test/3"])
+        #expect(HTTPHeaders().links.isEmpty)
+        #expect((["Link": ""] as HTTPHeaders).links.isEmpty)
+        #expect((["Link": "<https://x.test/5>"] as HTTPHeaders).links.first?.relations == [])
     }
 }
 

@@ -26,9 +26,9 @@ extension APIManager {
 
     /// Runs the steps before sending, on the caller's thread: reform, veto, validate, resolve,
     /// look up the cache (unless the load is the refresh of `refreshing`'s stale answer).
-    func prepare(id: RequestID, parameters source: Parameters, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil) -> Stage {
+    func prepare(id: RequestID, parameters source: Parameters, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, at url: URL? = nil) -> Stage {
         let service = serviceName
-        let path = path
+        let path = url?.absoluteString ?? path
         let method = requestMethod
         var observed = false
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Stage {
@@ -56,6 +56,13 @@ extension APIManager {
             resolved = try registry.resolve(service)
         } catch {
             return failure(.configuration, error.description, error)
+        }
+        // A linked URL is followed only on the service's own origin: its credentials and
+        // signature are for that origin alone.
+        if let url, !HTTPRequest.sameOrigin(url, resolved.environment.baseURL) {
+            return failure(
+                .invalidResponse,
+                "the response linked the next page at \(HTTPRequest.redactedURL(url, keepingSignature: false)), outside the service's origin (\(resolved.environment.baseURL.absoluteString)); it was not loaded")
         }
         observed = true
         let observation = proxy.observe(

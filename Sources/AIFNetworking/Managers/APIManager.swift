@@ -276,21 +276,42 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// - Returns: The load's ID, to cancel it; the outcome goes to the delegate.
     @discardableResult
     public func loadData() -> RequestID {
-        if let source = paramSource { return loadData(with: source.parameters(for: self)) }
-        guard let source = mainActorParamSource else { return loadData(with: [:]) }
-        guard isOnMainActor() else {
-            let id = startLoad()
-            let error = APIError(
-                .configuration, requestID: id, service: serviceName, path: path,
-                message: "the param source is a MainActorParamSource, which can only be asked on the main actor: call loadData() there")
-            let orphan = Orphan(self, id: id)
-            callbackExecutor.run { [weak self] in
-                if let self { self.finishWithoutSending(id, .failed(error), deliver: true) } else { orphan.end() }
-            }
-            return id
+        switch sourceParameters() {
+        case .success(let parameters): loadData(with: parameters ?? [:])
+        case .failure(let message): failWithoutSending(.configuration, message, onStart: nil)
         }
-        let parameters = MainActor.assumeIsolated { source.parameters(for: self) }
-        return loadData(with: parameters)
+    }
+
+    /// The parameters of ``paramSource``, or of ``mainActorParamSource`` on the main actor;
+    /// `nil` without either. Fails, saying why, when the only source is a main-actor one and
+    /// this is not the main actor: a load never goes out without the parameters it was given.
+    func sourceParameters() -> Result<Parameters?, SourceUnreachable> {
+        if let source = paramSource { return .success(source.parameters(for: self)) }
+        guard let source = mainActorParamSource else { return .success(nil) }
+        guard isOnMainActor() else {
+            return .failure(SourceUnreachable(
+                "the param source is a MainActorParamSource, which can only be asked on the main actor: start the load there"))
+        }
+        return .success(MainActor.assumeIsolated { source.parameters(for: self) })
+    }
+
+    /// Why a load's param source could not be asked.
+    struct SourceUnreachable: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// Starts a load that fails at once with this error, ended off the caller's stack like
+    /// every load; `onStart` hears its ID first.
+    func failWithoutSending(_ kind: APIError.Kind, _ message: SourceUnreachable, onStart: ((RequestID) -> Void)?) -> RequestID {
+        let id = startLoad()
+        onStart?(id)
+        let error = APIError(kind, requestID: id, service: serviceName, path: path, message: message.message)
+        let orphan = Orphan(self, id: id)
+        callbackExecutor.run { [weak self] in
+            if let self { self.finishWithoutSending(id, .failed(error), deliver: true) } else { orphan.end() }
+        }
+        return id
     }
 
     /// Starts a load with the given parameters.
@@ -304,12 +325,16 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
 
     /// Starts a load, telling `onStart` its ID before anything can end it.
     @discardableResult
+    ///
+    /// - Parameter url: A full URL on the service's origin to load instead of ``path`` (the
+    ///   next page a response linked).
     func loadData(
-        with parameters: Parameters, onStart: ((RequestID) -> Void)?, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, deliver: Bool = true
+        with parameters: Parameters, onStart: ((RequestID) -> Void)?, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, deliver: Bool = true,
+        at url: URL? = nil
     ) -> RequestID {
         let id = startLoad()
         onStart?(id)
-        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing)
+        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url)
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
             let owner = WeakLoadOwner(self)
@@ -346,17 +371,24 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         try await load(parameters, transfer: nil)
     }
 
+    /// Loads a full URL on the service's origin instead of ``path``, with no parameters of its
+    /// own: the next page a response linked (`Link: <…>; rel="next"`), which carries them.
+    package func load(linked url: URL) async throws(APIError) -> APIResponse<Content> {
+        try await load([:], transfer: nil, at: url)
+    }
+
     /// The async face, with what the load moves besides its parameters.
     ///
     /// - Parameters:
     ///   - refreshing: The load whose stale answer this one refreshes, if it is a refresh.
     ///   - refreshesStale: Whether a stale answer starts its refresh in the background (the
     ///     stream face starts it itself).
+    ///   - url: A full URL on the service's origin to load instead of ``path``.
     func load(
-        _ parameters: Parameters, transfer: LoadTransfer?, refreshing: RequestID? = nil, refreshesStale: Bool = true
+        _ parameters: Parameters, transfer: LoadTransfer?, refreshing: RequestID? = nil, refreshesStale: Bool = true, at url: URL? = nil
     ) async throws(APIError) -> APIResponse<Content> {
         let id = startLoad()
-        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing)
+        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url)
         let result: Result<APIResponse<Content>, APIError>
         if case .send(let plan) = stage {
             let reference = WeakReference(self)

@@ -51,7 +51,8 @@ public protocol MainActorManagerDelegate<Content>: AnyObject, Sendable {
 /// Supplies the parameters of one manager's `loadData()` loads on the main actor, typed like
 /// ``MainActorManagerDelegate``.
 ///
-/// It is asked when `loadData()` is called on the main actor. A load started elsewhere cannot
+/// It is asked when `loadData()` — or a ``PagedAPIManager``'s `loadFirstPage()` or
+/// `loadNextPage()` — is called on the main actor. A load started elsewhere cannot
 /// ask it and fails at once with ``APIError/Kind-swift.struct/configuration``, naming why.
 /// An ``APIManagerParamSource``, when the manager has one, is asked instead.
 @MainActor

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A manager for a paged listing: it keeps the position, asks for the next page, and knows
 /// when the last has loaded.
 ///
@@ -17,7 +19,7 @@
 /// The paging parameters join the source's (or the call's) before ``APIManager/reformParams(_:)``, which
 /// can rename them. A page that fails does not move the position: the next ``loadNextPage(with:)``
 /// asks for it again.
-open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @unchecked Sendable {
+open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager<Page>, @unchecked Sendable {
     // Unchecked for the reason given on APIManager; the paging state is behind a lock.
 
     private struct Position {
@@ -97,7 +99,7 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
             return (pageParameters, previous)
         }
         if let previous { cancelRequest(previous) }
-        return startPage(pageParameters, with: parameters)
+        return startPage(pageParameters, at: nil, with: parameters)
     }
 
     /// Loads the page after the last loaded one (the first if none has).
@@ -108,14 +110,14 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
     @discardableResult
     public func loadNextPage(with parameters: Parameters? = nil) -> RequestID? {
         let fresh = freshState()
-        let pageParameters = paging.withLock { paging -> Parameters? in
+        let next = paging.withLock { paging -> (Parameters, URL?)? in
             var state = paging.state ?? fresh
             let next = state.startNextPage()
             paging.state = state
-            return next
+            return next.map { ($0, state.linkedPage) }
         }
-        guard let pageParameters else { return nil }
-        return startPage(pageParameters, with: parameters)
+        guard let (pageParameters, url) = next else { return nil }
+        return startPage(pageParameters, at: url, with: parameters)
     }
 
     /// The pages of the listing, one load each, for `for try await`: from the first to the
@@ -132,12 +134,23 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
         Paging.State(style: pagingStyle, pageSize: pageSize, pageSizeParameter: pageSizeParameter, endOfList: endOfList)
     }
 
-    private func startPage(_ pageParameters: Parameters, with parameters: Parameters?) -> RequestID {
-        let base = parameters ?? paramSource?.parameters(for: self) ?? [:]
-        let all = base.merging(pageParameters) { _, page in page }
-        return loadData(with: all) { [paging] id in
-            paging.withLock { $0.current = id }
+    /// Starts a page: at `url` when the previous page linked it (its parameters are in the
+    /// link), or else with the call's parameters — the source's (``APIManager/paramSource`` or,
+    /// on the main actor, ``APIManager/mainActorParamSource``) when the call gave none.
+    private func startPage(_ pageParameters: Parameters, at url: URL?, with parameters: Parameters?) -> RequestID {
+        let onStart = { [paging] (id: RequestID) in paging.withLock { $0.current = id } }
+        let all: Parameters
+        if url != nil {
+            all = pageParameters
+        } else if let parameters {
+            all = parameters.merging(pageParameters) { _, page in page }
+        } else {
+            switch sourceParameters() {
+            case .success(let base): all = (base ?? [:]).merging(pageParameters) { _, page in page }
+            case .failure(let message): return failWithoutSending(.configuration, message, onStart: onStart)
+            }
         }
+        return loadData(with: all, onStart: onStart, at: url)
     }
 
     override func loadDidEnd(_ id: RequestID, result: Result<APIResponse<Page>, APIError>) {
@@ -145,7 +158,7 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
             guard paging.current == id else { return }
             paging.current = nil
             switch result {
-            case .success(let response): paging.state?.pageLoaded(response.content)
+            case .success(let response): paging.state?.pageLoaded(response.content, headers: response.headers, url: response.request.url)
             case .failure: paging.state?.pageFailed()
             }
         }
@@ -155,7 +168,7 @@ open class PagedAPIManager<Page: Decodable & PageContent>: APIManager<Page>, @un
 extension Paging {
     /// The pages of a listing as an `AsyncSequence`: each step loads the next page with
     /// ``APIManager/load(_:)``, until the last.
-    public struct Pages<Page: Decodable & PageContent>: AsyncSequence, Sendable {
+    public struct Pages<Page: Decodable & Sendable & PageContent>: AsyncSequence, Sendable {
         /// One page's response.
         public typealias Element = APIResponse<Page>
         /// Why a page failed.
@@ -182,8 +195,10 @@ extension Paging {
             public mutating func next() async throws(APIError) -> APIResponse<Page>? {
                 guard let pageParameters = state.startNextPage() else { return nil }
                 do {
-                    let response = try await manager.load(parameters.merging(pageParameters) { _, page in page })
-                    state.pageLoaded(response.content)
+                    let url = state.linkedPage
+                    let response = try await manager.load(
+                        url == nil ? parameters.merging(pageParameters) { _, page in page } : pageParameters, transfer: nil, at: url)
+                    state.pageLoaded(response.content, headers: response.headers, url: response.request.url)
                     return response
                 } catch {
                     state.pageFailed()

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The shapes a paged listing is described with: how pages are named (``Style``), how the last
 /// one is recognised (``EndOfList``), a manager's settings and state, and the pages as an async
 /// sequence. ``PagedAPIManager`` loads them.
@@ -12,11 +14,23 @@ extension Paging {
         case offset(parameter: String = "offset")
         /// An opaque cursor from the previous page (``PageContent/pageNextCursor``); none for the first.
         case cursor(parameter: String = "cursor")
+        /// The next page is where the previous one's `Link: <…>; rel="next"` header points
+        /// (RFC 8288), whatever the shape of that URL; the first page is the endpoint's. The
+        /// link must stay on the service's origin.
+        case link
     }
 
-    /// How the end of a listing is recognised.
+    /// How the end of a listing is recognised when the response's headers do not say.
+    ///
+    /// Headers say first, whatever the rule: a `Link` field with a `rel="next"` link means more
+    /// pages follow, and one without it means this page is the last; an `X-Total-Count` says
+    /// how many items there are. The body's own signals (``hasMoreFlag``, ``nextCursor``, a
+    /// ``totalCount`` in the page) come before the headers when the page gives them.
     public enum EndOfList: Sendable, Hashable {
-        /// A page with fewer items than the page size is the last.
+        /// A page with fewer items than a full page is the last. A full page is the size asked
+        /// for, until the first page comes back shorter: a server may cap its pages below what
+        /// was asked, so that size is taken as the cap and the next page asked for (an empty one
+        /// ends the list). After that, a page shorter than the cap is the last.
         case shortPage
         /// The last page is reached when the items loaded reach ``PageContent/pageTotalCount``.
         case totalCount
@@ -29,7 +43,7 @@ extension Paging {
 
 /// What a paged manager reads from a decoded page. Only ``pageItemCount`` is required; the rest
 /// default to `nil` and matter only for the ``Paging/EndOfList`` that uses them.
-public protocol PageContent: Sendable {
+public protocol PageContent {
     /// How many items this page holds.
     var pageItemCount: Int { get }
     /// How many items the whole listing holds, if the server says.
@@ -49,12 +63,20 @@ extension PageContent {
     public var pageNextCursor: String? { nil }
 }
 
+/// A page that is a bare JSON array (`[{…}, {…}]`) needs no wrapper: its items are the page.
+/// The end of the list then comes from the response's headers (`Link`, `X-Total-Count`) or
+/// from a short page.
+extension Array: PageContent {
+    /// The array's count.
+    public var pageItemCount: Int { count }
+}
+
 extension Paging {
     /// Where paging through a listing stands: a value, changed only by its `mutating` methods, so
     /// the rules are tested without a server.
     ///
     /// A page is asked for with ``startFirstPage()`` or ``startNextPage()``, which return its
-    /// parameters; its outcome is reported with ``pageLoaded(_:)`` or ``pageFailed()``. A failed
+    /// parameters; its outcome is reported with ``pageLoaded(_:headers:url:)`` or ``pageFailed()``. A failed
     /// page leaves the position where it was, so asking again retries it.
     public struct State: Sendable, Hashable {
         /// How pages are named.
@@ -74,6 +96,11 @@ extension Paging {
         public private(set) var isLastPage = false
         /// Whether a page is being loaded.
         public private(set) var isLoading = false
+        /// How many items a full page holds: the size asked for, or the server's cap when the
+        /// first page came back shorter (see ``EndOfList/shortPage``).
+        public private(set) var fullPageSize: Int
+        /// Where the next page is, when the last page linked it (`Link: <…>; rel="next"`).
+        public private(set) var nextPageURL: URL?
         private var cursor: String?
 
         /// Creates the state before the first page.
@@ -82,6 +109,7 @@ extension Paging {
             self.pageSize = max(1, pageSize)
             self.pageSizeParameter = pageSizeParameter
             self.endOfList = endOfList
+            fullPageSize = self.pageSize
         }
 
         /// Starts over: forgets what loaded and asks for the first page (even while one loads).
@@ -91,12 +119,16 @@ extension Paging {
             loadedPages = 0
             loadedItems = 0
             isLastPage = false
+            fullPageSize = pageSize
+            nextPageURL = nil
             cursor = nil
             isLoading = true
             return parameters()
         }
 
-        /// Asks for the page after the last loaded one (the first, if none has).
+        /// Asks for the page after the last loaded one (the first, if none has). With
+        /// ``Style/link`` after the first page, the page is at ``nextPageURL`` and the
+        /// parameters are empty: the link carries them.
         ///
         /// - Returns: Its parameters, or `nil` when a page is loading or the last has loaded.
         public mutating func startNextPage() -> Parameters? {
@@ -107,18 +139,51 @@ extension Paging {
 
         /// Records a loaded page and moves on.
         ///
-        /// - Parameter page: The page's content.
-        public mutating func pageLoaded(_ page: some PageContent) {
+        /// - Parameters:
+        ///   - page: The page's content.
+        ///   - headers: The response's headers, for `Link` and `X-Total-Count`.
+        ///   - url: The URL the page came from, which a relative link is resolved against.
+        public mutating func pageLoaded(_ page: some PageContent, headers: HTTPHeaders = HTTPHeaders(), url: URL? = nil) {
+            let count = page.pageItemCount
+            let isFirst = loadedPages == 0
             isLoading = false
             loadedPages += 1
-            loadedItems += page.pageItemCount
+            loadedItems += count
             cursor = page.pageNextCursor
+            let links = headers.links
+            nextPageURL = links.first { $0.relations.contains("next") }?.url(relativeTo: url)
+            isLastPage = isLast(page, count: count, isFirst: isFirst, linked: !links.isEmpty, headerTotal: headers["X-Total-Count"].flatMap { Int($0) })
+        }
+
+        /// Whether the page just loaded is the last: the body's signal when the rule reads one
+        /// and the page gives it, then the headers', then a short page.
+        private mutating func isLast(_ page: some PageContent, count: Int, isFirst: Bool, linked: Bool, headerTotal: Int?) -> Bool {
             switch endOfList {
-            case .shortPage: isLastPage = page.pageItemCount < pageSize
-            case .totalCount: isLastPage = page.pageItemCount == 0 || loadedItems >= (page.pageTotalCount ?? Int.max)
-            case .hasMoreFlag: isLastPage = !(page.pageHasMore ?? (page.pageItemCount >= pageSize))
-            case .nextCursor: isLastPage = (page.pageNextCursor ?? "").isEmpty
+            case .nextCursor:
+                return (page.pageNextCursor ?? "").isEmpty
+            case .hasMoreFlag:
+                if let more = page.pageHasMore { return !more }
+            case .totalCount:
+                if let total = page.pageTotalCount { return count == 0 || loadedItems >= total }
+            case .shortPage:
+                break
             }
+            if linked || style == .link { return nextPageURL == nil }
+            if let headerTotal { return count == 0 || loadedItems >= headerTotal }
+            if count == 0 { return true }
+            if count >= fullPageSize { return false }
+            // Shorter than asked on the first page: the server's cap, or the whole list. Asking
+            // once more tells them apart; later, a page shorter than the cap is the last.
+            guard isFirst else { return true }
+            fullPageSize = count
+            return false
+        }
+
+        /// The URL the next page is loaded from: the linked one with ``Style/link`` after the
+        /// first page, else `nil` (the endpoint's path with the page's parameters).
+        var linkedPage: URL? {
+            guard case .link = style, loadedPages > 0 else { return nil }
+            return nextPageURL
         }
 
         /// Records a failed or cancelled page: nothing moves, the same page is asked for next.
@@ -133,6 +198,7 @@ extension Paging {
             case .pageNumber(let name, let first): parameters[name] = .int(first + loadedPages)
             case .offset(let name): parameters[name] = .int(loadedItems)
             case .cursor(let name): if let cursor { parameters[name] = .string(cursor) }
+            case .link: if loadedPages > 0 { return [:] }
             }
             return parameters
         }
