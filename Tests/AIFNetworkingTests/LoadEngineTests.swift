@@ -127,6 +127,24 @@ struct LoadEngineTests {
         #expect(service.asked.withLock { $0 } == 2)
     }
 
+    /// A failed status shows the start of the body, cut at a character with an ellipsis, and
+    /// never a credential the request carried.
+    @Test func aStatusErrorShowsTheBodysStartWithoutSecrets() async throws {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(KeyedService())
+        let stub = StubTransport()
+        let echo = #"{"error": "key pub-key-0001 is not allowed", "detail": ""# + String(repeating: "é", count: 300) + #""}"#
+        stub.stub(.get, "goods", with: .json(echo, status: 403))
+        let error = await #expect(throws: APIError.self) {
+            try await APIManager(Endpoint<NoContent>(service: "keyed", path: "goods"), proxy: APIProxy(transport: stub), registry: registry).load()
+        }
+        let message = error?.message ?? ""
+        #expect(message.hasPrefix(#"the server answered 403: {"error": "key *** is not allowed", "detail": "éé"#), "\(message)")
+        #expect(message.hasSuffix("é…"), "\(message)")
+        #expect(!message.contains("pub-key-0001"))
+        #expect(!message.contains("\u{FFFD}"))
+    }
+
     /// No load ends on its caller's stack: a delegate never runs inside `loadData` — not when the
     /// transport answers on the caller's stack, not when the load fails before anything is sent
     /// — even a delegate told at once (`.immediate`), which would otherwise run there.
@@ -150,6 +168,14 @@ struct LoadEngineTests {
             #expect(heard.first?.succeeded == (service == "clocked"), "\(service)")
         }
     }
+}
+
+/// A service whose requests carry a public key.
+private struct KeyedService: Service {
+    var name: ServiceName = "keyed"
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [
+        .online: ServiceEnvironment(baseURL: URL(string: "https://api.keyed.test")!, credentials: SigningCredentials(publicKey: "pub-key-0001", privateKey: Secret("priv-key-0002")))
+    ]
 }
 
 /// A transport that answers `204` on the caller's stack, before `send` returns.

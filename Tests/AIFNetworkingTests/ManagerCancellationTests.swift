@@ -4,6 +4,7 @@
 import AIFNetworkingTesting
 import DemoServer
 import Foundation
+import Logging
 import Testing
 
 @Suite("APIManager: cancellation and exactly-once endings")
@@ -64,7 +65,9 @@ struct ManagerCancellationTests {
     }
 
     @Test func deallocatingTheManagerCancelsItsLoads() async throws {
-        let stack = try await ShopStack.make()
+        let messages = Locked<[(Logger.Level, String)]>([])
+        let logger = Logger(label: "test", factory: { _ in CapturingLogHandler(messages: messages) })
+        let stack = try await ShopStack.make(proxy: { APIProxy(transport: $0, logger: logger) })
         let recorder = Recorder()
         var manager: ShopManager<NoContent>? = stack.manager("slow", NoContent.self)
         weak let watched = manager
@@ -82,6 +85,9 @@ struct ManagerCancellationTests {
         try await Task.sleep(for: .milliseconds(50))
         let ends = recorder.events.withLock { $0 }.filter { $0.hasPrefix("interceptor.afterPerformFail") }
         #expect(ends == ["interceptor.afterPerformFail(ofDeallocatedManager: \(id) cancelled)"])
+        // And the log says so: the load did not vanish without a word.
+        let notices = messages.withLock { $0 }.filter { $0.0 == .notice }.map(\.1)
+        #expect(notices == ["cancelled \(id) shop slow: its manager was released before the load ended, so no delegate hears of it (keep a reference to the manager while its loads run)"])
     }
 
     @Test func cancellingTheTaskCancelsTheLoad() async throws {

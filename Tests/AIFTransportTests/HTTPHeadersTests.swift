@@ -42,6 +42,16 @@ struct HTTPHeadersTests {
         #expect(!Transfer.isValidHeader(.init(name: "Bad Name", value: "v")))
         #expect(!Transfer.isValidHeader(.init(name: "", value: "v")))
     }
+
+    @Test func theSubscriptSetsAndRemoves() {
+        var headers: HTTPHeaders = ["Accept": "text/plain", "X-Tag": "a"]
+        headers.add(name: "x-tag", value: "b")
+        headers["ACCEPT"] = "application/json"
+        headers["X-Tag"] = nil
+        headers["X-New"] = "1"
+        #expect(headers.fields == [HTTPHeaders.Field(name: "ACCEPT", value: "application/json"), HTTPHeaders.Field(name: "X-New", value: "1")])
+        #expect(headers["accept"] == "application/json")
+    }
 }
 
 @Suite("HTTP headers: Link fields (RFC 8288)")

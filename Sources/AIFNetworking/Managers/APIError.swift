@@ -239,7 +239,7 @@ extension APIError {
         }
         switch decoding {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
-            let preview = String(decoding: body.prefix(80), as: UTF8.self)
+            let preview = bodyPreview(body, limit: 80, hiding: [])
             return "the body is not valid JSON\(shown): \(preview.debugDescription)"
         case .dataCorrupted(let context):
             return "bad value at \(path(context)): \(context.debugDescription)"

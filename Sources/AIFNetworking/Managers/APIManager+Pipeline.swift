@@ -138,7 +138,7 @@ extension APIManager {
             return failure(.serviceVeto, "the service refused the response: \(veto)", veto)
         }
         guard response.isSuccess else {
-            let preview = String(decoding: response.body.prefix(200), as: UTF8.self)
+            let preview = bodyPreview(response.body, limit: 200, hiding: request.secretValues(in: plan.resolved.environment))
             return failure(.httpStatus, "the server answered \(response.statusCode)" + (preview.isEmpty ? "" : ": \(preview)"))
         }
         if response.body.isEmpty, !(Content.self == NoContent.self) {

@@ -561,6 +561,7 @@ struct Orphan: Sendable {
     }
 
     func end() {
+        proxy.logOrphan(id, service: service, path: path)
         let ended = proxy.end(id)
         let error = APIError(.cancelled, requestID: id, service: service, path: path, message: "the manager was deallocated")
         ended.observation?.loadDidEnd(ObservedLoad.Outcome(error: error))

@@ -340,6 +340,13 @@ public final class APIProxy: Sendable {
         logger.warning("error policy of \(id) names the handler \"\(name)\", which is not registered (ServiceRegistry.setErrorHandler)")
     }
 
+    /// Logs a load whose manager was released before it ended: cancelled, no delegate told.
+    @inline(never)
+    func logOrphan(_ id: RequestID, service: ServiceName, path: String) {
+        logger.notice(
+            "cancelled \(id) \(service) \(path): its manager was released before the load ended, so no delegate hears of it (keep a reference to the manager while its loads run)")
+    }
+
     /// Logs why a failed attempt is not retried.
     @inline(never)
     func logNoRetry(_ id: RequestID, _ why: String) {

@@ -121,7 +121,7 @@ public final class FixtureRecorder: Sendable {
             logger.warning("not recorded: \(described) is not a path under \(resolved.environment.versionedBaseURL.absoluteString)")
             return
         }
-        let secrets = secretValues(of: request, in: resolved.environment)
+        let secrets = request.secretValues(in: resolved.environment, secretParameter: isSecret)
         guard !segments.contains(where: { segment in secrets.contains { segment.contains($0) } }) else {
             logger.warning("not recorded: the path of \(described) holds a credential")
             return
@@ -189,38 +189,6 @@ public final class FixtureRecorder: Sendable {
         default:
             value
         }
-    }
-
-    /// The credentials a request carried, as text: the environment's keys, the values of its
-    /// credential headers (and the token after `Bearer` or `Basic`), its `sign` and its secret
-    /// parameters' values — each as it is, percent-encoded and in base64 (as a server that
-    /// echoes a request may write them), longest first. Values shorter than 4 characters are
-    /// left out, as too likely to occur by chance.
-    private func secretValues(of request: HTTPRequest, in environment: ServiceEnvironment) -> [String] {
-        var values: [String] = []
-        if let credentials = environment.credentials {
-            values.append(credentials.publicKey)
-            if let privateKey = String(validating: credentials.privateKey.bytes, as: UTF8.self) { values.append(privateKey) }
-        }
-        for field in request.headers where HTTPHeaders.secretNames.contains(field.name.lowercased()) {
-            values.append(field.value)
-            if let space = field.value.firstIndex(of: " ") { values.append(String(field.value[field.value.index(after: space)...])) }
-        }
-        for (name, found) in RequestParameters(request, path: [:]).values where name == "sign" || isSecret(name) {
-            values += found
-        }
-        var forms = Set<String>()
-        for value in values where value.count >= 4 {
-            forms.insert(value)
-            if let encoded = value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) { forms.insert(encoded) }
-            let base64 = Data(value.utf8).base64EncodedString()
-            forms.insert(base64)
-            // Unpadded, and as base64url (as JWTs write it).
-            let unpadded = String(base64.prefix { $0 != "=" })
-            forms.insert(unpadded)
-            forms.insert(String(unpadded.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }))
-        }
-        return forms.filter { $0.count >= 4 }.sorted { $0.count > $1.count }
     }
 
     /// The file's answers with `answer` in: replacing the one recorded for the same parameters,

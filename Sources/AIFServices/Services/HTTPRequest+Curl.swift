@@ -174,7 +174,7 @@ extension HTTPRequest {
     private static let secretParameters = Locked(Set<String>())
 
     /// Whether a parameter name was marked as a credential's.
-    static func isSecretParameter(_ name: String) -> Bool {
+    package static func isSecretParameter(_ name: String) -> Bool {
         secretParameters.withLock { $0.contains(name) }
     }
 

@@ -80,8 +80,19 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     /// The first value of the field `name` (compared without regard to case), or `nil`.
+    ///
+    /// Setting a value replaces every field of that name with one (``set(name:value:)``);
+    /// setting `nil` removes them (``remove(name:)``):
+    ///
+    /// ```swift
+    /// headers["Accept"] = "application/json"
+    /// headers["X-Debug"] = nil
+    /// ```
     public subscript(name: String) -> String? {
-        first(name)
+        get { first(name) }
+        set {
+            if let newValue { set(name: name, value: newValue) } else { remove(name: name) }
+        }
     }
 
     /// Every value of the field `name` (compared without regard to case), in order.
