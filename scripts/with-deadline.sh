@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs a command with a deadline. A command still running at its deadline is not left to hang a
-# CI run: every thread of each of its processes is printed (gdb backtraces, so that the log's
-# tail says where it stood), then the processes are stopped and the exit status is 124.
+# CI run: the output its processes hold back is flushed and every thread of each of them is
+# printed (gdb backtraces), on standard output like the tests' own lines, so that the log's tail
+# says where it stood; then the processes are stopped and the exit status is 124.
 # Usage: with-deadline.sh SECONDS COMMAND [ARGS...]
 set -uo pipefail
 seconds=$1
@@ -25,13 +26,15 @@ tree() {
 deadline=$((SECONDS + seconds))
 while kill -0 "$leader" 2> /dev/null; do
     if [ "$SECONDS" -ge "$deadline" ]; then
-        printf '\nerror: still running after %s s: %s\n' "$seconds" "$*" >&2
+        printf '\nerror: still running after %s s: %s\n' "$seconds" "$*"
         pids=$(tree "$leader")
         for pid in $pids; do
-            printf '\n==== threads of process %s: %s\n' "$pid" "$(tr '\0' ' ' < "/proc/$pid/cmdline" 2> /dev/null | cut -c1-200)" >&2
+            printf '\n==== threads of process %s: %s\n' "$pid" "$(tr '\0' ' ' < "/proc/$pid/cmdline" 2> /dev/null | cut -c1-200)"
             if command -v gdb > /dev/null; then
-                timeout 120 gdb -p "$pid" -batch -nx -ex 'set pagination off' -ex 'thread apply all bt 25' 2>&1 \
-                    | grep -E '^(Thread|#)' >&2
+                # The process's buffered output first (a test process's last lines wait in its
+                # stdio buffer while its output is a pipe), then its threads' backtraces.
+                timeout 120 gdb -p "$pid" -batch -nx -ex 'set pagination off' -ex 'call (int) fflush(0)' -ex 'thread apply all bt 25' 2>&1 \
+                    | grep -E '^(Thread|#)'
             fi
         done
         # The innermost processes first: their parents (swift test holds the test process's

@@ -63,7 +63,7 @@ private final class CountingVetoService: Service, @unchecked Sendable {
 /// when the clock says so, not when real time does), and asks the service about an answer once.
 @Suite("Load engine: the proxy's clock, the service asked once")
 struct LoadEngineTests {
-    private static func manager(_ stub: StubTransport, clock: ManualLoadClock) -> APIManager<NoContent> {
+    private static func manager(_ stub: any HTTPTransport, clock: ManualLoadClock) -> APIManager<NoContent> {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ClockedService())
         let proxy = APIProxy(
@@ -101,10 +101,28 @@ struct LoadEngineTests {
         let load = Task { try await manager.load() }
         #expect(await eventually { clock.pendingWaits == [.seconds(30)] })
         load.cancel()
-        let error = await #expect(throws: APIError.self) { try await load.value }
+        let ended = try #require(await outcome(of: load), "the load did not end")
+        let error = #expect(throws: APIError.self) { try ended.get() }
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
         #expect(stub.requests.count == 1)
+    }
+
+    /// The same, when the answer comes — and the load goes on to its wait — before the
+    /// transport's `send` has returned: the cancellation reaches the wait, not the ended
+    /// transfer. (It reached the transfer, and the load waited for a clock that never moved:
+    /// CI's TSan run hung here twice.)
+    @Test func cancellingDuringAWaitThatBeganBeforeSendReturnedEndsTheLoad() async throws {
+        let clock = ManualLoadClock()
+        let transport = AnsweringBeforeReturning(.status(503, headers: ["Retry-After": "30"])) { !clock.pendingWaits.isEmpty }
+        let load = Task { try await Self.manager(transport, clock: clock).load() }
+        #expect(await eventually { clock.pendingWaits == [.seconds(30)] })
+        #expect(await eventually { transport.returned.withLock { $0 } == 1 })
+        load.cancel()
+        let ended = try #require(await outcome(of: load), "the load did not end")
+        let error = #expect(throws: APIError.self) { try ended.get() }
+        #expect(error?.kind == .cancelled)
+        #expect(error?.attempts == 1)
     }
 
     /// The service is asked for its veto once per answer: the manager's check of the answer
@@ -189,6 +207,37 @@ private struct AnsweringAtOnce: HTTPTransport {
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
         completion(.success(HTTPResponse(statusCode: 204, url: request.url)))
+        return Done()
+    }
+}
+
+/// A transport whose answer comes on another thread before `send` returns: `send` returns
+/// only once `until` holds (or after 10 s), so that the load has gone on by then.
+private final class AnsweringBeforeReturning: HTTPTransport {
+    private struct Done: CancellableTransfer {
+        func cancel() {}
+    }
+
+    private let stub = StubTransport()
+    private let until: @Sendable () -> Bool
+    /// How many `send` calls have returned.
+    let returned = Locked(0)
+
+    init(_ answer: StubResponse, until: @escaping @Sendable () -> Bool) {
+        stub.stub(where: { _ in true }, with: answer)
+        self.until = until
+    }
+
+    func send(
+        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer {
+        _ = stub.send(request, progress: nil, completion: completion)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !until() && ContinuousClock.now < deadline {
+            usleep(1_000)
+        }
+        returned.withLock { $0 += 1 }
         return Done()
     }
 }

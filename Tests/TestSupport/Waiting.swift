@@ -36,3 +36,14 @@ func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async
     }
     return condition()
 }
+
+/// A task's outcome, or `nil` when it has not ended within `timeout` (30 s by default, for the
+/// reason given on ``eventually(timeout:_:)``): so that a load that never ends fails its test
+/// instead of hanging the run.
+func outcome<Success: Sendable>(of task: Task<Success, any Error>, within timeout: Duration = .seconds(30)) async -> Result<Success, any Error>? {
+    let ended = Locked<Result<Success, any Error>?>(nil)
+    let watcher = Task { ended.withLock { [result = await task.result] in $0 = result } }
+    defer { watcher.cancel() }
+    await eventually(timeout: timeout) { ended.withLock { $0 != nil } }
+    return ended.withLock { $0 }
+}

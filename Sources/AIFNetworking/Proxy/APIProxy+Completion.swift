@@ -35,12 +35,14 @@ extension APIProxy {
             send(request, for: resolved, runner: runner, cancellation: cancellation, progress: progress, completion: logged)
             return
         }
-        let seat = coalescer.join(coalescingKey, id: id, completion: logged) { [self] landed in
-            // The flight's transfers, cancelled when every load aboard has left.
-            let flight = AsyncCancellation()
-            send(request, for: resolved, runner: runner, cancellation: flight, completion: landed)
-            return flight
+        // The flight may land, and the load go on, before `join` returns.
+        cancellation.attach {
+            coalescer.join(coalescingKey, id: id, completion: logged) { [self] landed in
+                // The flight's transfers, cancelled when every load aboard has left.
+                let flight = AsyncCancellation()
+                send(request, for: resolved, runner: runner, cancellation: flight, completion: landed)
+                return flight
+            }
         }
-        cancellation.attach(seat)
     }
 }

@@ -58,20 +58,22 @@ extension APIProxy {
         let clockSkew = resolved.clockSkew
         var first = request
         first.redirects = .never
-        let transfer = exchange(first) { [generator] result in
-            guard let redirect = result.redirectToFollow(maxRedirects: maxRedirects, observer: clockSkew) else {
-                return completion(result.mapError { $0 })
+        // The first hop's answer may come, and the load go on, before `exchange` returns.
+        cancellation.attach {
+            exchange(first) { [generator] result in
+                guard let redirect = result.redirectToFollow(maxRedirects: maxRedirects, observer: clockSkew) else {
+                    return completion(result.mapError { $0 })
+                }
+                var prepareHop: RedirectingSend<any Error>.PrepareHop?
+                if resolved.isSigned {
+                    prepareHop = { @Sendable hop, original throws(any Error) in try generator.signedAgain(hop, after: original, for: resolved) }
+                }
+                let hops = RedirectingSend(
+                    request: request, sentAt: sentAt, maxRedirects: maxRedirects, prepareHop: prepareHop, mapError: { $0 }, cancellation: cancellation,
+                    observer: clockSkew, exchange: exchange)
+                hops.follow(redirect, completion: completion)
             }
-            var prepareHop: RedirectingSend<any Error>.PrepareHop?
-            if resolved.isSigned {
-                prepareHop = { @Sendable hop, original throws(any Error) in try generator.signedAgain(hop, after: original, for: resolved) }
-            }
-            let hops = RedirectingSend(
-                request: request, sentAt: sentAt, maxRedirects: maxRedirects, prepareHop: prepareHop, mapError: { $0 }, cancellation: cancellation,
-                observer: clockSkew, exchange: exchange)
-            hops.follow(redirect, completion: completion)
         }
-        cancellation.attach(transfer)
     }
 
     /// What the loads of `resolved` are sent through: a mock environment's fixtures; else the

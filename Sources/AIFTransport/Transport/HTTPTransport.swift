@@ -172,41 +172,6 @@ extension HTTPTransport {
     }
 }
 
-/// Bridges a cancellation to a transfer that may not have been submitted yet when the
-/// cancellation comes: Swift task cancellation (the async face), or the proxy's (a load driven
-/// by completion handlers, whose successive transfers — redirect hops — attach in turn).
-package final class AsyncCancellation: CancellableTransfer {
-    private enum State {
-        case waiting
-        case attached(any CancellableTransfer)
-        case cancelled
-    }
-
-    private let state = Locked(State.waiting)
-
-    package init() {}
-
-    /// Records the transfer; cancels it at once if the cancellation came before it existed.
-    package func attach(_ transfer: any CancellableTransfer) {
-        let cancelNow = state.withLock { state in
-            if case .cancelled = state { return true }
-            state = .attached(transfer)
-            return false
-        }
-        if cancelNow { transfer.cancel() }
-    }
-
-    /// Cancels the attached transfer, or remembers to cancel it when it is attached.
-    package func cancel() {
-        let transfer: (any CancellableTransfer)? = state.withLock { state in
-            defer { state = .cancelled }
-            if case .attached(let transfer) = state { return transfer }
-            return nil
-        }
-        transfer?.cancel()
-    }
-}
-
 /// A transport that hands the completions of a batch of finished transfers over at once and
 /// offers its own thread for loads' work — the capability ``CurlTransport`` has, and a wrapping
 /// transport can pass on. A speed mechanism of the package's, not public API; the library

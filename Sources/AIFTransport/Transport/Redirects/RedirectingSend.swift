@@ -88,19 +88,20 @@ package final class RedirectingSend<Failure: Error>: Sendable {
     private func submit(_ request: HTTPRequest, redirects: Int, completion: @escaping Completion) {
         var hop = request
         hop.redirects = .never
-        let transfer = exchange(hop) { [self, hop] result in
-            switch result {
-            case .success(let response):
-                observer?.record(response)
-                guard HTTPRequest.isRedirect(response.statusCode) else {
-                    return completion(.success(Self.final(response, redirects: redirects)))
+        cancellation.attach {
+            exchange(hop) { [self, hop] result in
+                switch result {
+                case .success(let response):
+                    observer?.record(response)
+                    guard HTTPRequest.isRedirect(response.statusCode) else {
+                        return completion(.success(Self.final(response, redirects: redirects)))
+                    }
+                    follow(response, from: hop, redirects: redirects, completion: completion)
+                case .failure(let error):
+                    completion(.failure(mapError(error)))
                 }
-                follow(response, from: hop, redirects: redirects, completion: completion)
-            case .failure(let error):
-                completion(.failure(mapError(error)))
             }
         }
-        cancellation.attach(transfer)
     }
 
     /// Sends the hop `response` (a redirect status, the answer to `hop`) points to.
