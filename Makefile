@@ -6,6 +6,12 @@ SWIFT ?= swift
 # cache (GRDB), the test kit's in-process server (Hummingbird), and the metrics and tracing
 # observers (swift-metrics, swift-distributed-tracing).
 TRAITS := --traits DiskCache,TestServer,Metrics,Tracing
+# SwiftPM 6.3 passes the traits to the compiler as -D flags in an order that follows Swift's
+# per-process hash seed, so it differs from one run of SwiftPM to the next: every `swift build` or
+# `swift test` then saw new command lines and recompiled the package and its tests (about 2
+# minutes of each warm `make test`, twice). A fixed seed keeps the order, and the builds warm.
+# (The test processes inherit it: their hashing is the same from run to run.)
+export SWIFT_DETERMINISTIC_HASHING := 1
 # The library and its samples: libcurl (OpenSSL flavour) and libcrypto headers.
 BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config
 # The tests also generate certificates with openssl and gzip fixtures with gzip, pin a process
