@@ -173,6 +173,49 @@ struct FastJSONDecoderTests {
         #expect(throws: DecodingError.self) { try iso.decode(Stamp.self, from: Data(#"{"at": "yesterday"}"#.utf8)) }
     }
 
+    /// ISO 8601 with offsets and a date alone; a pattern; a function of the caller's — each
+    /// failure naming the value's path and what was found.
+    @Test func moreDateStrategies() throws {
+        struct Stamp: Decodable { var at: Date }
+        struct Dated: Decodable { var release: Stamp }
+        let iso = FastJSONDecoder(dateDecodingStrategy: .iso8601)
+        #expect(try iso.decode(Stamp.self, from: Data(#"{"at": "2026-11-22"}"#.utf8)).at == Date(timeIntervalSince1970: 1_795_305_600))
+        #expect(try iso.decode(Stamp.self, from: Data(#"{"at": "2026-11-22T11:00:00+01:00"}"#.utf8)).at == Date(timeIntervalSince1970: 1_795_341_600))
+        for wrong in ["2026-11-2", "2026-11-22T", "22-11-2026", "2026/11/22"] {
+            let error = #expect(throws: DecodingError.self) { try iso.decode(Dated.self, from: Data(#"{"release": {"at": "\#(wrong)"}}"#.utf8)) }
+            guard case .dataCorrupted(let context)? = error else { continue }
+            #expect(context.codingPath.map(\.stringValue) == ["release", "at"])
+            #expect(context.debugDescription.contains("found \"\(wrong)\""), "\(context.debugDescription)")
+        }
+
+        let formatted = FastJSONDecoder(dateDecodingStrategy: .formatted("yyyy-MM-dd HH:mm:ss"))
+        #expect(try formatted.decode(Stamp.self, from: Data(#"{"at": "2026-11-22 10:00:00"}"#.utf8)).at == Date(timeIntervalSince1970: 1_795_341_600))
+        let zoned = FastJSONDecoder(dateDecodingStrategy: .formatted("dd/MM/yyyy HH:mm Z"))
+        #expect(try zoned.decode(Stamp.self, from: Data(#"{"at": "22/11/2026 11:00 +0100"}"#.utf8)).at == Date(timeIntervalSince1970: 1_795_341_600))
+        let mismatch = #expect(throws: DecodingError.self) { try formatted.decode(Stamp.self, from: Data(#"{"at": "2026-11-22T10:00:00Z"}"#.utf8)) }
+        #expect("\(mismatch.map { "\($0)" } ?? "")".contains(#"Expected a date in the format "yyyy-MM-dd HH:mm:ss", found "2026-11-22T10:00:00Z""#))
+
+        // A function: days since an epoch of the API's, as a number or a "d<number>" string.
+        let days = FastJSONDecoder(dateDecodingStrategy: .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            if let number = try? container.decode(Int.self) { return Date(timeIntervalSince1970: Double(number) * 86_400) }
+            let text = try container.decode(String.self)
+            guard text.hasPrefix("d"), let number = Int(text.dropFirst()) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a day number: \(text)")
+            }
+            return Date(timeIntervalSince1970: Double(number) * 86_400)
+        })
+        #expect(try days.decode([Date].self, from: Data(#"[20779, "d20780"]"#.utf8)) == [Date(timeIntervalSince1970: 1_795_305_600), Date(timeIntervalSince1970: 1_795_392_000)])
+        let refused = #expect(throws: DecodingError.self) { try days.decode(Dated.self, from: Data(#"{"release": {"at": "soon"}}"#.utf8)) }
+        guard case .dataCorrupted(let context)? = refused else { return }
+        #expect(context.codingPath.map(\.stringValue) == ["release", "at"])
+        #expect(context.debugDescription == "not a day number: soon")
+        // A parser equals its copies only.
+        let strategy = FastJSONDecoder.DateDecodingStrategy.custom { _ in Date() }
+        #expect(strategy == strategy)
+        #expect(strategy != .custom { _ in Date() })
+    }
+
     @Test func superDecodersAndClasses() throws {
         let derived = try fast.decode(Derived.self, from: Data(#"{"name": "n", "base": {"id": 7}}"#.utf8))
         #expect(derived.name == "n")

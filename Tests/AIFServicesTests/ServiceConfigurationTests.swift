@@ -51,6 +51,8 @@ struct ServiceConfigurationTests {
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test", "signsAllParameters": 1}}}"#, "environments.online.signsAllParameters"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"keys": "camel"}}"#, "decoding.keys"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"dates": "rfc822"}}"#, "decoding.dates"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"dates": "formatted"}}"#, "decoding.dates"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"dates": "iso8601", "dateFormat": "yyyy"}}"#, "decoding.dateFormat"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"key": "snakeCase"}}"#, "decoding.key"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"successCodes": []}}"#, "applicationErrors.successCodes"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"successCodes": [0, true]}}"#, "applicationErrors.successCodes[1]"),
@@ -96,6 +98,19 @@ struct ServiceConfigurationTests {
         let service = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: ["SCHEME": "md5", "KEYS": "snakeCase"])
         #expect(service.signer is LegacyMD5Signer)
         #expect((service.decoder as? FastJSONDecoder)?.keyDecodingStrategy == .convertFromSnakeCase)
+    }
+
+    /// A date pattern in the file: `dateFormat`, alone or with `"dates": "formatted"`.
+    @Test func aDatePatternIsRead() throws {
+        for decoding in [#"{"dateFormat": "yyyy-MM-dd HH:mm"}"#, #"{"dates": "formatted", "dateFormat": "yyyy-MM-dd HH:mm"}"#] {
+            let json = #"{"name": "x", "decoding": \#(decoding), "environments": {"online": {"baseURL": "https://a.test"}}}"#
+            let service = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:])
+            #expect((service.decoder as? FastJSONDecoder)?.dateDecodingStrategy == .formatted("yyyy-MM-dd HH:mm"))
+        }
+        let refused = #expect(throws: ConfigurationError.self) {
+            try ConfiguredService.parse(Data(#"{"name": "x", "decoding": {"dates": "formatted"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
+        }
+        #expect(refused?.description == #"t.json: decoding.dates "formatted" needs the pattern in decoding.dateFormat ("yyyy-MM-dd HH:mm:ss")"#)
     }
 
     @Test func aTimeoutUpToAWeekIsTaken() throws {

@@ -324,7 +324,8 @@ final class LoadEngine: Sendable {
         do throws(ServiceError) {
             var made = try proxy.generator.makeRequest(
                 for: plan.resolved, path: plan.path, method: plan.method, parameters: parameters,
-                headers: headers, bodyEncoding: plan.bodyEncoding, rawBody: plan.transfer?.body, signingContext: signingContext
+                headers: headers, bodyEncoding: plan.bodyEncoding, arrays: plan.arrayEncoding, query: plan.query, rawBody: plan.body,
+                signingContext: signingContext
             )
             if let timeouts = plan.timeouts { made.timeouts = timeouts }
             if attempt.credential != nil, let authenticator = plan.authenticator {

@@ -12,7 +12,14 @@ final class LoadPlan: Sendable {
     let method: HTTPMethod
     let parameters: Parameters
     let headers: HTTPHeaders
+    /// The call's own query items.
+    let query: [URLQueryItem]
+    /// The body: an upload's, or a value's encoded; `nil` for the parameters as the body.
+    let body: HTTPRequest.Body?
     let bodyEncoding: BodyEncoding?
+    let arrayEncoding: ArrayEncoding?
+    /// The path as the cache and the coalescer tell loads apart (with the call's query items).
+    let keyPath: String
     let timeouts: HTTPRequest.Timeouts?
     /// How the load uses the cache, if its manager caches.
     let cache: CacheUse?
@@ -36,8 +43,9 @@ final class LoadPlan: Sendable {
     var retryPolicy: RetryPolicy { retryPolicyOverride ?? resolved.service.retryPolicy }
 
     init(
-        resolved: ServiceRegistry.ResolvedService, serviceName: ServiceName, path: String, method: HTTPMethod, parameters: Parameters,
-        headers: HTTPHeaders, bodyEncoding: BodyEncoding?, timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
+        resolved: ServiceRegistry.ResolvedService, serviceName: ServiceName, path: String, keyPath: String? = nil, method: HTTPMethod,
+        parameters: Parameters, headers: HTTPHeaders, query: [URLQueryItem] = [], body: HTTPRequest.Body? = nil, bodyEncoding: BodyEncoding?,
+        arrayEncoding: ArrayEncoding? = nil, timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
         transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil
     ) {
@@ -47,11 +55,16 @@ final class LoadPlan: Sendable {
         self.method = method
         self.parameters = parameters
         self.headers = headers
+        self.query = query
+        self.body = body
         self.bodyEncoding = bodyEncoding
+        self.arrayEncoding = arrayEncoding
+        let keyPath = keyPath ?? path
+        self.keyPath = keyPath
         self.timeouts = timeouts
         self.cache = cache
         coalescingKey = coalesces ? ResponseCache.Key(
-            service: serviceName, environment: resolved.environmentName, method: method, path: path, parameters: parameters
+            service: serviceName, environment: resolved.environmentName, method: method, path: keyPath, parameters: parameters
         ).description : nil
         self.retryPolicyOverride = retryPolicyOverride
         self.errorPolicies = errorPolicies
@@ -64,7 +77,7 @@ final class LoadPlan: Sendable {
     /// What identifies the load's file across attempts and processes (its URL changes with
     /// each signature): service, environment, method, path and parameters.
     var downloadIdentity: String {
-        ResponseCache.Key(service: serviceName, environment: resolved.environmentName, method: method, path: path, parameters: parameters).description
+        ResponseCache.Key(service: serviceName, environment: resolved.environmentName, method: method, path: keyPath, parameters: parameters).description
     }
 
     /// An error of this load.

@@ -56,8 +56,8 @@ extension APIManager {
     /// answered from the cache.
     @inline(never)
     func cacheLookup(
-        _ policy: CachePolicy, id: RequestID, parameters: Parameters, resolved: ServiceRegistry.ResolvedService, method: HTTPMethod, refreshing: RequestID?,
-        observation: (any LoadObservation)?
+        _ policy: CachePolicy, id: RequestID, path: String, parameters: Parameters, resolved: ServiceRegistry.ResolvedService, method: HTTPMethod,
+        refreshing: RequestID?, observation: (any LoadObservation)?
     ) -> (answer: Stage?, use: CacheUse) {
         let key = ResponseCache.Key(
             service: serviceName, environment: resolved.environmentName, method: method, path: path, parameters: parameters,

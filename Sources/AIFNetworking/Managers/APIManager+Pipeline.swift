@@ -26,7 +26,10 @@ extension APIManager {
 
     /// Runs the steps before sending, on the caller's thread: reform, veto, validate, resolve,
     /// look up the cache (unless the load is the refresh of `refreshing`'s stale answer).
-    func prepare(id: RequestID, parameters source: Parameters, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, at url: URL? = nil) -> Stage {
+    func prepare(
+        id: RequestID, parameters source: Parameters, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, at url: URL? = nil,
+        call: CallAdditions = .none
+    ) -> Stage {
         let service = serviceName
         let path = url?.absoluteString ?? path
         let method = requestMethod
@@ -64,21 +67,36 @@ extension APIManager {
                 .invalidResponse,
                 "the response linked the next page at \(HTTPRequest.redactedURL(url, keepingSignature: false)), outside the service's origin (\(resolved.environment.baseURL.absoluteString)); it was not loaded")
         }
+        // The call's headers over the endpoint's; a body value encoded once, for every attempt.
+        var headers = self.headers
+        if !call.headers.isEmpty { headers = headers.merging(call.headers) }
+        var body = transfer?.body
+        if let value = call.body ?? (transfer == nil ? self.body : nil) {
+            do throws(ServiceError) {
+                let encoded = try proxy.generator.body(
+                    encoding: value, as: call.bodyEncoding ?? bodyEncoding, arrays: arrayEncoding, for: resolved, path: path)
+                body = .bytes(encoded.data)
+                if !headers.contains("Content-Type") { headers.set(name: "Content-Type", value: encoded.contentType) }
+            } catch {
+                return failure(.invalidParameters, error.description, error)
+            }
+        }
+        let keyPath = call.keyPath(path)
         observed = true
         let observation = proxy.observe(
             id, ObservedLoad(requestID: id, service: service, environment: resolved.environmentName, path: path, method: method))
         var cacheUse: CacheUse?
         if let policy = cachePolicy, transfer == nil {
             let lookup = cacheLookup(
-                policy, id: id, parameters: parameters, resolved: resolved, method: method, refreshing: refreshing, observation: observation)
+                policy, id: id, path: keyPath, parameters: parameters, resolved: resolved, method: method, refreshing: refreshing, observation: observation)
             // A stale answer ends its load too; the caller starts the refresh, a load of its own.
             if let answer = lookup.answer { return answer }
             cacheUse = lookup.use
         }
-        let coalesces = coalescesIdenticalRequests && method == .get && transfer == nil
+        let coalesces = coalescesIdenticalRequests && method == .get && transfer == nil && body == nil
         return .send(LoadPlan(
-            resolved: resolved, serviceName: service, path: path, method: method, parameters: parameters,
-            headers: headers, bodyEncoding: bodyEncoding, timeouts: timeouts, cache: cacheUse,
+            resolved: resolved, serviceName: service, path: path, keyPath: keyPath, method: method, parameters: parameters,
+            headers: headers, query: call.query, body: body, bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: retryPolicy, errorPolicies: resolved.service.errorPolicies,
             authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation
         ))

@@ -124,6 +124,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     open var requestMethod: HTTPMethod { endpoint.method }
     /// How a body is encoded; the endpoint's, `nil` by default for the service's choice.
     open var bodyEncoding: BodyEncoding? { endpoint.bodyEncoding }
+    /// The body every load sends (see ``Endpoint/body``); a call's own body wins.
+    open var body: (any Encodable & Sendable)? { endpoint.body }
+    /// How arrays are written in the query or a form; `nil` for the service's choice.
+    open var arrayEncoding: ArrayEncoding? { endpoint.arrayEncoding }
     /// Headers of this endpoint, over the service's; the endpoint's (none by default).
     open var headers: HTTPHeaders { endpoint.headers }
     /// Timeouts of this endpoint; the endpoint's, `nil` by default for the service's or the
@@ -314,13 +318,34 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         return id
     }
 
-    /// Starts a load with the given parameters.
+    /// Starts a load with the given parameters, and headers or query items of this call's own.
     ///
-    /// - Parameter parameters: The parameters (the source is not asked).
+    /// - Parameters:
+    ///   - parameters: The parameters (the source is not asked).
+    ///   - headers: Headers over the endpoint's and the service's; none by default.
+    ///   - query: Query items after those the parameters make; none by default.
     /// - Returns: The load's ID, to cancel it; the outcome goes to the delegate.
     @discardableResult
-    public func loadData(with parameters: Parameters) -> RequestID {
-        loadData(with: parameters, onStart: nil)
+    public func loadData(with parameters: Parameters, headers: HTTPHeaders = HTTPHeaders(), query: [URLQueryItem] = []) -> RequestID {
+        loadData(with: parameters, onStart: nil, call: CallAdditions(headers: headers, query: query))
+    }
+
+    /// Starts a load whose body is `body` encoded — as JSON, or a form when `encoding` (or the
+    /// endpoint, or the service) says so; the parameters fill the path and go in the query.
+    ///
+    /// - Parameters:
+    ///   - parameters: The parameters (the source is not asked); none by default.
+    ///   - body: The body's value, encoded with the service's ``/AIFServices/Service/encoder``.
+    ///   - encoding: JSON or a form; the endpoint's or the service's choice by default.
+    ///   - headers: Headers over the endpoint's and the service's; none by default.
+    ///   - query: Query items after those the parameters make; none by default.
+    /// - Returns: The load's ID, to cancel it; the outcome goes to the delegate.
+    @discardableResult
+    public func loadData(
+        with parameters: Parameters = [:], body: some Encodable & Sendable, encoding: BodyEncoding? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        query: [URLQueryItem] = []
+    ) -> RequestID {
+        loadData(with: parameters, onStart: nil, call: CallAdditions(headers: headers, query: query, body: body, bodyEncoding: encoding))
     }
 
     /// Starts a load, telling `onStart` its ID before anything can end it.
@@ -330,11 +355,11 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///   next page a response linked).
     func loadData(
         with parameters: Parameters, onStart: ((RequestID) -> Void)?, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, deliver: Bool = true,
-        at url: URL? = nil
+        at url: URL? = nil, call: CallAdditions = .none
     ) -> RequestID {
         let id = startLoad()
         onStart?(id)
-        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url)
+        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
             let owner = WeakLoadOwner(self)
@@ -355,20 +380,54 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             callbackExecutor.run { [weak self] in
                 if let self { self.finishWithoutSending(id, stage, deliver: deliver) } else { orphan.end() }
             }
-            if case .stale = stage { loadData(with: parameters, onStart: nil, refreshing: id, deliver: deliver) }
+            if case .stale = stage { loadData(with: parameters, onStart: nil, refreshing: id, deliver: deliver, at: url, call: call) }
         }
         return id
     }
 
-    /// Loads and returns the decoded response: the same pipeline as ``loadData(with:)``, with
-    /// the result returned instead of told to the delegate. Cancelling the calling task
-    /// cancels the load.
+    /// Loads and returns the decoded response: the same pipeline as
+    /// ``loadData(with:headers:query:)``, with the result returned instead of told to the
+    /// delegate. Cancelling the calling task cancels the load.
     ///
-    /// - Parameter parameters: The parameters (the source is not asked).
+    /// ```swift
+    /// let issues = try await repoIssues.load(["owner": "octo", "repo": "shop"], headers: ["X-Request-Id": requestID], query: [URLQueryItem(name: "state", value: "open")])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - parameters: The parameters (the source is not asked); none by default.
+    ///   - headers: Headers over the endpoint's and the service's; none by default.
+    ///   - query: Query items after those the parameters make; none by default.
     /// - Returns: The response.
     /// - Throws: ``APIError``; ``APIError/Kind/cancelled`` when cancelled.
-    public func load(_ parameters: Parameters = [:]) async throws(APIError) -> APIResponse<Content> {
-        try await load(parameters, transfer: nil)
+    public func load(_ parameters: Parameters = [:], headers: HTTPHeaders = HTTPHeaders(), query: [URLQueryItem] = []) async throws(APIError) -> APIResponse<Content> {
+        try await load(parameters, transfer: nil, call: CallAdditions(headers: headers, query: query))
+    }
+
+    /// Loads with `body` encoded as the request's body — JSON, or a form when `encoding` (or the
+    /// endpoint, or the service) says so — and returns the decoded response; the parameters
+    /// fill the path and go in the query.
+    ///
+    /// ```swift
+    /// let created = try await createIssue.load(["owner": "octo", "repo": "shop"], body: NewIssue(title: "Cups arrive chipped", labels: ["bug"]))
+    /// ```
+    ///
+    /// A body that cannot be encoded fails the load before anything is sent
+    /// (``APIError/Kind/invalidParameters``, naming its type and where in it encoding failed). A
+    /// signature that covers the body covers these bytes; every attempt sends the same ones.
+    ///
+    /// - Parameters:
+    ///   - parameters: The parameters (the source is not asked); none by default.
+    ///   - body: The body's value, encoded with the service's ``/AIFServices/Service/encoder``.
+    ///   - encoding: JSON or a form; the endpoint's or the service's choice by default.
+    ///   - headers: Headers over the endpoint's and the service's; none by default.
+    ///   - query: Query items after those the parameters make; none by default.
+    /// - Returns: The response.
+    /// - Throws: ``APIError``; ``APIError/Kind/cancelled`` when cancelled.
+    public func load(
+        _ parameters: Parameters = [:], body: some Encodable & Sendable, encoding: BodyEncoding? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        query: [URLQueryItem] = []
+    ) async throws(APIError) -> APIResponse<Content> {
+        try await load(parameters, transfer: nil, call: CallAdditions(headers: headers, query: query, body: body, bodyEncoding: encoding))
     }
 
     /// Loads a full URL on the service's origin instead of ``path``, with no parameters of its
@@ -385,10 +444,11 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///     stream face starts it itself).
     ///   - url: A full URL on the service's origin to load instead of ``path``.
     func load(
-        _ parameters: Parameters, transfer: LoadTransfer?, refreshing: RequestID? = nil, refreshesStale: Bool = true, at url: URL? = nil
+        _ parameters: Parameters, transfer: LoadTransfer?, refreshing: RequestID? = nil, refreshesStale: Bool = true, at url: URL? = nil,
+        call: CallAdditions = .none
     ) async throws(APIError) -> APIResponse<Content> {
         let id = startLoad()
-        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url)
+        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
         let result: Result<APIResponse<Content>, APIError>
         if case .send(let plan) = stage {
             let reference = WeakReference(self)
@@ -422,7 +482,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             if Task.isCancelled { proxy.cancel(id) }
             result = finishWithoutSending(id, stage, deliver: false)
             if case .stale = stage, refreshesStale, case .success = result {
-                loadData(with: parameters, onStart: nil, refreshing: id, deliver: false)
+                loadData(with: parameters, onStart: nil, refreshing: id, deliver: false, at: url, call: call)
             }
         }
         return try result.get()

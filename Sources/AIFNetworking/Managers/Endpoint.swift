@@ -27,6 +27,11 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     public var method: HTTPMethod
     /// How a body is encoded; `nil` for the service's choice.
     public var bodyEncoding: BodyEncoding?
+    /// The body every load sends, encoded as ``bodyEncoding`` says (a call's own body wins);
+    /// `nil` for the parameters as the body.
+    public var body: (any Encodable & Sendable)?
+    /// How arrays are written in the query or a form; `nil` for the service's choice.
+    public var arrayEncoding: ArrayEncoding?
     /// Headers of this endpoint, over the service's.
     public var headers: HTTPHeaders
     /// Timeouts of this endpoint; `nil` for the service's or the transport's.
@@ -57,6 +62,8 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     ///   - path: The path (`goods/{id}`).
     ///   - method: GET by default.
     ///   - bodyEncoding: The service's by default.
+    ///   - body: None by default: the parameters are the body.
+    ///   - arrayEncoding: The service's by default.
     ///   - headers: None by default.
     ///   - timeouts: The service's or the transport's by default.
     ///   - decoder: The service's by default.
@@ -72,6 +79,8 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         path: String,
         method: HTTPMethod = .get,
         bodyEncoding: BodyEncoding? = nil,
+        body: (any Encodable & Sendable)? = nil,
+        arrayEncoding: ArrayEncoding? = nil,
         headers: HTTPHeaders = HTTPHeaders(),
         timeouts: HTTPRequest.Timeouts? = nil,
         decoder: (any ContentDecoder)? = nil,
@@ -87,6 +96,8 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         self.path = path
         self.method = method
         self.bodyEncoding = bodyEncoding
+        self.body = body
+        self.arrayEncoding = arrayEncoding
         self.headers = headers
         self.timeouts = timeouts
         self.decoder = decoder

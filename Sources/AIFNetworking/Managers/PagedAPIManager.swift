@@ -167,7 +167,7 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
 
 extension Paging {
     /// The pages of a listing as an `AsyncSequence`: each step loads the next page with
-    /// ``APIManager/load(_:)``, until the last.
+    /// ``APIManager/load(_:headers:query:)``, until the last.
     public struct Pages<Page: Decodable & Sendable & PageContent>: AsyncSequence, Sendable {
         /// One page's response.
         public typealias Element = APIResponse<Page>

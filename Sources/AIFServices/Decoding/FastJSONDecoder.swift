@@ -26,8 +26,53 @@ public struct FastJSONDecoder: ContentDecoder, Hashable {
         case secondsSince1970
         /// A number of milliseconds since 1970.
         case millisecondsSince1970
-        /// An ISO 8601 string (`2026-11-22T10:00:00Z`, fractional seconds allowed).
+        /// An ISO 8601 string: a date and time (`2026-11-22T10:00:00Z`, with fractional seconds
+        /// or an offset such as `+01:00` too), or a date alone (`2026-11-22`, read as midnight UTC).
         case iso8601
+        /// A string in a `DateFormatter` pattern (`"yyyy-MM-dd HH:mm:ss"`), read in the POSIX
+        /// locale and, unless the pattern reads a zone, in UTC.
+        case formatted(String)
+        /// Read by a function of yours; see ``custom(_:)``.
+        case parsed(DateParser)
+
+        /// Dates read by `parse`, given a decoder at the value (as `JSONDecoder`'s `.custom`):
+        ///
+        /// ```swift
+        /// decoder.dateDecodingStrategy = .custom { decoder in
+        ///     let text = try decoder.singleValueContainer().decode(String.self)
+        ///     guard let date = Self.releaseDate(text) else {
+        ///         throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a release date: \(text)"))
+        ///     }
+        ///     return date
+        /// }
+        /// ```
+        public static func custom(_ parse: @escaping @Sendable (any Decoder) throws -> Date) -> DateDecodingStrategy {
+            .parsed(DateParser(parse))
+        }
+    }
+
+    /// A function that reads a `Date`, for ``DateDecodingStrategy/custom(_:)``. Two are equal
+    /// when they are the same value (copies of one parser), since functions cannot be compared.
+    public struct DateParser: Sendable, Hashable {
+        private final class Function: Sendable {
+            let parse: @Sendable (any Decoder) throws -> Date
+            init(_ parse: @escaping @Sendable (any Decoder) throws -> Date) { self.parse = parse }
+        }
+
+        private let function: Function
+
+        /// Wraps `parse`.
+        public init(_ parse: @escaping @Sendable (any Decoder) throws -> Date) {
+            function = Function(parse)
+        }
+
+        /// Reads a date with `decoder` at the value.
+        public func callAsFunction(_ decoder: any Decoder) throws -> Date {
+            try function.parse(decoder)
+        }
+
+        public static func == (left: DateParser, right: DateParser) -> Bool { left.function === right.function }
+        public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(function)) }
     }
 
     /// How member names map to keys; the names themselves by default.
@@ -435,6 +480,14 @@ final class TapeDecoder: Decoder {
                 rememberPlain(identifier)
             }
         }
+        return try moved(to: index, key: key) {
+            if let array { return try array.decodeElements(from: self) as! T }
+            return try T(from: self)
+        }
+    }
+
+    /// Runs `body` with the decoder at the value at `index` (under `key`), then moves it back.
+    @inline(__always) func moved<T>(to index: Int, key: (any CodingKey)?, _ body: () throws -> T) throws -> T {
         let savedCurrent = current
         current = index
         if let key { path.append(key) }
@@ -442,8 +495,7 @@ final class TapeDecoder: Decoder {
             current = savedCurrent
             if key != nil { path.removeLast() }
         }
-        if let array { return try array.decodeElements(from: self) as! T }
-        return try T(from: self)
+        return try body()
     }
 
     /// How a type is decoded here, apart from its own `init(from:)`.
@@ -496,9 +548,17 @@ final class TapeDecoder: Decoder {
             return Date(timeIntervalSince1970: try double(at: index, key: key) / 1000)
         case .iso8601:
             let text = try string(at: index, key: key)
-            if let date = try? Date(text, strategy: .iso8601) { return date }
-            if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-            throw DecodingError.dataCorrupted(.init(codingPath: key.map { path + [$0] } ?? path, debugDescription: "Expected date string to be ISO8601-formatted."))
+            if let date = DateText.iso8601(text) { return date }
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: key.map { path + [$0] } ?? path,
+                debugDescription: "Expected an ISO 8601 date (2026-11-22) or date and time (2026-11-22T10:00:00Z), found \(DateText.quoted(text))."))
+        case .formatted(let format):
+            let text = try string(at: index, key: key)
+            if let date = DateText.formatted(text, format: format) { return date }
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: key.map { path + [$0] } ?? path, debugDescription: "Expected a date in the format \"\(format)\", found \(DateText.quoted(text))."))
+        case .parsed(let parser):
+            return try moved(to: index, key: key) { try parser(self) }
         }
     }
 

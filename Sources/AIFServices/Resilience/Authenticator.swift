@@ -86,6 +86,55 @@ public final class Authenticator: Sendable {
         if case .parameter(let name) = placement { HTTPRequest.registerSecretParameter(name) }
     }
 
+    /// An authenticator that holds a token and cannot refresh it — a personal access token, an
+    /// API key: every request carries it as `Authorization: Bearer <token>`. A refusal (401) fails
+    /// the load with the server's answer, as it would without an authenticator. When the token
+    /// changes (a sign-in, a sign-out), ``setCredential(_:)`` replaces or removes it for the
+    /// requests made from then on; a load made while none is set fails, saying so.
+    ///
+    /// ```swift
+    /// let github = Authenticator.bearer(token)
+    /// ServiceRegistry.shared.setAuthenticator(github, for: ["github"])
+    /// // After the user signs in again:
+    /// github.setCredential(Authenticator.Credential(token: newToken))
+    /// ```
+    ///
+    /// - Parameter token: The token.
+    /// - Returns: The authenticator.
+    public static func bearer(_ token: String) -> Authenticator {
+        fixed(token, placement: .bearer)
+    }
+
+    /// An authenticator for HTTP Basic authentication (RFC 7617): every request carries
+    /// `Authorization: Basic <base64(user:password)>`; it cannot refresh, as ``bearer(_:)``.
+    /// A user name with a colon, which the scheme cannot carry, fails each load saying so.
+    ///
+    /// - Parameters:
+    ///   - user: The user name.
+    ///   - password: The password.
+    /// - Returns: The authenticator.
+    public static func basic(user: String, password: String) -> Authenticator {
+        guard !user.contains(":") else {
+            return Authenticator(placement: .authorization(scheme: "Basic"), expiredStatusCodes: []) {
+                throw FixedCredentialMissing(reason: "the Basic authenticator's user name \(user.debugDescription) contains a colon, which the scheme cannot carry (RFC 7617)")
+            }
+        }
+        return fixed(Data("\(user):\(password)".utf8).base64EncodedString(), placement: .authorization(scheme: "Basic"))
+    }
+
+    /// An authenticator that holds `token` where `placement` says and cannot refresh it (see
+    /// ``bearer(_:)``).
+    ///
+    /// - Parameters:
+    ///   - token: The token.
+    ///   - placement: Where requests carry it.
+    /// - Returns: The authenticator.
+    public static func fixed(_ token: String, placement: Placement) -> Authenticator {
+        Authenticator(placement: placement, credential: Credential(token: token), expiredStatusCodes: []) {
+            throw FixedCredentialMissing(reason: "the authenticator holds a fixed token and none is set: give it one with setCredential(_:)")
+        }
+    }
+
     /// The current credential, if there is one.
     public var credential: Credential? { state.withLock { $0.credential } }
 
@@ -249,6 +298,12 @@ package enum CredentialOutcome: Sendable {
     case failed(AuthenticationFailure)
     /// The load was cancelled while it waited.
     case cancelled
+}
+
+/// Why an authenticator with a fixed token (``Authenticator/bearer(_:)``) has no credential to give.
+struct FixedCredentialMissing: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { reason }
 }
 
 /// Why an ``Authenticator`` could not supply a credential: its refresh failed.

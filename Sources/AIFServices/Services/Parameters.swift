@@ -31,6 +31,14 @@ public enum ParameterValue: Sendable, Hashable {
         }
     }
 
+    /// Whether the value is an array or a dictionary.
+    var isStructured: Bool {
+        switch self {
+        case .array, .object: true
+        default: false
+        }
+    }
+
     /// The value as a JSON-compatible Foundation object.
     var jsonObject: Any {
         switch self {

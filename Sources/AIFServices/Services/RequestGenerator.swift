@@ -10,7 +10,8 @@ import Foundation
 /// - GET, HEAD, DELETE and OPTIONS carry the parameters in the query string; POST, PUT and
 ///   PATCH in the body, as JSON or a form (the service's default or the call's choice).
 /// - In queries and forms, arrays are written `key[]=a&key[]=b` or `key=a&key=b` (the service's
-///   ``Service/arrayEncoding``) and dictionaries `key[sub]=v`; null values are left out.
+///   ``Service/arrayEncoding``, or the call's) and dictionaries `key[sub]=v`; null values are
+///   left out. A call's own query items come last, as they are.
 /// - Precedence: common parameters < the call's parameters; the service's common headers <
 ///   its headers for the method < the call's headers.
 /// - Signing comes last, on the final request.
@@ -27,6 +28,9 @@ public struct RequestGenerator: Sendable {
     ///   - parameters: The call's parameters.
     ///   - headers: The call's own headers.
     ///   - bodyEncoding: Overrides the service's body encoding.
+    ///   - arrays: Overrides the service's array encoding.
+    ///   - query: Query items of the call's own, after the parameters in the query (an item
+    ///     without a value is sent as `name=`).
     ///   - rawBody: A body sent as it is (bytes or a file), with its content type in `headers`;
     ///     the parameters then go in the query string, whatever the method.
     ///   - signingContext: The signing time and nonce; now and fresh by default.
@@ -40,6 +44,8 @@ public struct RequestGenerator: Sendable {
         parameters: Parameters = [:],
         headers: HTTPHeaders = HTTPHeaders(),
         bodyEncoding: BodyEncoding? = nil,
+        arrays: ArrayEncoding? = nil,
+        query: [URLQueryItem] = [],
         rawBody: HTTPRequest.Body? = nil,
         signingContext: SigningContext = .now()
     ) throws(ServiceError) -> HTTPRequest {
@@ -65,7 +71,7 @@ public struct RequestGenerator: Sendable {
                 throw ServiceError.unreadableBodyFile(service: service.name, path: path, reason: reason)
             }
             request.body = rawBody
-            queryParameters = Self.flatten(parameters, arrays: service.arrayEncoding)
+            queryParameters = Self.flatten(parameters, arrays: arrays ?? service.arrayEncoding)
         } else if method == .post || method == .put || method == .patch {
             switch bodyEncoding ?? service.bodyEncoding {
             case .json:
@@ -78,7 +84,7 @@ public struct RequestGenerator: Sendable {
                 request.body = .bytes(data)
                 if !request.headers.contains("Content-Type") { request.headers.set(name: "Content-Type", value: "application/json") }
             case .form:
-                let form = Self.flatten(parameters, arrays: service.arrayEncoding)
+                let form = Self.flatten(parameters, arrays: arrays ?? service.arrayEncoding)
                     .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
                 request.body = .bytes(Data(form.utf8))
                 if !request.headers.contains("Content-Type") {
@@ -86,8 +92,10 @@ public struct RequestGenerator: Sendable {
                 }
             }
         } else {
-            queryParameters = Self.flatten(parameters, arrays: service.arrayEncoding)
+            queryParameters = Self.flatten(parameters, arrays: arrays ?? service.arrayEncoding)
         }
+
+        queryParameters += query.map { ($0.name, $0.value ?? "") }
 
         // The default scheme (AIF-HMAC in the query) over a URL this generator wrote: the signed
         // URL is written as text and not parsed at all.
@@ -371,7 +379,19 @@ public struct RequestGenerator: Sendable {
             case .null:
                 break
             case .array(let values):
-                for element in values { add(arrays == .brackets ? name + "[]" : name, element) }
+                switch arrays {
+                case .brackets, .repeatedKeys:
+                    for element in values { add(arrays == .brackets ? name + "[]" : name, element) }
+                case .commaSeparated, .written:
+                    // Scalars as the encoding says; arrays and dictionaries inside, as brackets.
+                    let texts = values.compactMap(\.textValue)
+                    if case .written(let write) = arrays {
+                        pairs += write(name, texts)
+                    } else if !texts.isEmpty {
+                        pairs.append((name, texts.joined(separator: ",")))
+                    }
+                    for element in values where element.isStructured { add(name + "[]", element) }
+                }
             case .object(let values):
                 for key in values.keys.sorted() { add(name + "[" + key + "]", values[key]!) }
             default:

@@ -53,6 +53,48 @@ public enum ArrayEncoding: Sendable, Hashable {
     case brackets
     /// `key=a&key=b`.
     case repeatedKeys
+    /// `key=a,b`: one pair, the elements joined by commas (percent-encoded as `%2C`, which
+    /// servers decode before they split). An element with a comma of its own cannot be told
+    /// apart; an array or dictionary inside the array is written `key[]=…` instead.
+    case commaSeparated
+    /// Pairs written by a function of yours; see ``custom(_:)``.
+    case written(ArrayWriter)
+
+    /// Arrays written by `write`, given the parameter's name and its elements as text (null
+    /// elements left out), returning the pairs to send — `key=a|b`, `key[0]=a&key[1]=b`:
+    ///
+    /// ```swift
+    /// .custom { name, elements in [(name, elements.joined(separator: "|"))] }
+    /// ```
+    ///
+    /// An array or dictionary inside the array is written `key[]=…` instead.
+    public static func custom(_ write: @escaping @Sendable (_ name: String, _ elements: [String]) -> [(name: String, value: String)]) -> ArrayEncoding {
+        .written(ArrayWriter(write))
+    }
+}
+
+/// A function that writes an array parameter as pairs, for ``ArrayEncoding/custom(_:)``. Two
+/// are equal when they are the same value (copies of one writer).
+public struct ArrayWriter: Sendable, Hashable {
+    private final class Function: Sendable {
+        let write: @Sendable (String, [String]) -> [(name: String, value: String)]
+        init(_ write: @escaping @Sendable (String, [String]) -> [(name: String, value: String)]) { self.write = write }
+    }
+
+    private let function: Function
+
+    /// Wraps `write`.
+    public init(_ write: @escaping @Sendable (_ name: String, _ elements: [String]) -> [(name: String, value: String)]) {
+        function = Function(write)
+    }
+
+    /// The pairs for array `name` with `elements`.
+    public func callAsFunction(_ name: String, _ elements: [String]) -> [(name: String, value: String)] {
+        function.write(name, elements)
+    }
+
+    public static func == (left: ArrayWriter, right: ArrayWriter) -> Bool { left.function === right.function }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(function)) }
 }
 
 /// One backend, described once and resolved by name.
@@ -79,6 +121,9 @@ public protocol Service: Sendable {
     /// Decodes the content of this service's responses, or `nil` for a default
     /// ``FastJSONDecoder`` (a manager's own `APIManager.decoder` wins).
     var decoder: (any ContentDecoder)? { get }
+    /// Encodes the bodies of loads given an `Encodable` value, or `nil` (the default) for
+    /// ``ContentEncoder/mirroring(_:)`` of ``decoder``: JSON that reads back as it decodes.
+    var encoder: (any ContentEncoder)? { get }
     /// Where the content sits in bodies that wrap it (`{"code": 0, "data": {…}}`), or `nil`
     /// (the default) when the body is the content.
     var envelope: ResponseEnvelope? { get }
@@ -144,6 +189,8 @@ extension Service {
     public var signer: (any RequestSigner)? { AIFHMACSigner() }
     /// The default ``FastJSONDecoder``.
     public var decoder: (any ContentDecoder)? { nil }
+    /// JSON mirroring the service's decoder.
+    public var encoder: (any ContentEncoder)? { nil }
     /// The body is the content.
     public var envelope: ResponseEnvelope? { nil }
     /// None.

@@ -220,7 +220,8 @@ public struct ConfiguredService: Service {
         switch try reader.text(definition.arrayEncoding, at: "arrayEncoding") ?? "brackets" {
         case "brackets": arrayEncoding = .brackets
         case "repeated": arrayEncoding = .repeatedKeys
-        case let other: throw ConfigurationError(file: reader.file, key: "arrayEncoding", problem: "\"\(other)\" is neither \"brackets\" nor \"repeated\"")
+        case "comma": arrayEncoding = .commaSeparated
+        case let other: throw ConfigurationError(file: reader.file, key: "arrayEncoding", problem: "\"\(other)\" is not one of brackets, repeated, comma")
         }
         return (bodyEncoding, arrayEncoding)
     }
@@ -277,15 +278,28 @@ public struct ConfiguredService: Service {
         case "snakeCase": decoder.keyDecodingStrategy = .convertFromSnakeCase
         case let other: throw ConfigurationError(file: reader.file, key: "decoding.keys", problem: "\"\(other)\" is neither \"default\" nor \"snakeCase\"")
         }
-        switch try reader.text(decoding.dates, at: "decoding.dates") ?? "deferred" {
+        let format = try reader.text(decoding.dateFormat, at: "decoding.dateFormat")
+        let dates = try reader.text(decoding.dates, at: "decoding.dates") ?? (format == nil ? "deferred" : "formatted")
+        switch dates {
         case "deferred": decoder.dateDecodingStrategy = .deferredToDate
         case "iso8601": decoder.dateDecodingStrategy = .iso8601
         case "secondsSince1970": decoder.dateDecodingStrategy = .secondsSince1970
         case "millisecondsSince1970": decoder.dateDecodingStrategy = .millisecondsSince1970
+        case "formatted":
+            guard let format, !format.isEmpty else {
+                throw ConfigurationError(
+                    file: reader.file, key: "decoding.dates", problem: "\"formatted\" needs the pattern in decoding.dateFormat (\"yyyy-MM-dd HH:mm:ss\")")
+            }
+            decoder.dateDecodingStrategy = .formatted(format)
+            return decoder
         case let other:
             throw ConfigurationError(
                 file: reader.file, key: "decoding.dates",
-                problem: "\"\(other)\" is not one of deferred, iso8601, secondsSince1970, millisecondsSince1970")
+                problem: "\"\(other)\" is not one of deferred, iso8601, secondsSince1970, millisecondsSince1970, formatted")
+        }
+        if format != nil {
+            throw ConfigurationError(
+                file: reader.file, key: "decoding.dateFormat", problem: "a date pattern goes with \"dates\": \"formatted\" (or no \"dates\"), not with \"\(dates)\"")
         }
         return decoder
     }

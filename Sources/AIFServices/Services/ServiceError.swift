@@ -10,6 +10,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible {
     case missingPathParameter(String, service: ServiceName, path: String)
     /// The parameters cannot be encoded as the body asks (JSON needs finite numbers).
     case unencodableParameters(service: ServiceName, path: String, reason: String)
+    /// A body value cannot be encoded: its type, and why.
+    case unencodableBody(service: ServiceName, path: String, type: String, reason: String)
     /// Signing failed.
     case signingFailed(service: ServiceName, SigningError)
     /// A file the body is to be read from (a body file, a form's file part) cannot be read.
@@ -28,6 +30,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible {
             "service \"\(service)\", path \"\(path)\": no parameter fills the path placeholder {\(placeholder)}"
         case .unencodableParameters(let service, let path, let reason):
             "service \"\(service)\", path \"\(path)\": the parameters cannot be encoded: \(reason)"
+        case .unencodableBody(let service, let path, let type, let reason):
+            "service \"\(service)\", path \"\(path)\": the body (\(type)) cannot be encoded: \(reason)"
         case .signingFailed(let service, let error):
             "service \"\(service)\": \(error)"
         case .unreadableBodyFile(let service, let path, let reason):

@@ -75,8 +75,10 @@ struct ServiceFile: Decodable {
     struct Decoding: ConfigSection {
         var keys: String?
         var dates: String?
+        /// A `DateFormatter` pattern dates are written in (then `dates` is absent or "formatted").
+        var dateFormat: String?
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case keys, dates }
+        enum CodingKeys: String, CodingKey, CaseIterable { case keys, dates, dateFormat }
     }
 
     /// `applicationErrors`: the code and message fields, and the success codes (strings or

@@ -1,0 +1,62 @@
+import AIFNetworkingTesting
+import AIFTransport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// A server that answers every request under `/v1/` with what it received, as JSON (a
+/// ``RequestMirror/Mirrored``), and keeps it; a request whose `Authorization` is
+/// `Bearer revoked` gets `401 {"message": "Bad credentials"}` instead.
+final class RequestMirror: Sendable {
+    /// A request as the server received it.
+    struct Mirrored: Codable, Sendable, Equatable {
+        var method: String
+        var path: String
+        /// The query as it came, percent-encoding and all.
+        var query: String
+        /// The headers by lower-cased name (the last of a repeated one).
+        var headers: [String: String]
+        /// The body as text.
+        var body: String
+    }
+
+    let server: LocalServer
+    private let received: Locked<[Mirrored]>
+
+    private init(server: LocalServer, received: Locked<[Mirrored]>) {
+        self.server = server
+        self.received = received
+    }
+
+    static func start() async throws -> RequestMirror {
+        let received = Locked<[Mirrored]>([])
+        let router = Router()
+        for method in [HTTPTypes.HTTPRequest.Method.get, .post, .put, .patch, .delete] {
+            router.on("v1/**", method: method) { request, _ -> Response in
+                let body = try await request.body.collect(upTo: 1 << 20)
+                var headers: [String: String] = [:]
+                for field in request.headers { headers[field.name.canonicalName] = field.value }
+                let mirrored = Mirrored(
+                    method: request.method.rawValue, path: request.uri.path, query: request.uri.query ?? "", headers: headers,
+                    body: String(buffer: body))
+                received.withLock { $0.append(mirrored) }
+                if headers["authorization"] == "Bearer revoked" {
+                    return Response(
+                        status: .unauthorized, headers: [.contentType: "application/json"],
+                        body: .init(byteBuffer: ByteBuffer(string: #"{"message": "Bad credentials"}"#)))
+                }
+                let json = try JSONEncoder().encode(mirrored)
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: json)))
+            }
+        }
+        return RequestMirror(server: try await LocalServer.start(router: router), received: received)
+    }
+
+    /// The requests received so far.
+    var requests: [Mirrored] { received.withLock { $0 } }
+
+    func stop() async {
+        await server.stop()
+    }
+}
