@@ -21,6 +21,7 @@ private struct MirrorService: Service {
     var environments: [ServiceEnvironment.Name: ServiceEnvironment]
     var bodyEncoding: BodyEncoding = .json
     var arrayEncoding: ArrayEncoding = .brackets
+    var errorBody: ErrorBodyRule = .common
     var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase, dateDecodingStrategy: .iso8601) }
     func commonHeaders() -> HTTPHeaders { ["X-Client": "tests", "X-Trace": "service"] }
 
@@ -280,5 +281,98 @@ struct FixedCredentialTests {
         #expect(refused?.message.contains(#"the Basic authenticator's user name "a:b" contains a colon, which the scheme cannot carry (RFC 7617)"#) == true, "\(refused?.message ?? "")")
         #expect(stack.mirror.requests.count == 1)
         await stack.stop()
+    }
+}
+
+/// GitHub's validation failure.
+private struct GitHubError: Decodable, Sendable {
+    struct FieldError: Decodable, Sendable {
+        var resource: String
+        var field: String
+        var code: String
+    }
+    var message: String
+    var errors: [FieldError]?
+}
+
+/// The errors of failed statuses: the server's message and code read from the body, the body
+/// decoded into the declared type, credentials never shown.
+@Suite("Error bodies")
+struct ErrorBodyTests {
+    private static let validation = #"{"message": "Validation Failed", "errors": [{"resource": "Issue", "field": "title", "code": "missing_field"}], "documentation_url": "https://docs.github.com/rest"}"#
+
+    private func failing(_ stack: MirrorStack, status: Int, body: String, errorBody: (any (Decodable & Sendable).Type)? = nil) async -> APIError? {
+        let manager = stack.manager(Endpoint(service: "mirror", path: "issues", method: .post, errorBody: errorBody))
+        return await #expect(throws: APIError.self) {
+            try await manager.load(body: ["title": ""], headers: ["X-Answer-Status": "\(status)", "X-Answer-Body": body])
+        }
+    }
+
+    @Test func theServersMessageAndTheDeclaredBody() async throws {
+        let stack = try await MirrorStack.start()
+        let error = await failing(stack, status: 422, body: Self.validation, errorBody: GitHubError.self)
+        #expect(error?.kind == .httpStatus)
+        #expect(error?.message == "the server answered 422: Validation Failed")
+        #expect(error?.serverMessage == "Validation Failed")
+        #expect(error?.serverCode == nil)
+        let body = error?.errorBody(as: GitHubError.self)
+        #expect(body?.errors?.map(\.field) == ["title"])
+        #expect(body?.errors?.first?.code == "missing_field")
+        // Another type than the one declared is not handed over.
+        #expect(error?.errorBody(as: String.self) == nil)
+        await stack.stop()
+    }
+
+    /// The members most APIs use, nested ones included; a code when the rule names where.
+    @Test func commonMembersAndACode() async throws {
+        let stack = try await MirrorStack.start()
+        let nested = #"{"error": {"code": 403, "message": "Rate limit exceeded", "status": "PERMISSION_DENIED"}}"#
+        #expect(await failing(stack, status: 403, body: nested)?.message == "the server answered 403: Rate limit exceeded")
+        let oauth = #"{"error": "invalid_grant", "error_description": "The refresh token expired"}"#
+        #expect(await failing(stack, status: 400, body: oauth)?.message == "the server answered 400: The refresh token expired")
+        let problem = #"{"type": "about:blank", "title": "Out of stock", "detail": "Cup 7 is out of stock", "status": 409}"#
+        #expect(await failing(stack, status: 409, body: problem)?.message == "the server answered 409: Cup 7 is out of stock")
+        let coded = #"{"code": "E_LIMIT", "message": "Too many orders"}"#
+        let error = await failing(stack, status: 429, body: coded)
+        // (POST is not retried without an idempotency key, which the message adds.)
+        #expect(error?.message.hasPrefix("the server answered 429 (code E_LIMIT): Too many orders (not retried: ") == true, "\(error?.message ?? "")")
+        #expect(error?.serverCode == "E_LIMIT")
+        // Nothing known: the body's start, as before.
+        #expect(await failing(stack, status: 500, body: #"{"oops": 1}"#)?.message == #"the server answered 500: {"oops": 1}"#)
+        await stack.stop()
+    }
+
+    /// A rule of the service's own: where the message and the code are.
+    @Test func aServicesOwnRule() async throws {
+        let stack = try await MirrorStack.start { $0.errorBody = ErrorBodyRule(messageFields: ["fault.text"], codeField: "fault.id") }
+        let error = await failing(stack, status: 502, body: #"{"message": "not this one", "fault": {"id": 77, "text": "upstream down"}}"#)
+        #expect(error?.message.hasPrefix("the server answered 502 (code 77): upstream down (not retried: ") == true, "\(error?.message ?? "")")
+        #expect(error?.serverMessage == "upstream down")
+        await stack.stop()
+    }
+
+    /// A message echoing a credential shows it as ***.
+    @Test func aCredentialInTheMessageIsHidden() async throws {
+        let stack = try await MirrorStack.start()
+        stack.registry.setAuthenticator(.bearer("tok-secret-12345"), for: ["mirror"])
+        let error = await failing(stack, status: 403, body: #"{"message": "token tok-secret-12345 lacks the repo scope"}"#)
+        #expect(error?.message == "the server answered 403: token *** lacks the repo scope")
+        #expect(error?.serverMessage == "token *** lacks the repo scope")
+        await stack.stop()
+    }
+
+    @Test func theConfigNamesTheMembers() throws {
+        let json = #"{"name": "x", "errorBody": {"messageField": "error.text", "codeField": "error.id"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#
+        let rule = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).errorBody
+        #expect(rule.messageFields == ["error.text"])
+        #expect(rule.codeField == "error.id")
+        let refused = #expect(throws: ConfigurationError.self) {
+            try ConfiguredService.parse(Data(#"{"name": "x", "errorBody": {"messageField": "a..b"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
+        }
+        #expect(refused?.description == #"t.json: errorBody.messageField "a..b" is not a member name or a dotted path of member names"#)
+        let unknown = #expect(throws: ConfigurationError.self) {
+            try ConfiguredService.parse(Data(#"{"name": "x", "errorBody": {"message": "m"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
+        }
+        #expect(unknown?.description == "t.json: errorBody.message is not a known key; expected one of: codeField, messageField")
     }
 }

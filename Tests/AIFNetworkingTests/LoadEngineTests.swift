@@ -151,13 +151,14 @@ struct LoadEngineTests {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(KeyedService())
         let stub = StubTransport()
-        let echo = #"{"error": "key pub-key-0001 is not allowed", "detail": ""# + String(repeating: "é", count: 300) + #""}"#
+        // No member the common error-body rule reads: the body's start is shown.
+        let echo = #"{"fault": "key pub-key-0001 is not allowed", "info": ""# + String(repeating: "é", count: 300) + #""}"#
         stub.stub(.get, "goods", with: .json(echo, status: 403))
         let error = await #expect(throws: APIError.self) {
             try await APIManager(Endpoint<NoContent>(service: "keyed", path: "goods"), proxy: APIProxy(transport: stub), registry: registry).load()
         }
         let message = error?.message ?? ""
-        #expect(message.hasPrefix(#"the server answered 403: {"error": "key *** is not allowed", "detail": "éé"#), "\(message)")
+        #expect(message.hasPrefix(#"the server answered 403: {"fault": "key *** is not allowed", "info": "éé"#), "\(message)")
         #expect(message.hasSuffix("é…"), "\(message)")
         #expect(!message.contains("pub-key-0001"))
         #expect(!message.contains("\u{FFFD}"))

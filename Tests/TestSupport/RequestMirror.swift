@@ -6,8 +6,9 @@ import Hummingbird
 import NIOCore
 
 /// A server that answers every request under `/v1/` with what it received, as JSON (a
-/// ``RequestMirror/Mirrored``), and keeps it; a request whose `Authorization` is
-/// `Bearer revoked` gets `401 {"message": "Bad credentials"}` instead.
+/// ``RequestMirror/Mirrored``), and keeps it. A request whose `Authorization` is
+/// `Bearer revoked` gets `401 {"message": "Bad credentials"}` instead, and one with
+/// `X-Answer-Status` that status with `X-Answer-Body` as its JSON body.
 final class RequestMirror: Sendable {
     /// A request as the server received it.
     struct Mirrored: Codable, Sendable, Equatable {
@@ -41,6 +42,11 @@ final class RequestMirror: Sendable {
                     method: request.method.rawValue, path: request.uri.path, query: request.uri.query ?? "", headers: headers,
                     body: String(buffer: body))
                 received.withLock { $0.append(mirrored) }
+                if let status = headers["x-answer-status"].flatMap(Int.init) {
+                    return Response(
+                        status: .init(code: status), headers: [.contentType: "application/json"],
+                        body: .init(byteBuffer: ByteBuffer(string: headers["x-answer-body"] ?? "")))
+                }
                 if headers["authorization"] == "Bearer revoked" {
                     return Response(
                         status: .unauthorized, headers: [.contentType: "application/json"],

@@ -140,25 +140,58 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             underlyingError: underlyingError, response: response, attempts: attempts)
     }
 
+    /// The same error with what its response's body said (``ErrorBodyRule``).
+    func carrying(_ reading: ErrorBodyRule.Reading) -> APIError {
+        var error = self
+        error.storage = Storage(copying: storage, attempts: storage.attempts, serverSaid: reading)
+        return error
+    }
+
+    /// The server's message, read from the body of a failed status by the service's
+    /// ``/AIFServices/Service/errorBody`` rule (`"Validation Failed"`), when it found one; ``message``
+    /// then shows it instead of the body's start.
+    public var serverMessage: String? { storage.serverSaid?.message }
+
+    /// The server's code for the failure, read as ``serverMessage`` is, when there is one.
+    public var serverCode: String? { storage.serverSaid?.code }
+
+    /// The body of a failed status decoded into the type the endpoint or the service declared
+    /// (``Endpoint/errorBody``, ``/AIFServices/ErrorBodyRule/type``), when it is `Body` and the
+    /// body decoded into it.
+    ///
+    /// ```swift
+    /// catch let error as APIError where error.statusCode == 422 {
+    ///     for field in error.errorBody(as: GitHubError.self)?.errors ?? [] { mark(field.field, field.code) }
+    /// }
+    /// ```
+    ///
+    /// - Parameter type: The declared type.
+    /// - Returns: The decoded body, or `nil`.
+    public func errorBody<Body: Sendable>(as type: Body.Type = Body.self) -> Body? {
+        storage.serverSaid?.decoded as? Body
+    }
+
     /// The kinds of failure that happen while sending, so after one attempt at least.
     private static let sentKinds: Set<Kind> = [.timeout, .noNetwork, .transport]
 
     /// The same error, counting `attempts` sends.
     func counting(attempts: Int) -> APIError {
-        APIError(kind, requestID: requestID, service: service, path: path, message: message, underlyingError: underlyingError, response: response, attempts: attempts)
+        var error = self
+        error.storage = Storage(copying: storage, attempts: attempts, serverSaid: storage.serverSaid)
+        return error
     }
 
     /// The same error, its message ending with why the load was not retried (`note`: the
     /// failure, and what stopped the retry).
     func explaining(notRetried note: String) -> APIError {
-        APIError(
-            kind, requestID: requestID, service: service, path: path, message: "\(message) (not retried: \(note))",
-            underlyingError: underlyingError, response: response, attempts: storage.attempts)
+        var error = self
+        error.storage = Storage(copying: storage, message: "\(message) (not retried: \(note))")
+        return error
     }
 
     /// The fields, in one shared immutable box: an error is one reference wide, so every
     /// `Result` carrying one (and every frame holding such a result) stays small.
-    private let storage: Storage
+    private var storage: Storage
 
     private final class Storage: Sendable {
         let kind: Kind
@@ -169,10 +202,20 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         let underlyingError: (any Error)?
         let response: HTTPResponse?
         let attempts: Int?
+        /// What the body of a failed status said, when it was read.
+        let serverSaid: ErrorBodyRule.Reading?
+
+        /// `storage` with a new message, count of attempts or reading of the body.
+        convenience init(copying storage: Storage, message: String? = nil, attempts: Int? = nil, serverSaid: ErrorBodyRule.Reading? = nil) {
+            self.init(
+                kind: storage.kind, requestID: storage.requestID, service: storage.service, path: storage.path, message: message ?? storage.message,
+                underlyingError: storage.underlyingError, response: storage.response, attempts: attempts ?? storage.attempts,
+                serverSaid: serverSaid ?? storage.serverSaid)
+        }
 
         init(
             kind: Kind, requestID: RequestID, service: ServiceName, path: String, message: String,
-            underlyingError: (any Error)?, response: HTTPResponse?, attempts: Int?
+            underlyingError: (any Error)?, response: HTTPResponse?, attempts: Int?, serverSaid: ErrorBodyRule.Reading? = nil
         ) {
             self.kind = kind
             self.requestID = requestID
@@ -182,6 +225,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             self.underlyingError = underlyingError
             self.response = response
             self.attempts = attempts
+            self.serverSaid = serverSaid
         }
     }
 

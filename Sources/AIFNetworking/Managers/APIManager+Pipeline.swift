@@ -156,8 +156,7 @@ extension APIManager {
             return failure(.serviceVeto, "the service refused the response: \(veto)", veto)
         }
         guard response.isSuccess else {
-            let preview = bodyPreview(response.body, limit: 200, hiding: request.secretValues(in: plan.resolved.environment))
-            return failure(.httpStatus, "the server answered \(response.statusCode)" + (preview.isEmpty ? "" : ": \(preview)"))
+            return .failure(statusError(response, request: request, plan: plan, id: id, attempts: attempts, manager: manager))
         }
         if response.body.isEmpty, !(Content.self == NoContent.self) {
             return failure(.noContent, "the \(response.statusCode) response has no body, but \(Content.self) was expected")
@@ -287,5 +286,31 @@ extension Result where Failure == APIError {
     var isCancellation: Bool {
         if case .failure(let error) = self { return error.isCancellation }
         return false
+    }
+}
+
+extension APIManager {
+    /// The error of a failed status: the server's message and code when the service's
+    /// ``/AIFServices/Service/errorBody`` rule finds them in the body (else the body's start),
+    /// every credential the request carried shown as `***`; the body decoded into the declared
+    /// type rides along.
+    static func statusError(
+        _ response: HTTPResponse, request: HTTPRequest, plan: LoadPlan, id: RequestID, attempts: Int, manager: APIManager<Content>
+    ) -> APIError {
+        let service = plan.resolved.service
+        let secrets = request.secretValues(in: plan.resolved.environment)
+        var reading = service.errorBody.read(
+            response.body, as: manager.errorBody, decoder: manager.decoder ?? service.decoder ?? FastJSONDecoder())
+        reading.message = reading.message.map { bodyPreview(Data($0.utf8), limit: 500, hiding: secrets) }
+        reading.code = reading.code.map { bodyPreview(Data($0.utf8), limit: 100, hiding: secrets) }
+        var message = "the server answered \(response.statusCode)"
+        if let code = reading.code { message += " (code \(code))" }
+        if let said = reading.message {
+            message += ": \(said)"
+        } else {
+            let preview = bodyPreview(response.body, limit: 200, hiding: secrets)
+            if !preview.isEmpty { message += ": \(preview)" }
+        }
+        return plan.error(.httpStatus, id: id, message, nil, response, attempts: attempts).carrying(reading)
     }
 }

@@ -136,6 +136,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// Decodes the content; the endpoint's, `nil` by default for the service's decoder, or else a default
     /// ``/AIFServices/FastJSONDecoder``. Foundation's `JSONDecoder` conforms to ``/AIFServices/ContentDecoder`` too.
     open var decoder: (any ContentDecoder)? { endpoint.decoder }
+    /// The type the body of a failed status decodes into (see ``Endpoint/errorBody``); `nil`
+    /// for the service's.
+    open var errorBody: (any (Decodable & Sendable).Type)? { endpoint.errorBody }
     /// How responses are cached and loads answered from the cache: the endpoint's, `nil` (no
     /// caching) by default. See ``CachePolicy`` for lifetimes, stale-while-revalidate, offline
     /// fallback and HTTP revalidation.

@@ -39,6 +39,9 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     /// Decodes the content; `nil` for the service's decoder, or else a default
     /// ``/AIFServices/FastJSONDecoder``.
     public var decoder: (any ContentDecoder)?
+    /// The type the body of a failed status decodes into, handed over by
+    /// ``APIError/errorBody(as:)``; `nil` for the service's (``/AIFServices/ErrorBodyRule/type``).
+    public var errorBody: (any (Decodable & Sendable).Type)?
     /// How validated responses are cached; `nil` for no caching.
     public var cachePolicy: CachePolicy?
     /// Whether identical GET loads in flight at once share one transfer.
@@ -67,6 +70,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     ///   - headers: None by default.
     ///   - timeouts: The service's or the transport's by default.
     ///   - decoder: The service's by default.
+    ///   - errorBody: The service's by default.
     ///   - cachePolicy: No caching by default.
     ///   - coalescesIdenticalRequests: Off by default.
     ///   - retryPolicy: The service's by default.
@@ -84,6 +88,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         headers: HTTPHeaders = HTTPHeaders(),
         timeouts: HTTPRequest.Timeouts? = nil,
         decoder: (any ContentDecoder)? = nil,
+        errorBody: (any (Decodable & Sendable).Type)? = nil,
         cachePolicy: CachePolicy? = nil,
         coalescesIdenticalRequests: Bool = false,
         retryPolicy: RetryPolicy? = nil,
@@ -101,6 +106,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         self.headers = headers
         self.timeouts = timeouts
         self.decoder = decoder
+        self.errorBody = errorBody
         self.cachePolicy = cachePolicy
         self.coalescesIdenticalRequests = coalescesIdenticalRequests
         self.retryPolicy = retryPolicy

@@ -131,6 +131,9 @@ public protocol Service: Sendable {
     /// or `nil` (the default) for none. The body is parsed once for the rule, the
     /// ``envelope`` and the decoder.
     var applicationErrors: ApplicationErrorRule? { get }
+    /// What the body of a failed status says — the server's message and code, a type to
+    /// decode it into — for the load's error: ``ErrorBodyRule/common`` by default.
+    var errorBody: ErrorBodyRule { get }
     /// When a failed load is sent again: ``RetryPolicy/standard`` by default.
     var retryPolicy: RetryPolicy { get }
     /// Supplies and refreshes the credential of its requests: none by default (a registry can
@@ -195,6 +198,8 @@ extension Service {
     public var envelope: ResponseEnvelope? { nil }
     /// None.
     public var applicationErrors: ApplicationErrorRule? { nil }
+    /// ``ErrorBodyRule/common``.
+    public var errorBody: ErrorBodyRule { .common }
     /// ``RetryPolicy/standard``.
     public var retryPolicy: RetryPolicy { .standard }
     /// None.

@@ -14,6 +14,7 @@ import Foundation
 ///   "commonParameters": { "app": "shop" },
 ///   "decoding": { "keys": "snakeCase", "dates": "iso8601" },
 ///   "applicationErrors": { "codeField": "code", "messageField": "message", "successCodes": [0] },
+///   "errorBody": { "messageField": "error.message", "codeField": "error.code" },
 ///   "environments": {
 ///     "online": { "baseURL": "https://api.shop.example", "apiVersion": "v1",
 ///                 "publicKey": "${SHOP_PUBLIC_KEY}", "privateKey": "${SHOP_PRIVATE_KEY}",
@@ -26,7 +27,11 @@ import Foundation
 /// never holds a secret in clear). `signing.scheme` is `aif-hmac` (default), `rfc9421`, `md5`
 /// or `none`; `signing.placement` is `query` (default) or `headers` for AIF-HMAC.
 /// `decoding.keys` is `default` or `snakeCase`, `decoding.dates` is `deferred` (default),
-/// `iso8601`, `secondsSince1970` or `millisecondsSince1970`. `applicationErrors` makes a
+/// `iso8601`, `secondsSince1970`, `millisecondsSince1970` or `formatted` with the pattern in
+/// `decoding.dateFormat`; request bodies made from values are encoded to match. `arrayEncoding`
+/// is `brackets` (default), `repeated` or `comma`. `errorBody` names the members of a failed
+/// status's body that hold the server's message and code (see ``ErrorBodyRule``; the common
+/// ones without it). `applicationErrors` makes a
 /// response whose JSON body carries another code than a success code fail as a service veto
 /// (see ``ApplicationErrorRule``). `retry` sets the ``RetryPolicy``: `false` for none, or an
 /// object whose keys override the defaults — `maxRetries`, `statusCodes`, `errors`
@@ -58,6 +63,9 @@ public struct ConfiguredService: Service {
     public let decoder: (any ContentDecoder)?
     /// The rule for application-level errors, from the `applicationErrors` key.
     public let applicationErrors: ApplicationErrorRule?
+    /// What a failed status's body says, from the `errorBody` key (``ErrorBodyRule/common``
+    /// without one).
+    public let errorBody: ErrorBodyRule
     /// Where the content sits in wrapped bodies, from the `envelope` key.
     public let envelope: ResponseEnvelope?
     /// When failed loads are sent again, from the `retry` key (``RetryPolicy/standard`` without
@@ -118,6 +126,7 @@ public struct ConfiguredService: Service {
             defaultEnvironment: defaultEnvironment, bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding,
             timeouts: try timeouts(definition.timeoutSeconds, reader: reader), signer: try signer(definition.signing, reader: reader),
             decoder: try decoder(definition.decoding, reader: reader), applicationErrors: try applicationErrors(definition.applicationErrors, reader: reader),
+            errorBody: try errorBody(definition.errorBody, reader: reader),
             envelope: try envelope(definition.envelope, reader: reader), retryPolicy: try retryPolicy(definition.retry, reader: reader),
             errorPolicies: try errorPolicies(definition.errorPolicies, reader: reader), cacheVersion: definition.cacheVersion ?? 0, file: file,
             headers: try commonHeaders(definition.commonHeaders, reader: reader), parameters: try commonParameters(definition.commonParameters, reader: reader))
@@ -311,6 +320,19 @@ public struct ConfiguredService: Service {
                 file: reader.file, key: "envelope.dataField", problem: "\"\(field)\" is not a member name or a dotted path of member names")
         }
         return ResponseEnvelope(dataField: field)
+    }
+
+    private static func errorBody(_ section: ServiceFile.ErrorBody?, reader: ConfigReader) throws(ConfigurationError) -> ErrorBodyRule {
+        guard let section else { return .common }
+        var rule = ErrorBodyRule.common
+        if let field = try reader.text(section.messageField, at: "errorBody.messageField") {
+            guard !field.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+                throw ConfigurationError(file: reader.file, key: "errorBody.messageField", problem: "\"\(field)\" is not a member name or a dotted path of member names")
+            }
+            rule.messageFields = [field]
+        }
+        if let field = try reader.text(section.codeField, at: "errorBody.codeField") { rule.codeField = field }
+        return rule
     }
 
     private static func applicationErrors(_ rule: ServiceFile.ApplicationErrors?, reader: ConfigReader) throws(ConfigurationError) -> ApplicationErrorRule? {

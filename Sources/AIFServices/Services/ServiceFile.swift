@@ -16,6 +16,7 @@ struct ServiceFile: Decodable {
     var environments: [String: Environment]?
     var decoding: Decoding?
     var applicationErrors: ApplicationErrors?
+    var errorBody: ErrorBody?
     var envelope: Envelope?
     var retry: Retry?
     var errorPolicies: ErrorPolicies?
@@ -23,7 +24,7 @@ struct ServiceFile: Decodable {
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case name, defaultEnvironment, bodyEncoding, arrayEncoding, timeoutSeconds, signing, commonHeaders, commonParameters, environments
-        case decoding, applicationErrors, envelope, retry, errorPolicies, cacheVersion
+        case decoding, applicationErrors, errorBody, envelope, retry, errorPolicies, cacheVersion
     }
 
     init(from decoder: any Decoder) throws {
@@ -39,6 +40,7 @@ struct ServiceFile: Decodable {
         environments = try keys.decodeIfPresent([String: Checked<Environment>].self, forKey: .environments)?.mapValues(\.section)
         decoding = try keys.decodeIfPresent(Checked<Decoding>.self, forKey: .decoding)?.section
         applicationErrors = try keys.decodeIfPresent(Checked<ApplicationErrors>.self, forKey: .applicationErrors)?.section
+        errorBody = try keys.decodeIfPresent(Checked<ErrorBody>.self, forKey: .errorBody)?.section
         envelope = try keys.decodeIfPresent(Checked<Envelope>.self, forKey: .envelope)?.section
         retry = try keys.decodeIfPresent(Retry.self, forKey: .retry)
         errorPolicies = try keys.decodeIfPresent(Checked<ErrorPolicies>.self, forKey: .errorPolicies)?.section
@@ -89,6 +91,14 @@ struct ServiceFile: Decodable {
         var successCodes: [JSONValue]?
 
         enum CodingKeys: String, CodingKey, CaseIterable { case codeField, messageField, successCodes }
+    }
+
+    /// `errorBody`: where a failed status's body holds the message and the code.
+    struct ErrorBody: ConfigSection {
+        var messageField: String?
+        var codeField: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case messageField, codeField }
     }
 
     /// `envelope`: where the content is.
