@@ -1,4 +1,4 @@
-// What README.md's Swift blocks take as given. scripts/extract-readme-snippets.sh writes the
+// What the Swift blocks of README.md and of the reference articles take as given. scripts/extract-readme-snippets.sh writes the
 // blocks into Generated/ beside this file, so that `make test` compiles them: the README cannot
 // drift from the API.
 import AIFNetworking
@@ -24,11 +24,6 @@ struct InvalidID: Error {}
 
 /// Shows goods on screen.
 func show(_ items: [Goods]) {}
-
-/// Where a user keeps a session token.
-enum Session {
-    static let token = "token"
-}
 
 /// A private key, read from somewhere safe.
 let privateKey = "private key"
