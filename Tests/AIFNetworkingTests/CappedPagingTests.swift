@@ -1,7 +1,8 @@
 @testable import TestSupport
 @testable import AIFNetworking
-import AIFServices
+@testable import AIFServices
 import AIFNetworkingTesting
+import AIFTransport
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -102,10 +103,13 @@ struct CappedPagingTests {
         let registry: ServiceRegistry
         let transport: CurlTransport
 
-        func manager<Page: Decodable & Sendable & PageContent>(_: Page.Type, style: Paging.Style = .pageNumber(), endOfList: Paging.EndOfList = .shortPage) -> PagedAPIManager<Page> {
+        func manager<Page: Decodable & Sendable & PageContent>(
+            _: Page.Type, style: Paging.Style = .pageNumber(), endOfList: Paging.EndOfList = .shortPage, cachePolicy: CachePolicy? = nil
+        ) -> PagedAPIManager<Page> {
             PagedAPIManager(
-                Endpoint<Page>(service: "issues", path: "issues", retryPolicy: .never),
-                paging: Paging.Settings(style: style, size: 200, sizeParameter: "per_page", endOfList: endOfList), proxy: proxy, registry: registry)
+                Endpoint<Page>(service: "issues", path: "issues", cachePolicy: cachePolicy, retryPolicy: .never),
+                paging: Paging.Settings(style: style, size: 200, sizeParameter: "per_page", endOfList: endOfList), proxy: proxy, registry: registry,
+                cache: ResponseCache())
         }
     }
 
@@ -158,6 +162,34 @@ struct CappedPagingTests {
         #expect(answered.count == 3, "\(answered)")
         #expect(answered.first?.hasPrefix("/issues?") == true)
         #expect(answered.dropFirst().allSatisfy { $0.hasPrefix("/issues/after/t") }, "\(answered)")
+    }
+
+    /// A cached list's linked pages are cached under their own URLs: a page's link is never
+    /// answered with another page from the cache (the key was the endpoint's path and the
+    /// parameters, which a linked page does not have).
+    @Test func linkedPagesOfACachedListAreTheirOwn() async throws {
+        let stack = try await Self.stack()
+        defer { stack.transport.shutdown() }
+        let list = stack.manager([Issue].self, style: .link, cachePolicy: .lifetime(.seconds(60)))
+        let parameters: Parameters = ["link": 1, "count": 250, "shape": "array"]
+        #expect(try await Self.allIDs(list, parameters) { $0 } == Array(1...250))
+        #expect(stack.issues.answered.count == 3)
+        // Again: every page from the cache, each the right one.
+        #expect(try await Self.allIDs(list, parameters) { $0 } == Array(1...250))
+        #expect(stack.issues.answered.count == 3, "\(stack.issues.answered)")
+    }
+
+    /// A linked page that fails names its URL with the credentials it carries hidden.
+    @Test func aFailedLinkedPageHidesTheCredentialsOfItsURL() async throws {
+        let stack = try await Self.stack()
+        defer { stack.transport.shutdown() }
+        AIFTransport.HTTPRequest.registerSecretParameter("access_token")
+        let list = stack.manager([Issue].self, style: .link)
+        let linked = stack.issues.server.baseURL().appending(path: "issues/after/gone").appending(queryItems: [URLQueryItem(name: "access_token", value: "s3cret-token")])
+        let error = await #expect(throws: APIError.self) { try await list.load(linked: linked) }
+        #expect(error?.statusCode == 404)
+        #expect(error?.path.hasSuffix("/issues/after/gone?access_token=***") == true, "\(error?.path ?? "")")
+        #expect(error.map { "\($0)" }?.contains("s3cret-token") == false)
     }
 
     /// With `Link` headers, a short page is not the end while a next link is given, and the page

@@ -244,7 +244,7 @@ final class LoadEngine: Sendable {
         case .success(let response):
             exchange = .success(Exchange(request: answer.request, response: response, veto: answer.judgement.askedService ? .some(answer.judgement.veto) : nil))
         case .failure(let error):
-            exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, path: plan.path).counting(attempts: ending.attempts))
+            exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, path: plan.shownPath).counting(attempts: ending.attempts))
         }
         completion(.answered(exchange, attempts: ending.attempts, notRetried: ending.notRetried))
     }

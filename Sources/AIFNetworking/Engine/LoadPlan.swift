@@ -20,6 +20,8 @@ final class LoadPlan: Sendable {
     let arrayEncoding: ArrayEncoding?
     /// The path as the cache and the coalescer tell loads apart (with the call's query items).
     let keyPath: String
+    /// The path as errors and logs show it: a linked page's URL with its credentials hidden.
+    let shownPath: String
     let timeouts: HTTPRequest.Timeouts?
     /// How the load uses the cache, if its manager caches.
     let cache: CacheUse?
@@ -43,7 +45,7 @@ final class LoadPlan: Sendable {
     var retryPolicy: RetryPolicy { retryPolicyOverride ?? resolved.service.retryPolicy }
 
     init(
-        resolved: ServiceRegistry.ResolvedService, serviceName: ServiceName, path: String, keyPath: String? = nil, method: HTTPMethod,
+        resolved: ServiceRegistry.ResolvedService, serviceName: ServiceName, path: String, keyPath: String? = nil, shownPath: String? = nil, method: HTTPMethod,
         parameters: Parameters, headers: HTTPHeaders, query: [URLQueryItem] = [], body: HTTPRequest.Body? = nil, bodyEncoding: BodyEncoding?,
         arrayEncoding: ArrayEncoding? = nil, timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
@@ -61,6 +63,7 @@ final class LoadPlan: Sendable {
         self.arrayEncoding = arrayEncoding
         let keyPath = keyPath ?? path
         self.keyPath = keyPath
+        self.shownPath = shownPath ?? path
         self.timeouts = timeouts
         self.cache = cache
         coalescingKey = coalesces ? ResponseCache.Key(
@@ -84,7 +87,7 @@ final class LoadPlan: Sendable {
     func error(
         _ kind: APIError.Kind, id: RequestID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil, attempts: Int? = nil
     ) -> APIError {
-        APIError(kind, requestID: id, service: serviceName, path: path, message: message, underlyingError: underlying, response: response, attempts: attempts)
+        APIError(kind, requestID: id, service: serviceName, path: shownPath, message: message, underlyingError: underlying, response: response, attempts: attempts)
     }
 }
 

@@ -32,13 +32,15 @@ extension APIManager {
     ) -> Stage {
         let service = serviceName
         let path = url?.absoluteString ?? path
+        // A linked page's URL as errors, logs and observers show it: its credentials hidden.
+        let shownPath = url.map { HTTPRequest.redactedURL($0) } ?? path
         let method = requestMethod
         var observed = false
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Stage {
             if !observed {
-                _ = proxy.observe(id, ObservedLoad(requestID: id, service: service, environment: nil, path: path, method: method))
+                _ = proxy.observe(id, ObservedLoad(requestID: id, service: service, environment: nil, path: shownPath, method: method))
             }
-            return .failed(APIError(kind, requestID: id, service: service, path: path, message: message, underlyingError: underlying))
+            return .failed(APIError(kind, requestID: id, service: service, path: shownPath, message: message, underlyingError: underlying))
         }
         guard !service.rawValue.isEmpty else {
             return failure(.configuration, "\(type(of: self)) names no service: override serviceName or pass one to init")
@@ -84,7 +86,7 @@ extension APIManager {
         let keyPath = call.keyPath(path)
         observed = true
         let observation = proxy.observe(
-            id, ObservedLoad(requestID: id, service: service, environment: resolved.environmentName, path: path, method: method))
+            id, ObservedLoad(requestID: id, service: service, environment: resolved.environmentName, path: shownPath, method: method))
         var cacheUse: CacheUse?
         if let policy = cachePolicy, transfer == nil {
             let lookup = cacheLookup(
@@ -95,7 +97,7 @@ extension APIManager {
         }
         let coalesces = coalescesIdenticalRequests && method == .get && transfer == nil && body == nil
         return .send(LoadPlan(
-            resolved: resolved, serviceName: service, path: path, keyPath: keyPath, method: method, parameters: parameters,
+            resolved: resolved, serviceName: service, path: path, keyPath: keyPath, shownPath: shownPath, method: method, parameters: parameters,
             headers: headers, query: call.query, body: body, bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: retryPolicy, errorPolicies: resolved.service.errorPolicies,
             authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation

@@ -369,7 +369,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             let cancellation = AsyncCancellation()
             proxy.attach(id, work: cancellation)
             let runner = proxy.loadRunner
-            let orphan = Orphan(self, id: id, service: plan.serviceName, path: plan.path)
+            let orphan = Orphan(self, id: id, service: plan.serviceName, path: plan.shownPath)
             runner.run { [proxy] in
                 LoadEngine.run(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner) { ending in
                     let result = Self.conclude(ending, plan: plan, id: id, manager: reference)
