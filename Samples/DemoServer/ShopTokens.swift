@@ -26,6 +26,7 @@ public final class ShopTokens: Sendable {
         var answerDelay: Duration = .zero
         var arrivals: [Arrival] = []
         var eventsFailures = 0
+        var eventsRetryAfter: Int?
         var eventRequests = 0
         var eventStreamsLeftByClient = 0
     }
@@ -81,9 +82,13 @@ public final class ShopTokens: Sendable {
         state.withLockedValue { $0.answerDelay = delay }
     }
 
-    /// Makes the next `count` requests to `events` fail with 503 (before their token is looked at).
-    public func failNextEventStreams(_ count: Int) {
-        state.withLockedValue { $0.eventsFailures = count }
+    /// Makes the next `count` requests to `events` fail with 503 (before their token is looked
+    /// at), saying `Retry-After: retryAfter` seconds when given.
+    public func failNextEventStreams(_ count: Int, retryAfter: Int? = nil) {
+        state.withLockedValue { state in
+            state.eventsFailures = count
+            state.eventsRetryAfter = retryAfter
+        }
     }
 
     /// How many requests reached `events`.
@@ -168,14 +173,16 @@ public final class ShopTokens: Sendable {
             return try ShopRoutes.json(Account(user: "demo", tokensIssued: self.issued))
         }
         group.get("events") { request, _ -> Response in
-            let failing = self.state.withLockedValue { state in
+            let (failing, retryAfter) = self.state.withLockedValue { state -> (Bool, Int?) in
                 state.eventRequests += 1
-                guard state.eventsFailures > 0 else { return false }
+                guard state.eventsFailures > 0 else { return (false, nil) }
                 state.eventsFailures -= 1
-                return true
+                return (true, state.eventsRetryAfter)
             }
             if failing {
-                return try ShopRoutes.json(ShopError(code: 5030, message: "the event stream is briefly unavailable"), status: .serviceUnavailable)
+                var response = try ShopRoutes.json(ShopError(code: 5030, message: "the event stream is briefly unavailable"), status: .serviceUnavailable)
+                if let retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
+                return response
             }
             guard try await self.accepts(request.headers[.authorization]) else {
                 return try ShopRoutes.json(ShopError(code: 4010, message: "token expired"), status: .unauthorized)

@@ -93,14 +93,21 @@ struct ManagerStreamingTests {
     @Test func cancellingTheCallerBeforeTheBodyCancelsTheLoad() async throws {
         let shop = try await TokenShop.make()
         _ = try await shop.signIn()
-        shop.tokens.failNextEventStreams(1)   // the retry waits: the caller is cancelled meanwhile
+        // The retry waits the 20 s the server asks for (within the service's 30 s total timeout):
+        // the caller is cancelled meanwhile. (With the policy's own wait, a random time up to
+        // 0.5 s that can be a few milliseconds, the retry was now and then answered before the
+        // test saw the first request and cancelled: make test failed so once.)
+        shop.tokens.failNextEventStreams(1, retryAfter: 20)
         let manager = Self.events(shop)
         let caller = Task { try await manager.stream(["count": 1]) }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while shop.tokens.eventRequests == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(await eventually { shop.tokens.eventRequests == 1 && manager.isLoading })
+        let started = ContinuousClock.now
         caller.cancel()
-        let error = await #expect(throws: APIError.self) { try await caller.value }
+        let ended = try #require(await outcome(of: caller), "the load did not end")
+        let error = #expect(throws: APIError.self) { try ended.get() }
         #expect(error?.kind == .cancelled)
+        #expect(ContinuousClock.now - started < .seconds(15), "the cancellation waited for the retry")
+        #expect(shop.tokens.eventRequests == 1)
         #expect(!manager.isLoading)
         await shop.stop()
     }
