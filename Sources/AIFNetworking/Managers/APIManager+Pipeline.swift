@@ -76,7 +76,7 @@ extension APIManager {
         if let value = call.body ?? (transfer == nil ? self.body : nil) {
             do throws(ServiceError) {
                 let encoded = try proxy.generator.body(
-                    encoding: value, as: call.bodyEncoding ?? bodyEncoding, arrays: arrayEncoding, for: resolved, path: path)
+                    encoding: value, as: call.bodyEncoding ?? bodyEncoding, arrays: arrayEncoding, for: resolved, path: shownPath)
                 body = .bytes(encoded.data)
                 if !headers.contains("Content-Type") { headers.set(name: "Content-Type", value: encoded.contentType) }
             } catch {
