@@ -24,10 +24,12 @@ BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light
 
 .PHONY: demo demo-mock demo-shop transport-sample docs test test-plain test-tsan test-asan soak fuzz bench build clean
 
-## Runs the shop sample against the demo shop servers it starts in-process.
+## Runs the shop sample against the demo shop servers it starts in-process, then the hub sample
+## (a client for a GitHub-like API) against the demo hub.
 demo:
 	@scripts/install-system-packages.sh $(BUILD_PACKAGES) libsqlite3-dev
 	$(SWIFT) run $(TRAITS) ShopSample
+	$(SWIFT) run $(TRAITS) HubSample
 
 ## Runs the shop sample from its fixtures alone (the service's mock environment), no server.
 demo-mock:

@@ -176,13 +176,28 @@ let package = Package(
             ],
             path: "Samples/ShopSample"
         ),
-        // README.md's Swift blocks, extracted by scripts/extract-readme-snippets.sh (which
-        // `make test` runs) and compiled with the rest.
+        .executableTarget(
+            name: "HubSample",
+            dependencies: [
+                "AIFNetworking",
+                "AIFNetworkingTesting",
+                "DemoServer",
+            ],
+            path: "Samples/HubSample"
+        ),
+        // The Swift blocks of README.md and of the DocC articles, extracted by
+        // scripts/extract-readme-snippets.sh (which `make test` runs) and compiled with the rest.
         .target(
             name: "ReadmeSnippets",
-            dependencies: ["AIFNetworking", "AIFNetworkingDiskCache", "AIFNetworkingTesting", "AIFNetworkingMetrics", "AIFNetworkingTracing"],
+            dependencies: [
+                "ReadmePrelude", "AIFNetworking", "AIFServices", "AIFTransport", "AIFNetworkingDiskCache", "AIFNetworkingTesting", "AIFNetworkingMetrics",
+                "AIFNetworkingTracing",
+            ],
             path: "Tests/ReadmeSnippets"
         ),
+        // What those blocks take as given (the Goods model, show(_:) …), in a module of its own so
+        // that a document can declare the same names.
+        .target(name: "ReadmePrelude", dependencies: ["AIFNetworking"], path: "Tests/ReadmePrelude"),
         // `make soak`: 100,000 loads through the manager stack against the demo shop and a fault
         // server, every one ended exactly once, memory flat, descriptors returned.
         .executableTarget(

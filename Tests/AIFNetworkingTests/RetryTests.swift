@@ -375,6 +375,24 @@ struct RetryPolicyTests {
         #expect(late.contains("total timeout ends first"))
     }
 
+    @Test func aStatusRetriedOnlyWhenToldWhenWaitsForRetryAfterAndOtherwiseIsDelivered() {
+        let policy = RetryPolicy(retryAfterStatusCodes: [403])
+        #expect(decide(response(403, ["Retry-After": "1"]), policy: policy) == .retry(after: .seconds(1), reason: .status(403, retryAfter: .seconds(1))))
+        // A 403 that does not say when is a refusal, not a rate limit.
+        #expect(decide(response(403), policy: policy) == .deliver(note: nil))
+        #expect(decide(response(403, ["Retry-After": "soon"]), policy: policy) == .deliver(note: nil))
+        // Not in the policy: not retried, even with a Retry-After.
+        #expect(decide(response(403, ["Retry-After": "1"])) == .deliver(note: nil))
+        // The attempts, the methods and the longest wait still hold.
+        guard case .deliver(let note?) = decide(response(403, ["Retry-After": "1"]), attempt: 3, policy: policy) else {
+            Issue.record("a fourth attempt was allowed")
+            return
+        }
+        #expect(note.contains("no retries left after 3 attempts"))
+        #expect(decide(response(403, ["Retry-After": "1"]), method: .post, policy: policy) != .retry(after: .seconds(1), reason: .status(403, retryAfter: .seconds(1))))
+        #expect(policy.description.contains("504, 403 with Retry-After, "))
+    }
+
     @Test func theBudgetAllowsAShareOfTheLoadsOverItsWindow() {
         let now = Locked(ContinuousClock.now)
         let budget = RetryPolicy.Budget(ratio: 0.2, minimumRetries: 1, window: .seconds(10), clock: { now.withLock { $0 } })
@@ -397,11 +415,11 @@ struct RetryConfigurationTests {
 
     @Test func everyKeyIsRead() throws {
         let policy = try parse(#"""
-            {"maxRetries": 4, "statusCodes": [503], "errors": ["connectionRefused"], "methods": ["get", "POST"],
+            {"maxRetries": 4, "statusCodes": [503], "retryAfterStatusCodes": [403], "errors": ["connectionRefused"], "methods": ["get", "POST"],
              "idempotencyKeyHeader": "Idempotency-Key", "baseDelaySeconds": 0.25, "maxDelaySeconds": 5}
             """#)
         #expect(policy == RetryPolicy(
-            maxRetries: 4, retryableStatusCodes: [503], retryableErrors: [.connectionRefused], methods: [.get, .post],
+            maxRetries: 4, retryableStatusCodes: [503], retryAfterStatusCodes: [403], retryableErrors: [.connectionRefused], methods: [.get, .post],
             idempotencyKeyHeader: "Idempotency-Key", baseDelay: .milliseconds(250), maxDelay: .seconds(5)))
         #expect(try parse("false") == .never)
         #expect(try parse("true") == .standard)
@@ -413,6 +431,7 @@ struct RetryConfigurationTests {
         (#"{"maxRetries": "2"}"#, "retry.maxRetries"),
         (#"{"statusCodes": [503, 42]}"#, "retry.statusCodes[1]"),
         (#"{"statusCodes": 503}"#, "retry.statusCodes"),
+        (#"{"retryAfterStatusCodes": [1403]}"#, "retry.retryAfterStatusCodes[0]"),
         (#"{"errors": ["timeout"]}"#, "retry.errors[0]"),
         (#"{"methods": ["G T"]}"#, "retry.methods[0]"),
         (#"{"idempotencyKeyHeader": "Key:"}"#, "retry.idempotencyKeyHeader"),

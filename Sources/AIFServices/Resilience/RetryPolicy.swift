@@ -9,6 +9,7 @@ import Foundation
 /// | --- | --- |
 /// | retries after the first attempt | 2 |
 /// | statuses retried | 408, 429, 502, 503, 504 |
+/// | statuses retried only when they carry `Retry-After` | none (GitHub's rate limit is a 403 with `Retry-After`: add 403) |
 /// | transport failures retried | connection refused, connection dropped, connect timeout, total timeout, stalled |
 /// | methods retried | GET, HEAD, PUT, DELETE, OPTIONS — any method when the request carries ``idempotencyKeyHeader`` |
 /// | wait | exponential with full jitter: a random time up to `baseDelay × 2ⁿ` (0.5 s, 1 s, 2 s …), never more than `maxDelay` (30 s) |
@@ -23,6 +24,10 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     public var maxRetries: Int
     /// The response statuses retried.
     public var retryableStatusCodes: Set<Int>
+    /// Statuses retried only when the response says when, with `Retry-After`: a rate limit
+    /// answered as a 403 (GitHub's) is retried after the wait it names, while any other 403 is
+    /// delivered at once. Empty by default.
+    public var retryAfterStatusCodes: Set<Int>
     /// The transport failures retried.
     public var retryableErrors: Set<TransportError.Code>
     /// The methods retried (those safe to repeat: RFC 9110's idempotent methods by default).
@@ -40,6 +45,7 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     /// - Parameters:
     ///   - maxRetries: Retries after the first attempt.
     ///   - retryableStatusCodes: The statuses retried.
+    ///   - retryAfterStatusCodes: The statuses retried only when they carry `Retry-After`.
     ///   - retryableErrors: The transport failures retried.
     ///   - methods: The methods retried.
     ///   - idempotencyKeyHeader: A header that makes any method retryable.
@@ -48,6 +54,7 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     public init(
         maxRetries: Int = 2,
         retryableStatusCodes: Set<Int> = [408, 429, 502, 503, 504],
+        retryAfterStatusCodes: Set<Int> = [],
         retryableErrors: Set<TransportError.Code> = [.connectionRefused, .connectionDropped, .connectTimeout, .totalTimeout, .stalled],
         methods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options],
         idempotencyKeyHeader: String? = nil,
@@ -56,6 +63,7 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     ) {
         self.maxRetries = maxRetries
         self.retryableStatusCodes = retryableStatusCodes
+        self.retryAfterStatusCodes = retryAfterStatusCodes
         self.retryableErrors = retryableErrors
         self.methods = methods
         self.idempotencyKeyHeader = idempotencyKeyHeader
@@ -75,7 +83,8 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         guard maxRetries > 0 else { return "no retries" }
         var methods = self.methods.map(\.rawValue).sorted().joined(separator: ", ")
         if let idempotencyKeyHeader { methods += " or a request with \(idempotencyKeyHeader)" }
-        let failures = retryableStatusCodes.sorted().map(String.init) + retryableErrors.map { "\($0)" }.sorted()
+        let told = retryAfterStatusCodes.subtracting(retryableStatusCodes).sorted().map { "\($0) with Retry-After" }
+        let failures = retryableStatusCodes.sorted().map(String.init) + told + retryableErrors.map { "\($0)" }.sorted()
         return "up to \(maxRetries) \(maxRetries == 1 ? "retry" : "retries") of \(methods), after \(failures.joined(separator: ", ")), "
             + "waiting up to \(Reason.seconds(baseDelay)) s × 2ⁿ (at most \(Reason.seconds(maxDelay)) s)"
     }
@@ -183,8 +192,10 @@ extension RetryPolicy {
             retryAfter = Self.retryAfter(in: response, clockOffset: clockOffset, now: now)
             reason = policyReason!
         case .success(let response):
-            guard retryableStatusCodes.contains(response.statusCode) else { return .deliver(note: nil) }
+            let status = response.statusCode
+            guard retryableStatusCodes.contains(status) || retryAfterStatusCodes.contains(status) else { return .deliver(note: nil) }
             retryAfter = Self.retryAfter(in: response, clockOffset: clockOffset, now: now)
+            guard retryAfter != nil || retryableStatusCodes.contains(status) else { return .deliver(note: nil) }
             reason = .status(response.statusCode, retryAfter: retryAfter)
         case .failure(let error):
             guard retryableErrors.contains(error.code) else { return .deliver(note: nil) }

@@ -24,12 +24,8 @@ extension ConfiguredService {
             }
             policy.maxRetries = count
         }
-        if let codes = changes.statusCodes {
-            for (index, code) in codes.enumerated() where !(100...599).contains(code) {
-                throw ConfigurationError(file: file, key: "retry.statusCodes[\(index)]", problem: "must be an HTTP status code (100–599)")
-            }
-            policy.retryableStatusCodes = Set(codes)
-        }
+        if let codes = try statuses(changes.statusCodes, at: "retry.statusCodes", file: file) { policy.retryableStatusCodes = codes }
+        if let codes = try statuses(changes.retryAfterStatusCodes, at: "retry.retryAfterStatusCodes", file: file) { policy.retryAfterStatusCodes = codes }
         if let names = changes.errors {
             policy.retryableErrors = []
             for (index, name) in names.enumerated() {
@@ -61,6 +57,15 @@ extension ConfiguredService {
             throw ConfigurationError(file: file, key: "retry.baseDelaySeconds", problem: "must not be more than retry.maxDelaySeconds")
         }
         return policy
+    }
+
+    /// A list of statuses at `key`, each checked to be one.
+    private static func statuses(_ codes: [Int]?, at key: String, file: String) throws(ConfigurationError) -> Set<Int>? {
+        guard let codes else { return nil }
+        for (index, code) in codes.enumerated() where !(100...599).contains(code) {
+            throw ConfigurationError(file: file, key: "\(key)[\(index)]", problem: "must be an HTTP status code (100–599)")
+        }
+        return Set(codes)
     }
 
     /// The `errorPolicies` key: `{"codes": {"4011": "refreshCredentials"}, "statuses": {"426": "handler:upgradeRequired"}}`.

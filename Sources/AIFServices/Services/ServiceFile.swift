@@ -125,6 +125,7 @@ struct ServiceFile: Decodable {
         struct Changes: ConfigSection {
             var maxRetries: Int?
             var statusCodes: [Int]?
+            var retryAfterStatusCodes: [Int]?
             var errors: [String]?
             var methods: [String]?
             var idempotencyKeyHeader: String?
@@ -132,7 +133,7 @@ struct ServiceFile: Decodable {
             var maxDelaySeconds: Double?
 
             enum CodingKeys: String, CodingKey, CaseIterable {
-                case maxRetries, statusCodes, errors, methods, idempotencyKeyHeader, baseDelaySeconds, maxDelaySeconds
+                case maxRetries, statusCodes, retryAfterStatusCodes, errors, methods, idempotencyKeyHeader, baseDelaySeconds, maxDelaySeconds
             }
         }
     }
