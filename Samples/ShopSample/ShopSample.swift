@@ -36,6 +36,7 @@ struct ShopSample {
         print("Demo shop online at \(online.baseURL()), offline at \(offline.baseURL())\n")
 
         try await replayableChapters()
+        try await callAPIsDefinedByName()
         try await retryAFlakyEndpoint()
         try await refreshATokenOnceForABurst(tokens)
         try await switchToOffline()
@@ -88,7 +89,8 @@ struct ShopSample {
         ]
         let configs = try configsFolder()
         let registered = try ServiceRegistry.shared.registerServices(inDirectory: configs, environment: variables)
-        print("Services from \(configs.lastPathComponent)/: \(registered.map(\.rawValue).joined(separator: ", "))")
+        let defined = try ServiceRegistry.shared.registerAPIs(inDirectory: configs, environment: variables)
+        print("Services from \(configs.lastPathComponent)/: \(registered.map(\.rawValue).joined(separator: ", ")); APIs defined by name: \(defined.joined(separator: ", "))")
     }
 
     /// The delegate face: a param source and a delegate drive a paged manager to the end.
@@ -100,6 +102,19 @@ struct ShopSample {
         list.paramSource = printer
         let pages = try await printer.run(list)
         print("   \(pages) pages, \(list.pagingState.loadedItems) goods, last page reached: \(list.isLastPage)\n")
+    }
+
+    /// The APIs of `Configs/shop.apis.json`, called by name: into a type, and into JSON.
+    static func callAPIsDefinedByName() async throws {
+        print("== APIs defined by name (Configs/shop.apis.json) ==")
+        let page = try await api("goods.list").load(["page": 3, "page_size": 4], as: [Goods].self)
+        print("   goods.list, page 3 of 4: \(page.content.map { "\($0.id) \($0.title)" }.joined(separator: "; "))")
+        let order = try await api("orders.place").load(body: ["goods_id": 12, "quantity": 1], as: Order.self)
+        print("   orders.place → \(order.statusCode): order \(order.content.id), \(order.content.status)")
+        let raw = try await api("orders.detail").load(["id": .int(order.content.id)])
+        print("   orders.detail as JSON: quantity \(raw.content["quantity"]?.intValue ?? 0), status \(raw.content["status"]?.stringValue ?? "?")")
+        _ = try await api("orders.cancel").load(["id": .int(order.content.id)], as: NoContent.self)
+        print("   orders.cancel → deleted\n")
     }
 
     /// A reformer turns a response into a catalogue line; the second load comes from the cache.

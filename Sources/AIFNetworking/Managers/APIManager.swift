@@ -136,6 +136,8 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// Decodes the content; the endpoint's, `nil` by default for the service's decoder, or else a default
     /// ``/AIFServices/FastJSONDecoder``. Foundation's `JSONDecoder` conforms to ``/AIFServices/ContentDecoder`` too.
     open var decoder: (any ContentDecoder)? { endpoint.decoder }
+    /// Where the content is in the body; the endpoint's, `nil` by default for the service's.
+    open var envelope: ResponseEnvelope? { endpoint.envelope }
     /// The type the body of a failed status decodes into (see ``Endpoint/errorBody``); `nil`
     /// for the service's.
     open var errorBody: (any (Decodable & Sendable).Type)? { endpoint.errorBody }
@@ -174,7 +176,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
 
     /// Decodes the body into the content type: through ``decoder``, else the service's
     /// ``/AIFServices/Service/decoder``, else a default ``/AIFServices/FastJSONDecoder``; the content is the
-    /// ``/AIFServices/Service/envelope``'s when the service has one; ``NoContent`` ignores the body. A
+    /// ``envelope``'s, or the ``/AIFServices/Service/envelope``'s, when there is one; ``NoContent`` ignores the body. A
     /// ``/AIFServices/FastJSONDecoder`` reads the body the service's ``/AIFServices/Service/applicationErrors`` rule
     /// parsed, without parsing it again. Override for other formats.
     ///
@@ -186,11 +188,12 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         // A metatype comparison first: a conditional cast per load is a runtime call (and kept
         // out of line, as is its optional's type lookup).
         if Content.self == NoContent.self { return try Self.noContent() }
+        let envelope = self.envelope ?? service.envelope
         let fast: FastJSONDecoder
         if let chosen = decoder ?? service.decoder {
             guard let chosen = chosen as? FastJSONDecoder else {
                 // Another decoder reads bytes: an envelope's content is cut out for it.
-                guard let envelope = service.envelope else { return try chosen.decode(Content.self, from: response.body) }
+                guard let envelope else { return try chosen.decode(Content.self, from: response.body) }
                 let tape = try response.json?.tape ?? JSONTape(decoding: response.body)
                 return try chosen.decode(Content.self, from: envelope.content(of: tape))
             }
@@ -199,7 +202,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             fast = sharedJSONDecoder
         }
         let tape = try response.json?.tape ?? JSONTape(decoding: response.body)
-        return try fast.decode(Content.self, from: tape, at: service.envelope?.contentIndex(in: tape) ?? 0)
+        return try fast.decode(Content.self, from: tape, at: envelope?.contentIndex(in: tape) ?? 0)
     }
 
     @inline(never)

@@ -39,6 +39,9 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     /// Decodes the content; `nil` for the service's decoder, or else a default
     /// ``/AIFServices/FastJSONDecoder``.
     public var decoder: (any ContentDecoder)?
+    /// Where the content is in the body; `nil` for the service's ``/AIFServices/Service/envelope``
+    /// (or the whole body).
+    public var envelope: ResponseEnvelope?
     /// The type the body of a failed status decodes into, handed over by
     /// ``APIError/errorBody(as:)``; `nil` for the service's (``/AIFServices/ErrorBodyRule/type``).
     public var errorBody: (any (Decodable & Sendable).Type)?
@@ -70,6 +73,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     ///   - headers: None by default.
     ///   - timeouts: The service's or the transport's by default.
     ///   - decoder: The service's by default.
+    ///   - envelope: The service's by default.
     ///   - errorBody: The service's by default.
     ///   - cachePolicy: No caching by default.
     ///   - coalescesIdenticalRequests: Off by default.
@@ -88,6 +92,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         headers: HTTPHeaders = HTTPHeaders(),
         timeouts: HTTPRequest.Timeouts? = nil,
         decoder: (any ContentDecoder)? = nil,
+        envelope: ResponseEnvelope? = nil,
         errorBody: (any (Decodable & Sendable).Type)? = nil,
         cachePolicy: CachePolicy? = nil,
         coalescesIdenticalRequests: Bool = false,
@@ -106,6 +111,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         self.headers = headers
         self.timeouts = timeouts
         self.decoder = decoder
+        self.envelope = envelope
         self.errorBody = errorBody
         self.cachePolicy = cachePolicy
         self.coalescesIdenticalRequests = coalescesIdenticalRequests

@@ -1,17 +1,31 @@
 import Foundation
 
-/// A parsed JSON value that keeps numbers and flags apart (Foundation's `JSONSerialization`
-/// does not on Linux, where `1` also reads as `true`).
-enum JSONValue: Codable, Equatable {
+/// A JSON value of any shape, for content without a type of its own (an API defined in a config
+/// file and called without one, say). Numbers and flags stay apart (Foundation's
+/// `JSONSerialization` does not on Linux, where `1` also reads as `true`).
+///
+/// ```swift
+/// let goods = try await api("goods.detail").load(["id": 7]).content
+/// print(goods["title"]?.stringValue ?? "untitled")
+/// ```
+public enum JSONValue: Codable, Sendable, Hashable {
+    /// A string.
     case string(String)
+    /// A number with a fraction or an exponent.
     case number(Double)
+    /// A whole number.
     case integer(Int)
+    /// `true` or `false`.
     case bool(Bool)
+    /// `null`.
     case null
+    /// An array.
     case array([JSONValue])
+    /// An object.
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    /// Reads any JSON value.
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -30,7 +44,8 @@ enum JSONValue: Codable, Equatable {
         }
     }
 
-    func encode(to encoder: any Encoder) throws {
+    /// Writes the value as it was read.
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .string(let text): try container.encode(text)
@@ -52,5 +67,50 @@ enum JSONValue: Codable, Equatable {
         case .bool(let flag): String(flag)
         case .null, .array, .object: nil
         }
+    }
+
+    /// An object's member, or `nil` when this is not an object or has no such member.
+    public subscript(member: String) -> JSONValue? {
+        if case .object(let object) = self { return object[member] }
+        return nil
+    }
+
+    /// An array's element, or `nil` when this is not an array or the index is out of range.
+    public subscript(index: Int) -> JSONValue? {
+        if case .array(let array) = self, array.indices.contains(index) { return array[index] }
+        return nil
+    }
+
+    /// The string, or `nil` for another kind of value.
+    public var stringValue: String? {
+        if case .string(let text) = self { return text }
+        return nil
+    }
+
+    /// The number (a whole one too), or `nil` for another kind of value.
+    public var doubleValue: Double? {
+        switch self {
+        case .number(let number): number
+        case .integer(let integer): Double(integer)
+        default: nil
+        }
+    }
+
+    /// The whole number, or `nil` for another kind of value.
+    public var intValue: Int? {
+        if case .integer(let integer) = self { return integer }
+        return nil
+    }
+
+    /// The flag, or `nil` for another kind of value.
+    public var boolValue: Bool? {
+        if case .bool(let flag) = self { return flag }
+        return nil
+    }
+
+    /// The elements of an array, or `nil` for another kind of value.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let array) = self { return array }
+        return nil
     }
 }

@@ -381,7 +381,8 @@ public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvert
 }
 
 extension ServiceRegistry {
-    /// Registers every `*.json` service definition in a folder.
+    /// Registers every `*.json` service definition in a folder (not the `*.apis.json` files of
+    /// API defines: ``registerAPIs(inDirectory:environment:)`` reads those).
     ///
     /// - Parameters:
     ///   - directory: The folder, for example `Configs/`.
@@ -397,7 +398,7 @@ extension ServiceRegistry {
         let files: [URL]
         do {
             files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
-                .filter { $0.pathExtension == "json" }
+                .filter { $0.pathExtension == "json" && !$0.lastPathComponent.hasSuffix(".apis.json") }
                 .sorted { $0.path < $1.path }
         } catch {
             throw ConfigurationError(file: directory.path, key: nil, problem: "cannot be listed: \(error.localizedDescription)")

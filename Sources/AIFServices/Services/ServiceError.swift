@@ -2,6 +2,8 @@
 public enum ServiceError: Error, Sendable, CustomStringConvertible {
     /// No service is registered under `name`.
     case unknownService(ServiceName, known: [ServiceName])
+    /// No API is defined under `name` (see ``APIDefine``).
+    case unknownAPI(String, known: [String])
     /// The service has no environment called `environment`.
     case unknownEnvironment(ServiceEnvironment.Name, service: ServiceName, known: [ServiceEnvironment.Name])
     /// The path and base URL do not make a valid URL.
@@ -22,6 +24,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .unknownService(let name, let known):
             "no service is registered as \"\(name)\"; known services: \(known.isEmpty ? "none" : known.map(\.rawValue).joined(separator: ", "))"
+        case .unknownAPI(let name, let known):
+            "no API is defined as \"\(name)\"; defined: \(known.isEmpty ? "none" : known.joined(separator: ", "))"
         case .unknownEnvironment(let environment, let service, let known):
             "service \"\(service)\" has no environment \"\(environment)\"; it has: \(known.map(\.rawValue).joined(separator: ", "))"
         case .invalidURL(let service, let path, let reason):

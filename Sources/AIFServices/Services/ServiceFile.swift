@@ -157,7 +157,7 @@ extension ServiceFile {
         do {
             tape = try JSONTape(parsing: [UInt8](data))
         } catch {
-            throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error.message) (at \(Self.location(of: error.offset, in: data)))")
+            throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error.message) (at \(ConfigurationError.location(of: error.offset, in: data)))")
         }
         do {
             return try FastJSONDecoder().decode(ServiceFile.self, from: tape, at: 0)
@@ -167,9 +167,11 @@ extension ServiceFile {
             throw ConfigurationError(file: file, key: nil, problem: "cannot be read: \(error)")
         }
     }
+}
 
+extension ConfigurationError {
     /// `line L, column C` (1-based) of a byte offset.
-    private static func location(of offset: Int, in data: Data) -> String {
+    static func location(of offset: Int, in data: Data) -> String {
         var line = 1
         var column = 1
         for byte in data.prefix(offset) {
@@ -182,9 +184,7 @@ extension ServiceFile {
         }
         return "line \(line), column \(column)"
     }
-}
 
-extension ConfigurationError {
     /// A decoding error of a config file, told as the key path and what is wrong with it.
     init(file: String, _ error: DecodingError) {
         switch error {

@@ -14,21 +14,23 @@ public final class ServiceRegistry: Sendable {
     /// The process-wide registry.
     public static let shared = ServiceRegistry()
 
-    private enum Entry {
+    enum Entry {
         case instance(any Service)
         case factory(@Sendable () -> any Service)
     }
 
-    private struct State {
+    struct State {
         var entries: [ServiceName: Entry] = [:]
         var globalEnvironment: ServiceEnvironment.Name?
         var serviceEnvironments: [ServiceName: ServiceEnvironment.Name] = [:]
         var authenticators: [ServiceName: Authenticator] = [:]
         /// Each service environment's server clock, learned from its responses.
         var clocks: [ServiceName: [ServiceEnvironment.Name: ClockSkew]] = [:]
+        /// The APIs defined by name (see ServiceRegistry+Defines.swift).
+        var defines: [String: APIDefine] = [:]
     }
 
-    private let state = Locked(State())
+    let state = Locked(State())
     private let environmentVariable: ServiceEnvironment.Name?
     /// The app's error handlers, which ``ErrorPolicies/Action/handler(_:)`` policies name.
     let errorHandlers = ErrorHandlers()

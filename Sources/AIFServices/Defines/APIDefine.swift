@@ -1,0 +1,132 @@
+import Foundation
+
+/// An API defined by name in a config file (RFAPI's defines): which service it calls, its path,
+/// method, headers and default parameters, whether it needs the service's credentials, where its
+/// content is in the response, and its cache, retry and timeout.
+///
+/// Defines are read from `*.apis.json` files (see ``APIDefines``) and called by name:
+/// `api("goods.detail").load(["id": 7], as: Goods.self)`. Each is an `Endpoint` underneath, so a
+/// call runs through the same pipeline as a manager's.
+public struct APIDefine: Sendable {
+    /// Its name, its groups' names first (`orders.place`).
+    public var name: String
+    /// The service it calls.
+    public var service: ServiceName
+    /// The method.
+    public var method: HTTPMethod
+    /// The path under the service's base URL and version (a group's `pathPrefix` joined in
+    /// front), with `{PARAM}` placeholders filled from the parameters.
+    public var path: String
+    /// Headers over the service's.
+    public var headers: HTTPHeaders
+    /// Parameters every call sends; a call's own win.
+    public var parameters: Parameters
+    /// Whether calls carry the service's credential (its ``Authenticator``).
+    public var needsAuthorization: Bool
+    /// Where the content is in the response, and its shape.
+    public var response: Response
+    /// How long an answer is kept and served from the cache; `nil` for no caching.
+    public var cache: Cache?
+    /// The retry policy; `nil` for the service's.
+    public var retryPolicy: RetryPolicy?
+    /// The total timeout of a call; `nil` for the service's.
+    public var timeout: Duration?
+    /// A sentence saying what it does, for `aif apis`.
+    public var summary: String?
+    /// The file it was defined in (empty for one defined in code).
+    public var file: String
+
+    /// Creates a define.
+    ///
+    /// - Parameters:
+    ///   - name: Its name.
+    ///   - service: The service it calls.
+    ///   - method: GET by default.
+    ///   - path: The path, with `{PARAM}` placeholders.
+    ///   - headers: None by default.
+    ///   - parameters: None by default.
+    ///   - needsAuthorization: Yes by default.
+    ///   - response: The whole body, of any shape, by default.
+    ///   - cache: No caching by default.
+    ///   - retryPolicy: The service's by default.
+    ///   - timeout: The service's by default.
+    ///   - summary: None by default.
+    ///   - file: Empty by default.
+    public init(
+        name: String, service: ServiceName, method: HTTPMethod = .get, path: String, headers: HTTPHeaders = HTTPHeaders(),
+        parameters: Parameters = [:], needsAuthorization: Bool = true, response: Response = Response(), cache: Cache? = nil,
+        retryPolicy: RetryPolicy? = nil, timeout: Duration? = nil, summary: String? = nil, file: String = ""
+    ) {
+        self.name = name
+        self.service = service
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.parameters = parameters
+        self.needsAuthorization = needsAuthorization
+        self.response = response
+        self.cache = cache
+        self.retryPolicy = retryPolicy
+        self.timeout = timeout
+        self.summary = summary
+        self.file = file
+    }
+
+    /// The group it belongs to (`orders` for `orders.place`), or `nil` at a file's top level.
+    public var group: String? {
+        guard let dot = name.lastIndex(of: ".") else { return nil }
+        return String(name[..<dot])
+    }
+
+    /// The names of the path's `{PARAM}` placeholders, in order.
+    public var placeholders: [String] {
+        var names: [String] = []
+        var rest = path[...]
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            names.append(String(rest[rest.index(after: open)..<close]))
+            rest = rest[rest.index(after: close)...]
+        }
+        return names
+    }
+
+    /// Where a define's content is in the response body.
+    public struct Response: Sendable, Hashable {
+        /// What the content must be.
+        public enum Shape: String, Sendable, Hashable, CaseIterable {
+            /// Anything.
+            case any
+            /// A JSON object.
+            case object
+            /// A JSON array.
+            case list
+        }
+
+        /// The member holding the content (a dotted path: `result.data`), or `nil` for the whole body.
+        public var dataField: String?
+        /// What the content must be.
+        public var shape: Shape
+
+        /// Creates a response description: the whole body, of any shape, by default.
+        public init(dataField: String? = nil, shape: Shape = .any) {
+            self.dataField = dataField
+            self.shape = shape
+        }
+    }
+
+    /// How long a define's answers are served from the cache.
+    public struct Cache: Sendable, Hashable {
+        /// How long an answer is served without asking.
+        public var lifetime: Duration
+        /// How long past its lifetime an answer is still served while a refresh runs.
+        public var staleWhileRevalidate: Duration?
+        /// Whether the response's `Cache-Control` has the last word.
+        public var followsCacheControl: Bool
+
+        /// Creates a cache description.
+        public init(lifetime: Duration, staleWhileRevalidate: Duration? = nil, followsCacheControl: Bool = false) {
+            self.lifetime = lifetime
+            self.staleWhileRevalidate = staleWhileRevalidate
+            self.followsCacheControl = followsCacheControl
+        }
+    }
+}

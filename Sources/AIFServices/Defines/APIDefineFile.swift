@@ -1,0 +1,254 @@
+import Foundation
+
+/// Reads the defines of one `*.apis.json` file.
+///
+/// ```json
+/// {
+///   "DEFAULT": {"service": "shop", "headers": {"Accept": "application/json"}},
+///   "goods.detail": {"path": "goods/{id}", "cache": {"lifetimeSeconds": 60}},
+///   "goods.list": {"path": "goods", "parameters": {"page_size": 50}, "response": {"dataField": "items", "shape": "list"}},
+///   "@orders": {
+///     "DEFAULT": {"pathPrefix": "orders", "authorization": true},
+///     "place": {"path": "", "method": "POST", "retry": false},
+///     "detail": {"path": "{id}"}
+///   }
+/// }
+/// ```
+///
+/// A `DEFAULT` block gives every define beside it (and in groups below it) its values; a define
+/// replaces them key by key, except `headers` and `parameters`, which are merged over the
+/// default's, and `pathPrefix`, which a group's `DEFAULT` joins to the outer one's. A member whose
+/// name starts with `@` is a group: its defines are named `group.define`. The keys of a define or
+/// a `DEFAULT`: `service`, `method`, `path`, `pathPrefix`, `headers`, `parameters`,
+/// `authorization`, `response` (`dataField`, `shape`: `any`, `object` or `list`), `cache`
+/// (`lifetimeSeconds`, `staleWhileRevalidateSeconds`, `followsCacheControl`), `retry` (as a
+/// service's), `timeoutSeconds`, `summary`. Values may read environment variables as `${NAME}`.
+enum APIDefineFile {
+    /// The keys a define or a `DEFAULT` may have.
+    static let keys = [
+        "authorization", "cache", "headers", "method", "parameters", "path", "pathPrefix", "response", "retry", "service", "summary", "timeoutSeconds",
+    ]
+
+    /// The defines of a file's JSON bytes.
+    ///
+    /// - Parameters:
+    ///   - data: The file's bytes.
+    ///   - file: Its path, for errors.
+    ///   - environment: Where `${NAME}` references are looked up.
+    /// - Returns: The defines in name order, each with its key path in the file
+    ///   (`@orders.place`), for later errors.
+    /// - Throws: ``ConfigurationError`` naming the file and the key path of what is wrong.
+    static func parse(_ data: Data, file: String, environment: [String: String]) throws(ConfigurationError) -> [(define: APIDefine, keyPath: String)] {
+        let root: JSONValue
+        do {
+            root = try FastJSONDecoder().decode(JSONValue.self, from: JSONTape(parsing: [UInt8](data)), at: 0)
+        } catch let error as JSONTape.SyntaxError {
+            throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error.message) (at \(ConfigurationError.location(of: error.offset, in: data)))")
+        } catch {
+            throw ConfigurationError(file: file, key: nil, problem: "cannot be read: \(error)")
+        }
+        guard case .object(let members) = root else {
+            throw ConfigurationError(file: file, key: nil, problem: "must be an object of defines")
+        }
+        var reader = Reader(config: ConfigReader(file: file, environment: environment))
+        try reader.readGroup(members, prefix: "", at: "", inheriting: Values())
+        return reader.defines
+    }
+
+    /// The values a define is made of, each as given (or inherited).
+    struct Values {
+        var service: String?
+        var method: String?
+        var path: String?
+        var pathPrefix: String?
+        var headers: [String: String] = [:]
+        var parameters: Parameters = [:]
+        var authorization: Bool?
+        var response: APIDefine.Response?
+        var cache: APIDefine.Cache??
+        var retry: RetryPolicy?
+        var timeout: Duration?
+        var summary: String?
+    }
+
+    /// Walks a file: groups, `DEFAULT`s and defines, in name order.
+    struct Reader {
+        let config: ConfigReader
+        var defines: [(define: APIDefine, keyPath: String)] = []
+        var origins: [String: String] = [:]
+
+        init(config: ConfigReader) {
+            self.config = config
+        }
+
+        /// Reads the members of the file or of a group.
+        mutating func readGroup(_ members: [String: JSONValue], prefix: String, at path: String, inheriting outer: Values) throws(ConfigurationError) {
+            var defaults = outer
+            if let block = members["DEFAULT"] {
+                defaults = try values(block, at: key(path, "DEFAULT"), over: outer, joiningPrefix: true)
+            }
+            for (name, value) in members.sorted(by: { $0.key < $1.key }) where name != "DEFAULT" {
+                let at = key(path, name)
+                if name.hasPrefix("@") {
+                    let group = String(name.dropFirst())
+                    guard isName(group) else { throw problem(at, "is not a group name: after the @, letters, digits, _ and - separated by dots") }
+                    guard case .object(let inner) = value else { throw problem(at, "must be an object (a group of defines)") }
+                    try readGroup(inner, prefix: prefix + group + ".", at: at, inheriting: defaults)
+                } else {
+                    guard isName(name) else {
+                        throw problem(at, "is not a define name: letters, digits, _ and - separated by dots (a group's name starts with @)")
+                    }
+                    try add(prefix + name, values(value, at: at, over: defaults, joiningPrefix: false), at: at)
+                }
+            }
+        }
+
+        private mutating func add(_ name: String, _ values: Values, at path: String) throws(ConfigurationError) {
+            if let earlier = origins[name] {
+                throw problem(path, "defines \(name), which \(earlier) defines too")
+            }
+            origins[name] = path
+            guard let service = values.service, !service.isEmpty else {
+                throw problem(path, "names no service: give a \"service\" here or in a DEFAULT above it")
+            }
+            guard let given = values.path else { throw problem(path, "has no path: give a \"path\" (\"\" for the prefix alone)") }
+            var headers = HTTPHeaders()
+            for (field, value) in values.headers.sorted(by: { $0.key < $1.key }) { headers.set(name: field, value: value) }
+            defines.append((APIDefine(
+                name: name, service: ServiceName(rawValue: service), method: HTTPMethod(rawValue: (values.method ?? "GET").uppercased()),
+                path: Self.join(values.pathPrefix, given), headers: headers, parameters: values.parameters,
+                needsAuthorization: values.authorization ?? true, response: values.response ?? APIDefine.Response(), cache: values.cache ?? nil,
+                retryPolicy: values.retry, timeout: values.timeout, summary: values.summary, file: config.file), path))
+        }
+
+        /// A define's or a `DEFAULT`'s values over the ones it inherits.
+        private func values(_ value: JSONValue, at path: String, over inherited: Values, joiningPrefix: Bool) throws(ConfigurationError) -> Values {
+            guard case .object(let members) = value else { throw problem(path, "must be an object") }
+            if let unknown = members.keys.sorted().first(where: { !APIDefineFile.keys.contains($0) }) {
+                throw problem(key(path, unknown), "is not a known key; expected one of: \(APIDefineFile.keys.joined(separator: ", "))")
+            }
+            var values = inherited
+            if let text = try string(members["service"], at: key(path, "service")) { values.service = text }
+            if let text = try string(members["method"], at: key(path, "method")) {
+                guard !text.isEmpty, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw problem(key(path, "method"), "must be a method name such as \"GET\"") }
+                values.method = text
+            }
+            if let text = try string(members["path"], at: key(path, "path")) { values.path = text }
+            if let text = try string(members["pathPrefix"], at: key(path, "pathPrefix")) {
+                values.pathPrefix = joiningPrefix ? Self.join(inherited.pathPrefix, text) : text
+            }
+            if let headers = members["headers"] {
+                guard case .object(let fields) = headers else { throw problem(key(path, "headers"), "must be an object of header values") }
+                for (field, value) in fields {
+                    guard let text = try string(value, at: key(key(path, "headers"), field)) else { continue }
+                    values.headers[field] = text
+                }
+            }
+            if let parameters = members["parameters"] {
+                guard case .object(let given) = parameters else { throw problem(key(path, "parameters"), "must be an object of parameters") }
+                for (name, value) in given { values.parameters[name] = try config.parameter(value, at: key(key(path, "parameters"), name)) }
+            }
+            if let flag = members["authorization"] {
+                guard case .bool(let needed) = flag else { throw problem(key(path, "authorization"), "must be true or false") }
+                values.authorization = needed
+            }
+            if let response = members["response"] { values.response = try self.response(response, at: key(path, "response")) }
+            if let cache = members["cache"] { values.cache = .some(try self.cache(cache, at: key(path, "cache"))) }
+            if let retry = members["retry"] { values.retry = try self.retry(retry, at: key(path, "retry")) }
+            if let seconds = members["timeoutSeconds"] {
+                guard let number = seconds.doubleValue, number > 0, number <= 3600 else {
+                    throw problem(key(path, "timeoutSeconds"), "must be a number of seconds above 0 and at most 3600")
+                }
+                values.timeout = .milliseconds(Int64(number * 1000))
+            }
+            if let text = try string(members["summary"], at: key(path, "summary")) { values.summary = text }
+            return values
+        }
+
+        private func response(_ value: JSONValue, at path: String) throws(ConfigurationError) -> APIDefine.Response {
+            guard case .object(let members) = value else { throw problem(path, "must be an object (dataField, shape)") }
+            if let unknown = members.keys.sorted().first(where: { !["dataField", "shape"].contains($0) }) {
+                throw problem(key(path, unknown), "is not a known key; expected one of: dataField, shape")
+            }
+            var response = APIDefine.Response()
+            response.dataField = try string(members["dataField"], at: key(path, "dataField"))
+            if let text = try string(members["shape"], at: key(path, "shape")) {
+                guard let shape = APIDefine.Response.Shape(rawValue: text) else {
+                    throw problem(key(path, "shape"), "must be one of: \(APIDefine.Response.Shape.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                response.shape = shape
+            }
+            return response
+        }
+
+        /// `false` for none, or the lifetime and its companions.
+        private func cache(_ value: JSONValue, at path: String) throws(ConfigurationError) -> APIDefine.Cache? {
+            if case .bool(false) = value { return nil }
+            guard case .object(let members) = value else { throw problem(path, "must be false or an object (lifetimeSeconds, …)") }
+            let known = ["followsCacheControl", "lifetimeSeconds", "staleWhileRevalidateSeconds"]
+            if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
+                throw problem(key(path, unknown), "is not a known key; expected one of: \(known.joined(separator: ", "))")
+            }
+            guard let lifetime = members["lifetimeSeconds"] else { throw problem(key(path, "lifetimeSeconds"), "is missing") }
+            var cache = APIDefine.Cache(lifetime: try seconds(lifetime, at: key(path, "lifetimeSeconds")))
+            if let stale = members["staleWhileRevalidateSeconds"] { cache.staleWhileRevalidate = try seconds(stale, at: key(path, "staleWhileRevalidateSeconds")) }
+            if let follows = members["followsCacheControl"] {
+                guard case .bool(let flag) = follows else { throw problem(key(path, "followsCacheControl"), "must be true or false") }
+                cache.followsCacheControl = flag
+            }
+            return cache
+        }
+
+        /// As a service's `retry` key reads it, its errors named under this define.
+        private func retry(_ value: JSONValue, at path: String) throws(ConfigurationError) -> RetryPolicy {
+            do {
+                let retry = try FastJSONDecoder().decode(ServiceFile.Retry.self, from: JSONEncoder().encode(value))
+                return try ConfiguredService.retryPolicy(retry, reader: config)
+            } catch let error as ConfigurationError {
+                let inner = error.key.map { $0.hasPrefix("retry") ? String($0.dropFirst("retry".count)) : "." + $0 } ?? ""
+                throw ConfigurationError(file: config.file, key: path + inner, problem: error.problem)
+            } catch let error as DecodingError {
+                let told = ConfigurationError(file: config.file, error)
+                throw ConfigurationError(file: config.file, key: told.key.map { "\(path).\($0)" } ?? path, problem: told.problem)
+            } catch {
+                throw problem(path, "cannot be read: \(error)")
+            }
+        }
+
+        private func seconds(_ value: JSONValue, at path: String) throws(ConfigurationError) -> Duration {
+            guard let number = value.doubleValue, number >= 0, number <= 31_536_000 else {
+                throw problem(path, "must be a number of seconds from 0 to a year")
+            }
+            return .milliseconds(Int64(number * 1000))
+        }
+
+        private func string(_ value: JSONValue?, at path: String) throws(ConfigurationError) -> String? {
+            guard let value else { return nil }
+            guard case .string(let text) = value else { throw problem(path, "must be a string") }
+            return try config.substitute(text, at: path)
+        }
+
+        private func problem(_ path: String, _ text: String) -> ConfigurationError {
+            ConfigurationError(file: config.file, key: path.isEmpty ? nil : path, problem: text)
+        }
+
+        private func key(_ path: String, _ member: String) -> String {
+            path.isEmpty ? member : "\(path).\(member)"
+        }
+
+        private func isName(_ name: String) -> Bool {
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            return !parts.isEmpty && parts.allSatisfy { part in
+                !part.isEmpty && part.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" }
+            }
+        }
+
+        /// `prefix/path`, with one slash between, and either part alone when the other is empty.
+        static func join(_ prefix: String?, _ path: String) -> String {
+            guard let prefix, !prefix.isEmpty else { return path }
+            guard !path.isEmpty else { return prefix }
+            let head = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
+            return head + "/" + (path.hasPrefix("/") ? String(path.dropFirst()) : path)
+        }
+    }
+}

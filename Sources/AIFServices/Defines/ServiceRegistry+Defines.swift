@@ -1,0 +1,106 @@
+import Foundation
+
+extension ServiceRegistry {
+    /// Registers the APIs defined in every `*.apis.json` file of a folder (see ``APIDefine``), after
+    /// its services: each define must name a registered service.
+    ///
+    /// - Parameters:
+    ///   - directory: The folder, for example `Configs/`.
+    ///   - environment: Where `${NAME}` references are looked up.
+    /// - Returns: The names registered, sorted.
+    /// - Throws: ``ConfigurationError`` for the first file that is wrong — its syntax, a key or
+    ///   value, a define naming a service not registered, a name another file defines too —;
+    ///   nothing is registered then.
+    @discardableResult
+    public func registerAPIs(
+        inDirectory directory: URL, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> [String] {
+        let files: [URL]
+        do {
+            files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+                .filter { $0.lastPathComponent.hasSuffix(".apis.json") }
+                .sorted { $0.path < $1.path }
+        } catch {
+            throw ConfigurationError(file: directory.path, key: nil, problem: "cannot be listed: \(error.localizedDescription)")
+        }
+        return try registerAPIs(from: files, environment: environment)
+    }
+
+    /// Registers the APIs defined in files (`*.apis.json`).
+    ///
+    /// - Parameters:
+    ///   - files: The files.
+    ///   - environment: Where `${NAME}` references are looked up.
+    /// - Returns: The names registered, sorted.
+    /// - Throws: ``ConfigurationError`` for the first file that is wrong; nothing is registered then.
+    @discardableResult
+    public func registerAPIs(from files: [URL], environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) -> [String] {
+        var read: [(define: APIDefine, keyPath: String)] = []
+        for file in files {
+            let data: Data
+            do {
+                data = try Data(contentsOf: file)
+            } catch {
+                throw ConfigurationError(file: file.path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
+            }
+            read += try APIDefineFile.parse(data, file: file.path, environment: environment)
+        }
+        try register(read)
+        return read.map(\.define.name).sorted()
+    }
+
+    /// Registers defines made in code, replacing earlier ones of the same names.
+    ///
+    /// - Parameter defines: The defines.
+    /// - Throws: ``ConfigurationError`` when one names a service that is not registered, or two
+    ///   share a name; nothing is registered then.
+    public func register(_ defines: [APIDefine]) throws(ConfigurationError) {
+        try register(defines.map { ($0, $0.name) })
+    }
+
+    /// The define registered as `name`.
+    ///
+    /// - Throws: ``ServiceError/unknownAPI(_:known:)`` naming it and listing the defined names.
+    public func api(named name: String) throws(ServiceError) -> APIDefine {
+        let (define, known) = state.withLock { state in (state.defines[name], state.defines.isEmpty ? [] : state.defines.keys.sorted()) }
+        guard let define else { throw .unknownAPI(name, known: known) }
+        return define
+    }
+
+    /// Every registered define, in name order.
+    public var apis: [APIDefine] {
+        state.withLock { $0.defines.values.sorted { $0.name < $1.name } }
+    }
+
+    /// Checks defines against the services and against each other and the defines of other
+    /// files, then registers them all, or none.
+    private func register(_ defines: [(define: APIDefine, keyPath: String)]) throws(ConfigurationError) {
+        let services = Set(registeredNames)
+        var seen: [String: APIDefine] = [:]
+        for (define, keyPath) in defines {
+            guard services.contains(define.service) else {
+                let known = services.isEmpty ? "none" : services.sorted().map(\.rawValue).joined(separator: ", ")
+                throw ConfigurationError(
+                    file: define.file, key: "\(keyPath).service",
+                    problem: "names the service \"\(define.service)\", which is not registered (registered: \(known)); register the services before the APIs")
+            }
+            if let other = seen[define.name] {
+                throw ConfigurationError(file: define.file, key: keyPath, problem: "defines \(define.name), which \(other.file.isEmpty ? "code" : other.file) defines too")
+            }
+            seen[define.name] = define
+        }
+        let clash: (APIDefine, APIDefine)? = state.withLock { state in
+            for define in seen.values {
+                // A file read again replaces its own defines; another file's are a clash.
+                if let existing = state.defines[define.name], existing.file != define.file { return (define, existing) }
+            }
+            for define in seen.values { state.defines[define.name] = define }
+            return nil
+        }
+        if let (define, existing) = clash {
+            let keyPath = defines.first { $0.define.name == define.name }?.keyPath ?? define.name
+            throw ConfigurationError(
+                file: define.file, key: keyPath, problem: "defines \(define.name), which \(existing.file.isEmpty ? "code" : existing.file) defines too")
+        }
+    }
+}
