@@ -61,19 +61,28 @@ func editDistance(_ a: String, _ b: String) -> Int {
     return previous[b.count]
 }
 
-/// The service config files `--config` names: each file as it is, each folder's `*.json` in
-/// name order; `Configs/` when none is named.
-func configFiles(_ paths: [String]) throws -> [URL] {
-    var files: [URL] = []
+/// The config files `--config` names: the services' (`*.json`) and the API defines'
+/// (`*.apis.json`), each file as it is, each folder's in name order; `Configs/` when none is named.
+struct ConfigFiles {
+    var services: [URL] = []
+    var defines: [URL] = []
+}
+
+/// The config files of `paths` (see ``ConfigFiles``).
+func configFiles(_ paths: [String]) throws -> ConfigFiles {
+    var files = ConfigFiles()
     for path in paths.isEmpty ? ["Configs"] : paths {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw CommandFailure(.configuration, "no config file or folder at \(path)")
         }
         let url = URL(fileURLWithPath: path)
-        files += isDirectory.boolValue
+        let found = isDirectory.boolValue
             ? try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil).filter { $0.pathExtension == "json" }.sorted { $0.path < $1.path }
             : [url]
+        for file in found {
+            if file.lastPathComponent.hasSuffix(".apis.json") { files.defines.append(file) } else { files.services.append(file) }
+        }
     }
     return files
 }

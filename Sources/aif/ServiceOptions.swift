@@ -36,7 +36,7 @@ struct ServiceOptions: ParsableArguments {
     /// The registry of the configured services, and the service resolved in it.
     func resolve() throws -> (ServiceRegistry, ServiceRegistry.ResolvedService) {
         let registry = ServiceRegistry()
-        for file in try configFiles(configs) {
+        for file in try configFiles(configs).services {
             registry.register(try ConfiguredService.load(from: file))
         }
         let serviceName = ServiceName(rawValue: service)

@@ -25,7 +25,7 @@ struct Services: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let files = try configFiles(configs)
+            let files = try configFiles(configs).services
             let registry = ServiceRegistry()
             var lines: [String] = []
             var unreadable = 0

@@ -8,7 +8,7 @@ import Testing
 
 /// The `aif` program, built beside the tests, run against the demo shop with the repository's
 /// `Configs/shop.json`: its loads go through the manager layer, with the service's retry policy.
-@Suite("aif call and aif download against the demo shop")
+@Suite("aif against the demo shop: services, apis, call, api, download")
 struct AifCommandTests {
     static var aifPath: String {
         URL(fileURLWithPath: helperPath).deletingLastPathComponent().appending(path: "aif").path
@@ -301,6 +301,58 @@ struct AifCommandTests {
         #expect(run.standardOutput.contains(#""title":"Milk frother no. 6""#))
     }
 
+    @Test func apisListsTheDefinesOfTheConfigFolder() async throws {
+        let run = try await aif([], command: "apis", service: nil)
+        #expect(run.status == 0, "\(run.standardError)")
+        let rows = run.standardOutput.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        #expect(rows.first == ["NAME", "METHOD", "PATH", "SERVICE", "GROUP", "SUMMARY"])
+        #expect(rows.contains(["goods.detail", "GET", "goods/{id}", "shop", "goods", "One", "article", "of", "the", "catalogue"]), "\(run.standardOutput)")
+        #expect(rows.contains { $0.starts(with: ["orders.place", "POST", "orders", "shop", "orders"]) }, "\(run.standardOutput)")
+        #expect(rows.count == 6)
+    }
+
+    @Test func apiCallsADefineWithItsPathMethodAndDefaults() async throws {
+        let run = try await aif(["id=42", "--raw"], command: "api", service: "goods.detail")
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains(#""title":"Milk frother no. 6""#), "\(run.standardOutput)")
+        // The define's default page size, overridden by the call.
+        let page = try await aif(["page=2", "page_size=3", "--raw"], command: "api", service: "goods.list")
+        #expect(page.status == 0, "\(page.standardError)")
+        #expect(page.standardOutput.contains(#""page_size":3"#), "\(page.standardOutput)")
+        #expect(page.standardOutput.contains(#""id":4}"#), "\(page.standardOutput)")
+        // As a curl command: the define's path and header.
+        let curl = try await aif(["id=42", "--curl"], command: "api", service: "goods.detail")
+        #expect(curl.status == 0, "\(curl.standardError)")
+        #expect(curl.standardOutput.contains("/v1/goods/42?"), "\(curl.standardOutput)")
+        #expect(curl.standardOutput.contains("Accept: application/json"), "\(curl.standardOutput)")
+    }
+
+    @Test func apiWithAllPagesReadsTheItemsFromTheDataField() async throws {
+        let run = try await aif(["--all-pages"], command: "api", service: "goods.list")
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = run.standardOutput.split(separator: "\n")
+        #expect(lines.count == 1003)
+        #expect(lines.last?.contains(#""id":1003"#) == true)
+    }
+
+    @Test func apiPostsTheBodyItIsGiven() async throws {
+        let run = try await aif(["--json", #"{"goods_id": 7, "quantity": 3}"#, "--raw"], command: "api", service: "orders.place")
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains(#""goods_id":7"#) && run.standardOutput.contains(#""quantity":3"#), "\(run.standardOutput)")
+    }
+
+    @Test func apiNamesAPlaceholderNoParameterFillsAndAMistypedName() async throws {
+        let bare = try await aif([], command: "api", service: "orders.detail")
+        #expect(bare.status == 2)
+        #expect(bare.standardError.contains("has {id} in its path orders/{id}, and no parameter fills it: add id=VALUE"), "\(bare.standardError)")
+        #expect(bare.standardError.contains("shop.apis.json"), "\(bare.standardError)")
+        let typo = try await aif(["id=1"], command: "api", service: "goods.detial")
+        #expect(typo.status == 2)
+        #expect(typo.standardError.contains("no API is defined as \"goods.detial\"; did you mean \"goods.detail\"?"), "\(typo.standardError)")
+        let misplaced = try await aif(["-i", "id=1"], command: "api", service: "goods.detail")
+        #expect(misplaced.status != 0)
+    }
+
     @Test func versionCompletionAndAMistypedCommand() async throws {
         let version = try await Shell.run(Self.aifPath, ["--version"])
         #expect(version.status == 0)
@@ -309,7 +361,12 @@ struct AifCommandTests {
             let script = try await Shell.run(Self.aifPath, ["--generate-completion-script", shell])
             #expect(script.status == 0)
             #expect(script.standardOutput.contains("download") && script.standardOutput.contains("services"), "\(shell)")
+            #expect(script.standardOutput.contains("apis") && script.standardOutput.contains("---completion api"), "\(shell)")
         }
+        // The names `aif api` completes: those of Configs/ in the working folder.
+        let repository = ShopServers.configs.deletingLastPathComponent().path
+        let names = try Shell.run("cd '\(repository)' && '\(Self.aifPath)' ---completion api -- positional@0 2 0 aif api")
+        #expect(names.split(separator: "\n") == ["goods.detail", "goods.list", "orders.cancel", "orders.detail", "orders.place"], "\(names)")
         let typo = try await Shell.run(Self.aifPath, ["cal", "shop", "goods"])
         #expect(typo.status == 64)
         #expect(typo.standardError.contains("aif: \"cal\" is not a command; did you mean \"call\"?"), "\(typo.standardError)")

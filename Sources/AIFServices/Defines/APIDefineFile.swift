@@ -29,14 +29,25 @@ enum APIDefineFile {
         "authorization", "cache", "headers", "method", "parameters", "path", "pathPrefix", "response", "retry", "service", "summary", "timeoutSeconds",
     ]
 
+    /// The defines of a file, read from disk.
+    static func read(_ file: URL, environment: [String: String]) throws(ConfigurationError) -> [(define: APIDefine, keyPath: String)] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            throw ConfigurationError(file: file.path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
+        }
+        return try parse(data, file: file.path, environment: environment)
+    }
+
     /// The defines of a file's JSON bytes.
     ///
     /// - Parameters:
     ///   - data: The file's bytes.
     ///   - file: Its path, for errors.
     ///   - environment: Where `${NAME}` references are looked up.
-    /// - Returns: The defines in name order, each with its key path in the file
-    ///   (`@orders.place`), for later errors.
+    /// - Returns: The defines, each with its key path in the file (`@orders.place`), for later
+    ///   errors.
     /// - Throws: ``ConfigurationError`` naming the file and the key path of what is wrong.
     static func parse(_ data: Data, file: String, environment: [String: String]) throws(ConfigurationError) -> [(define: APIDefine, keyPath: String)] {
         let root: JSONValue
@@ -250,5 +261,19 @@ enum APIDefineFile {
             let head = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
             return head + "/" + (path.hasPrefix("/") ? String(path.dropFirst()) : path)
         }
+    }
+}
+
+extension APIDefine {
+    /// The defines of one `*.apis.json` file, read without registering them — for listings and
+    /// tools; ``ServiceRegistry/registerAPIs(inDirectory:environment:)`` registers them.
+    ///
+    /// - Parameters:
+    ///   - file: The file.
+    ///   - environment: Where `${NAME}` references are looked up.
+    /// - Returns: The defines, in name order.
+    /// - Throws: ``ConfigurationError`` naming the file and the key path of what is wrong.
+    public static func defines(in file: URL, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) -> [APIDefine] {
+        try APIDefineFile.read(file, environment: environment).map(\.define).sorted { $0.name < $1.name }
     }
 }

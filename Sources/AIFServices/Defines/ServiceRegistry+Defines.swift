@@ -36,15 +36,7 @@ extension ServiceRegistry {
     @discardableResult
     public func registerAPIs(from files: [URL], environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) -> [String] {
         var read: [(define: APIDefine, keyPath: String)] = []
-        for file in files {
-            let data: Data
-            do {
-                data = try Data(contentsOf: file)
-            } catch {
-                throw ConfigurationError(file: file.path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
-            }
-            read += try APIDefineFile.parse(data, file: file.path, environment: environment)
-        }
+        for file in files { read += try APIDefineFile.read(file, environment: environment) }
         try register(read)
         return read.map(\.define.name).sorted()
     }
