@@ -13,9 +13,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     // The library is the core product, and its two lower layers are products too (`AIFTransport`
     // for plain HTTP, `AIFServices` for services without the engine); the disk cache, the test
-    // kit and the two observers are optional ones, their dependencies behind traits (GRDB behind
-    // `DiskCache`, the kit's Hummingbird server behind `TestServer`, swift-metrics behind
-    // `Metrics`, swift-distributed-tracing behind `Tracing`), so that only their users resolve
+    // kit, the two observers and YAML defines are optional ones, their dependencies behind traits
+    // (GRDB behind `DiskCache`, the kit's Hummingbird server behind `TestServer`, swift-metrics
+    // behind `Metrics`, swift-distributed-tracing behind `Tracing`, Yams behind `YAML`), so that
+    // only their users resolve
     // and build them. The command-line tool, the samples, the demo server and the tests are
     // targets of this package only (`swift run aif`, `swift run ShopSample`): a package that
     // depends on AIFNetworking resolves and builds none of their dependencies — only swift-log
@@ -28,12 +29,14 @@ let package = Package(
         .library(name: "AIFNetworkingTesting", targets: ["AIFNetworkingTesting"]),
         .library(name: "AIFNetworkingMetrics", targets: ["AIFNetworkingMetrics"]),
         .library(name: "AIFNetworkingTracing", targets: ["AIFNetworkingTracing"]),
+        .library(name: "AIFNetworkingYAML", targets: ["AIFNetworkingYAML"]),
     ],
     traits: [
         .trait(name: "DiskCache", description: "The AIFNetworkingDiskCache product (SQLite through GRDB)."),
         .trait(name: "TestServer", description: "The AIFNetworkingTesting product's in-process HTTP server (Hummingbird)."),
         .trait(name: "Metrics", description: "The AIFNetworkingMetrics product (swift-metrics)."),
         .trait(name: "Tracing", description: "The AIFNetworkingTracing product (swift-distributed-tracing)."),
+        .trait(name: "YAML", description: "The AIFNetworkingYAML product: API defines written in YAML (Yams)."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -46,6 +49,8 @@ let package = Package(
         // Only the optional observers use these: metrics and tracing, each in a product of its own.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        // Only the optional YAML defines use Yams.
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // Only the optional disk cache uses GRDB (SQLite).
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // The test kit's server (with its trait), the demo server, the samples and the tests use
@@ -118,6 +123,13 @@ let package = Package(
             ]
         ),
         .target(
+            name: "AIFNetworkingYAML",
+            dependencies: [
+                "AIFNetworking",
+                .product(name: "Yams", package: "Yams", condition: .when(traits: ["YAML"])),
+            ]
+        ),
+        .target(
             name: "AIFNetworkingTesting",
             dependencies: [
                 "AIFNetworking",
@@ -131,6 +143,7 @@ let package = Package(
             name: "aif",
             dependencies: [
                 "AIFNetworking",
+                "AIFNetworkingYAML",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -284,6 +297,7 @@ let package = Package(
                 "AIFNetworkingTesting",
                 "AIFNetworkingMetrics",
                 "AIFNetworkingTracing",
+                "AIFNetworkingYAML",
                 "ProcessResources",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

@@ -46,4 +46,5 @@ check "the disk cache too (trait DiskCache)" '["DiskCache"]' '["AIFNetworking", 
 check "the test kit without its server" '[]' '["AIFNetworking", "AIFNetworkingTesting"]' "swift-log"
 check "the metrics observer (trait Metrics)" '["Metrics"]' '["AIFNetworking", "AIFNetworkingMetrics"]' "swift-log swift-metrics"
 check "the tracing observer (trait Tracing)" '["Tracing"]' '["AIFNetworking", "AIFNetworkingTracing"]' "swift-distributed-tracing swift-log"
+check "YAML defines (trait YAML)" '["YAML"]' '["AIFNetworking", "AIFNetworkingYAML"]' "swift-log yams"
 check "the test kit with its server (trait TestServer)" '["TestServer"]' '["AIFNetworking", "AIFNetworkingTesting"]' "async-http-client hummingbird swift-algorithms swift-asn1 swift-async-algorithms swift-atomics swift-certificates swift-collections swift-configuration swift-crypto swift-distributed-tracing swift-http-structured-headers swift-http-types swift-log swift-metrics swift-nio swift-nio-extras swift-nio-http2 swift-nio-ssl swift-nio-transport-services swift-numerics swift-service-context swift-service-lifecycle swift-system"

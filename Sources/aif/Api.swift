@@ -95,7 +95,7 @@ struct Api: AsyncParsableCommand {
     /// The define named `name` in the config files of `configs`.
     static func define(named name: String, configs: [String]) throws -> APIDefine {
         var defines: [APIDefine] = []
-        for file in try configFiles(configs).defines { defines += try APIDefine.defines(in: file) }
+        for file in try configFiles(configs).defines { defines += try APIDefine.defines(in: file, formats: defineFormats) }
         guard let define = defines.first(where: { $0.name == name }) else {
             if defines.isEmpty { throw CommandFailure(.configuration, "no API is defined as \"\(name)\": no *.apis.json file in \(configs.isEmpty ? "Configs" : configs.joined(separator: ", "))") }
             throw CommandFailure(.configuration, "no API is defined as \"\(name)\"" + suggestion(for: name, among: defines.map(\.name)))
@@ -135,6 +135,6 @@ struct Api: AsyncParsableCommand {
     /// the files cannot be read).
     static func definedNames() -> [String] {
         guard let files = try? configFiles([]).defines else { return [] }
-        return files.flatMap { (try? APIDefine.defines(in: $0)) ?? [] }.map(\.name).sorted()
+        return files.flatMap { (try? APIDefine.defines(in: $0, formats: defineFormats)) ?? [] }.map(\.name).sorted()
     }
 }

@@ -8,7 +8,7 @@ struct Apis: AsyncParsableCommand {
         commandName: "apis",
         abstract: "List the APIs the config files define by name: method, path, service, group.",
         discussion: """
-            Reads the *.apis.json files beside the services' (Configs/ by default). A file that \
+            Reads the *.apis.json (and *.apis.yaml) files beside the services' (Configs/ by default). A file that \
             cannot be read is reported after the others, and the command then exits with \
             status 2 (configuration).
 
@@ -29,7 +29,7 @@ struct Apis: AsyncParsableCommand {
             var problems: [String] = []
             for file in try configFiles(configs).defines {
                 do {
-                    defines += try APIDefine.defines(in: file)
+                    defines += try APIDefine.defines(in: file, formats: defineFormats)
                 } catch {
                     problems.append("\(error)")
                 }

@@ -1,4 +1,7 @@
 import AIFNetworking
+#if YAML
+import AIFNetworkingYAML
+#endif
 import ArgumentParser
 import Foundation
 
@@ -61,8 +64,16 @@ func editDistance(_ a: String, _ b: String) -> Int {
     return previous[b.count]
 }
 
+/// The formats API defines are read in besides JSON: YAML when the package's `YAML` trait is on.
+#if YAML
+let defineFormats: [any APIDefineFormat] = [YAMLDefineFormat()]
+#else
+let defineFormats: [any APIDefineFormat] = []
+#endif
+
 /// The config files `--config` names: the services' (`*.json`) and the API defines'
-/// (`*.apis.json`), each file as it is, each folder's in name order; `Configs/` when none is named.
+/// (`*.apis.json`, `*.apis.yaml`), each file as it is, each folder's in name order; `Configs/`
+/// when none is named.
 struct ConfigFiles {
     var services: [URL] = []
     var defines: [URL] = []
@@ -78,11 +89,17 @@ func configFiles(_ paths: [String]) throws -> ConfigFiles {
         }
         let url = URL(fileURLWithPath: path)
         let found = isDirectory.boolValue
-            ? try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil).filter { $0.pathExtension == "json" }.sorted { $0.path < $1.path }
+            ? try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
+                .filter { $0.pathExtension == "json" || isDefineFile($0) }.sorted { $0.path < $1.path }
             : [url]
         for file in found {
-            if file.lastPathComponent.hasSuffix(".apis.json") { files.defines.append(file) } else { files.services.append(file) }
+            if isDefineFile(file) { files.defines.append(file) } else { files.services.append(file) }
         }
     }
     return files
+}
+
+/// Whether a file is named as API defines are: `*.apis.json`, `*.apis.yaml`, `*.apis.yml`.
+private func isDefineFile(_ file: URL) -> Bool {
+    [".apis.json", ".apis.yaml", ".apis.yml"].contains { file.lastPathComponent.hasSuffix($0) }
 }

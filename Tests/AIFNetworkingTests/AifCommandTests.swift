@@ -311,6 +311,19 @@ struct AifCommandTests {
         #expect(rows.count == 6)
     }
 
+    @Test func apisReadsYAMLDefinesAndLocatesTheirMistakes() async throws {
+        let folder = try makeTestFolder("cli")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("DEFAULT: {service: shop}\ngoods.byTag:\n  path: goods\n  summary: Goods with a tag\n".utf8).write(to: folder.appending(path: "more.apis.yaml"))
+        let run = try await Shell.run(Self.aifPath, ["apis", "--config", folder.path])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains("goods.byTag"), "\(run.standardOutput)")
+        try Data("goods.byTag:\n  service: shop\n  path: goods\n  verb: GET\n".utf8).write(to: folder.appending(path: "more.apis.yaml"))
+        let wrong = try await Shell.run(Self.aifPath, ["apis", "--config", folder.path])
+        #expect(wrong.status == 2)
+        #expect(wrong.standardError.contains("more.apis.yaml:4:3: goods.byTag.verb is not a known key"), "\(wrong.standardError)")
+    }
+
     @Test func apiCallsADefineWithItsPathMethodAndDefaults() async throws {
         let run = try await aif(["id=42", "--raw"], command: "api", service: "goods.detail")
         #expect(run.status == 0, "\(run.standardError)")

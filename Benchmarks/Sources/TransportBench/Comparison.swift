@@ -86,6 +86,7 @@ struct Comparison {
         if scaleRounds > 0 { try ScaleComparison(rounds: scaleRounds).run(pinned: pin) }
         say("")
         try DiskCacheBench().run()
+        try ConfigBench().run()
     }
 
     /// `RATIO c=16 transport/libcurl-c=0.91 …`: each figure the median over rounds of that

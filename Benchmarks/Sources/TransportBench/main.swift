@@ -68,6 +68,8 @@ case "transfer-client":
     print(try await measureTransfer(kind, url: url, warmURL: warm, path: path).line)
 case "cache":
     try DiskCacheBench().run()
+case "config":
+    try ConfigBench().run()
 case "compare", nil:
     let only = option("--clients", in: arguments).map { $0.split(separator: ",").compactMap { ClientKind(rawValue: String($0)) } }
     let comparison = Comparison(
@@ -81,6 +83,6 @@ case "compare", nil:
     )
     try await comparison.run()
 default:
-    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--scale-rounds N] [--transfers-only]] | scale [--rounds N] | cache | client … | transfer-client … | serve --port P | delay-serve --port P [--delay-ms D] | sink --port P")
+    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--scale-rounds N] [--transfers-only]] | scale [--rounds N] | cache | config | client … | transfer-client … | serve --port P | delay-serve --port P [--delay-ms D] | sink --port P")
     exit(2)
 }

@@ -463,6 +463,7 @@ final class TapeDecoder: Decoder {
             }
             return decimal as! T
         }
+        if type == JSONValue.self { return JSONValue(tape: tape, at: index) as! T }
         let identifier = ObjectIdentifier(type)
         let isPlain = plainTypes.0 == identifier || plainTypes.1 == identifier || plainTypes.2 == identifier || plainTypes.3 == identifier
         var array: (any TapeDecodableArray.Type)?

@@ -29,39 +29,45 @@ enum APIDefineFile {
         "authorization", "cache", "headers", "method", "parameters", "path", "pathPrefix", "response", "retry", "service", "summary", "timeoutSeconds",
     ]
 
-    /// The defines of a file, read from disk.
-    static func read(_ file: URL, environment: [String: String]) throws(ConfigurationError) -> [(define: APIDefine, keyPath: String)] {
+    /// The defines of a file, read from disk in its format (by its name's ending).
+    static func read(_ file: URL, environment: [String: String], formats: [any APIDefineFormat]) throws(ConfigurationError) -> [(define: APIDefine, keyPath: String)] {
+        guard let format = formats.format(of: file) else {
+            let suffixes = ([".apis.json"] + formats.flatMap(\.fileSuffixes)).joined(separator: ", ")
+            let yaml = file.lastPathComponent.hasSuffix(".yaml") || file.lastPathComponent.hasSuffix(".yml")
+            throw ConfigurationError(
+                file: file.path, key: nil,
+                problem: "is not a define file this registry reads (\(suffixes))"
+                    + (yaml ? "; YAML defines need the YAML trait: pass formats: [YAMLDefineFormat()] from AIFNetworkingYAML" : ""))
+        }
         let data: Data
         do {
             data = try Data(contentsOf: file)
         } catch {
             throw ConfigurationError(file: file.path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
         }
-        return try parse(data, file: file.path, environment: environment)
+        return try parse(format.read(data, file: file.path), file: file.path, environment: environment)
     }
 
     /// The defines of a file's JSON bytes.
+    static func parse(_ data: Data, file: String, environment: [String: String]) throws(ConfigurationError) -> [(define: APIDefine, keyPath: String)] {
+        try parse(JSONDefineFormat().read(data, file: file), file: file, environment: environment)
+    }
+
+    /// The defines of a file read in its format.
     ///
     /// - Parameters:
-    ///   - data: The file's bytes.
+    ///   - document: The file's content and places.
     ///   - file: Its path, for errors.
     ///   - environment: Where `${NAME}` references are looked up.
     /// - Returns: The defines, each with its key path in the file (`@orders.place`), for later
     ///   errors.
-    /// - Throws: ``ConfigurationError`` naming the file and the key path of what is wrong.
-    static func parse(_ data: Data, file: String, environment: [String: String]) throws(ConfigurationError) -> [(define: APIDefine, keyPath: String)] {
-        let root: JSONValue
-        do {
-            root = try FastJSONDecoder().decode(JSONValue.self, from: JSONTape(parsing: [UInt8](data)), at: 0)
-        } catch let error as JSONTape.SyntaxError {
-            throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error.message) (at \(ConfigurationError.location(of: error.offset, in: data)))")
-        } catch {
-            throw ConfigurationError(file: file, key: nil, problem: "cannot be read: \(error)")
-        }
-        guard case .object(let members) = root else {
+    /// - Throws: ``ConfigurationError`` naming the file and the key path of what is wrong, and its
+    ///   line and column when the format tells them.
+    static func parse(_ document: APIDefineDocument, file: String, environment: [String: String]) throws(ConfigurationError) -> [(define: APIDefine, keyPath: String)] {
+        guard case .object(let members) = document.root else {
             throw ConfigurationError(file: file, key: nil, problem: "must be an object of defines")
         }
-        var reader = Reader(config: ConfigReader(file: file, environment: environment))
+        var reader = Reader(config: ConfigReader(file: file, environment: environment), places: document.places)
         try reader.readGroup(members, prefix: "", at: "", inheriting: Values())
         return reader.defines
     }
@@ -85,11 +91,13 @@ enum APIDefineFile {
     /// Walks a file: groups, `DEFAULT`s and defines, in name order.
     struct Reader {
         let config: ConfigReader
+        let places: [String: APIDefineDocument.Place]
         var defines: [(define: APIDefine, keyPath: String)] = []
         var origins: [String: String] = [:]
 
-        init(config: ConfigReader) {
+        init(config: ConfigReader, places: [String: APIDefineDocument.Place]) {
             self.config = config
+            self.places = places
         }
 
         /// Reads the members of the file or of a group.
@@ -217,10 +225,10 @@ enum APIDefineFile {
                 return try ConfiguredService.retryPolicy(retry, reader: config)
             } catch let error as ConfigurationError {
                 let inner = error.key.map { $0.hasPrefix("retry") ? String($0.dropFirst("retry".count)) : "." + $0 } ?? ""
-                throw ConfigurationError(file: config.file, key: path + inner, problem: error.problem)
+                throw problem(path + inner, error.problem)
             } catch let error as DecodingError {
                 let told = ConfigurationError(file: config.file, error)
-                throw ConfigurationError(file: config.file, key: told.key.map { "\(path).\($0)" } ?? path, problem: told.problem)
+                throw problem(told.key.map { "\(path).\($0)" } ?? path, told.problem)
             } catch {
                 throw problem(path, "cannot be read: \(error)")
             }
@@ -239,8 +247,16 @@ enum APIDefineFile {
             return try config.substitute(text, at: path)
         }
 
+        /// An error at `path`, located at the key or, when the format told nothing of it, at the
+        /// nearest member above it.
         private func problem(_ path: String, _ text: String) -> ConfigurationError {
-            ConfigurationError(file: config.file, key: path.isEmpty ? nil : path, problem: text)
+            var place: APIDefineDocument.Place?
+            var searched = path[...]
+            while place == nil, !searched.isEmpty {
+                place = places[String(searched)]
+                searched = searched.lastIndex(of: ".").map { searched[..<$0] } ?? ""
+            }
+            return ConfigurationError(file: config.file, key: path.isEmpty ? nil : path, problem: text, line: place?.line, column: place?.column)
         }
 
         private func key(_ path: String, _ member: String) -> String {
@@ -266,14 +282,17 @@ enum APIDefineFile {
 
 extension APIDefine {
     /// The defines of one `*.apis.json` file, read without registering them — for listings and
-    /// tools; ``ServiceRegistry/registerAPIs(inDirectory:environment:)`` registers them.
+    /// tools; ``ServiceRegistry/registerAPIs(inDirectory:environment:formats:)`` registers them.
     ///
     /// - Parameters:
     ///   - file: The file.
     ///   - environment: Where `${NAME}` references are looked up.
+    ///   - formats: Formats besides JSON (YAML: `YAMLDefineFormat` of `AIFNetworkingYAML`).
     /// - Returns: The defines, in name order.
     /// - Throws: ``ConfigurationError`` naming the file and the key path of what is wrong.
-    public static func defines(in file: URL, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) -> [APIDefine] {
-        try APIDefineFile.read(file, environment: environment).map(\.define).sorted { $0.name < $1.name }
+    public static func defines(
+        in file: URL, environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefineFormat] = []
+    ) throws(ConfigurationError) -> [APIDefine] {
+        try APIDefineFile.read(file, environment: environment, formats: formats).map(\.define).sorted { $0.name < $1.name }
     }
 }

@@ -1,42 +1,48 @@
 import Foundation
 
 extension ServiceRegistry {
-    /// Registers the APIs defined in every `*.apis.json` file of a folder (see ``APIDefine``), after
-    /// its services: each define must name a registered service.
+    /// Registers the APIs defined in every define file of a folder (see ``APIDefine``): the
+    /// `*.apis.json` files, and those of `formats` (`*.apis.yaml` with `AIFNetworkingYAML`'s
+    /// `YAMLDefineFormat`), after its services: each define must name a registered service.
     ///
     /// - Parameters:
     ///   - directory: The folder, for example `Configs/`.
     ///   - environment: Where `${NAME}` references are looked up.
+    ///   - formats: Formats besides JSON. A YAML define file in the folder without a YAML format
+    ///     is an error, not skipped.
     /// - Returns: The names registered, sorted.
     /// - Throws: ``ConfigurationError`` for the first file that is wrong — its syntax, a key or
     ///   value, a define naming a service not registered, a name another file defines too —;
     ///   nothing is registered then.
     @discardableResult
     public func registerAPIs(
-        inDirectory directory: URL, environment: [String: String] = ProcessInfo.processInfo.environment
+        inDirectory directory: URL, environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefineFormat] = []
     ) throws(ConfigurationError) -> [String] {
         let files: [URL]
         do {
             files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
-                .filter { $0.lastPathComponent.hasSuffix(".apis.json") }
+                .filter { formats.isDefineFile($0) }
                 .sorted { $0.path < $1.path }
         } catch {
             throw ConfigurationError(file: directory.path, key: nil, problem: "cannot be listed: \(error.localizedDescription)")
         }
-        return try registerAPIs(from: files, environment: environment)
+        return try registerAPIs(from: files, environment: environment, formats: formats)
     }
 
-    /// Registers the APIs defined in files (`*.apis.json`).
+    /// Registers the APIs defined in files, each read in the format its name says.
     ///
     /// - Parameters:
     ///   - files: The files.
     ///   - environment: Where `${NAME}` references are looked up.
+    ///   - formats: Formats besides JSON.
     /// - Returns: The names registered, sorted.
     /// - Throws: ``ConfigurationError`` for the first file that is wrong; nothing is registered then.
     @discardableResult
-    public func registerAPIs(from files: [URL], environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) -> [String] {
+    public func registerAPIs(
+        from files: [URL], environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefineFormat] = []
+    ) throws(ConfigurationError) -> [String] {
         var read: [(define: APIDefine, keyPath: String)] = []
-        for file in files { read += try APIDefineFile.read(file, environment: environment) }
+        for file in files { read += try APIDefineFile.read(file, environment: environment, formats: formats) }
         try register(read)
         return read.map(\.define.name).sorted()
     }
