@@ -4,7 +4,8 @@ import Foundation
 /// method, headers and default parameters, whether it needs the service's credentials, where its
 /// content is in the response, and its cache, retry and timeout.
 ///
-/// Defines are read from `*.apis.json` files (see ``APIDefines``) and called by name:
+/// Defines are read from `*.apis.json` files
+/// (``ServiceRegistry/registerAPIs(inDirectory:environment:formats:)``) and called by name:
 /// `api("goods.detail").load(["id": 7], as: Goods.self)`. Each is an `Endpoint` underneath, so a
 /// call runs through the same pipeline as a manager's.
 public struct APIDefine: Sendable {
