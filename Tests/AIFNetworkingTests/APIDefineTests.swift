@@ -95,6 +95,23 @@ struct APIDefineFileTests {
         }
     }
 
+    @Test func eachMistakeIsLocatedAtItsKey() {
+        let json = "{\n  \"DEFAULT\": {\"service\": \"shop\"},\n  \"a\": {\n    \"path\": \"x\",\n    \"verb\": \"GET\"\n  },\n  \"b\": {\"service\": 7}\n}"
+        #expect {
+            _ = try parse(json)
+        } throws: { error in
+            guard let error = error as? ConfigurationError else { return false }
+            return error.key == "a.verb" && error.line == 5 && error.column == 5 && error.description.hasPrefix("shop.apis.json:5:5: a.verb is not a known key")
+        }
+        // Characters, not bytes: the column after a name in Greek.
+        #expect {
+            _ = try parse("{\"α\": {\"service\": \"shop\", \"path\": \"x\"}, \"b\": {\"path\": 1}}")
+        } throws: { error in
+            guard let error = error as? ConfigurationError else { return false }
+            return error.key == "b.path" && error.line == 1 && error.column == 47
+        }
+    }
+
     @Test func aFileThatIsNotJSONIsLocated() {
         #expect {
             _ = try parse("{\n  \"a\": {\"path\": }\n}")

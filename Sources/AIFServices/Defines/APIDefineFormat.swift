@@ -48,17 +48,69 @@ public struct APIDefineDocument: Sendable {
     }
 }
 
-/// The JSON format, which every registry reads (`*.apis.json`). Errors name key paths; invalid
-/// JSON is located by line and column.
+/// The JSON format, which every registry reads (`*.apis.json`): errors name the line and column
+/// of the key they are about, as YAML's do; invalid JSON is located too.
 struct JSONDefineFormat: APIDefineFormat {
     var fileSuffixes: [String] { [".apis.json"] }
 
     func read(_ data: Data, file: String) throws(ConfigurationError) -> APIDefineDocument {
+        let tape: JSONTape
         do {
-            return APIDefineDocument(root: JSONValue(tape: try JSONTape(parsing: [UInt8](data)), at: 0))
+            tape = try JSONTape(parsing: [UInt8](data))
         } catch {
             throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error.message) (at \(ConfigurationError.location(of: error.offset, in: data)))")
         }
+        var places: [String: APIDefineDocument.Place] = [:]
+        let lines = LineStarts(tape.bytes)
+        Self.recordPlaces(in: tape, at: 0, path: "", lines: lines, into: &places)
+        return APIDefineDocument(root: JSONValue(tape: tape, at: 0), places: places)
+    }
+
+    /// Writes down where each object member's key stands, by key path, below token `index`.
+    private static func recordPlaces(in tape: JSONTape, at index: Int, path: String, lines: LineStarts, into places: inout [String: APIDefineDocument.Place]) {
+        let token = tape.tokens[index]
+        switch token.kind {
+        case .object:
+            var key = index + 1
+            for _ in 0..<Int(token.count) {
+                let name = tape.text(at: key) ?? ""
+                let memberPath = path.isEmpty ? name : "\(path).\(name)"
+                // The key's token starts inside its quotes.
+                places[memberPath] = lines.place(of: Int(tape.tokens[key].start) - 1, in: tape.bytes)
+                recordPlaces(in: tape, at: key + 1, path: memberPath, lines: lines, into: &places)
+                key = Int(tape.tokens[key + 1].next)
+            }
+        case .array:
+            var element = index + 1
+            for position in 0..<Int(token.count) {
+                recordPlaces(in: tape, at: element, path: "\(path)[\(position)]", lines: lines, into: &places)
+                element = Int(tape.tokens[element].next)
+            }
+        default:
+            return
+        }
+    }
+}
+
+/// Where each line of a text starts, to turn a byte offset into a line and a column.
+struct LineStarts {
+    private var starts = [0]
+
+    init(_ bytes: [UInt8]) {
+        for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") { starts.append(offset + 1) }
+    }
+
+    /// The 1-based line and column (in characters, not bytes) of `offset`.
+    func place(of offset: Int, in bytes: [UInt8]) -> APIDefineDocument.Place {
+        var low = 0
+        var high = starts.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if starts[middle] <= offset { low = middle } else { high = middle - 1 }
+        }
+        // A character starts at every byte that is not a UTF-8 continuation byte.
+        let column = bytes[starts[low]..<max(starts[low], offset)].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
+        return APIDefineDocument.Place(line: low + 1, column: column)
     }
 }
 
