@@ -67,7 +67,7 @@ enum APIDefineFile {
         guard case .object(let members) = document.root else {
             throw ConfigurationError(file: file, key: nil, problem: "must be an object of defines")
         }
-        var reader = Reader(config: ConfigReader(file: file, environment: environment), places: document.places)
+        var reader = Reader(config: ConfigReader(file: file, environment: environment), places: { document.places })
         try reader.readGroup(members, prefix: "", at: "", inheriting: Values())
         return reader.defines
     }
@@ -91,11 +91,12 @@ enum APIDefineFile {
     /// Walks a file: groups, `DEFAULT`s and defines, in name order.
     struct Reader {
         let config: ConfigReader
-        let places: [String: APIDefineDocument.Place]
+        /// Where the keys stand, asked for only when there is an error to locate.
+        let places: () -> [String: APIDefineDocument.Place]
         var defines: [(define: APIDefine, keyPath: String)] = []
         var origins: [String: String] = [:]
 
-        init(config: ConfigReader, places: [String: APIDefineDocument.Place]) {
+        init(config: ConfigReader, places: @escaping () -> [String: APIDefineDocument.Place]) {
             self.config = config
             self.places = places
         }
@@ -250,6 +251,7 @@ enum APIDefineFile {
         /// An error at `path`, located at the key or, when the format told nothing of it, at the
         /// nearest member above it.
         private func problem(_ path: String, _ text: String) -> ConfigurationError {
+            let places = self.places()
             var place: APIDefineDocument.Place?
             var searched = path[...]
             while place == nil, !searched.isEmpty {

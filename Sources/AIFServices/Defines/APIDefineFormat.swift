@@ -39,12 +39,24 @@ public struct APIDefineDocument: Sendable {
     public var root: JSONValue
     /// Where each key path starts (members joined with dots: `@orders.place.method`); empty for a
     /// format that does not tell.
-    public var places: [String: Place]
+    public var places: [String: Place] {
+        findPlaces?() ?? givenPlaces
+    }
+    private var givenPlaces: [String: Place]
+    /// Works the places out when an error asks (the JSON format's: most files have no error).
+    private var findPlaces: (@Sendable () -> [String: Place])?
 
     /// Creates a document.
     public init(root: JSONValue, places: [String: Place] = [:]) {
         self.root = root
-        self.places = places
+        givenPlaces = places
+    }
+
+    /// Creates a document whose places are worked out only when an error asks for them.
+    init(root: JSONValue, findingPlaces: @escaping @Sendable () -> [String: Place]) {
+        self.root = root
+        givenPlaces = [:]
+        findPlaces = findingPlaces
     }
 }
 
@@ -60,10 +72,13 @@ struct JSONDefineFormat: APIDefineFormat {
         } catch {
             throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error.message) (at \(ConfigurationError.location(of: error.offset, in: data)))")
         }
-        var places: [String: APIDefineDocument.Place] = [:]
-        let lines = LineStarts(tape.bytes)
-        Self.recordPlaces(in: tape, at: 0, path: "", lines: lines, into: &places)
-        return APIDefineDocument(root: JSONValue(tape: tape, at: 0), places: places)
+        return APIDefineDocument(root: JSONValue(tape: tape, at: 0)) {
+            // Only for an error: recording every key's place doubled the time of reading a
+            // thousand defines.
+            var places: [String: APIDefineDocument.Place] = [:]
+            Self.recordPlaces(in: tape, at: 0, path: "", lines: LineStarts(tape.bytes), into: &places)
+            return places
+        }
     }
 
     /// Writes down where each object member's key stands, by key path, below token `index`.
