@@ -75,7 +75,11 @@ public struct DefinedAPI: Sendable {
         let shape = define.response.shape
         var validateResponse: (@Sendable (APIResponse<Content>) throws -> Void)?
         if shape != .any {
-            validateResponse = { @Sendable response in try Self.check(shape, of: response.data, define: define) }
+            // A typed content is checked by its decoding (a list does not decode into an
+            // object's type); JSON content is checked here, as decoded, without a second parse.
+            validateResponse = { @Sendable response in
+                if let found = response.content as? JSONValue { try Self.check(shape, of: found, define: define) }
+            }
         }
         return Endpoint<Content>(
             service: define.service, path: define.path, method: define.method, headers: define.headers, timeouts: timeouts,
@@ -135,11 +139,8 @@ public struct DefinedAPI: Sendable {
         try await load(parameters, as: JSONValue.self, headers: headers, query: query)
     }
 
-    /// Checks that the content (the envelope's, or the body) is what the define's shape says.
-    private static func check(_ shape: APIDefine.Response.Shape, of body: Data, define: APIDefine) throws {
-        let tape = try JSONTape(decoding: body)
-        let index = try define.response.dataField.map { try ResponseEnvelope(dataField: $0).contentIndex(in: tape) } ?? 0
-        let found = try FastJSONDecoder().decode(JSONValue.self, from: tape, at: index)
+    /// Checks that JSON content (the envelope's, or the body) is what the define's shape says.
+    private static func check(_ shape: APIDefine.Response.Shape, of found: JSONValue, define: APIDefine) throws {
         switch (shape, found) {
         case (.any, _), (.object, .object), (.list, .array): return
         default:
