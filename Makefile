@@ -3,9 +3,10 @@
 
 SWIFT ?= swift
 # The package's optional parts, each behind a trait, which the samples and tests use too: the disk
-# cache (GRDB), the test kit's in-process server (Hummingbird), and the metrics and tracing
-# observers (swift-metrics, swift-distributed-tracing).
-TRAITS := --traits DiskCache,TestServer,Metrics,Tracing,YAML
+# cache (GRDB), the test kit's in-process server (Hummingbird), the metrics and tracing
+# observers (swift-metrics, swift-distributed-tracing), YAML defines (Yams) and typed interfaces
+# (their macros: swift-syntax, about a minute and a half of each clean build, plain and TSan).
+TRAITS := --traits DiskCache,TestServer,Metrics,Tracing,YAML,Interfaces
 # SwiftPM 6.3 passes the traits to the compiler as -D flags in an order that follows Swift's
 # per-process hash seed, so it differs from one run of SwiftPM to the next: every `swift build` or
 # `swift test` then saw new command lines and recompiled the package and its tests (about 2

@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import CompilerPluginSupport
 import PackageDescription
 
 /// Settings every Swift target of the package shares: Swift 6 mode is set package-wide below,
@@ -30,6 +31,7 @@ let package = Package(
         .library(name: "AIFNetworkingMetrics", targets: ["AIFNetworkingMetrics"]),
         .library(name: "AIFNetworkingTracing", targets: ["AIFNetworkingTracing"]),
         .library(name: "AIFNetworkingYAML", targets: ["AIFNetworkingYAML"]),
+        .library(name: "AIFNetworkingInterfaces", targets: ["AIFNetworkingInterfaces"]),
     ],
     traits: [
         .trait(name: "DiskCache", description: "The AIFNetworkingDiskCache product (SQLite through GRDB)."),
@@ -37,6 +39,7 @@ let package = Package(
         .trait(name: "Metrics", description: "The AIFNetworkingMetrics product (swift-metrics)."),
         .trait(name: "Tracing", description: "The AIFNetworkingTracing product (swift-distributed-tracing)."),
         .trait(name: "YAML", description: "The AIFNetworkingYAML product: API defines written in YAML (Yams)."),
+        .trait(name: "Interfaces", description: "The AIFNetworkingInterfaces product: typed API interfaces declared with macros (swift-syntax)."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -51,6 +54,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // Only the optional YAML defines use Yams.
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // Only the optional typed interfaces use swift-syntax, for their macros (602 is Swift 6.2's,
+        // 603 Swift 6.3's).
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
         // Only the optional disk cache uses GRDB (SQLite).
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // The test kit's server (with its trait), the demo server, the samples and the tests use
@@ -129,6 +135,26 @@ let package = Package(
                 .product(name: "Yams", package: "Yams", condition: .when(traits: ["YAML"])),
             ]
         ),
+        // Typed interfaces: `@API` protocols, their generated clients and mocks. The macros'
+        // implementation is a compiler plug-in of its own; neither is built without the trait.
+        .target(
+            name: "AIFNetworkingInterfaces",
+            dependencies: [
+                "AIFNetworking",
+                .target(name: "AIFNetworkingMacros", condition: .when(traits: ["Interfaces"])),
+            ]
+        ),
+        .macro(
+            name: "AIFNetworkingMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
+                .product(name: "SwiftBasicFormat", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
+            ]
+        ),
         .target(
             name: "AIFNetworkingTesting",
             dependencies: [
@@ -184,6 +210,7 @@ let package = Package(
             name: "ShopSample",
             dependencies: [
                 "AIFNetworking",
+                "AIFNetworkingInterfaces",
                 "AIFNetworkingTesting",
                 "DemoServer",
             ],
@@ -204,7 +231,7 @@ let package = Package(
             name: "ReadmeSnippets",
             dependencies: [
                 "ReadmePrelude", "AIFNetworking", "AIFServices", "AIFTransport", "AIFNetworkingDiskCache", "AIFNetworkingTesting", "AIFNetworkingMetrics",
-                "AIFNetworkingTracing",
+                "AIFNetworkingTracing", "AIFNetworkingInterfaces",
             ],
             path: "Tests/ReadmeSnippets"
         ),
@@ -298,6 +325,7 @@ let package = Package(
                 "AIFNetworkingMetrics",
                 "AIFNetworkingTracing",
                 "AIFNetworkingYAML",
+                "AIFNetworkingInterfaces",
                 "ProcessResources",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -311,6 +339,16 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 "DemoServer",
+            ]
+        ),
+        // The macros' expansions and diagnostics, checked against the expected source.
+        .testTarget(
+            name: "AIFNetworkingMacrosTests",
+            dependencies: [
+                "AIFNetworkingMacros",
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]
         ),
     ],

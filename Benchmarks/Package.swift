@@ -6,7 +6,7 @@ let package = Package(
     name: "AIFNetworkingBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "AIFNetworking", path: "..", traits: ["DiskCache", "Metrics", "Tracing", "YAML"]),
+        .package(name: "AIFNetworking", path: "..", traits: ["DiskCache", "Metrics", "Tracing", "YAML", "Interfaces"]),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
@@ -31,6 +31,7 @@ let package = Package(
                 .product(name: "AIFNetworkingMetrics", package: "AIFNetworking"),
                 .product(name: "AIFNetworkingTracing", package: "AIFNetworking"),
                 .product(name: "AIFNetworkingYAML", package: "AIFNetworking"),
+                .product(name: "AIFNetworkingInterfaces", package: "AIFNetworking"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -48,6 +49,7 @@ let package = Package(
                 "CurlLoop",
                 "BenchSupport",
                 .product(name: "AIFNetworking", package: "AIFNetworking"),
+                .product(name: "AIFNetworkingInterfaces", package: "AIFNetworking"),
                 .product(name: "AIFTransport", package: "AIFNetworking"),
             ]
         ),

@@ -4,7 +4,8 @@
 # swift-log only (what the samples, the demo server, the command-line tool and the tests need
 # stays out of a user's graph); the disk cache, with the `DiskCache` trait, adds GRDB; the test
 # kit adds nothing without its `TestServer` trait, and Hummingbird's graph with it; the metrics
-# and tracing observers add swift-metrics and swift-distributed-tracing with their traits.
+# and tracing observers add swift-metrics and swift-distributed-tracing with their traits; YAML
+# defines add Yams, and typed interfaces swift-syntax, with theirs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -47,4 +48,5 @@ check "the test kit without its server" '[]' '["AIFNetworking", "AIFNetworkingTe
 check "the metrics observer (trait Metrics)" '["Metrics"]' '["AIFNetworking", "AIFNetworkingMetrics"]' "swift-log swift-metrics"
 check "the tracing observer (trait Tracing)" '["Tracing"]' '["AIFNetworking", "AIFNetworkingTracing"]' "swift-distributed-tracing swift-log"
 check "YAML defines (trait YAML)" '["YAML"]' '["AIFNetworking", "AIFNetworkingYAML"]' "swift-log yams"
+check "typed interfaces (trait Interfaces)" '["Interfaces"]' '["AIFNetworking", "AIFNetworkingInterfaces"]' "swift-log swift-syntax"
 check "the test kit with its server (trait TestServer)" '["TestServer"]' '["AIFNetworking", "AIFNetworkingTesting"]' "async-http-client hummingbird swift-algorithms swift-asn1 swift-async-algorithms swift-atomics swift-certificates swift-collections swift-configuration swift-crypto swift-distributed-tracing swift-http-structured-headers swift-http-types swift-log swift-metrics swift-nio swift-nio-extras swift-nio-http2 swift-nio-ssl swift-nio-transport-services swift-numerics swift-service-context swift-service-lifecycle swift-system"

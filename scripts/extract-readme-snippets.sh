@@ -27,7 +27,7 @@ examples="$scratch/ReadmeExamples"
 mkdir -p "$out" "$examples"
 awk -v out="$out" -v examples="$examples" '
     function declaration(line) {
-        return line ~ /^(@MainActor|struct |final class |class |extension |enum |protocol |actor )/
+        return line ~ /^(@MainActor|@API\(|struct |final class |class |extension |enum |protocol |actor )/
     }
     # A declaration line made fileprivate: every one but an extension that adds a conformance
     # (which cannot carry the modifier, and needs none: its type is the file'"'"'s or public).

@@ -37,6 +37,7 @@ struct ShopSample {
 
         try await replayableChapters()
         try await callAPIsDefinedByName()
+        try await callATypedInterface()
         try await retryAFlakyEndpoint()
         try await refreshATokenOnceForABurst(tokens)
         try await switchToOffline()
@@ -115,6 +116,26 @@ struct ShopSample {
         print("   orders.detail as JSON: quantity \(raw.content["quantity"]?.intValue ?? 0), status \(raw.content["status"]?.stringValue ?? "?")")
         _ = try await api("orders.cancel").load(["id": .int(order.content.id)], as: NoContent.self)
         print("   orders.cancel → deleted\n")
+    }
+
+    /// The shop as a typed interface (`ShopAPI.swift`); then one endpoint declared each of the
+    /// four ways — a subclass, a value, an interface, a define — and called.
+    static func callATypedInterface() async throws {
+        print("== A typed interface (ShopAPI.swift) ==")
+        let shop = ShopAPIClient()
+        let page = try await shop.goods(page: 2, pageSize: 3)
+        print("   goods(page: 2, pageSize: 3): \(page.items.map { "\($0.id) \($0.title)" }.joined(separator: "; "))")
+        let order = try await shop.place(OrderDraft(goodsId: 12, quantity: 3))
+        print("   place(_:) → order \(order.id): goods \(order.goodsId) × \(order.quantity), \(order.status)")
+        try await shop.cancel(order: order.id)
+        print("   cancel(order: \(order.id)) → done")
+
+        let bySubclass = try await GoodsDetailManager().load(["id": 42]).content
+        let byValue = try await APIManager(Endpoint<Goods>(service: .shop, path: "goods/{id}")).load(["id": 42]).content
+        let byInterface = try await shop.goods(id: 42)
+        let byDefine = try await api("goods.detail").load(["id": 42], as: Goods.self).content
+        let answers = [bySubclass, byValue, byInterface, byDefine]
+        print("   goods 42 by a subclass, a value, an interface and a define: \(Set(answers).count == 1 ? "the same \"\(byInterface.title)\" each way" : "DIFFERENT: \(answers)")\n")
     }
 
     /// A reformer turns a response into a catalogue line; the second load comes from the cache.

@@ -7,8 +7,9 @@ import NIOCore
 
 /// A server that answers every request under `/v1/` with what it received, as JSON (a
 /// ``RequestMirror/Mirrored``), and keeps it. A request whose `Authorization` is
-/// `Bearer revoked` gets `401 {"message": "Bad credentials"}` instead, and one with
-/// `X-Answer-Status` that status with `X-Answer-Body` as its JSON body.
+/// `Bearer revoked` gets `401 {"message": "Bad credentials"}` instead, one with
+/// `X-Answer-Status` that status with `X-Answer-Body` as its JSON body, and one with
+/// `X-Answer-Events: a,b` a `text/event-stream` of those events' data.
 final class RequestMirror: Sendable {
     /// A request as the server received it.
     struct Mirrored: Codable, Sendable, Equatable {
@@ -46,6 +47,10 @@ final class RequestMirror: Sendable {
                     return Response(
                         status: .init(code: status), headers: [.contentType: "application/json"],
                         body: .init(byteBuffer: ByteBuffer(string: headers["x-answer-body"] ?? "")))
+                }
+                if let events = headers["x-answer-events"] {
+                    let stream = events.split(separator: ",").map { "data: \($0.trimmingCharacters(in: .whitespaces))\n\n" }.joined()
+                    return Response(status: .ok, headers: [.contentType: "text/event-stream"], body: .init(byteBuffer: ByteBuffer(string: stream)))
                 }
                 if headers["authorization"] == "Bearer revoked" {
                     return Response(

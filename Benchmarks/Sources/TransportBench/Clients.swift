@@ -49,6 +49,8 @@ enum ClientKind: String, CaseIterable, Sendable {
     case ahc
     case manager
     case managerAsync = "manager-async"
+    /// The async face through a typed interface (`@API`): the same endpoint as `manager-async`.
+    case interfaceAsync = "interface-async"
     case managerHandOff = "manager-handoff"
     /// `manager` with the metrics and tracing observers and neither system bootstrapped: what
     /// observing costs an application that has not chosen a backend.
@@ -66,6 +68,7 @@ enum ClientKind: String, CaseIterable, Sendable {
         case .managerHandOff: ManagerDelegateClient(settings, loadPlacement: .loadExecutor)
         case .managerObserved: ManagerDelegateClient(settings, loadPlacement: .automatic, observers: [MetricsObserver(), TracingObserver()])
         case .managerAsync: ManagerAsyncClient(settings)
+        case .interfaceAsync: InterfaceAsyncClient(settings)
         }
     }
 }

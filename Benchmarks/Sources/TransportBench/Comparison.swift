@@ -106,6 +106,7 @@ struct Comparison {
             ratio(.manager, .libcurlC, byClient), ratio(.manager, .ahc, byClient),
             ratio(.managerAsync, .libcurlC, byClient), ratio(.managerAsync, .ahc, byClient), ratio(.managerHandOff, .libcurlC, byClient),
             ratio(.managerHandOff, .ahc, byClient), ratio(.manager, .transport, byClient), ratio(.managerObserved, .manager, byClient),
+            ratio(.interfaceAsync, .managerAsync, byClient),
         ].compactMap { $0 }
         return parts.isEmpty ? nil : "RATIO \(scenario.ratioLabel) " + parts.joined(separator: " ")
     }

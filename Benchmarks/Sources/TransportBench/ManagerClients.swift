@@ -1,4 +1,5 @@
 @_spi(Performance) import AIFNetworking
+import AIFNetworkingInterfaces
 import BenchSupport
 import Foundation
 import Synchronization
@@ -93,6 +94,38 @@ final class ManagerAsyncClient: BenchClient {
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
         await driveTasks(seconds: seconds, concurrency: concurrency) { [manager] _ in
             (try? await manager.load())?.content.items.count == 6
+        }
+    }
+
+    func close() async throws {
+        stack.transport.shutdown()
+    }
+}
+
+/// The benchmark's endpoint declared as a typed interface: `manager-async`'s endpoint, the
+/// same service and path.
+@API(service: "bench")
+protocol BenchAPI: Sendable {
+    @GET("small.json")
+    func catalogue() async throws(APIError) -> BenchCatalogue
+}
+
+/// The async face through the interface's generated client: `concurrency` tasks awaiting
+/// `catalogue()` one after another, as `manager-async` awaits `manager.load()`.
+final class InterfaceAsyncClient: BenchClient {
+    private let stack: ManagerStack
+    private let api: BenchAPIClient
+    private let concurrency: Int
+
+    init(_ settings: ClientSettings) {
+        stack = ManagerStack(settings)
+        api = BenchAPIClient(registry: stack.registry, proxy: stack.proxy, cache: ResponseCache(capacity: 1))
+        concurrency = settings.concurrency
+    }
+
+    func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
+        await driveTasks(seconds: seconds, concurrency: concurrency) { [api] _ in
+            (try? await api.catalogue())?.items.count == 6
         }
     }
 

@@ -1,6 +1,7 @@
 @_spi(Performance) import AIFNetworking
 // The opt-in to libcurl buffer recycling is the transport's.
 @_spi(Performance) import AIFTransport
+import AIFNetworkingInterfaces
 import BenchSupport
 import CurlLoop
 import Dispatch
@@ -10,7 +11,7 @@ import Synchronization
 // A synchronous driver for instruction-level profiling: valgrind cannot follow Swift's async
 // `main` on this platform, so this runs a fixed number of requests without one.
 //
-//     valgrind --tool=callgrind TransportProfile transport|manager|manager-loop|manager-handoff|libcurl-c URL CONCURRENCY REQUESTS
+//     valgrind --tool=callgrind TransportProfile transport|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c URL CONCURRENCY REQUESTS
 //
 // `manager` is the full manager stack: a signed GET through APIManager, decoded, delivered to a
 // delegate (immediately, on the thread that ended the load), which starts the next load;
@@ -42,7 +43,7 @@ if arguments.count == 3, arguments[1] == "decode", let rounds = Int(arguments[2]
     exit(0)
 }
 guard arguments.count == 5, let concurrency = Int(arguments[3]), let total = Int(arguments[4]) else {
-    print("usage: TransportProfile transport|manager|manager-loop|manager-handoff|libcurl-c URL CONCURRENCY REQUESTS")
+    print("usage: TransportProfile transport|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c URL CONCURRENCY REQUESTS")
     exit(2)
 }
 let url = arguments[2]
@@ -148,7 +149,46 @@ case "manager", "manager-loop", "manager-handoff":
     transport.shutdown()
     let counts = chain.counts.withLock { $0 }
     print("completed \(counts.finished), failed \(counts.failed)")
+case "manager-async", "interface-async":
+    // The async face from tasks started here (the main thread waits on a semaphore, not on an
+    // async `main`): `concurrency` tasks awaiting one load after another, through the manager
+    // or through the same endpoint declared as a typed interface.
+    var configuration = CurlTransport.Configuration(proxy: .none)
+    configuration.httpVersion = .http1Only
+    configuration.connectionPool.maxConnectionsPerHost = concurrency
+    let transport = CurlTransport(configuration: configuration)
+    let registry = ServiceRegistry(processEnvironment: [:])
+    registry.register(BenchService(baseURL: URL(string: url)!.deletingLastPathComponent()))
+    let proxy = APIProxy(transport: transport)
+    let manager = BenchCatalogueManager(proxy: proxy, registry: registry, cache: ResponseCache(capacity: 1))
+    let api = ProfiledAPIClient(registry: registry, proxy: proxy, cache: ResponseCache(capacity: 1))
+    let throughInterface = arguments[1] == "interface-async"
+    let tickets = Mutex((taken: 0, failed: 0))
+    let done = DispatchSemaphore(value: 0)
+    for _ in 0..<concurrency {
+        Task.detached {
+            while tickets.withLock({ tickets in
+                guard tickets.taken < total else { return false }
+                tickets.taken += 1
+                return true
+            }) {
+                let count = throughInterface ? (try? await api.catalogue())?.items.count : (try? await manager.load())?.content.items.count
+                if count != 6 { tickets.withLock { $0.failed += 1 } }
+            }
+            done.signal()
+        }
+    }
+    for _ in 0..<concurrency { done.wait() }
+    transport.shutdown()
+    print("completed \(total), failed \(tickets.withLock { $0.failed })")
 default:
     print("unknown client \(arguments[1])")
     exit(2)
+}
+
+/// The benchmark's endpoint as a typed interface (as TransportBench's `interface-async` declares it).
+@API(service: "bench")
+protocol ProfiledAPI: Sendable {
+    @GET("small.json")
+    func catalogue() async throws(APIError) -> BenchCatalogue
 }

@@ -33,6 +33,11 @@ extension APIManager where Content == NoContent {
     /// - Returns: The status, headers and body stream.
     /// - Throws: ``APIError`` when the load failed before its body began.
     public func stream(_ parameters: Parameters = [:], bufferLimit: Int = 1 << 20, control: TransferControl? = nil) async throws(APIError) -> StreamingResponse {
+        try await stream(parameters, bufferLimit: bufferLimit, control: control, call: .none)
+    }
+
+    /// Streams with headers or query items of this call's own (see ``stream(_:bufferLimit:control:)``).
+    func stream(_ parameters: Parameters, bufferLimit: Int, control: TransferControl?, call: CallAdditions) async throws(APIError) -> StreamingResponse {
         let control = control ?? TransferControl()
         let buffer = StreamBuffer(limit: bufferLimit, control: control, url: "service \(serviceName), path \(path)")
         let receiver = StreamingBodyReceiver<APIError>(buffer, streaming: .successOnly)
@@ -43,7 +48,7 @@ extension APIManager where Content == NoContent {
                 receiver.whenHeadArrives(continuation)
                 let loading = Task { [self] in
                     do throws(APIError) {
-                        let response = try await load(parameters, transfer: transfer)
+                        let response = try await load(parameters, transfer: transfer, call: call)
                         // An answer without a body never reached the receiver: it is its own head.
                         receiver.deliverHead(.success(.init(statusCode: response.statusCode, headers: response.headers)))
                         buffer.finish(.success(()))

@@ -72,6 +72,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         var last: Result<APIResponse<Content>, APIError>?
     }
 
+    /// The call `loadData()` loads, for a manager made for one call (see `CallArguments`).
+    let boundArguments: CallArguments?
+
     /// Creates a manager for an endpoint described as a value — no subclass needed.
     ///
     /// - Parameters:
@@ -84,6 +87,24 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         self.proxy = proxy
         self.registry = registry
         self.cache = cache
+        boundArguments = nil
+    }
+
+    /// Creates a manager for one call of an endpoint: ``loadData()`` loads `arguments` (no
+    /// param source is asked) and its delegate hears the outcome.
+    ///
+    /// - Parameters:
+    ///   - endpoint: What to call and how.
+    ///   - arguments: The call's parameters, headers, query items and body.
+    ///   - proxy: The proxy.
+    ///   - registry: Where services are resolved.
+    ///   - cache: The response cache.
+    package init(_ endpoint: Endpoint<Content>, calling arguments: CallArguments, proxy: APIProxy, registry: ServiceRegistry, cache: ResponseCache) {
+        self.endpoint = endpoint
+        self.proxy = proxy
+        self.registry = registry
+        self.cache = cache
+        boundArguments = arguments
     }
 
     /// Creates a manager.
@@ -105,6 +126,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         self.proxy = proxy
         self.registry = registry
         self.cache = cache
+        boundArguments = nil
     }
 
     deinit {
@@ -281,12 +303,14 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     // MARK: Loading
 
     /// Starts a load with the parameters from ``paramSource`` or ``mainActorParamSource`` (none
-    /// without either).
+    /// without either) — or, for a manager a typed interface made for one call, that call's
+    /// arguments.
     ///
     /// - Returns: The load's ID, to cancel it; the outcome goes to the delegate.
     @discardableResult
     public func loadData() -> RequestID {
-        switch sourceParameters() {
+        if let boundArguments { return loadData(boundArguments) }
+        return switch sourceParameters() {
         case .success(let parameters): loadData(with: parameters ?? [:])
         case .failure(let message): failWithoutSending(.configuration, message, onStart: nil)
         }
