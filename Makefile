@@ -82,11 +82,16 @@ test-plain:
 # stays off so that every report is printed, and any report still fails the run. Reports go to
 # files and are printed after the tests (scripts/with-sanitizer-reports.sh), so that the end of
 # the log shows them whole.
+# The sanitized build makes what the sanitized run needs — the tests and the programs they start
+# (the command-line tool, the test helper, the demo shop) — and not the samples, the soak, the
+# fuzzers or the documents' code, which the plain build compiled and checked.
+TSAN_PRODUCTS := AIFNetworkingPackageTests aif aif-test-helper DemoShop
 TSAN_RUN = TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt log_path=$(CURDIR)/.build-tsan/reports/$(1)/tsan $(TSAN_OPTIONS)"
 test-tsan:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
 	scripts/extract-readme-snippets.sh
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(TRAITS)
+	@for product in $(TSAN_PRODUCTS); do echo "$(SWIFT) build --sanitize=thread --scratch-path .build-tsan $(TRAITS) --product $$product"; \
+	    $(SWIFT) build --sanitize=thread --scratch-path .build-tsan $(TRAITS) --product $$product || exit 1; done
 	scripts/with-sanitizer-reports.sh .build-tsan/reports/suite $(call DEADLINE,1200) env $(call TSAN_RUN,suite) $(SWIFT) test --skip-build --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --skip '$(ALONE)'
 	scripts/with-sanitizer-reports.sh .build-tsan/reports/alone $(call DEADLINE,600) env $(call TSAN_RUN,alone) $(SWIFT) test --skip-build --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --filter '$(ALONE)'
 

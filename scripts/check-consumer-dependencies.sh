@@ -42,11 +42,28 @@ MANIFEST
     echo "A package depending on $description resolves: $resolved"
 }
 
-check "the AIFNetworking library only" '[]' '["AIFNetworking"]' "swift-log"
-check "the disk cache too (trait DiskCache)" '["DiskCache"]' '["AIFNetworking", "AIFNetworkingDiskCache"]' "grdb.swift swift-log"
-check "the test kit without its server" '[]' '["AIFNetworking", "AIFNetworkingTesting"]' "swift-log"
-check "the metrics observer (trait Metrics)" '["Metrics"]' '["AIFNetworking", "AIFNetworkingMetrics"]' "swift-log swift-metrics"
-check "the tracing observer (trait Tracing)" '["Tracing"]' '["AIFNetworking", "AIFNetworkingTracing"]' "swift-distributed-tracing swift-log"
-check "YAML defines (trait YAML)" '["YAML"]' '["AIFNetworking", "AIFNetworkingYAML"]' "swift-log yams"
-check "typed interfaces (trait Interfaces)" '["Interfaces"]' '["AIFNetworking", "AIFNetworkingInterfaces"]' "swift-log swift-syntax"
-check "the test kit with its server (trait TestServer)" '["TestServer"]' '["AIFNetworking", "AIFNetworkingTesting"]' "async-http-client hummingbird swift-algorithms swift-asn1 swift-async-algorithms swift-atomics swift-certificates swift-collections swift-configuration swift-crypto swift-distributed-tracing swift-http-structured-headers swift-http-types swift-log swift-metrics swift-nio swift-nio-extras swift-nio-http2 swift-nio-ssl swift-nio-transport-services swift-numerics swift-service-context swift-service-lifecycle swift-system"
+# The consumers resolve at once (each mostly waits on git), each into a log of its own; the logs
+# are printed in order, and any failure fails the script.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+index=0
+run() {
+    index=$((index + 1))
+    ( check "$@" ) > "$logs/$index.out" 2>&1 &
+}
+run "the AIFNetworking library only" '[]' '["AIFNetworking"]' "swift-log"
+run "the disk cache too (trait DiskCache)" '["DiskCache"]' '["AIFNetworking", "AIFNetworkingDiskCache"]' "grdb.swift swift-log"
+run "the test kit without its server" '[]' '["AIFNetworking", "AIFNetworkingTesting"]' "swift-log"
+run "the metrics observer (trait Metrics)" '["Metrics"]' '["AIFNetworking", "AIFNetworkingMetrics"]' "swift-log swift-metrics"
+run "the tracing observer (trait Tracing)" '["Tracing"]' '["AIFNetworking", "AIFNetworkingTracing"]' "swift-distributed-tracing swift-log"
+run "YAML defines (trait YAML)" '["YAML"]' '["AIFNetworking", "AIFNetworkingYAML"]' "swift-log yams"
+run "typed interfaces (trait Interfaces)" '["Interfaces"]' '["AIFNetworking", "AIFNetworkingInterfaces"]' "swift-log swift-syntax"
+run "the test kit with its server (trait TestServer)" '["TestServer"]' '["AIFNetworking", "AIFNetworkingTesting"]' "async-http-client hummingbird swift-algorithms swift-asn1 swift-async-algorithms swift-atomics swift-certificates swift-collections swift-configuration swift-crypto swift-distributed-tracing swift-http-structured-headers swift-http-types swift-log swift-metrics swift-nio swift-nio-extras swift-nio-http2 swift-nio-ssl swift-nio-transport-services swift-numerics swift-service-context swift-service-lifecycle swift-system"
+failed=0
+wait_all() {
+    local job
+    for job in $(jobs -p); do wait "$job" || failed=1; done
+}
+wait_all
+for i in $(seq 1 "$index"); do cat "$logs/$i.out"; done
+exit "$failed"
