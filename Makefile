@@ -83,9 +83,10 @@ test-plain:
 # files and are printed after the tests (scripts/with-sanitizer-reports.sh), so that the end of
 # the log shows them whole.
 # The sanitized build makes what the sanitized run needs — the tests and the programs they start
-# (the command-line tool, the test helper, the demo shop) — and not the samples, the soak, the
-# fuzzers or the documents' code, which the plain build compiled and checked.
-TSAN_PRODUCTS := AIFNetworkingPackageTests aif aif-test-helper DemoShop
+# (the command-line tool, the test helper, the demo shop, the shop sample, the fuzz targets'
+# replay) — and not the other samples, the soak or the documents' code, which the plain build
+# compiled and checked.
+TSAN_PRODUCTS := AIFNetworkingPackageTests aif aif-test-helper DemoShop ShopSample aif-fuzz
 TSAN_RUN = TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt log_path=$(CURDIR)/.build-tsan/reports/$(1)/tsan $(TSAN_OPTIONS)"
 test-tsan:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)
