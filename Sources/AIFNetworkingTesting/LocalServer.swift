@@ -18,24 +18,31 @@ import NIOCore
 /// // baseURL for the service's environment: server.baseURL()
 /// ```
 public final class LocalServer: Sendable {
-    /// The address it listens on, `127.0.0.1` unless told otherwise.
+    /// The address it listens on, `127.0.0.1` unless told otherwise (`localhost` for a server
+    /// on a Unix-domain socket).
     public let host: String
-    /// The port it listens on.
+    /// The port it listens on (0 for a server on a Unix-domain socket).
     public let port: Int
+    /// The Unix-domain socket it listens on, or `nil` for TCP.
+    public let unixSocketPath: String?
     private let task: Task<Void, any Error>
 
-    private init(host: String, port: Int, task: Task<Void, any Error>) {
+    private init(host: String, port: Int, unixSocketPath: String?, task: Task<Void, any Error>) {
         self.host = host
         self.port = port
+        self.unixSocketPath = unixSocketPath
         self.task = task
     }
 
-    /// `http://host:port` (or `https` when `secure`), without a trailing slash.
+    /// `http://host:port` (or `https` when `secure`), without a trailing slash; for a server on
+    /// a Unix-domain socket, `http://localhost` (the host only names the server: requests
+    /// reach it with `HTTPRequest.Connection.unixSocket(_:)`).
     ///
     /// - Parameter secure: Whether the server speaks TLS.
     /// - Returns: The base URL.
     public func baseURL(secure: Bool = false) -> URL {
-        URL(string: "\(secure ? "https" : "http")://\(host):\(port)")!
+        let scheme = secure ? "https" : "http"
+        return URL(string: unixSocketPath == nil ? "\(scheme)://\(host):\(port)" : "\(scheme)://\(host)")!
     }
 
     /// Starts a server and returns once it is accepting connections.
@@ -58,27 +65,62 @@ public final class LocalServer: Sendable {
         backlog: Int = 256,
         logger: Logger = Logger(label: "LocalServer", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> LocalServer where Context.Source == ApplicationRequestContextSource {
-        let (ports, portSink) = AsyncStream<Int>.makeStream()
-        let application = Application(
-            router: router,
-            server: server,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: nil, backlog: backlog),
-            onServerRunning: { channel in
-                portSink.yield(channel.localAddress?.port ?? 0)
-                portSink.finish()
-            },
-            logger: logger
-        )
-        let task = Task {
-            defer { portSink.finish() }
-            try await application.run()
-        }
-        for await port in ports where port > 0 {
-            return LocalServer(host: host, port: port, task: task)
+        let (task, running) = run(router: router, server: server, address: .hostname(host, port: port), backlog: backlog, logger: logger)
+        for await port in running where port > 0 {
+            return LocalServer(host: host, port: port, unixSocketPath: nil, task: task)
         }
         task.cancel()
         _ = await task.result
         throw LocalServerError.didNotStart(host: host)
+    }
+
+    /// Starts a server on a Unix-domain socket and returns once it is accepting connections.
+    /// A file already at the path is replaced; the socket file is left when the server stops.
+    ///
+    /// - Parameters:
+    ///   - router: The routes.
+    ///   - server: The channel setup: HTTP/1.1 by default.
+    ///   - unixSocketPath: Where the socket is made (at most 107 bytes).
+    ///   - logger: The server's logger; quiet by default.
+    /// - Returns: The running server.
+    /// - Throws: When the server cannot bind.
+    public static func start<Context: RequestContext>(
+        router: Router<Context>,
+        server: HTTPServerBuilder = .http1(),
+        unixSocketPath: String,
+        logger: Logger = Logger(label: "LocalServer", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) async throws -> LocalServer where Context.Source == ApplicationRequestContextSource {
+        try? FileManager.default.removeItem(atPath: unixSocketPath)
+        let (task, running) = run(router: router, server: server, address: .unixDomainSocket(path: unixSocketPath), backlog: 256, logger: logger)
+        for await _ in running {
+            return LocalServer(host: "localhost", port: 0, unixSocketPath: unixSocketPath, task: task)
+        }
+        task.cancel()
+        _ = await task.result
+        throw LocalServerError.didNotStart(host: unixSocketPath)
+    }
+
+    /// Runs the application; the stream yields the bound port (0 for a socket) once it listens,
+    /// and ends without a value if it never does.
+    private static func run<Context: RequestContext>(
+        router: Router<Context>, server: HTTPServerBuilder, address: BindAddress, backlog: Int, logger: Logger
+    ) -> (Task<Void, any Error>, AsyncStream<Int>) where Context.Source == ApplicationRequestContextSource {
+        let (running, sink) = AsyncStream<Int>.makeStream()
+        let application = Application(
+            router: router,
+            server: server,
+            configuration: ApplicationConfiguration(address: address, serverName: nil, backlog: backlog),
+            onServerRunning: { channel in
+                sink.yield(channel.localAddress?.port ?? 0)
+                sink.finish()
+            },
+            logger: logger
+        )
+        let task = Task {
+            defer { sink.finish() }
+            try await application.run()
+        }
+        return (task, running)
     }
 
     /// Stops the server and waits until it has.
@@ -90,13 +132,13 @@ public final class LocalServer: Sendable {
 
 /// Why a ``LocalServer`` could not start.
 public enum LocalServerError: Error, CustomStringConvertible {
-    /// The server exited before it listened.
+    /// The server exited before it listened on this address (a host, or a socket's path).
     case didNotStart(host: String)
 
     /// The reason in plain words.
     public var description: String {
         switch self {
-        case .didNotStart(let host): "the local server on \(host) exited before it started listening"
+        case .didNotStart(let address): "the local server on \(address) exited before it started listening"
         }
     }
 }

@@ -15,11 +15,12 @@ struct Aif: AsyncParsableCommand {
               aif call shop goods/{id} --param id=42
               aif api goods.detail id=42
               aif download shop exports/{name} --param name=goods.csv -o goods.csv
+              aif doctor
 
             Shell completion: aif --generate-completion-script bash (or zsh, fish).
             """,
         version: "aif \(AIFNetworkingVersion.library) (libcurl \(AIFNetworkingVersion.libcurl))",
-        subcommands: [Services.self, Apis.self, Call.self, Api.self, Download.self]
+        subcommands: [Services.self, Apis.self, Call.self, Api.self, Download.self, Doctor.self]
     )
 
     /// Runs the command line, first catching a mistyped subcommand with a suggestion.

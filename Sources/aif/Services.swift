@@ -66,7 +66,8 @@ struct Services: AsyncParsableCommand {
             let signing = environment.credentials == nil ? "unsigned"
                 : service.signer.map { $0.covering(allParameters: environment.signsAllParameters).schemeDescription } ?? "unsigned"
             let padded = name.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
-            lines.append("  \(name == active ? "*" : " ") \(padded)  \(location)  [\(signing)]")
+            let connection = environment.connection.map { "  [\($0.summary)]" } ?? ""
+            lines.append("  \(name == active ? "*" : " ") \(padded)  \(location)  [\(signing)]\(connection)")
         }
         return lines
     }

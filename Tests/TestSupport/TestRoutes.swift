@@ -67,6 +67,11 @@ enum TestRoutes {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: lines)))
         }
 
+        // The authority the request named (its `Host`), which the header lines above leave out.
+        router.get("authority") { request, _ -> String in
+            request.head.authority ?? "-"
+        }
+
         // `count` bytes of a known pattern.
         let patternBuffer = ByteBuffer(bytes: patternBytes)
         router.get("bytes/:count") { _, context -> Response in

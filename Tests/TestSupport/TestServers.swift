@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdHTTP2
 import HummingbirdTLS
 import NIOSSL
+import Synchronization
 
 /// The in-process servers the transport tests share, started once per test process on
 /// 127.0.0.1 with ports the system picks.
@@ -54,6 +55,32 @@ enum TestServers {
     }
 }
 
+/// Servers for the connection settings' tests: one requiring client certificates the test CA
+/// signed, and one listening on a Unix-domain socket.
+enum ConnectionServers {
+    private static let mutualTLSServer = Task<LocalServer, any Error> {
+        let certificates = try TestCertificates.processCertificates.get()
+        return try await LocalServer.start(
+            router: TestRoutes.makeRouter(gzippedBody: Data()),
+            server: .tls(.http1(), tlsConfiguration: try certificates.mutualTLSConfiguration())
+        )
+    }
+
+    private static let socketServer = Task<LocalServer, any Error> {
+        let path = FileManager.default.temporaryDirectory.appending(path: "aif-\(UUID().uuidString.prefix(8)).sock").path
+        atexit { unlink(ConnectionServers.socketPathForCleanUp.withLock { $0 }) }
+        socketPathForCleanUp.withLock { $0 = path }
+        return try await LocalServer.start(router: TestRoutes.makeRouter(gzippedBody: Data()), unixSocketPath: path)
+    }
+
+    private static let socketPathForCleanUp = Mutex("")
+
+    /// A TLS server that requires a client certificate the test CA signed.
+    static func mutualTLS() async throws -> LocalServer { try await mutualTLSServer.value }
+    /// An HTTP server on a Unix-domain socket.
+    static func unixSocket() async throws -> LocalServer { try await socketServer.value }
+}
+
 /// A CA, a server certificate it signed for 127.0.0.1 and localhost, and the server key's pin,
 /// generated afresh by `openssl` for each test process.
 struct TestCertificates: Sendable {
@@ -65,6 +92,15 @@ struct TestCertificates: Sendable {
     let serverKeyPin: String
     /// The pin of an unrelated key.
     let otherKeyPin: String
+    /// A client certificate the CA signed, and its key (in clear, and encrypted with
+    /// ``clientKeyPassphrase``).
+    var clientCertificatePath: String { directory.appending(path: "client.pem").path }
+    var clientKeyPath: String { directory.appending(path: "client.key").path }
+    var encryptedClientKeyPath: String { directory.appending(path: "client-encrypted.key").path }
+    static let clientKeyPassphrase = "correct-horse-battery"
+    /// A client certificate of the same name that another CA signed, and its key.
+    var rogueClientCertificatePath: String { directory.appending(path: "rogue-client.pem").path }
+    var rogueClientKeyPath: String { directory.appending(path: "rogue-client.key").path }
 
     /// Where this process's certificates live; removed when the process exits.
     private static let processDirectory = FileManager.default.temporaryDirectory.appending(path: "aif-tls-\(UUID().uuidString)")
@@ -86,10 +122,23 @@ struct TestCertificates: Sendable {
               -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign' 2>/dev/null
             openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key -out server.csr \
               -subj '/CN=localhost' 2>/dev/null
-            printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nbasicConstraints=CA:FALSE\\nkeyUsage=critical,digitalSignature\\nextendedKeyUsage=serverAuth\\n' > server.ext
+            printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:api.aif.test\\nbasicConstraints=CA:FALSE\\nkeyUsage=critical,digitalSignature\\nextendedKeyUsage=serverAuth\\n' > server.ext
             openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 \
               -extfile server.ext 2>/dev/null
             openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out other.key 2>/dev/null
+            printf 'basicConstraints=CA:FALSE\\nkeyUsage=critical,digitalSignature\\nextendedKeyUsage=clientAuth\\n' > client.ext
+            openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout client.key -out client.csr \
+              -subj '/CN=aif-test-client' 2>/dev/null
+            openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 2 \
+              -extfile client.ext 2>/dev/null
+            openssl pkey -in client.key -aes256 -passout pass:\(Self.clientKeyPassphrase) -out client-encrypted.key
+            openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout rogue-ca.key -out rogue-ca.pem \
+              -days 2 -subj '/CN=Someone Else CA' \
+              -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign' 2>/dev/null
+            openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout rogue-client.key -out rogue-client.csr \
+              -subj '/CN=aif-test-client' 2>/dev/null
+            openssl x509 -req -in rogue-client.csr -CA rogue-ca.pem -CAkey rogue-ca.key -CAcreateserial -out rogue-client.pem \
+              -days 2 -extfile client.ext 2>/dev/null
             """)
         let pin = try Shell.run("cd '\(dir)' && openssl x509 -in server.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64")
         let otherPin = try Shell.run("cd '\(dir)' && openssl pkey -in other.key -pubout -outform der | openssl dgst -sha256 -binary | base64")
@@ -104,6 +153,14 @@ struct TestCertificates: Sendable {
         let chain = try NIOSSLCertificate.fromPEMFile(serverCertificatePath).map { NIOSSLCertificateSource.certificate($0) }
         let key = try NIOSSLPrivateKey(file: serverKeyPath, format: .pem)
         return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+    }
+
+    /// The server's TLS settings, requiring a client certificate the CA signed (mutual TLS).
+    func mutualTLSConfiguration() throws -> TLSConfiguration {
+        var configuration = try serverTLSConfiguration()
+        configuration.certificateVerification = .noHostnameVerification
+        configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caPath))
+        return configuration
     }
 }
 
@@ -162,10 +219,13 @@ enum Shell {
             }
             let pid = process.processIdentifier
             DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds)) {
-                guard !ended.withLock({ $0 }) else { return }
+                // The run is claimed for the overrun before the kill: the exit the kill causes
+                // then finds it ended (claimed after, the termination handler could win the race
+                // while what was printed is read, and the killed run looked like a plain exit).
+                guard ended.withLock({ ended in defer { ended = true }; return !ended }) else { return }
                 kill(pid, SIGKILL)
                 let (standardOutput, standardError) = printed()
-                end(.failure(Overrun(program: "\(program) \(arguments.joined(separator: " "))", seconds: seconds, standardOutput: standardOutput, standardError: standardError)))
+                exited.resume(throwing: Overrun(program: "\(program) \(arguments.joined(separator: " "))", seconds: seconds, standardOutput: standardOutput, standardError: standardError))
             }
         }
         let (standardOutput, standardError) = printed()

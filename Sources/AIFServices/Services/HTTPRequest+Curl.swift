@@ -53,6 +53,9 @@ extension HTTPRequest {
                 parts.append("-H " + quote("\(field.name): ***"))
             }
         }
+        if let connection {
+            parts += Self.curlConnectionOptions(connection, revealingSecrets: revealingSecrets, quote: quote)
+        }
         switch body {
         case .empty: break
         case .bytes(let data):
@@ -75,6 +78,28 @@ extension HTTPRequest {
 }
 
 extension HTTPRequest {
+    /// `--unix-socket`, `--connect-to`, `--cert`, `--key` and `--pass` for a request's own
+    /// connection settings. PEM held in memory has no file to name: it is written as a
+    /// placeholder, and the passphrase as `***` unless secrets are revealed.
+    static func curlConnectionOptions(_ connection: Connection, revealingSecrets: Bool, quote: (String) -> String) -> [String] {
+        var parts: [String] = []
+        if let path = connection.unixSocketPath { parts.append("--unix-socket " + quote(path)) }
+        for override in connection.hostOverrides { parts.append("--connect-to " + quote(override.curlNotation)) }
+        guard let identity = connection.clientCertificate else { return parts }
+        func file(_ source: ClientCertificate.Source) -> String {
+            switch source {
+            case .file(let path): quote(path)
+            case .pem(let data): "'<\(data.count) bytes of PEM held in memory>'"
+            }
+        }
+        parts.append("--cert " + file(identity.certificate))
+        if let key = identity.privateKey { parts.append("--key " + file(key)) }
+        if let passphrase = identity.passphrase {
+            parts.append("--pass " + (revealingSecrets ? quote(String(decoding: passphrase.bytes, as: UTF8.self)) : "'***'"))
+        }
+        return parts
+    }
+
     /// The variables of `environment` worth looking for in a secret, longest value first: a
     /// name a shell can expand, a value of at least 8 characters.
     static func shellReferences(_ environment: [String: String]) -> [(name: String, value: String)] {

@@ -63,6 +63,7 @@ public struct RequestGenerator: Sendable {
         if !headers.isEmpty { allHeaders = allHeaders.merging(headers) }
         request.headers = allHeaders
         request.timeouts = service.timeouts
+        request.connection = resolved.environment.connection
 
         // Parameters that go in the query string, after the URL's own query.
         var queryParameters: [(name: String, value: String)] = []

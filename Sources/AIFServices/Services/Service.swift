@@ -13,6 +13,10 @@ public struct ServiceEnvironment: Sendable, Hashable {
     /// Makes the environment a mock: its loads are answered from fixture files, through a
     /// ``FixtureTransport``, instead of sent to ``baseURL``. `nil` for a real environment.
     public var mock: MockBehavior?
+    /// How its requests reach the server — a Unix-domain socket, host overrides (a staging
+    /// address under the production name), a client certificate for mutual TLS — added to the
+    /// transport's; `nil` for the transport's alone.
+    public var connection: HTTPRequest.Connection?
 
     /// Creates an environment.
     ///
@@ -22,14 +26,17 @@ public struct ServiceEnvironment: Sendable, Hashable {
     ///   - credentials: The keys; none by default.
     ///   - signsAllParameters: Whether every parameter is signed; yes by default.
     ///   - mock: Makes it a mock environment; `nil` by default.
+    ///   - connection: How its requests reach the server; the transport's way by default.
     public init(
-        baseURL: URL, apiVersion: String = "", credentials: SigningCredentials? = nil, signsAllParameters: Bool = true, mock: MockBehavior? = nil
+        baseURL: URL, apiVersion: String = "", credentials: SigningCredentials? = nil, signsAllParameters: Bool = true, mock: MockBehavior? = nil,
+        connection: HTTPRequest.Connection? = nil
     ) {
         self.baseURL = baseURL
         self.apiVersion = apiVersion
         self.credentials = credentials
         self.signsAllParameters = signsAllParameters
         self.mock = mock
+        self.connection = connection
     }
 
     /// The base URL with the version segment, under which the paths go — what

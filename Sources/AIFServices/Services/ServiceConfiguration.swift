@@ -41,6 +41,14 @@ import Foundation
 /// HTTP statuses (`statuses`) to `surface`, `retry`, `refreshCredentials`, `correctClock` or `handler:NAME`
 /// (see ``ErrorPolicies/Action``). `cacheVersion` (a whole number, 0 by default) is the
 /// ``Service/cacheVersion``.
+///
+/// An environment can say how its requests reach the server: `unixSocket` (a socket's path),
+/// `connectTo` (`{ "api.shop.example:443": "10.0.4.12:8443" }`: a host name, with or without
+/// its port, connected to another address, TLS still checking the name) and
+/// `clientCertificate` (`{ "certificate": "certs/client.pem", "key": "certs/client.key",
+/// "passphrase": "${SHOP_KEY_PASSPHRASE}" }`: PEM files relative to the config file, or
+/// `${VARIABLE}`s holding the PEM; a passphrase only as a variable). See
+/// ``/AIFTransport/HTTPRequest/Connection``.
 public struct ConfiguredService: Service {
     /// The longest `timeoutSeconds` a config file may give: a week.
     static let maxTimeoutSeconds: Double = 604_800
@@ -170,7 +178,8 @@ public struct ConfiguredService: Service {
             apiVersion: try reader.substitute(entry.apiVersion ?? "", at: "\(path).apiVersion"),
             credentials: publicKey.map { SigningCredentials(publicKey: $0, privateKey: Secret(privateKey!)) },
             signsAllParameters: entry.signsAllParameters ?? true,
-            mock: mock
+            mock: mock,
+            connection: try connection(entry, at: path, reader: reader)
         )
     }
 

@@ -59,10 +59,26 @@ struct ServiceFile: Decodable {
         var latencyMs: JSONValue?
         var failureRate: Double?
         var seed: Int?
+        /// A Unix-domain socket's path.
+        var unixSocket: String?
+        /// `"host[:port]": "address[:port]"`.
+        var connectTo: [String: String]?
+        var clientCertificate: Checked<ClientCertificate>?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case baseURL, apiVersion, publicKey, privateKey, signsAllParameters, fixtures, latencyMs, failureRate, seed
+            case unixSocket, connectTo, clientCertificate
         }
+    }
+
+    /// An environment's `clientCertificate`: the certificate's PEM file (or `${VARIABLE}` holding
+    /// PEM), the key's, and the key's passphrase (`${VARIABLE}`).
+    struct ClientCertificate: ConfigSection {
+        var certificate: String
+        var key: String?
+        var passphrase: String?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case certificate, key, passphrase }
     }
 
     /// `signing`: `scheme` and `placement`.

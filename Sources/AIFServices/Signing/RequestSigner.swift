@@ -63,33 +63,6 @@ protocol URLTextSigning: RequestSigner {
     ) -> String?
 }
 
-/// A secret key. Its description never shows the key.
-public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// The key bytes.
-    public let bytes: [UInt8]
-
-    /// A key given as text, used as its UTF-8 bytes (the AIF-HMAC and legacy schemes).
-    public init(_ text: String) {
-        bytes = Array(text.utf8)
-    }
-
-    /// A key given as bytes.
-    public init(bytes: [UInt8]) {
-        self.bytes = bytes
-    }
-
-    /// A key given in base64, or `nil` when `base64` is not valid base64.
-    public init?(base64: String) {
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        bytes = Array(data)
-    }
-
-    /// `***`: secrets are never printed.
-    public var description: String { "***" }
-    /// `Secret(***)`: secrets are never printed.
-    public var debugDescription: String { "Secret(***)" }
-}
-
 /// The keys of one environment of a service.
 public struct SigningCredentials: Sendable, Hashable {
     /// The public key (API key, key id), sent with the request.

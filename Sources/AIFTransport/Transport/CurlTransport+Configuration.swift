@@ -19,6 +19,9 @@ extension CurlTransport {
         public var tls: TLS
         /// Which proxy, if any, requests go through.
         public var proxy: ProxyConfiguration
+        /// How every request reaches its server: a Unix-domain socket, host overrides, a client
+        /// certificate for mutual TLS. A request's own ``HTTPRequest/connection`` adds to it.
+        public var connection: HTTPRequest.Connection
         /// Whether to ask for and undo compressed response bodies.
         public var decompression: Decompression
         /// Headers sent with every request (a request's own header of the same name wins).
@@ -37,6 +40,8 @@ extension CurlTransport {
         ///   - httpVersion: HTTP/2 over TLS where the server offers it, HTTP/1.1 otherwise.
         ///   - tls: Full verification against the system CA store.
         ///   - proxy: From the standard environment variables.
+        ///   - connection: TCP to the address each host name resolves to, without a client
+        ///     certificate, by default.
         ///   - decompression: gzip, deflate and brotli, by default.
         ///   - defaultHeaders: A `User-Agent` naming this library.
         ///   - logger: A logger that discards everything.
@@ -48,6 +53,7 @@ extension CurlTransport {
             httpVersion: HTTPVersionPreference = .automatic,
             tls: TLS = TLS(),
             proxy: ProxyConfiguration = .environment(),
+            connection: HTTPRequest.Connection = HTTPRequest.Connection(),
             decompression: Decompression = .automatic,
             defaultHeaders: HTTPHeaders = ["User-Agent": "AIFNetworking/0.1 libcurl"],
             logger: Logger = Logger(label: "AIFNetworking.CurlTransport", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -59,6 +65,7 @@ extension CurlTransport {
             self.httpVersion = httpVersion
             self.tls = tls
             self.proxy = proxy
+            self.connection = connection
             self.decompression = decompression
             self.defaultHeaders = defaultHeaders
             self.logger = logger

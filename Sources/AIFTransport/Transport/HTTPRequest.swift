@@ -54,24 +54,31 @@ public struct HTTPRequest: Sendable {
     /// Where the response body goes as it arrives (a file, a stream), or `nil` to keep it in
     /// memory, in ``HTTPResponse/body``.
     public var bodyReceiver: (any ResponseBodyReceiver)? {
-        get { attachments?.bodyReceiver }
-        set { attachments = RequestAttachments.make(bodyReceiver: newValue, control: control, sendingCondition: sendingCondition) }
+        get { attachments.bodyReceiver }
+        set { attachments.bodyReceiver = newValue }
     }
     /// Suspends, resumes and paces the transfer while it runs, from any thread; `nil` for
     /// none. See ``TransferControl``.
     public var control: TransferControl? {
-        get { attachments?.control }
-        set { attachments = RequestAttachments.make(bodyReceiver: bodyReceiver, control: newValue, sendingCondition: sendingCondition) }
+        get { attachments.control }
+        set { attachments.control = newValue }
+    }
+    /// How this request reaches its server (a Unix socket, host overrides, a client
+    /// certificate), added to the transport's ``CurlTransport/Configuration/connection``; `nil`
+    /// for the transport's alone.
+    public var connection: Connection? {
+        get { attachments.connection }
+        set { attachments.connection = newValue }
     }
     /// What may still withdraw the request before it goes out, and hears its response's status
     /// first (see ``SendingCondition``); `nil` for most requests.
     package var sendingCondition: (any SendingCondition)? {
-        get { attachments?.sendingCondition }
-        set { attachments = RequestAttachments.make(bodyReceiver: bodyReceiver, control: control, sendingCondition: newValue) }
+        get { attachments.sendingCondition }
+        set { attachments.sendingCondition = newValue }
     }
-    /// The body receiver, the control and the sending condition together, `nil` for most
-    /// requests: one reference to copy with the request instead of three.
-    private var attachments: RequestAttachments?
+    /// The body receiver, the control, the connection and the sending condition together:
+    /// one optional reference to copy with the request instead of four values.
+    private var attachments = RequestAttachments()
 
     /// Creates a request.
     ///
@@ -101,7 +108,7 @@ public struct HTTPRequest: Sendable {
         self.timeouts = timeouts
         self.redirects = redirects
         self.maxResponseBodySize = maxResponseBodySize
-        attachments = RequestAttachments.make(bodyReceiver: bodyReceiver, control: nil, sendingCondition: nil)
+        attachments.bodyReceiver = bodyReceiver
     }
 }
 
@@ -184,24 +191,57 @@ extension Duration {
 }
 
 /// What a few requests carry besides their message: where the response body goes, the
-/// transfer's control, the condition it is sent under. Immutable, so that requests keep value
-/// semantics.
-private final class RequestAttachments: Sendable {
-    let bodyReceiver: (any ResponseBodyReceiver)?
-    let control: TransferControl?
-    let sendingCondition: (any SendingCondition)?
+/// transfer's control, the connection settings, the condition it is sent under. Most requests
+/// carry none, and then hold no reference at all; the members are immutable and replaced as a
+/// whole when one changes, so that requests keep value semantics.
+private struct RequestAttachments: Sendable {
+    private final class Members: Sendable {
+        let bodyReceiver: (any ResponseBodyReceiver)?
+        let control: TransferControl?
+        let connection: HTTPRequest.Connection?
+        let sendingCondition: (any SendingCondition)?
 
-    private init(bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?, sendingCondition: (any SendingCondition)?) {
-        self.bodyReceiver = bodyReceiver
-        self.control = control
-        self.sendingCondition = sendingCondition
+        init(
+            bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?, connection: HTTPRequest.Connection?,
+            sendingCondition: (any SendingCondition)?
+        ) {
+            self.bodyReceiver = bodyReceiver
+            self.control = control
+            self.connection = connection
+            self.sendingCondition = sendingCondition
+        }
     }
 
-    /// The attachments, or `nil` when there are none.
-    static func make(
-        bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?, sendingCondition: (any SendingCondition)?
-    ) -> RequestAttachments? {
-        if bodyReceiver == nil, control == nil, sendingCondition == nil { return nil }
-        return RequestAttachments(bodyReceiver: bodyReceiver, control: control, sendingCondition: sendingCondition)
+    private var members: Members?
+
+    var bodyReceiver: (any ResponseBodyReceiver)? {
+        get { members?.bodyReceiver }
+        set { replace(bodyReceiver: newValue, control: control, connection: connection, sendingCondition: sendingCondition) }
+    }
+
+    var control: TransferControl? {
+        get { members?.control }
+        set { replace(bodyReceiver: bodyReceiver, control: newValue, connection: connection, sendingCondition: sendingCondition) }
+    }
+
+    var connection: HTTPRequest.Connection? {
+        get { members?.connection }
+        set { replace(bodyReceiver: bodyReceiver, control: control, connection: newValue, sendingCondition: sendingCondition) }
+    }
+
+    var sendingCondition: (any SendingCondition)? {
+        get { members?.sendingCondition }
+        set { replace(bodyReceiver: bodyReceiver, control: control, connection: connection, sendingCondition: newValue) }
+    }
+
+    private mutating func replace(
+        bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?, connection: HTTPRequest.Connection?,
+        sendingCondition: (any SendingCondition)?
+    ) {
+        if bodyReceiver == nil, control == nil, connection == nil, sendingCondition == nil {
+            members = nil
+        } else {
+            members = Members(bodyReceiver: bodyReceiver, control: control, connection: connection, sendingCondition: sendingCondition)
+        }
     }
 }

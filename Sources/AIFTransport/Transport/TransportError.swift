@@ -106,8 +106,14 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         case handshakeFailed
         /// The configured CA bundle could not be read.
         case unreadableCertificateAuthorities
-        /// The configured client certificate or key could not be used.
-        case clientCertificateRejected
+        /// The configured client certificate or its key could not be used here: unreadable, not
+        /// PEM, a key that does not match, a wrong passphrase.
+        case clientCertificateUnusable
+        /// The server refused the client certificate presented (a TLS alert such as "unknown
+        /// CA" or "bad certificate").
+        case clientCertificateRefused
+        /// The server requires a client certificate, and none was configured.
+        case clientCertificateRequired
         /// Another TLS failure; see the libcurl message.
         case other
 
@@ -118,7 +124,9 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case .pinnedKeyMismatch: "the server public key does not match the pinned key"
             case .handshakeFailed: "the TLS handshake failed"
             case .unreadableCertificateAuthorities: "the CA bundle could not be read"
-            case .clientCertificateRejected: "the client certificate could not be used"
+            case .clientCertificateUnusable: "the client certificate could not be used"
+            case .clientCertificateRefused: "the server refused the client certificate"
+            case .clientCertificateRequired: "the server requires a client certificate"
             case .other: "TLS error"
             }
         }

@@ -49,6 +49,8 @@ final class EasyHandle {
         var requestTarget = false
         /// Whether the buffers are the large ones of a bulk transfer (see `Transfer.applyBuffers`).
         var bulkBuffers = false
+        /// Whether connection settings (a socket, host overrides, a client certificate) are set.
+        var connectionSet = false
     }
 
     /// See ``AppliedOptions``. Only the event loop's thread touches it.

@@ -23,6 +23,8 @@ struct PreparedOptions: Sendable {
     let httpsProxy: String
     let httpMultiplexes: Bool
     let httpsMultiplexes: Bool
+    /// Whether the transport's ``CurlTransport/Configuration/connection`` sets anything.
+    let hasConnectionSettings: Bool
 
     init(_ configuration: CurlTransport.Configuration) {
         self.configuration = configuration
@@ -40,6 +42,7 @@ struct PreparedOptions: Sendable {
         httpsProxy = configuration.proxy.proxy(forScheme: "https") ?? ""
         httpMultiplexes = configuration.httpVersion == .http2PriorKnowledge
         httpsMultiplexes = configuration.httpVersion != .http1Only
+        hasConnectionSettings = !configuration.connection.isDefault
     }
 }
 
@@ -166,8 +169,14 @@ extension Transfer {
         }
         let body = try applyMethodAndBody(to: handle, loop: loop, &applied)
         try applyHeaders(to: handle, body: body, options, sharedHeaders: sharedHeaders, &applied)
-        // What depends on the scheme: the proxy, and waiting to multiplex (HTTP/2).
-        if applied.scheme != scheme {
+        let overSocket = try applyConnection(to: handle, options, &applied)
+        // What depends on the scheme: the proxy, and waiting to multiplex (HTTP/2). A transfer
+        // over a Unix-domain socket goes through no proxy (and the next one sets the proxy again).
+        if overSocket {
+            handle.set(CURLOPT_PROXY, "")
+            handle.set(CURLOPT_PIPEWAIT, scheme == .https ? options.httpsMultiplexes : options.httpMultiplexes)
+            applied.scheme = nil
+        } else if applied.scheme != scheme {
             handle.set(CURLOPT_PROXY, scheme == .https ? options.httpsProxy : options.httpProxy)
             handle.set(CURLOPT_PIPEWAIT, scheme == .https ? options.httpsMultiplexes : options.httpMultiplexes)
             applied.scheme = scheme

@@ -77,6 +77,11 @@ extension Transfer {
         func make(_ kind: TransportError.Code, _ tlsReason: TransportError.TLSFailureReason? = nil) -> TransportError {
             TransportError(kind, url: urlString, detail: message, tlsReason: tlsReason, curlCode: number)
         }
+        // A TLS alert the server sent about the client's certificate: during the handshake
+        // (TLS 1.2), or at the first read or write after it (TLS 1.3).
+        if code == CURLE_SSL_CONNECT_ERROR || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR, let alert = Self.certificateAlert(in: message) {
+            return clientCertificateError(alert: alert, message: message, number)
+        }
         switch code {
         case CURLE_URL_MALFORMAT:
             return make(.invalidURL)
@@ -101,6 +106,10 @@ extension Transfer {
             return TransportError(.stalled, url: urlString, detail: "no byte moved for \(idle) (HTTPRequest.Timeouts.idle): \(message)", curlCode: number)
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return make(.nameResolutionFailed)
+        case CURLE_COULDNT_CONNECT where connection?.unixSocketPath != nil:
+            let path = connection?.unixSocketPath ?? ""
+            let reason = String(cString: strerror(Int32(handle.info(long: CURLINFO_OS_ERRNO))))
+            return TransportError(.connectionRefused, url: urlString, detail: "could not connect to the Unix socket \(path): \(reason)", curlCode: number)
         case CURLE_COULDNT_CONNECT:
             switch Int32(handle.info(long: CURLINFO_OS_ERRNO)) {
             case ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN: return make(.hostUnreachable)
@@ -126,7 +135,10 @@ extension Transfer {
         case CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CRL_BADFILE:
             return make(.tlsFailure, .unreadableCertificateAuthorities)
         case CURLE_SSL_CERTPROBLEM:
-            return make(.tlsFailure, .clientCertificateRejected)
+            let identity = connection?.clientCertificate.map(String.init(describing:)) ?? "client certificate"
+            let hint = connection?.clientCertificate?.passphrase != nil && message.contains("private key") ? " (is the passphrase right?)" : ""
+            return TransportError(
+                .tlsFailure, url: urlString, detail: "the \(identity) could not be used: \(message)\(hint)", tlsReason: .clientCertificateUnusable, curlCode: number)
         case CURLE_TOO_MANY_REDIRECTS:
             return make(.tooManyRedirects)
         case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM:
@@ -139,5 +151,36 @@ extension Transfer {
         default:
             return make(.other)
         }
+    }
+
+    /// The TLS alert in a libcurl message by which a server refuses or asks for a client
+    /// certificate ("tlsv13 alert certificate required", "tlsv1 alert unknown ca", …), or `nil`.
+    static func certificateAlert(in message: String) -> String? {
+        guard let range = message.range(of: "alert ") else { return nil }
+        let alert = message[range.upperBound...].prefix { $0 != "," && $0 != ")" && $0 != "\n" }
+        let certificateAlerts = [
+            "certificate required", "unknown ca", "bad certificate", "certificate unknown", "certificate revoked",
+            "certificate expired", "unsupported certificate", "access denied", "handshake failure",
+        ]
+        return certificateAlerts.contains { alert.hasPrefix($0) } ? String(alert) : nil
+    }
+
+    /// A server's TLS alert about the client's certificate, named: the certificate presented
+    /// was refused, or one is required and none was configured. A bare "handshake failure" has
+    /// other causes too (no shared cipher), so it stays a failed handshake, with the hint.
+    private func clientCertificateError(alert: String, message: String, _ number: Int) -> TransportError {
+        if alert == "handshake failure" {
+            let hint = connection?.clientCertificate == nil ? " (a server that requires a client certificate answers this way too)" : ""
+            return TransportError(.tlsFailure, url: urlString, detail: message + hint, tlsReason: .handshakeFailed, curlCode: number)
+        }
+        if let identity = connection?.clientCertificate {
+            return TransportError(
+                .tlsFailure, url: urlString, detail: "the server refused the \(identity) (TLS alert \"\(alert)\"): \(message)",
+                tlsReason: .clientCertificateRefused, curlCode: number)
+        }
+        return TransportError(
+            .tlsFailure, url: urlString,
+            detail: "the server requires a client certificate, and none is configured (HTTPRequest.Connection.clientCertificate; TLS alert \"\(alert)\"): \(message)",
+            tlsReason: .clientCertificateRequired, curlCode: number)
     }
 }

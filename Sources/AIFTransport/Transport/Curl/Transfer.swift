@@ -39,6 +39,11 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var handle: EasyHandle?
     /// The `curl_slist` of request headers; libcurl reads it until the transfer ends.
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The `curl_slist` of host overrides (`CURLOPT_CONNECT_TO`), when the transfer has its own.
+    @exclusivity(unchecked) var connectToList: UnsafeMutablePointer<curl_slist>?
+    /// The connection settings in force (see `applyConnection`), to name the socket or the
+    /// client certificate when the connection fails.
+    @exclusivity(unchecked) var connection: HTTPRequest.Connection?
     /// The connect timeout in force, to tell a connect timeout from a total one.
     @exclusivity(unchecked) var effectiveTimeouts = HTTPRequest.Timeouts.default
     /// Where the loop keeps the transfer in its table of running transfers.
@@ -375,6 +380,10 @@ final class Transfer: @unchecked Sendable {
         if let headerList {
             curl_slist_free_all(headerList)
             self.headerList = nil
+        }
+        if let connectToList {
+            curl_slist_free_all(connectToList)
+            self.connectToList = nil
         }
         switch upload {
         case .file(let descriptor, _): close(descriptor)

@@ -12,7 +12,8 @@ extension HTTPRequest {
     /// - when the body is dropped, so are the headers that describe it (`Content-Type`,
     ///   `Content-Length`, `Content-Encoding`, …);
     /// - credentials (`Authorization`, `Proxy-Authorization`, `Cookie`) are not carried to
-    ///   another origin (scheme, host and port);
+    ///   another origin (scheme, host and port), nor are the request's own Unix socket and
+    ///   client certificate (its ``connection``'s host overrides are);
     /// - only `http` and `https` targets are followed; a `Location` relative to the request is
     ///   resolved against its URL, and a fragment is not sent.
     ///
@@ -51,8 +52,10 @@ extension HTTPRequest {
         }
         if !Self.sameOrigin(current, next.url) {
             for name in Self.credentialHeaderNames { next.headers.remove(name: name) }
-            // The condition is the credential's, which does not go there.
+            // The condition is the credential's, which does not go there; nor do the request's
+            // socket and client certificate, given for the server first asked.
             next.sendingCondition = nil
+            next.connection = connection?.forAnotherOrigin
         }
         return next
     }
