@@ -6,7 +6,7 @@ SWIFT ?= swift
 # cache (GRDB), the test kit's in-process server (Hummingbird), the metrics and tracing
 # observers (swift-metrics, swift-distributed-tracing), YAML defines (Yams) and typed interfaces
 # (their macros: swift-syntax, about a minute and a half of each clean build, plain and TSan).
-TRAITS := --traits DiskCache,TestServer,Metrics,Tracing,YAML,Interfaces
+TRAITS := --traits DiskCache,TestServer,Metrics,Tracing,YAML,Interfaces,OpenAPI
 # SwiftPM 6.3 passes the traits to the compiler as -D flags in an order that follows Swift's
 # per-process hash seed, so it differs from one run of SwiftPM to the next: every `swift build` or
 # `swift test` then saw new command lines and recompiled the package and its tests (about 2
@@ -23,14 +23,16 @@ TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 curl libsqlit
 # The benchmark adds nginx as the common server (and pins cores with taskset, as the tests do).
 BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light
 
-.PHONY: demo demo-mock demo-shop transport-sample docs test test-plain test-tsan test-asan soak fuzz bench build clean
+.PHONY: demo demo-mock demo-shop transport-sample openapi-client docs test test-plain test-tsan test-asan soak fuzz bench build clean
 
 ## Runs the shop sample against the demo shop servers it starts in-process, then the hub sample
-## (a client for a GitHub-like API) against the demo hub.
+## (a client for a GitHub-like API) against the demo hub, then the OpenAPI sample (a generated
+## client for the demo shop, through the shop service and on libcurl alone).
 demo:
 	@scripts/install-system-packages.sh $(BUILD_PACKAGES) libsqlite3-dev
 	$(SWIFT) run $(TRAITS) ShopSample
 	$(SWIFT) run $(TRAITS) HubSample
+	$(SWIFT) run $(TRAITS) OpenAPISample
 
 ## Runs the shop sample from its fixtures alone (the service's mock environment), no server.
 demo-mock:
@@ -41,6 +43,11 @@ demo-mock:
 demo-shop:
 	@scripts/install-system-packages.sh $(BUILD_PACKAGES) libsqlite3-dev
 	$(SWIFT) run $(TRAITS) DemoShop
+
+## Writes the OpenAPI sample's client again from Samples/OpenAPISample/openapi.yaml (after a
+## change to the document): swift-openapi-generator 1.14.3, built in a scratch package of its own.
+openapi-client:
+	scripts/generate-openapi-client.sh
 
 ## Builds the DocC documentation of the library and its test kit, failing on any warning.
 docs:
@@ -83,10 +90,10 @@ test-plain:
 # files and are printed after the tests (scripts/with-sanitizer-reports.sh), so that the end of
 # the log shows them whole.
 # The sanitized build makes what the sanitized run needs — the tests and the programs they start
-# (the command-line tool, the test helper, the demo shop, the shop sample, the fuzz targets'
+# (the command-line tool, the test helper, the demo shop, the shop and OpenAPI samples, the fuzz targets'
 # replay) — and not the other samples, the soak or the documents' code, which the plain build
 # compiled and checked.
-TSAN_PRODUCTS := AIFNetworkingPackageTests aif aif-test-helper DemoShop ShopSample aif-fuzz
+TSAN_PRODUCTS := AIFNetworkingPackageTests aif aif-test-helper DemoShop ShopSample OpenAPISample aif-fuzz
 TSAN_RUN = TSAN_OPTIONS="suppressions=$(CURDIR)/.tsan/suppressions.txt log_path=$(CURDIR)/.build-tsan/reports/$(1)/tsan $(TSAN_OPTIONS)"
 test-tsan:
 	@scripts/install-system-packages.sh $(TEST_PACKAGES)

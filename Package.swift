@@ -16,7 +16,8 @@ let package = Package(
     // for plain HTTP, `AIFServices` for services without the engine); the disk cache, the test
     // kit, the two observers and YAML defines are optional ones, their dependencies behind traits
     // (GRDB behind `DiskCache`, the kit's Hummingbird server behind `TestServer`, swift-metrics
-    // behind `Metrics`, swift-distributed-tracing behind `Tracing`, Yams behind `YAML`), so that
+    // behind `Metrics`, swift-distributed-tracing behind `Tracing`, Yams behind `YAML`,
+    // swift-syntax behind `Interfaces`, swift-openapi-runtime behind `OpenAPI`), so that
     // only their users resolve
     // and build them. The command-line tool, the samples, the demo server and the tests are
     // targets of this package only (`swift run aif`, `swift run ShopSample`): a package that
@@ -32,6 +33,7 @@ let package = Package(
         .library(name: "AIFNetworkingTracing", targets: ["AIFNetworkingTracing"]),
         .library(name: "AIFNetworkingYAML", targets: ["AIFNetworkingYAML"]),
         .library(name: "AIFNetworkingInterfaces", targets: ["AIFNetworkingInterfaces"]),
+        .library(name: "AIFNetworkingOpenAPI", targets: ["AIFNetworkingOpenAPI"]),
     ],
     traits: [
         .trait(name: "DiskCache", description: "The AIFNetworkingDiskCache product (SQLite through GRDB)."),
@@ -40,6 +42,7 @@ let package = Package(
         .trait(name: "Tracing", description: "The AIFNetworkingTracing product (swift-distributed-tracing)."),
         .trait(name: "YAML", description: "The AIFNetworkingYAML product: API defines written in YAML (Yams)."),
         .trait(name: "Interfaces", description: "The AIFNetworkingInterfaces product: typed API interfaces declared with macros (swift-syntax)."),
+        .trait(name: "OpenAPI", description: "The AIFNetworkingOpenAPI product: transports for swift-openapi-generator clients (swift-openapi-runtime)."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -57,6 +60,8 @@ let package = Package(
         // Only the optional typed interfaces use swift-syntax, for their macros (602 is Swift 6.2's,
         // 603 Swift 6.3's).
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
+        // Only the optional OpenAPI transports use swift-openapi-runtime.
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4", traits: []),
         // Only the optional disk cache uses GRDB (SQLite).
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // The test kit's server (with its trait), the demo server, the samples and the tests use
@@ -144,6 +149,17 @@ let package = Package(
                 .target(name: "AIFNetworkingMacros", condition: .when(traits: ["Interfaces"])),
             ]
         ),
+        // Transports for clients swift-openapi-generator writes: on libcurl, and through a
+        // registered service. Nothing of it is built without the trait.
+        .target(
+            name: "AIFNetworkingOpenAPI",
+            dependencies: [
+                "AIFNetworking",
+                "AIFTransport",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),
+            ]
+        ),
         .macro(
             name: "AIFNetworkingMacros",
             dependencies: [
@@ -188,6 +204,20 @@ let package = Package(
             ],
             path: "Samples/DemoServer"
         ),
+        // The sample that calls the demo shop through the OpenAPI transports, with the client
+        // swift-openapi-generator wrote from the shop's document (Generated/, from
+        // Samples/OpenAPISample/openapi.yaml; `make openapi-client` writes it again).
+        .executableTarget(
+            name: "OpenAPISample",
+            dependencies: [
+                "AIFNetworking",
+                "AIFNetworkingOpenAPI",
+                "AIFNetworkingTesting",
+                "DemoServer",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ],
+            path: "Samples/OpenAPISample/OpenAPISample"
+        ),
         .executableTarget(
             name: "TransportSample",
             dependencies: [
@@ -231,7 +261,8 @@ let package = Package(
             name: "ReadmeSnippets",
             dependencies: [
                 "ReadmePrelude", "AIFNetworking", "AIFServices", "AIFTransport", "AIFNetworkingDiskCache", "AIFNetworkingTesting", "AIFNetworkingMetrics",
-                "AIFNetworkingTracing", "AIFNetworkingInterfaces",
+                "AIFNetworkingTracing", "AIFNetworkingInterfaces", "AIFNetworkingOpenAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
             path: "Tests/ReadmeSnippets"
         ),
@@ -326,7 +357,9 @@ let package = Package(
                 "AIFNetworkingTracing",
                 "AIFNetworkingYAML",
                 "AIFNetworkingInterfaces",
+                "AIFNetworkingOpenAPI",
                 "ProcessResources",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "GRDB", package: "GRDB.swift"),

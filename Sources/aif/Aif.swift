@@ -16,11 +16,12 @@ struct Aif: AsyncParsableCommand {
               aif api goods.detail id=42
               aif download shop exports/{name} --param name=goods.csv -o goods.csv
               aif doctor
+              aif import openapi openapi.yaml --service shop
 
             Shell completion: aif --generate-completion-script bash (or zsh, fish).
             """,
         version: "aif \(AIFNetworkingVersion.library) (libcurl \(AIFNetworkingVersion.libcurl))",
-        subcommands: [Services.self, Apis.self, Call.self, Api.self, Download.self, Doctor.self]
+        subcommands: [Services.self, Apis.self, Call.self, Api.self, Download.self, Doctor.self, Import.self]
     )
 
     /// Runs the command line, first catching a mistyped subcommand with a suggestion.

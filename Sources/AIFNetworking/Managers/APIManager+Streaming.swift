@@ -36,12 +36,15 @@ extension APIManager where Content == NoContent {
         try await stream(parameters, bufferLimit: bufferLimit, control: control, call: .none)
     }
 
-    /// Streams with headers or query items of this call's own (see ``stream(_:bufferLimit:control:)``).
-    func stream(_ parameters: Parameters, bufferLimit: Int, control: TransferControl?, call: CallAdditions) async throws(APIError) -> StreamingResponse {
+    /// Streams with headers or query items of this call's own, and a body of its own (see
+    /// ``stream(_:bufferLimit:control:)``).
+    func stream(
+        _ parameters: Parameters, bufferLimit: Int, control: TransferControl?, call: CallAdditions, body: HTTPRequest.Body? = nil
+    ) async throws(APIError) -> StreamingResponse {
         let control = control ?? TransferControl()
         let buffer = StreamBuffer(limit: bufferLimit, control: control, url: "service \(serviceName), path \(path)")
         let receiver = StreamingBodyReceiver<APIError>(buffer, streaming: .successOnly)
-        let transfer = LoadTransfer(stream: receiver, control: control)
+        let transfer = LoadTransfer(body: body, stream: receiver, control: control)
         let lifetime = StreamLifetime()
         let head = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<StreamingBodyReceiver<APIError>.Head, APIError>, Never>) in

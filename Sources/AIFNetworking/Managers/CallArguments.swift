@@ -16,6 +16,10 @@ package struct CallArguments: Sendable {
     package var body: (any Encodable & Sendable)?
     /// A multipart form sent as the body.
     package var form: MultipartForm?
+    /// A body sent as it is (an OpenAPI client's), with its own `Content-Type` among the headers.
+    package var rawBody: HTTPRequest.Body?
+    /// How many bytes of a streamed response may wait for the reader.
+    package var bufferLimit = 1 << 20
     /// Where a download goes (the endpoint's content is then ``NoContent``).
     package var download: FileDownload?
     /// Suspends, resumes and paces the transfer.
@@ -36,6 +40,7 @@ package struct CallArguments: Sendable {
     /// - Parameter progress: Progress reports, when someone follows them.
     func transfer(progress: ProgressThrottle?) -> LoadTransfer? {
         if let form { return LoadTransfer(body: .multipart(form), progress: progress, control: control) }
+        if let rawBody { return LoadTransfer(body: rawBody, progress: progress, control: control) }
         if let download { return LoadTransfer(download: ManagerDownload(download), progress: progress, control: control) }
         if control != nil { return LoadTransfer(control: control) }
         return nil
@@ -80,6 +85,8 @@ extension APIManager where Content == NoContent {
     /// - Returns: The status, headers and body stream.
     /// - Throws: ``APIError`` when the load failed before its body began.
     package func stream(_ arguments: CallArguments) async throws(APIError) -> StreamingResponse {
-        try await stream(arguments.parameters, bufferLimit: 1 << 20, control: arguments.control, call: arguments.additions)
+        try await stream(
+            arguments.parameters, bufferLimit: arguments.bufferLimit, control: arguments.control, call: arguments.additions,
+            body: arguments.form.map { .multipart($0) } ?? arguments.rawBody)
     }
 }

@@ -1,0 +1,250 @@
+import AIFNetworking
+import Foundation
+
+/// An OpenAPI document's operations as API defines (`*.apis.json`): one define per operation,
+/// named by its `operationId`, with what a define can hold; every construct a define cannot
+/// hold is listed, never dropped in silence.
+struct OpenAPIImport {
+    /// One construct of the document the defines do not carry, and where it is.
+    struct Unsupported: CustomStringConvertible {
+        let place: String
+        let problem: String
+        var description: String { "\(place): \(problem)" }
+    }
+
+    /// The defines, as the JSON object of a define file.
+    private(set) var defines: [String: Any] = [:]
+    /// What the defines do not carry.
+    private(set) var unsupported: [Unsupported] = []
+    /// What the service's own config must say (its base URL and version), from `servers`.
+    private(set) var serverNote: String?
+
+    private static let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+
+    /// Reads the document's operations.
+    ///
+    /// - Parameters:
+    ///   - document: The document, parsed.
+    ///   - service: The service the defines call.
+    /// - Throws: ``CommandFailure`` when it is not an OpenAPI 3 document.
+    init(_ document: JSONValue, service: String) throws {
+        guard case .object(let root) = document else { throw CommandFailure(.configuration, "the document is not an object") }
+        guard case .string(let version)? = root["openapi"], version.hasPrefix("3.") else {
+            let swagger = root["swagger"] != nil ? " (a Swagger 2.0 document: convert it to OpenAPI 3 first)" : ""
+            throw CommandFailure(.configuration, "the document has no \"openapi\": \"3.x\" version\(swagger)")
+        }
+        let components = root["components"]
+        readServers(root["servers"])
+        for key in ["webhooks"] where root[key] != nil {
+            unsupported.append(Unsupported(place: key, problem: "webhooks are requests the server sends; defines describe requests to it"))
+        }
+        let globalSecurity = root["security"]
+        guard case .object(let paths)? = root["paths"] else {
+            throw CommandFailure(.configuration, "the document has no \"paths\"")
+        }
+        var names: [String: String] = [:]
+        for path in paths.keys.sorted() {
+            guard case .object(let item) = paths[path]! else { continue }
+            if case .string(let reference)? = item["$ref"] {
+                unsupported.append(Unsupported(place: "paths.\(path)", problem: "a path item by reference (\(reference)) is not followed"))
+                continue
+            }
+            let shared = parameters(item["parameters"], components: components, at: "paths.\(path).parameters")
+            for method in Self.methods {
+                guard case .object(let operation)? = item[method] else { continue }
+                let place = "paths.\(path).\(method)"
+                var name: String
+                if case .string(let id)? = operation["operationId"], !id.isEmpty {
+                    name = id
+                } else {
+                    name = Self.derivedName(method: method, path: path)
+                    unsupported.append(Unsupported(place: place, problem: "has no operationId: defined as \"\(name)\""))
+                }
+                if let earlier = names[name] {
+                    unsupported.append(Unsupported(place: place, problem: "its name \"\(name)\" is \(earlier)'s too: defined as \"\(name).\(method)\""))
+                    name += ".\(method)"
+                }
+                names[name] = place
+                defines[name] = define(
+                    operation, method: method, path: path, shared: shared, components: components, globalSecurity: globalSecurity, at: place)
+            }
+            for key in item.keys where !Self.methods.contains(key) && !["parameters", "summary", "description", "servers"].contains(key) {
+                unsupported.append(Unsupported(place: "paths.\(path).\(key)", problem: "not an operation a define can hold"))
+            }
+        }
+        defines["DEFAULT"] = ["service": service]
+    }
+
+    /// One operation's define.
+    private mutating func define(
+        _ operation: [String: JSONValue], method: String, path: String, shared: [Parameter], components: JSONValue?, globalSecurity: JSONValue?, at place: String
+    ) -> [String: Any] {
+        var define: [String: Any] = ["path": String(path.drop { $0 == "/" })]
+        if method != "get" { define["method"] = method.uppercased() }
+        var own = parameters(operation["parameters"], components: components, at: "\(place).parameters")
+        // An operation's parameter replaces the path item's of the same name and place.
+        own += shared.filter { common in !own.contains { $0.name == common.name && $0.location == common.location } }
+        var headers: [String: String] = [:]
+        var named: [String] = []
+        for parameter in own {
+            switch parameter.location {
+            case "path": break
+            case "query": named.append(parameter.name)
+            case "header":
+                if let fixed = parameter.fixedValue { headers[parameter.name] = fixed } else { named.append("header \(parameter.name)") }
+            default:
+                unsupported.append(Unsupported(place: "\(place).parameters.\(parameter.name)", problem: "a \(parameter.location) parameter: defines send path, query and header parameters"))
+            }
+            if let style = parameter.unsupportedStyle {
+                unsupported.append(Unsupported(place: "\(place).parameters.\(parameter.name)", problem: "style \(style): defines send arrays as the service's arrayEncoding says, objects as JSON"))
+            }
+        }
+        if !headers.isEmpty { define["headers"] = headers }
+        readBody(operation["requestBody"], components: components, at: "\(place).requestBody")
+        if let shape = responseShape(operation["responses"], at: "\(place).responses", headers: &headers) {
+            define["response"] = ["shape": shape]
+        }
+        if !headers.isEmpty { define["headers"] = headers }
+        if case .array(let requirements)? = operation["security"] ?? globalSecurity, requirements.isEmpty || requirements.contains(.object([:])) {
+            define["authorization"] = false
+        }
+        var summary = Self.text(operation["summary"]) ?? Self.text(operation["description"]).map { String($0.prefix { $0 != "\n" }) }
+        if !named.isEmpty { summary = (summary.map { $0 + " " } ?? "") + "(\(named.joined(separator: ", ")))" }
+        if let summary { define["summary"] = summary }
+        if case .bool(true)? = operation["deprecated"] {
+            unsupported.append(Unsupported(place: place, problem: "deprecated: defined all the same"))
+        }
+        for key in ["callbacks", "servers"] where operation[key] != nil {
+            unsupported.append(Unsupported(place: "\(place).\(key)", problem: key == "servers" ? "an operation's own server: defines call their service's environment" : "callbacks are requests the server sends"))
+        }
+        return define
+    }
+
+    /// A parameter as far as a define is concerned.
+    private struct Parameter {
+        let name: String
+        let location: String
+        /// The one value it can have (`const`, a one-value `enum`), for a header sent always.
+        let fixedValue: String?
+        /// A `style` other than the location's default (or `explode: false` on a query), if any.
+        let unsupportedStyle: String?
+    }
+
+    private mutating func parameters(_ value: JSONValue?, components: JSONValue?, at place: String) -> [Parameter] {
+        guard case .array(let list)? = value else { return [] }
+        var result: [Parameter] = []
+        for (index, entry) in list.enumerated() {
+            guard case .object(let parameter)? = resolve(entry, components: components, at: "\(place)[\(index)]"),
+                let name = Self.text(parameter["name"]), let location = Self.text(parameter["in"])
+            else { continue }
+            var fixed: String?
+            if case .object(let schema)? = parameter["schema"] {
+                if let constant = schema["const"].flatMap(Self.scalar) {
+                    fixed = constant
+                } else if case .array(let values)? = schema["enum"], values.count == 1 {
+                    fixed = Self.scalar(values[0])
+                }
+            }
+            var style = Self.text(parameter["style"])
+            let defaultStyle = location == "query" || location == "cookie" ? "form" : "simple"
+            if style == defaultStyle { style = nil }
+            if location == "query", case .bool(false)? = parameter["explode"] { style = (style ?? "form") + " without explode" }
+            if parameter["content"] != nil { style = "content (a parameter serialized as a media type)" }
+            result.append(Parameter(name: name, location: location, fixedValue: fixed, unsupportedStyle: style))
+        }
+        return result
+    }
+
+    /// Notes a request body a define cannot send as the service encodes parameters.
+    private mutating func readBody(_ value: JSONValue?, components: JSONValue?, at place: String) {
+        guard let value, case .object(let body)? = resolve(value, components: components, at: place), case .object(let content)? = body["content"] else { return }
+        let types = content.keys.sorted()
+        if types.contains(where: { $0.hasPrefix("application/json") || $0.hasSuffix("+json") }) { return }
+        if types.contains("application/x-www-form-urlencoded") {
+            unsupported.append(Unsupported(place: place, problem: "a form body: defines send parameters as the service's bodyEncoding says (set it to \"form\")"))
+            return
+        }
+        unsupported.append(Unsupported(place: place, problem: "a body of \(types.joined(separator: ", ")): defines send parameters as JSON or a form (send others with a manager's upload)"))
+    }
+
+    /// The shape of the first 2xx answer's JSON (`list` or `object`), adding `Accept` to
+    /// `headers`; notes a non-JSON answer.
+    private mutating func responseShape(_ value: JSONValue?, at place: String, headers: inout [String: String]) -> String? {
+        guard case .object(let responses)? = value else { return nil }
+        guard let status = responses.keys.sorted().first(where: { $0.hasPrefix("2") }), case .object(let response)? = responses[status] else { return nil }
+        guard case .object(let content)? = response["content"] else { return nil }
+        guard let type = content.keys.sorted().first(where: { $0.hasPrefix("application/json") || $0.hasSuffix("+json") }) else {
+            unsupported.append(Unsupported(
+                place: "\(place).\(status)", problem: "answers \(content.keys.sorted().joined(separator: ", ")): a define decodes JSON (read others with a manager's download or stream)"))
+            return nil
+        }
+        headers["Accept"] = type
+        guard case .object(let media)? = content[type], case .object(let schema)? = media["schema"] else { return nil }
+        if case .string("array")? = schema["type"] { return "list" }
+        if case .array(let types)? = schema["type"], types.contains(.string("array")) { return "list" }
+        return nil
+    }
+
+    private mutating func readServers(_ value: JSONValue?) {
+        guard case .array(let servers)? = value, let first = servers.first, case .object(let server) = first, let url = Self.text(server["url"]) else { return }
+        serverNote = "the document's server is \(url): the service's environment says where requests go (baseURL and apiVersion)"
+        if servers.count > 1 {
+            unsupported.append(Unsupported(place: "servers", problem: "\(servers.count) servers: one service environment each, in the service's config"))
+        }
+        if server["variables"] != nil {
+            unsupported.append(Unsupported(place: "servers[0].variables", problem: "server variables: write the URL into the environment, or read it with ${NAME}"))
+        }
+    }
+
+    /// A `$ref` to `#/components/…` followed; any other reference noted.
+    private mutating func resolve(_ value: JSONValue, components: JSONValue?, at place: String) -> JSONValue? {
+        guard case .object(let object) = value, case .string(let reference)? = object["$ref"] else { return value }
+        let prefix = "#/components/"
+        guard reference.hasPrefix(prefix) else {
+            unsupported.append(Unsupported(place: place, problem: "the reference \(reference) is not to this document's components"))
+            return nil
+        }
+        var current = components
+        for part in reference.dropFirst(prefix.count).split(separator: "/") {
+            let key = part.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            guard case .object(let members)? = current, let next = members[key] else {
+                unsupported.append(Unsupported(place: place, problem: "the reference \(reference) names nothing in the document"))
+                return nil
+            }
+            current = next
+        }
+        return current
+    }
+
+    private static func text(_ value: JSONValue?) -> String? {
+        if case .string(let text)? = value, !text.isEmpty { return text }
+        return nil
+    }
+
+    private static func scalar(_ value: JSONValue) -> String? {
+        switch value {
+        case .string(let text): text
+        case .integer(let number): String(number)
+        case .number(let number): String(number)
+        case .bool(let flag): String(flag)
+        default: nil
+        }
+    }
+
+    /// `get.goods.id` for `GET /goods/{id}`.
+    private static func derivedName(method: String, path: String) -> String {
+        let words = path.split(separator: "/").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "{}")) }
+        return ([method] + words).joined(separator: ".")
+    }
+
+    /// The define file's text: one define a line, in name order, `DEFAULT` first.
+    var fileText: String {
+        var lines: [String] = []
+        for name in ["DEFAULT"] + defines.keys.filter({ $0 != "DEFAULT" }).sorted() {
+            let value = try! JSONSerialization.data(withJSONObject: defines[name]!, options: [.sortedKeys, .withoutEscapingSlashes])
+            let key = try! JSONSerialization.data(withJSONObject: name, options: [.fragmentsAllowed, .withoutEscapingSlashes])
+            lines.append("  \(String(decoding: key, as: UTF8.self)): \(String(decoding: value, as: UTF8.self))")
+        }
+        return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
+    }
+}
