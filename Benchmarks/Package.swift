@@ -6,10 +6,14 @@ let package = Package(
     name: "AIFNetworkingBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "AIFNetworking", path: "..", traits: ["DiskCache", "Metrics", "Tracing", "YAML", "Interfaces"]),
+        .package(name: "AIFNetworking", path: "..", traits: ["DiskCache", "Metrics", "Tracing", "YAML", "Interfaces", "OpenAPI"]),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // One generated OpenAPI client (Sources/TransportBench/OpenAPI) on the three transports.
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
     ],
     targets: [
         .target(
@@ -32,7 +36,12 @@ let package = Package(
                 .product(name: "AIFNetworkingTracing", package: "AIFNetworking"),
                 .product(name: "AIFNetworkingYAML", package: "AIFNetworking"),
                 .product(name: "AIFNetworkingInterfaces", package: "AIFNetworking"),
+                .product(name: "AIFNetworkingOpenAPI", package: "AIFNetworking"),
+                .product(name: "AIFNetworkingTesting", package: "AIFNetworking"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -92,7 +92,7 @@ public struct CurlClientTransport: ClientTransport {
         outgoing.body = try await MessageConversion.requestBody(body)
         outgoing.timeouts = Self.callTimeouts ?? operationTimeouts[operationID] ?? timeouts
         let response = try await transport.stream(outgoing, bufferLimit: bufferLimit)
-        let url = outgoing.url.absoluteString
+        let url = outgoing.location.text
         return (
             try MessageConversion.response(statusCode: response.statusCode, headers: response.headers, url: url),
             MessageConversion.responseBody(response.body, headers: response.headers, method: method, statusCode: response.statusCode)

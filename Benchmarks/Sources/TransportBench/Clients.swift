@@ -55,6 +55,21 @@ enum ClientKind: String, CaseIterable, Sendable {
     /// `manager` with the metrics and tracing observers and neither system bootstrapped: what
     /// observing costs an application that has not chosen a backend.
     case managerObserved = "manager-observed"
+    /// A client generated from `OpenAPI/bench.yaml` (swift-openapi-generator), loading and
+    /// decoding the same document, on this library's transport, AsyncHTTPClient's and URLSession's.
+    case openAPICurl = "openapi-curl"
+    case openAPIAHC = "openapi-ahc"
+    case openAPIURLSession = "openapi-urlsession"
+    case openAPIStub = "openapi-stub"
+
+    /// Whether the client runs in a scenario: the OpenAPI clients at c=16 over HTTP/1.1 only
+    /// (the comparison their RATIO line makes).
+    func runs(in scenario: Comparison.Scenario) -> Bool {
+        switch self {
+        case .openAPICurl, .openAPIAHC, .openAPIURLSession, .openAPIStub: scenario.concurrency == 16 && !scenario.secure
+        default: true
+        }
+    }
 
     func make(_ settings: ClientSettings) throws -> any BenchClient {
         switch self {
@@ -69,6 +84,10 @@ enum ClientKind: String, CaseIterable, Sendable {
         case .managerObserved: ManagerDelegateClient(settings, loadPlacement: .automatic, observers: [MetricsObserver(), TracingObserver()])
         case .managerAsync: ManagerAsyncClient(settings)
         case .interfaceAsync: InterfaceAsyncClient(settings)
+        case .openAPICurl: OpenAPIBenchClient(settings, on: .curl)
+        case .openAPIAHC: OpenAPIBenchClient(settings, on: .ahc)
+        case .openAPIURLSession: OpenAPIBenchClient(settings, on: .urlSession)
+        case .openAPIStub: OpenAPIBenchClient(settings, on: .stub)
         }
     }
 }
@@ -278,15 +297,7 @@ final class AsyncHTTPClientClient: BenchClient {
     private let settings: ClientSettings
 
     init(_ settings: ClientSettings) {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: settings.concurrency)
-        configuration.httpVersion = settings.http2 ? .automatic : .http1Only
-        if let caFile = settings.caFile {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .file(caFile)
-            configuration.tlsConfiguration = tls
-        }
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        client = makeHTTPClient(settings)
         url = settings.url
         self.settings = settings
     }
@@ -313,6 +324,20 @@ final class AsyncHTTPClientClient: BenchClient {
     func close() async throws {
         try await client.shutdown()
     }
+}
+
+/// An AsyncHTTPClient set as the benchmark's clients are: a connection soft limit of the
+/// concurrency, HTTP/1.1 unless HTTP/2 is asked for, the benchmark's CA trusted.
+func makeHTTPClient(_ settings: ClientSettings) -> HTTPClient {
+    var configuration = HTTPClient.Configuration()
+    configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: settings.concurrency)
+    configuration.httpVersion = settings.http2 ? .automatic : .http1Only
+    if let caFile = settings.caFile {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(caFile)
+        configuration.tlsConfiguration = tls
+    }
+    return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
 }
 
 /// Runs `concurrency` tasks, each calling `request` (with its index) back to back until

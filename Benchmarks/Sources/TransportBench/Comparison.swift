@@ -47,7 +47,7 @@ struct Comparison {
                 // FoundationNetworking on Linux offers no way to trust a custom CA (its
                 // URLSessionCertificateAuthorityInfoFile switch exists only in debug builds), so
                 // it cannot take part over HTTPS without changing the machine's trust store.
-                for kind in order where !(scenario.secure && kind == .urlSession) {
+                for kind in order where !(scenario.secure && kind == .urlSession) && kind.runs(in: scenario) {
                     let measurement = try runClient(kind, scenario: scenario, server: server, pinned: pin)
                     results[index, default: [:]][kind, default: []].append(measurement)
                     if measurement.failures > 0 {
@@ -79,6 +79,7 @@ struct Comparison {
             say("")
             ratioLines.append(ratioLine(scenario, byClient))
             if let line = managerRatioLine(scenario, byClient) { ratioLines.append(line) }
+            if let line = openAPIRatioLine(scenario, byClient) { ratioLines.append(line) }
         }
         for line in ratioLines { say(line) }
         try soak(server: server, pinned: pin)
@@ -111,6 +112,18 @@ struct Comparison {
         return parts.isEmpty ? nil : "RATIO \(scenario.ratioLabel) " + parts.joined(separator: " ")
     }
 
+    /// `RATIO openapi c=16 curl-transport/ahc-transport=2.1 …`: one generated client on the three
+    /// transports, loading and decoding the same document.
+    private func openAPIRatioLine(_ scenario: Scenario, _ byClient: [ClientKind: [Measurement]]) -> String? {
+        let parts = [
+            ratio(.openAPICurl, .openAPIAHC, byClient, as: "curl-transport/ahc-transport"),
+            ratio(.openAPICurl, .openAPIURLSession, byClient, as: "curl-transport/urlsession-transport"),
+            ratio(.openAPICurl, .transportAsync, byClient, as: "curl-transport/transport-async"),
+            ratio(.openAPIStub, .openAPICurl, byClient, as: "stub-transport/curl-transport"),
+        ].compactMap { $0 }
+        return parts.isEmpty ? nil : "RATIO openapi \(scenario.ratioLabel) " + parts.joined(separator: " ")
+    }
+
     /// Resident memory of the manager stack over 100,000 loads, in a process of its own.
     private func soak(server: BenchServer, pinned: Bool) throws {
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
@@ -125,10 +138,10 @@ struct Comparison {
     }
 
     /// `a/b=0.91`: the median over rounds of that round's ratio of requests per second.
-    private func ratio(_ numerator: ClientKind, _ denominator: ClientKind, _ byClient: [ClientKind: [Measurement]]) -> String? {
+    private func ratio(_ numerator: ClientKind, _ denominator: ClientKind, _ byClient: [ClientKind: [Measurement]], as label: String? = nil) -> String? {
         guard let top = byClient[numerator], let bottom = byClient[denominator], top.count == bottom.count else { return nil }
         let value = median(zip(top, bottom).map { $0.requestsPerSecond / $1.requestsPerSecond })
-        return "\(numerator.rawValue)/\(denominator.rawValue)=" + (value >= 10 ? String(format: "%.0f", value) : String(format: "%.2f", value))
+        return (label ?? "\(numerator.rawValue)/\(denominator.rawValue)") + "=" + (value >= 10 ? String(format: "%.0f", value) : String(format: "%.2f", value))
     }
 
     private func runClient(_ kind: ClientKind, scenario: Scenario, server: BenchServer, pinned: Bool) throws -> Measurement {
@@ -232,6 +245,7 @@ final class BenchServer {
                     access_log off;
                     keepalive_requests 100000000;
                     keepalive_timeout 300s;
+                    types { application/json json; application/octet-stream bin; }
                     default_type application/json;
                     server {
                         listen 127.0.0.1:\(httpPort);

@@ -15,6 +15,9 @@ enum TransferClientKind: String, CaseIterable {
     case libcurlCDownload = "libcurl-c-download"
     case ahcDownload = "ahc-download"
     case urlSessionDownload = "urlsession-download"
+    /// The generated OpenAPI client on this library's transport, and on AsyncHTTPClient's.
+    case openAPICurlDownload = "openapi-curl-download"
+    case openAPIAHCDownload = "openapi-ahc-download"
     case transportUpload = "transport-upload"
 }
 
@@ -68,6 +71,10 @@ func measureTransfer(_ kind: TransferClientKind, url: String, warmURL: String, p
         return TransferMeasurement(seconds: seconds, bytes: bytes, residentGrowthKiB: peakResidentKiB() - before)
     }
     switch kind {
+    case .openAPICurlDownload:
+        return try await openAPIDownload(.curl, warmURL: warmURL, path: path, timed: timed)
+    case .openAPIAHCDownload:
+        return try await openAPIDownload(.ahc, warmURL: warmURL, path: path, timed: timed)
     case .transportDownload:
         let transport = CurlTransport(configuration: .init(proxy: .none))
         defer { transport.shutdown() }

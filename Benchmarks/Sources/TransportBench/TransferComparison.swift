@@ -54,6 +54,8 @@ struct TransferComparison {
             ("libcurl-c", "'\(executable)' transfer-client libcurl-c-download"),
             ("ahc", "'\(executable)' transfer-client ahc-download"),
             ("urlsession", "'\(executable)' transfer-client urlsession-download"),
+            ("openapi-curl", "'\(executable)' transfer-client openapi-curl-download"),
+            ("openapi-ahc", "'\(executable)' transfer-client openapi-ahc-download"),
         ]
         for round in 0..<rounds {
             for index in downloaders.indices {
@@ -75,14 +77,16 @@ struct TransferComparison {
 
         say("")
         say("== download, \(fileBytes >> 20) MiB to a file")
-        say("client        MiB/s   rss growth MiB   ×curl-cli")
+        say("client          MiB/s   rss growth MiB   ×curl-cli")
         report(download, order: downloaders.map(\.0))
         say("== upload, \(fileBytes >> 20) MiB as multipart/form-data")
-        say("client        MiB/s   rss growth MiB   ×curl-cli")
+        say("client          MiB/s   rss growth MiB   ×curl-cli")
         report(upload, order: ["transport", "curl-cli"])
         say("")
         say("RATIO download " + ["curl-cli", "ahc", "urlsession"].compactMap { ratio("transport", $0, download) }.joined(separator: " ")
             + " rss-growth-mib=" + growth(download["transport"]))
+        say("RATIO openapi-download " + ["curl-cli", "openapi-ahc"].compactMap { ratio("openapi-curl", $0, download) }.joined(separator: " ")
+            + " rss-growth-mib=" + growth(download["openapi-curl"]))
         say("RATIO upload " + (ratio("transport", "curl-cli", upload) ?? "") + " rss-growth-mib=" + growth(upload["transport"]))
     }
 
@@ -92,7 +96,7 @@ struct TransferComparison {
             guard let runs = results[name] else { continue }
             let speed = median(runs.map(\.mebibytesPerSecond))
             let memory = name == "curl-cli" ? "-" : String(format: "%.1f", median(runs.map { Double($0.residentGrowthKiB) / 1024 }))
-            say(name.padding(toLength: 12, withPad: " ", startingAt: 0) + String(format: "%7.0f", speed)
+            say(name.padding(toLength: 14, withPad: " ", startingAt: 0) + String(format: "%7.0f", speed)
                 + memory.leftPadded(to: 17) + (reference.map { String(format: "%12.2f", speed / $0) } ?? ""))
         }
     }

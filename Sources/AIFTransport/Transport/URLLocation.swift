@@ -13,7 +13,7 @@ package enum URLLocation: Sendable {
     case text(String)
 
     /// The URL, parsed now when held as text.
-    var url: URL {
+    package var url: URL {
         switch self {
         case .parsed(let url):
             return url
@@ -25,7 +25,7 @@ package enum URLLocation: Sendable {
     }
 
     /// The URL's text, as libcurl is given it.
-    var text: String {
+    package var text: String {
         switch self {
         case .parsed(let url): url.absoluteString
         case .text(let text): text
