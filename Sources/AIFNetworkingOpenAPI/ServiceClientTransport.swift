@@ -112,9 +112,10 @@ public struct ServiceClientTransport: ClientTransport {
                 MessageConversion.responseBody(streamed.body, headers: streamed.headers, method: method, statusCode: streamed.statusCode)
             )
         case .failure(let error):
-            // A status the service's policies do not retry (or whose retries are spent) is the
-            // answer, for the client to decode; any other failure is the error.
-            guard error.kind == .httpStatus, let response = error.response else { throw error }
+            // A status the service's policies do not retry (or whose retries are spent), and a
+            // credential still refused once renewed, are the answer, for the client to decode;
+            // any other failure is the error.
+            guard error.kind == .httpStatus || error.kind == .authenticationFailed, let response = error.response else { throw error }
             return (
                 try MessageConversion.response(statusCode: response.statusCode, headers: response.headers, url: shown),
                 MessageConversion.responseBody(response.body, method: method, statusCode: response.statusCode)
