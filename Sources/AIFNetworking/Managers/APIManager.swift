@@ -4,6 +4,7 @@ import Foundation
 ///
 /// ```swift
 /// final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
+///     // Restated as Swift requires of subclasses; safe: it adds no stored state.
 ///     override var serviceName: ServiceName { "shop" }
 ///     override var path: String { "goods/{id}" }
 ///     override func validate(parameters: Parameters) throws {

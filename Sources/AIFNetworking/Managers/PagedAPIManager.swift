@@ -5,6 +5,7 @@ import Foundation
 ///
 /// ```swift
 /// final class GoodsListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
+///     // Restated as Swift requires of subclasses; safe: it adds no stored state.
 ///     override var serviceName: ServiceName { "shop" }
 ///     override var path: String { "goods" }
 ///     override var endOfList: Paging.EndOfList { .totalCount }
