@@ -24,7 +24,7 @@ import Metrics
 /// | `aif_loads_ended_total` | counter | `outcome` | loads ended: `success`, or the ``APIError/Kind/identifier`` |
 /// | `aif_load_duration` | timer | `outcome` | from start to end, waits and retries included |
 /// | `aif_loads_in_flight` | meter | | loads started and not yet ended |
-/// | `aif_attempts_total` | counter | `status` | requests sent: `2xx` … `5xx`, or `error` when none came back |
+/// | `aif_attempts_total` | counter | `status` | requests sent: `2xx` … `5xx`, or `error` when none came back (a request the transport sent again on a fresh connection counts once more, as `error`: its first send's answer was lost) |
 /// | `aif_attempt_duration` | timer | | each request, as libcurl measured it |
 /// | `aif_attempt_phase_duration` | timer | `phase` | `dns`, `connect` and `tls`: each phase's own length; `first_byte`: from the start to the first byte of the answer |
 /// | `aif_bytes_sent_total`, `aif_bytes_received_total` | counter | | header and body bytes on the wire |
@@ -75,6 +75,7 @@ private final class LoadMetricsObservation: LoadObservation {
     }
 
     func attemptDidEnd(_ attempt: ObservedLoad.Attempt) {
+        if attempt.resends > 0 { metrics.attempts(status: nil).increment(by: attempt.resends) }
         guard case .success(let response) = attempt.result else {
             metrics.attempts(status: nil).increment()
             return

@@ -28,7 +28,9 @@ import Tracing
 /// **Each attempt's span** (`client`), named like the load's, carries OpenTelemetry's HTTP
 /// client attributes: `http.request.method`, `url.full` (without its query, which may carry a
 /// key or a signature), `url.scheme`, `server.address`, `server.port`,
-/// `http.request.resend_count` (from the second attempt on), `http.response.status_code`,
+/// `http.request.resend_count` (from the second attempt on), `aif.resends` (when the transport
+/// sent the attempt again on a fresh connection, a reused one having closed before answering),
+/// `http.response.status_code`,
 /// `error.type` (the status for 4xx and 5xx, else the transport failure's code), and the
 /// error recorded on the span. Retries and credential renewals are events on the load span.
 ///
@@ -97,6 +99,7 @@ private final class LoadTrace: LoadObservation {
             if let host = url.host { attributes["server.address"] = host }
             if let port = url.port ?? Self.defaultPort(url.scheme) { attributes["server.port"] = port }
         }
+        if attempt.resends > 0 { span.attributes["aif.resends"] = attempt.resends }
         switch attempt.result {
         case .success(let response):
             span.attributes["http.response.status_code"] = response.statusCode

@@ -38,6 +38,8 @@ static const size_t aif_curl_writefunc_pause = CURL_WRITEFUNC_PAUSE;
 static const int aif_curlpause_recv = CURLPAUSE_RECV;
 static const int aif_curlpause_send = CURLPAUSE_SEND;
 static const curl_socket_t aif_curl_socket_timeout = CURL_SOCKET_TIMEOUT;
+static const int aif_curl_prereqfunc_ok = CURL_PREREQFUNC_OK;
+static const int aif_curl_prereqfunc_abort = CURL_PREREQFUNC_ABORT;
 
 /// The running libcurl's version and its TLS library's (`curl_version_info(CURLVERSION_NOW)`).
 static inline const curl_version_info_data *aif_curl_version_info(void) {
@@ -51,6 +53,10 @@ typedef size_t (*aif_curl_data_callback)(char *_Nullable buffer, size_t size, si
 typedef int (*aif_curl_xferinfo_callback)(void *_Nullable userdata, curl_off_t dltotal, curl_off_t dlnow,
                                           curl_off_t ultotal, curl_off_t ulnow);
 typedef int (*aif_curl_seek_callback)(void *_Nullable userdata, curl_off_t offset, int origin);
+/// CURLOPT_PREREQFUNCTION: libcurl is about to send the request on a connection made or reused
+/// for it (and again if it sends the request once more on a fresh connection).
+typedef int (*aif_curl_prereq_callback)(void *_Nullable userdata, char *_Nullable primary_ip, char *_Nullable local_ip,
+                                        int primary_port, int local_port);
 /// CURLMOPT_SOCKETFUNCTION: libcurl says which socket to watch for what (`CURL_POLL_*`).
 typedef int (*aif_curl_socket_callback)(CURL *easy, curl_socket_t socket, int what, void *_Nullable userdata,
                                         void *_Nullable socketdata);
@@ -104,6 +110,10 @@ static inline CURLcode aif_curl_easy_setopt_xferinfo_callback(CURL *handle,
 
 static inline CURLcode aif_curl_easy_setopt_seek_callback(CURL *handle, aif_curl_seek_callback _Nullable callback) {
     return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, callback);
+}
+
+static inline CURLcode aif_curl_easy_setopt_prereq_callback(CURL *handle, aif_curl_prereq_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
 }
 
 static inline CURLcode aif_curl_easy_setopt_opensocket_callback(CURL *handle, aif_curl_opensocket_callback callback) {

@@ -29,7 +29,7 @@ enum FailureClass: Int32, CaseIterable {
         switch error.kind {
         case .configuration, .invalidParameters, .vetoedByInterceptor:
             self = .configuration
-        case .noNetwork:
+        case .noNetwork, .responseLost:
             self = .connection
         case .timeout:
             self = .timeout

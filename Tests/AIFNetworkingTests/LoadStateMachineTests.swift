@@ -135,6 +135,51 @@ struct LoadStateMachineTests {
         #expect(machine.stopped(.cancelled, "the manager was deallocated") == Self.fail(.cancelled, "the manager was deallocated", attempts: 0))
     }
 
+    // MARK: What the transport sent again
+
+    @Test func whatTheTransportSentAgainCountsAsAttempts() {
+        // A GET the transport sent again on a fresh connection (a reused one closed before
+        // answering), then answered: two sends, one attempt of the engine's.
+        var machine = Self.sending()
+        var metrics = HTTPResponse.Metrics()
+        metrics.resends = 1
+        let resent = Machine.Answer(outcome: .success(HTTPResponse(statusCode: 200, url: Self.url, metrics: metrics)), request: Self.request())
+        #expect(machine.answered(resent, policy: .standard, on: Self.clock()) == Self.end(2))
+    }
+
+    @Test func resendsOfEveryAttemptAddUpWithTheRetries() {
+        var machine = Self.sending()
+        // The first attempt's GET was sent again by the transport, and its answer lost again.
+        let lost = TransportError(.responseLost, url: Self.url.absoluteString, detail: "lost", resends: 1)
+        let first = machine.answered(Machine.Answer(outcome: .failure(lost), request: Self.request()), policy: .standard, on: Self.clock(), random: Self.longest)
+        let retry = Self.retry(asked: first)
+        #expect(retry.number == 2, "the policy counts its own attempts")
+        #expect(retry.reason == .transportError(.responseLost))
+        #expect(machine.retryAllowed(retry) == .wait(.milliseconds(500)))
+        #expect(machine.waitEnded(cancelled: false, on: Self.clock(1)) == Self.send(2))
+        // Two attempts and one resend: three copies may have reached the server.
+        #expect(machine.answered(Self.answer(200), policy: .standard, on: Self.clock(1)) == Self.end(3))
+    }
+
+    @Test func aLostResponseOfAPostIsNotRetriedWithoutAKey() {
+        var machine = Self.sending()
+        let lost = TransportError(.responseLost, url: Self.url.absoluteString, detail: "lost")
+        let answer = Machine.Answer(outcome: .failure(lost), request: Self.request(.post))
+        #expect(machine.answered(answer, policy: .standard, on: Self.clock()) == Self.end(1, notRetried: "the transfer failed: response lost; POST is not retried without an idempotency key"))
+        var keyed = Self.sending()
+        let withKey = Machine.Answer(outcome: .failure(lost), request: Self.request(.post, headers: ["Idempotency-Key": "k"]))
+        let policy = RetryPolicy(idempotencyKeyHeader: "Idempotency-Key")
+        #expect(Self.retry(asked: keyed.answered(withKey, policy: policy, on: Self.clock())).number == 2)
+    }
+
+    @Test func aWaitCancelledAfterAResendCountsIt() {
+        var machine = Self.sending()
+        let lost = TransportError(.responseLost, url: Self.url.absoluteString, detail: "lost", resends: 2)
+        let retry = Self.retry(asked: machine.answered(Machine.Answer(outcome: .failure(lost), request: Self.request()), policy: .standard, on: Self.clock()))
+        _ = machine.retryAllowed(retry)
+        #expect(machine.waitEnded(cancelled: true, on: Self.clock()) == Self.fail(.cancelled, "the request was cancelled while waiting to retry", attempts: 3))
+    }
+
     // MARK: Retries and their waits
 
     @Test func retriesWaitTwiceAsLongEachTimeThenStopWithANote() {

@@ -40,6 +40,13 @@ final class RawServer: Sendable {
         /// `200` with the number of body bytes that came and the request's `Content-Type`
         /// (`COUNT TYPE`): a sink for large uploads that costs the test process little.
         case countBody
+        /// On each connection, answers the first `answering` requests (`200`, kept alive, the
+        /// body `{"ok":N}`: the connection's N-th request), then reads the next one whole — its body
+        /// by `Content-Length` or chunked — and closes without a byte of answer: a server that
+        /// processed a request and lost its answer. Every request read whole is recorded in
+        /// ``processedRequests``; with `answering: 1`, only requests on a reused connection are
+        /// lost.
+        case loseAnswer(afterAnswering: Int)
     }
 
     let port: Int
@@ -51,6 +58,7 @@ final class RawServer: Sendable {
         var accepted = 0
         var refusedForTime = 0
         var requestLines: [String] = []
+        var processed: [String] = []
         var stopped = false
         var listenerClosed = false
     }
@@ -95,6 +103,12 @@ final class RawServer: Sendable {
             acceptLoop(behaviour)
         }
         thread.start()
+    }
+
+    /// The requests a ``Behaviour/loseAnswer(afterAnswering:)`` server read whole, in order, each
+    /// as `METHOD PATH BODY` (the body as text, empty for none).
+    var processedRequests: [String] {
+        state.withLock { $0.processed }
     }
 
     /// The request lines received so far (for ``Behaviour/echoRequestLine``).
@@ -144,6 +158,7 @@ final class RawServer: Sendable {
 
     private func handle(_ client: Int32, _ behaviour: Behaviour) {
         if case .countBody = behaviour { return countBody(client) }   // reads the head itself, as bytes
+        if case .loseAnswer(let answering) = behaviour { return loseAnswer(client, afterAnswering: answering) }
         let head = readHead(client)
         switch behaviour {
         case .dropMidBody(let promised, let sent):
@@ -163,7 +178,7 @@ final class RawServer: Sendable {
         case .reply(let text):
             write(client, text)
             finish(client)
-        case .countBody:
+        case .countBody, .loseAnswer:
             break
         case .resource(let resource):
             let line = head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
@@ -237,6 +252,78 @@ final class RawServer: Sendable {
             shutdown(client, Int32(SHUT_RDWR))
             close(client)
         }
+    }
+
+    /// Answers `answering` requests on the connection, reads one more whole, and closes.
+    private func loseAnswer(_ client: Int32, afterAnswering answering: Int) {
+        var pending: [UInt8] = []
+        var served = 0
+        while let (head, body) = readRequest(client, &pending) {
+            let requestLine = head.split(separator: "\r\n", maxSplits: 1).first ?? ""
+            let parts = requestLine.split(separator: " ")
+            let method = parts.first.map(String.init) ?? "?"
+            let path = parts.count > 1 ? String(parts[1]) : "?"
+            state.withLock { $0.processed.append("\(method) \(path) \(String(decoding: body, as: UTF8.self))") }
+            guard served < answering else { break }
+            served += 1
+            let answer = #"{"ok":\#(served)}"#
+            guard write(client, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\n\r\n\(answer)") else { break }
+        }
+        finish(client)
+    }
+
+    /// Reads one whole request from `client` — the head, then a `Content-Length` or chunked
+    /// body — starting with the bytes already in `pending` and leaving there what follows it;
+    /// `nil` when the peer closes first.
+    private func readRequest(_ client: Int32, _ pending: inout [UInt8]) -> (head: String, body: [UInt8])? {
+        func fill() -> Bool {
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            let count = recv(client, &buffer, buffer.count, 0)
+            guard count > 0 else { return false }
+            pending.append(contentsOf: buffer[0..<count])
+            return true
+        }
+        func find(_ separator: [UInt8], from start: Int) -> Int? {
+            guard pending.count >= start + separator.count else { return nil }
+            return (start...(pending.count - separator.count)).first { pending[$0..<$0 + separator.count].elementsEqual(separator) }
+        }
+        let blankLine: [UInt8] = [13, 10, 13, 10]
+        var headEnd = find(blankLine, from: 0)
+        while headEnd == nil {
+            guard fill() else { return nil }
+            headEnd = find(blankLine, from: 0)
+        }
+        let head = String(decoding: pending[..<headEnd!], as: UTF8.self)
+        pending.removeFirst(headEnd! + 4)
+        let fields = head.split(separator: "\r\n").dropFirst().map { $0.lowercased() }
+        func header(_ name: String) -> String? {
+            fields.first { $0.hasPrefix(name + ":") }.map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
+        }
+        var body: [UInt8] = []
+        if header("transfer-encoding") == "chunked" {
+            while true {
+                var lineEnd = find([13, 10], from: 0)
+                while lineEnd == nil {
+                    guard fill() else { return nil }
+                    lineEnd = find([13, 10], from: 0)
+                }
+                let size = Int(String(decoding: pending[..<lineEnd!], as: UTF8.self), radix: 16) ?? 0
+                while pending.count < lineEnd! + 2 + size + 2 {
+                    guard fill() else { return nil }
+                }
+                body += pending[(lineEnd! + 2)..<(lineEnd! + 2 + size)]
+                pending.removeFirst(lineEnd! + 2 + size + 2)
+                if size == 0 { break }
+            }
+        } else {
+            let length = Int(header("content-length") ?? "0") ?? 0
+            while pending.count < length {
+                guard fill() else { return nil }
+            }
+            body = Array(pending[..<length])
+            pending.removeFirst(length)
+        }
+        return (head, body)
     }
 
     /// Reads until the blank line that ends a request head (or the peer closes).

@@ -328,6 +328,9 @@ final class LoadEngine: Sendable {
                 signingContext: signingContext
             )
             if let timeouts = plan.timeouts { made.timeouts = timeouts }
+            // What the policy retries, the transport may send again when a reused connection
+            // closed before answering; anything else it sends once.
+            made.isIdempotent = plan.retryPolicy.allowsRetrying(made)
             if attempt.credential != nil, let authenticator = plan.authenticator {
                 made.sendingCondition = authenticator.sendingCondition(generation: attempt.generation, reportsRefusal: attempt.reportsRefusal)
             }

@@ -78,7 +78,7 @@ struct LoadStateMachine: Sendable {
 
     /// How a load ends with its last answer.
     struct Ending: Sendable, Equatable {
-        /// How many attempts were sent.
+        /// How many times the request was sent: the attempts, and the transport's resends.
         var attempts: Int
         /// Why a failure the policy would retry was not retried, for the log and the error.
         var notRetried: String?
@@ -90,7 +90,7 @@ struct LoadStateMachine: Sendable {
     struct Failure: Sendable, Equatable {
         var kind: APIError.Kind
         var message: String
-        /// How many attempts were sent.
+        /// How many times the request was sent: the attempts, and the transport's resends.
         var attempts: Int
     }
 
@@ -110,6 +110,14 @@ struct LoadStateMachine: Sendable {
         var bodyWentToReader = false
         /// A download's verdict on a response, if the load downloads.
         var download: DownloadVerdict?
+
+        /// How many times the transport sent the request again on a fresh connection.
+        var resends: Int {
+            switch outcome {
+            case .success(let response): response.metrics.resends
+            case .failure(let error): (error as? TransportError)?.resends ?? 0
+            }
+        }
     }
 
     /// What the service's rules say about a response.
@@ -171,6 +179,10 @@ struct LoadStateMachine: Sendable {
     private var resignedForClock = false
     /// Whether a download started over (once at most).
     private var restartedDownload = false
+    /// How many times the transport sent an attempt's request again on a fresh connection (a
+    /// reused one closed before answering): counted with the attempts, since each could have
+    /// reached the server.
+    private var resends = 0
 
     /// Creates the machine of a load.
     ///
@@ -269,6 +281,7 @@ struct LoadStateMachine: Sendable {
         random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:)
     ) -> Action {
         guard phase == .sending else { return unexpected("an answer") }
+        resends += answer.resends
         if answer.bodyWentToReader { return end() }
         let judgement = answer.judgement
         let response: HTTPResponse
@@ -381,12 +394,13 @@ struct LoadStateMachine: Sendable {
 
     private mutating func end(notRetried: String? = nil, handler: String? = nil) -> Action {
         phase = .ended
-        return .end(Ending(attempts: number, notRetried: notRetried, handler: handler))
+        return .end(Ending(attempts: number + resends, notRetried: notRetried, handler: handler))
     }
 
+    /// Ends the load with a failure after `attempts` attempts (and the transport's resends).
     private mutating func fail(_ kind: APIError.Kind, _ message: String, attempts: Int) -> Action {
         phase = .ended
-        return .fail(Failure(kind: kind, message: message, attempts: attempts))
+        return .fail(Failure(kind: kind, message: message, attempts: attempts + resends))
     }
 
     /// An event the load's phase does not expect: after the end, every event is; before it,

@@ -31,6 +31,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             case invalidResponse = "invalid response"
             case timeout = "timeout"
             case noNetwork = "no network"
+            case responseLost = "response lost"
             case transport = "transport"
             case cancelled = "cancelled"
             case authenticationFailed = "authentication failed"
@@ -56,6 +57,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             case .invalidResponse: "invalid_response"
             case .timeout: "timeout"
             case .noNetwork: "no_network"
+            case .responseLost: "response_lost"
             case .transport: "transport"
             case .cancelled: "cancelled"
             case .authenticationFailed: "authentication_failed"
@@ -85,6 +87,12 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         public static let timeout = Kind(.timeout)
         /// The server could not be reached (refused, unreachable, name not found).
         public static let noNetwork = Kind(.noNetwork)
+        /// The request went out and the connection closed before any of the answer came back:
+        /// the server may have processed it. Unlike ``noNetwork`` (nothing was sent), sending it
+        /// again may repeat its effect; it is retried only when it is safe to repeat (its method
+        /// is one the ``/AIFServices/RetryPolicy`` retries, or it carries the policy's
+        /// idempotency key). ``APIError/underlyingError`` is the ``/AIFTransport/TransportError``.
+        public static let responseLost = Kind(.responseLost)
         /// Any other transport failure (TLS, a dropped connection, too many redirects, an
         /// invalid or oversized response …); ``APIError/underlyingError`` is the
         /// ``/AIFTransport/TransportError``.
@@ -116,7 +124,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     /// The response, when one arrived.
     public var response: HTTPResponse? { storage.response }
     /// How many times the request was sent before the load failed: 0 when it failed before
-    /// sending, more than 1 when it was retried (see ``/AIFServices/RetryPolicy``).
+    /// sending, more than 1 when it was retried (see ``/AIFServices/RetryPolicy``) or when the
+    /// transport sent it again on a fresh connection (a reused one had closed before answering;
+    /// only a request safe to repeat) — each time it could have reached the server.
     public var attempts: Int { storage.attempts ?? (storage.response == nil && !Self.sentKinds.contains(kind) ? 0 : 1) }
 
     /// Creates an error; managers and reformers use this.
@@ -172,7 +182,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The kinds of failure that happen while sending, so after one attempt at least.
-    private static let sentKinds: Set<Kind> = [.timeout, .noNetwork, .transport]
+    private static let sentKinds: Set<Kind> = [.timeout, .noNetwork, .responseLost, .transport]
 
     /// The same error, counting `attempts` sends.
     func counting(attempts: Int) -> APIError {
@@ -263,6 +273,7 @@ extension APIError {
             if transport.code == .cancelled { return make(.cancelled, "the request was cancelled") }
             if transport.isTimeout { return make(.timeout, transport.description) }
             if transport.isCannotConnect { return make(.noNetwork, transport.description) }
+            if transport.code == .responseLost { return make(.responseLost, transport.description) }
             return make(.transport, transport.description)
         case let service as ServiceError:
             return make(.configuration, service.description)

@@ -32,7 +32,8 @@ public struct APIResponse<Content: Sendable>: Sendable {
     /// How the transfer went; for a cached response, the transfer that filled the cache.
     public var metrics: HTTPResponse.Metrics { storage.metrics }
     /// How many times the request was sent: 1, or more when the load was retried (see
-    /// ``/AIFServices/RetryPolicy``).
+    /// ``/AIFServices/RetryPolicy``) or when the transport sent it again on a fresh connection
+    /// (a reused one had closed before answering; only a request safe to repeat).
     public var attempts: Int { storage.attempts }
     /// The HTTP version the response arrived over (of the stored response, for one from the
     /// cache).

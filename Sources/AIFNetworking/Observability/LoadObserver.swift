@@ -127,6 +127,16 @@ extension ObservedLoad {
             ResponseCache.StoredResponse.storableURL(request.url)
         }
 
+        /// How many times the transport sent the request again on a fresh connection in this
+        /// attempt, because a connection it reused had closed before answering (only a request
+        /// safe to repeat): the server may have seen the attempt `1 + resends` times.
+        public var resends: Int {
+            switch result {
+            case .success(let response): response.metrics.resends
+            case .failure(let error): (error as? TransportError)?.resends ?? 0
+            }
+        }
+
         /// The transfer's timings and byte counts, when the server answered.
         public var metrics: HTTPResponse.Metrics? {
             if case .success(let response) = result { response.metrics } else { nil }
@@ -141,7 +151,8 @@ extension ObservedLoad {
         public var origin: ResponseOrigin?
         /// Why the load failed, when it did.
         public var error: APIError?
-        /// The requests sent (0 when the cache answered or the load failed before sending).
+        /// The requests sent (0 when the cache answered or the load failed before sending), the
+        /// transport's resends on fresh connections included.
         public var attempts: Int
 
         /// Describes an outcome.

@@ -306,7 +306,8 @@ public final class APIProxy: Sendable {
 
     @inline(never)
     func logReceiving(_ response: HTTPResponse, for request: HTTPRequest, id: RequestID, started: ContinuousClock.Instant) {
-        logger.info("response \(id) \(response.statusCode) \(request.method) \(Self.loggable(request.url)) in \(Self.milliseconds(since: started)) ms, \(response.body.count) bytes")
+        logger.info(
+            "response \(id) \(response.statusCode) \(request.method) \(Self.loggable(request.url)) in \(Self.milliseconds(since: started)) ms, \(response.body.count) bytes\(Self.resent(response.metrics.resends))")
         if logger.logLevel <= .debug {
             logger.debug("response \(id) headers: \(response.headers.redactingSecrets())")
         }
@@ -355,7 +356,14 @@ public final class APIProxy: Sendable {
 
     @inline(never)
     func logFailure(_ error: any Error, for request: HTTPRequest, id: RequestID, started: ContinuousClock.Instant) {
-        logger.info("failed \(id) \(request.method) \(Self.loggable(request.url)) after \(Self.milliseconds(since: started)) ms: \(error)")
+        let resends = (error as? TransportError)?.resends ?? 0
+        logger.info("failed \(id) \(request.method) \(Self.loggable(request.url)) after \(Self.milliseconds(since: started)) ms: \(error)\(Self.resent(resends))")
+    }
+
+    /// What a log line adds for a request the transport sent again on a fresh connection.
+    private static func resent(_ resends: Int) -> String {
+        guard resends > 0 else { return "" }
+        return "; sent \(resends + 1) times (a reused connection closed before answering, and the request is safe to repeat)"
     }
 
     /// Logs a load answered from the cache.

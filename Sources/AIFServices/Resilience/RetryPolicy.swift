@@ -10,7 +10,7 @@ import Foundation
 /// | retries after the first attempt | 2 |
 /// | statuses retried | 408, 429, 502, 503, 504 |
 /// | statuses retried only when they carry `Retry-After` | none (GitHub's rate limit is a 403 with `Retry-After`: add 403) |
-/// | transport failures retried | connection refused, connection dropped, connect timeout, total timeout, stalled |
+/// | transport failures retried | connection refused, connection dropped, response lost, connect timeout, total timeout, stalled |
 /// | methods retried | GET, HEAD, PUT, DELETE, OPTIONS — any method when the request carries ``idempotencyKeyHeader`` |
 /// | wait | exponential with full jitter: a random time up to `baseDelay × 2ⁿ` (0.5 s, 1 s, 2 s …), never more than `maxDelay` (30 s) |
 /// | `Retry-After` | honoured, as seconds or as an HTTP date (read against the server's clock); longer than `maxDelay` or than what is left of the load's total timeout: the server's answer is delivered at once |
@@ -55,7 +55,7 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         maxRetries: Int = 2,
         retryableStatusCodes: Set<Int> = [408, 429, 502, 503, 504],
         retryAfterStatusCodes: Set<Int> = [],
-        retryableErrors: Set<TransportError.Code> = [.connectionRefused, .connectionDropped, .connectTimeout, .totalTimeout, .stalled],
+        retryableErrors: Set<TransportError.Code> = [.connectionRefused, .connectionDropped, .responseLost, .connectTimeout, .totalTimeout, .stalled],
         methods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options],
         idempotencyKeyHeader: String? = nil,
         baseDelay: Duration = .milliseconds(500),
@@ -89,9 +89,10 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
             + "waiting up to \(Reason.seconds(baseDelay)) s × 2ⁿ (at most \(Reason.seconds(maxDelay)) s)"
     }
 
-    /// Whether `request` may be sent twice: its method is one of ``methods``, or it carries
-    /// the ``idempotencyKeyHeader``.
+    /// Whether `request` may be sent twice: its body is not a stream (which is sent once), and
+    /// its method is one of ``methods`` or it carries the ``idempotencyKeyHeader``.
     public func allowsRetrying(_ request: HTTPRequest) -> Bool {
+        if request.body.isStream { return false }
         if methods.contains(request.method) { return true }
         guard let idempotencyKeyHeader else { return false }
         return request.headers[idempotencyKeyHeader] != nil

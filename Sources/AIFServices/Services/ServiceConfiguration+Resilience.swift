@@ -3,7 +3,7 @@ import Foundation
 extension ConfiguredService {
     /// The transport failures a config file can name, by name.
     static let retryableErrorNames: [String: TransportError.Code] = [
-        "connectionRefused": .connectionRefused, "connectionDropped": .connectionDropped, "connectTimeout": .connectTimeout,
+        "connectionRefused": .connectionRefused, "connectionDropped": .connectionDropped, "responseLost": .responseLost, "connectTimeout": .connectTimeout,
         "totalTimeout": .totalTimeout, "stalled": .stalled, "hostUnreachable": .hostUnreachable, "nameResolutionFailed": .nameResolutionFailed,
     ]
 

@@ -35,7 +35,7 @@ import Foundation
 /// response whose JSON body carries another code than a success code fail as a service veto
 /// (see ``ApplicationErrorRule``). `retry` sets the ``RetryPolicy``: `false` for none, or an
 /// object whose keys override the defaults — `maxRetries`, `statusCodes`, `errors`
-/// (`connectionRefused`, `connectionDropped`, `connectTimeout`, `totalTimeout`, `stalled`,
+/// (`connectionRefused`, `connectionDropped`, `responseLost`, `connectTimeout`, `totalTimeout`, `stalled`,
 /// `hostUnreachable`, `nameResolutionFailed`), `methods`, `idempotencyKeyHeader`,
 /// `baseDelaySeconds`, `maxDelaySeconds`. `errorPolicies` maps application codes (`codes`) and
 /// HTTP statuses (`statuses`) to `surface`, `retry`, `refreshCredentials`, `correctClock` or `handler:NAME`

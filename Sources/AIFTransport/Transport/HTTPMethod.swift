@@ -35,4 +35,14 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     public static let patch: HTTPMethod = "PATCH"
     /// `OPTIONS`: ask which options the resource supports.
     public static let options: HTTPMethod = "OPTIONS"
+
+    /// Whether the method is idempotent (RFC 9110 §9.2.2): a request sent twice with it has the
+    /// effect of one — `GET`, `HEAD`, `OPTIONS`, `TRACE`, `PUT` and `DELETE`. Method tokens are
+    /// case-sensitive: `get` is another method, and not one of these.
+    public var isIdempotent: Bool {
+        switch rawValue {
+        case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE": true
+        default: false
+        }
+    }
 }

@@ -20,6 +20,11 @@ public struct HTTPRequest: Sendable {
         /// length is not known); sent once — a retry or a 307/308 cannot send it again.
         case stream(RequestBodyStream)
 
+        /// Whether the body is produced as it is sent (``stream(_:)``), and so can be sent once only.
+        public var isStream: Bool {
+            if case .stream = self { true } else { false }
+        }
+
         /// The number of bytes of an in-memory body; `nil` for a file, multipart or streamed body.
         public var byteCount: Int? {
             switch self {
@@ -70,6 +75,26 @@ public struct HTTPRequest: Sendable {
         get { attachments.connection }
         set { attachments.connection = newValue }
     }
+    /// Whether the request may reach the server more than once: sending it twice has the effect
+    /// of sending it once, because its method is idempotent or because it carries a key the
+    /// server recognises (`Idempotency-Key`).
+    ///
+    /// The transport sends only such a request again on its own: when a connection it reused
+    /// turns out to have closed before any byte of the answer (a server closes idle connections
+    /// at times of its own choosing, and the request may have reached it first), it sends the
+    /// request once more on a fresh connection and counts it
+    /// (``HTTPResponse/Metrics-swift.struct/resends``). Any other request then ends with
+    /// ``TransportError/Code-swift.struct/responseLost``: the server may have processed it.
+    ///
+    /// By default, whether the ``method`` is idempotent (``HTTPMethod/isIdempotent``) and the body
+    /// is not a stream, which can be sent once only; set it for a `POST` that carries an
+    /// idempotency key. The services layer sets it from the load's retry policy.
+    public var isIdempotent: Bool {
+        get { idempotence ?? (method.isIdempotent && !body.isStream) }
+        set { idempotence = newValue }
+    }
+    /// ``isIdempotent`` as set, or `nil` to follow the method and body.
+    private var idempotence: Bool?
     /// What may still withdraw the request before it goes out, and hears its response's status
     /// first (see ``SendingCondition``); `nil` for most requests.
     package var sendingCondition: (any SendingCondition)? {

@@ -89,6 +89,10 @@ extension HTTPResponse {
         public var redirectCount: Int
         /// Whether the transfer went over a connection kept from an earlier one.
         public var reusedConnection: Bool
+        /// How many times the transport sent the request again on a fresh connection, because a
+        /// connection it reused closed before answering (see ``HTTPRequest/isIdempotent``): the
+        /// server may have seen the request `1 + resends` times. Usually 0.
+        public var resends: Int
 
         /// Creates metrics; every field is zero or `false` by default.
         public init(
@@ -100,7 +104,8 @@ extension HTTPResponse {
             bytesSent: Int = 0,
             bytesReceived: Int = 0,
             redirectCount: Int = 0,
-            reusedConnection: Bool = false
+            reusedConnection: Bool = false,
+            resends: Int = 0
         ) {
             self.nameLookup = nameLookup
             self.connect = connect
@@ -111,6 +116,7 @@ extension HTTPResponse {
             self.bytesReceived = bytesReceived
             self.redirectCount = redirectCount
             self.reusedConnection = reusedConnection
+            self.resends = resends
         }
     }
 }

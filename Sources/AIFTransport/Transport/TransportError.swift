@@ -21,6 +21,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
             case tlsFailure = "TLS failure"
             case cancelled = "cancelled"
             case connectionDropped = "connection dropped"
+            case responseLost = "response lost"
             case invalidURL = "invalid URL"
             case invalidRequest = "invalid request"
             case tooManyRedirects = "too many redirects"
@@ -57,6 +58,12 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code(.cancelled)
         /// The connection closed or broke before the response was complete.
         public static let connectionDropped = Code(.connectionDropped)
+        /// The request went out, and the connection closed before any byte of the answer came
+        /// back: the server may have processed it. Unlike the failures that happen before a
+        /// request leaves (``connectionRefused``, ``connectTimeout``, a TLS failure …), sending
+        /// it again may repeat its effect — a charge made twice — so only a request that is
+        /// safe to repeat (``HTTPRequest/isIdempotent``) is retried after it.
+        public static let responseLost = Code(.responseLost)
         /// The URL is malformed or its scheme is not `http`/`https`.
         public static let invalidURL = Code(.invalidURL)
         /// The request cannot be sent as given (a header with a line break, an unreadable
@@ -143,6 +150,11 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     /// libcurl's own message (its error buffer, or its text for the code), when it reported
     /// the failure; otherwise this library's explanation.
     public let detail: String
+    /// How many times the transport sent the request again on a fresh connection before it
+    /// failed, because a connection it reused closed before answering: the server may have
+    /// seen the request `1 + resends` times. Only a request that is safe to repeat
+    /// (``HTTPRequest/isIdempotent``) is sent again; 0 for most failures.
+    public var resends: Int
 
     /// Creates an error.
     ///
@@ -152,12 +164,14 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     ///   - detail: What happened, in plain words.
     ///   - tlsReason: For TLS failures, the reason.
     ///   - curlCode: libcurl's code, if it reported the failure.
-    public init(_ code: Code, url: String, detail: String, tlsReason: TLSFailureReason? = nil, curlCode: Int? = nil) {
+    ///   - resends: How many times the request was sent again on a fresh connection.
+    public init(_ code: Code, url: String, detail: String, tlsReason: TLSFailureReason? = nil, curlCode: Int? = nil, resends: Int = 0) {
         self.code = code
         self.url = Self.redactingPassword(in: url)
         self.detail = detail
         self.tlsReason = tlsReason
         self.curlCode = curlCode
+        self.resends = resends
     }
 
     /// Whether no connection could be made at all: refused, unreachable, or unresolvable.

@@ -558,7 +558,8 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     private static func cancellation(of transfer: Transfer, shuttingDown: Bool = false) -> TransportError {
-        TransportError(.cancelled, url: transfer.urlString, detail: shuttingDown ? "the transport was shut down" : "the request was cancelled")
+        TransportError(
+            .cancelled, url: transfer.urlString, detail: shuttingDown ? "the transport was shut down" : "the request was cancelled", resends: transfer.resends)
     }
 
     /// Delivers the outcome of every transfer libcurl reports done.

@@ -100,6 +100,7 @@ extension EasyHandle {
         _ = aif_curl_easy_setopt_data_callback(raw, CURLOPT_HEADERFUNCTION, curlReceiveHeader)
         _ = aif_curl_easy_setopt_data_callback(raw, CURLOPT_READFUNCTION, curlSendBody)
         _ = aif_curl_easy_setopt_seek_callback(raw, curlSeekBody)
+        _ = aif_curl_easy_setopt_prereq_callback(raw, curlWillSendRequest)
         _ = aif_curl_easy_setopt_xferinfo_callback(raw, curlReportProgress)
         switch configuration.httpVersion {
         case .automatic: set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
@@ -156,6 +157,7 @@ extension Transfer {
         // Set even when unused, so no callback can ever see a previous transfer's pointer.
         handle.set(CURLOPT_READDATA, pointer: context)
         handle.set(CURLOPT_SEEKDATA, pointer: context)
+        handle.set(CURLOPT_PREREQDATA, pointer: context)
         handle.set(CURLOPT_XFERINFODATA, pointer: context)
         // Every per-request option but the URL is compared with what the handle's previous
         // transfer left set (`handle.applied`) and set only when it differs: a pooled handle is

@@ -11,7 +11,9 @@ extension Transfer {
     /// The outcome of a transfer libcurl reports done with `code`, read off its handle.
     func outcome(code: CURLcode, handle: EasyHandle) -> Result<HTTPResponse, TransportError> {
         guard code == CURLE_OK else {
-            return .failure(error(for: code, handle: handle))
+            var failure = error(for: code, handle: handle)
+            failure.resends = resends
+            return .failure(failure)
         }
         let response = HTTPResponse(
             statusCode: handle.info(long: CURLINFO_RESPONSE_CODE),
@@ -34,7 +36,8 @@ extension Transfer {
             total: handle.info(time: CURLINFO_TOTAL_TIME_T),
             bytesSent: handle.info(long: CURLINFO_REQUEST_SIZE) + Int(handle.info(offset: CURLINFO_SIZE_UPLOAD_T)),
             bytesReceived: handle.info(long: CURLINFO_HEADER_SIZE) + Int(handle.info(offset: CURLINFO_SIZE_DOWNLOAD_T)),
-            reusedConnection: handle.info(long: CURLINFO_NUM_CONNECTS) == 0
+            reusedConnection: handle.info(long: CURLINFO_NUM_CONNECTS) == 0,
+            resends: resends
         )
     }
 
@@ -67,7 +70,8 @@ extension Transfer {
             stage = "receiving the response (\(hasReceivedBody ? streamedBodyBytes + Int64(body.count) : 0) body bytes so far)"
         }
         let seconds = (elapsed * 1_000).rounded() / 1_000
-        return TransportError(.totalTimeout, url: urlString, detail: "the total timeout of \(limit) (HTTPRequest.Timeouts.total) ran out after \(seconds) s, \(stage)")
+        return TransportError(
+            .totalTimeout, url: urlString, detail: "the total timeout of \(limit) (HTTPRequest.Timeouts.total) ran out after \(seconds) s, \(stage)", resends: resends)
     }
 
     /// Translates a libcurl failure into a ``TransportError`` that names what went wrong.
@@ -81,6 +85,16 @@ extension Transfer {
         // (TLS 1.2), or at the first read or write after it (TLS 1.3).
         if code == CURLE_SSL_CONNECT_ERROR || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR, let alert = Self.certificateAlert(in: message) {
             return clientCertificateError(alert: alert, message: message, number)
+        }
+        if refusedToResend {
+            // Stopped before sending again (CURLE_ABORTED_BY_CALLBACK), or before rewinding a
+            // streamed body to do so (CURLE_SEND_FAIL_REWIND).
+            let what = request.body.isStream ? "a streamed body is sent once" : "a \(request.method) is not idempotent (HTTPRequest.isIdempotent)"
+            return TransportError(
+                .responseLost, url: urlString,
+                detail: "the request went out over a reused connection, which closed before any byte of the answer: the server may have processed it, "
+                    + "and it is not sent again on its own: \(what)",
+                curlCode: number)
         }
         switch code {
         case CURLE_URL_MALFORMAT:
@@ -141,6 +155,12 @@ extension Transfer {
                 .tlsFailure, url: urlString, detail: "the \(identity) could not be used: \(message)\(hint)", tlsReason: .clientCertificateUnusable, curlCode: number)
         case CURLE_TOO_MANY_REDIRECTS:
             return make(.tooManyRedirects)
+        case CURLE_GOT_NOTHING:
+            // "Empty reply from server": the connection closed before any byte of an answer.
+            return lostResponse(message, number)
+        case CURLE_RECV_ERROR where isAwaitingAnswer:
+            // A broken connection, when nothing of an answer had come since the request went out.
+            return lostResponse(message, number)
         case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM:
             return make(.connectionDropped)
         case CURLE_READ_ERROR, CURLE_ABORTED_BY_CALLBACK, CURLE_SEND_FAIL_REWIND:
@@ -151,6 +171,13 @@ extension Transfer {
         default:
             return make(.other)
         }
+    }
+
+    /// A connection that closed after the request went out and before any byte of its answer.
+    private func lostResponse(_ message: String, _ number: Int) -> TransportError {
+        TransportError(
+            .responseLost, url: urlString, detail: "the connection closed before any byte of the answer (\(message)): the server may have processed it",
+            curlCode: number)
     }
 
     /// The TLS alert in a libcurl message by which a server refuses or asks for a client

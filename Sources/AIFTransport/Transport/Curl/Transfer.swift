@@ -85,6 +85,21 @@ final class Transfer: @unchecked Sendable {
     /// set when the body is opened.
     @exclusivity(unchecked) var streamsBody = false
 
+    /// How many times libcurl began to send the request: once, or more when a connection it
+    /// reused closed before answering and it sent the request again on a fresh one.
+    @exclusivity(unchecked) private(set) var sends = 0
+    /// Whether any byte of an answer came since the request was last sent.
+    @exclusivity(unchecked) private var answerStarted = false
+    /// Set when libcurl was stopped from sending a request that is not safe to repeat a second
+    /// time: its answer was lost, and the server may have processed it.
+    @exclusivity(unchecked) private(set) var refusedToResend = false
+
+    /// How many times the request was sent again after its first send.
+    var resends: Int { max(0, sends - 1) }
+
+    /// Whether the request went out and nothing of an answer came back since.
+    var isAwaitingAnswer: Bool { sends > 0 && !answerStarted }
+
     /// The pausing and pacing of a request with a ``TransferControl``, while it runs.
     @exclusivity(unchecked) var steering: TransferSteering?
 
@@ -276,12 +291,16 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// Moves the body source back to `offset` (libcurl rewinds it to resend after a redirect).
+    /// Moves the body source back to `offset` (libcurl rewinds it to send the request again on a
+    /// fresh connection).
     func seekBody(to offset: Int64) -> Int32 {
         switch upload {
         case .none, .form:
             return offset == 0 ? aif_curl_seekfunc_ok : aif_curl_seekfunc_fail
         case .stream:
+            // libcurl rewinds the body to send the request again on a fresh connection (see
+            // ``willSendRequest()``), before it asks whether it may: a stream is sent once.
+            if isAwaitingAnswer { refusedToResend = true }
             return aif_curl_seekfunc_cantseek
         case .bytes(let data, _):
             guard offset >= 0, offset <= Int64(data.count) else { return aif_curl_seekfunc_fail }
@@ -292,9 +311,28 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
+    /// libcurl is about to send the request, on a connection made or reused for it; returns
+    /// whether it may.
+    ///
+    /// libcurl sends a request a second time when the connection it reused turns out to have
+    /// closed before any byte of the answer: the server may have closed it idle, or after it
+    /// read — and processed — the request. Only a request that is safe to repeat goes out
+    /// again (``HTTPRequest/isIdempotent``, and a body that can be read again); any other ends
+    /// here, before a byte of its second copy is sent, as a lost response.
+    func willSendRequest() -> Bool {
+        if isAwaitingAnswer, !request.isIdempotent || request.body.isStream {
+            refusedToResend = true
+            return false
+        }
+        sends += 1
+        answerStarted = false
+        return true
+    }
+
     // MARK: - Response bytes
 
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        answerStarted = true
         // A status line starts a new response (a redirect's target, or the real response after
         // `100 Continue`): keep only the headers of the last one.
         if bytes.count >= 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50, bytes[4] == 0x2F {
@@ -427,6 +465,14 @@ func curlSendBody(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: 
 func curlSeekBody(_ userdata: UnsafeMutableRawPointer?, _ offset: curl_off_t, _ origin: Int32) -> Int32 {
     guard let userdata, origin == SEEK_SET else { return aif_curl_seekfunc_cantseek }
     return Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().seekBody(to: Int64(offset))
+}
+
+func curlWillSendRequest(
+    _ userdata: UnsafeMutableRawPointer?, _ primaryIP: UnsafeMutablePointer<CChar>?, _ localIP: UnsafeMutablePointer<CChar>?, _ primaryPort: Int32,
+    _ localPort: Int32
+) -> Int32 {
+    guard let userdata else { return aif_curl_prereqfunc_ok }
+    return Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().willSendRequest() ? aif_curl_prereqfunc_ok : aif_curl_prereqfunc_abort
 }
 
 func curlReportProgress(

@@ -82,10 +82,12 @@ package final class RedirectingSend<Failure: Error>: Sendable {
     ///   - response: The first exchange's response, a redirect (already shown to the observer).
     ///   - completion: Called exactly once with the final outcome.
     package func follow(_ response: HTTPResponse, completion: @escaping Completion) {
-        follow(response, from: original, redirects: 0, completion: completion)
+        follow(response, from: original, redirects: 0, resends: response.metrics.resends, completion: completion)
     }
 
-    private func submit(_ request: HTTPRequest, redirects: Int, completion: @escaping Completion) {
+    /// Sends `request`, the hop after `redirects` redirects; `resends` counts the requests the
+    /// transport sent again on fresh connections for the hops before it.
+    private func submit(_ request: HTTPRequest, redirects: Int, resends: Int, completion: @escaping Completion) {
         var hop = request
         hop.redirects = .never
         cancellation.attach {
@@ -93,11 +95,13 @@ package final class RedirectingSend<Failure: Error>: Sendable {
                 switch result {
                 case .success(let response):
                     observer?.record(response)
+                    let resends = resends + response.metrics.resends
                     guard HTTPRequest.isRedirect(response.statusCode) else {
-                        return completion(.success(Self.final(response, redirects: redirects)))
+                        return completion(.success(Self.final(response, redirects: redirects, resends: resends)))
                     }
-                    follow(response, from: hop, redirects: redirects, completion: completion)
-                case .failure(let error):
+                    follow(response, from: hop, redirects: redirects, resends: resends, completion: completion)
+                case .failure(var error):
+                    error.resends += resends
                     completion(.failure(mapError(error)))
                 }
             }
@@ -105,9 +109,11 @@ package final class RedirectingSend<Failure: Error>: Sendable {
     }
 
     /// Sends the hop `response` (a redirect status, the answer to `hop`) points to.
-    private func follow(_ response: HTTPResponse, from hop: HTTPRequest, redirects: Int, completion: @escaping Completion) {
+    private func follow(_ response: HTTPResponse, from hop: HTTPRequest, redirects: Int, resends: Int, completion: @escaping Completion) {
         do throws(TransportError) {
-            guard var next = try hop.redirected(by: response) else { return completion(.success(Self.final(response, redirects: redirects))) }
+            guard var next = try hop.redirected(by: response) else {
+                return completion(.success(Self.final(response, redirects: redirects, resends: resends)))
+            }
             guard redirects < maxRedirects else {
                 throw TransportError(
                     .tooManyRedirects, url: original.location.text,
@@ -128,17 +134,21 @@ package final class RedirectingSend<Failure: Error>: Sendable {
                     return completion(.failure(error))
                 }
             }
-            submit(next, redirects: redirects + 1, completion: completion)
+            submit(next, redirects: redirects + 1, resends: resends, completion: completion)
         } catch {
+            var error = error
+            error.resends = resends
             completion(.failure(mapError(error)))
         }
     }
 
-    /// The last hop's response, counting the redirects that led to it.
-    private static func final(_ response: HTTPResponse, redirects: Int) -> HTTPResponse {
-        guard redirects > 0 else { return response }
+    /// The last hop's response, counting the redirects that led to it and the requests the
+    /// transport sent again on the way (`resends`, the last hop's included).
+    private static func final(_ response: HTTPResponse, redirects: Int, resends: Int) -> HTTPResponse {
+        guard redirects > 0 || resends != response.metrics.resends else { return response }
         var response = response
         response.metrics.redirectCount = redirects
+        response.metrics.resends = resends
         return response
     }
 }
