@@ -222,6 +222,34 @@ struct ArrayEncodingTests {
         #expect(indexed != .custom { name, elements in [(name, elements.joined())] })
     }
 
+    @Test func indexedArraysOfObjectsAsRackAndStripeReadThem() {
+        let parameters: Parameters = [
+            "line_items": [["price": "price_cup", "quantity": 2], ["price_data": ["currency": "usd", "unit_amount": 450], "quantity": 1]],
+            "tags": ["a", "b"],
+        ]
+        #expect(flattened(parameters, .indexed) == "line_items[0][price]=price_cup&line_items[0][quantity]=2"
+            + "&line_items[1][price_data][currency]=usd&line_items[1][price_data][unit_amount]=450&line_items[1][quantity]=1&tags[0]=a&tags[1]=b")
+        // Without indexes, what parsers must guess at.
+        #expect(flattened(parameters, .brackets).hasPrefix("line_items[][price]=price_cup&line_items[][quantity]=2&line_items[][price_data][currency]=usd"))
+    }
+
+    @Test func keysThatAreIndexesSortAsNumbers() {
+        var items: [String: ParameterValue] = [:]
+        for index in 0...11 { items["\(index)"] = .int(index) }
+        items["note"] = "x"
+        items["007"] = "padded"
+        let pairs = RequestGenerator.flatten(["items": .object(items)], arrays: .indexed).map(\.name)
+        #expect(pairs == ["items[0]", "items[1]", "items[2]", "items[3]", "items[4]", "items[5]", "items[6]", "items[007]", "items[7]", "items[8]", "items[9]",
+            "items[10]", "items[11]", "items[note]"])
+        // A strict order: every key before or after every other, consistently.
+        let keys = ["10", "9", "1a", "2", "b", "007", "7", "0", "00"]
+        for one in keys {
+            for other in keys where one != other {
+                #expect(RequestGenerator.keyOrder(one, other) != RequestGenerator.keyOrder(other, one), "\(one) and \(other)")
+            }
+        }
+    }
+
     /// Arrays and dictionaries inside an array have no comma form: they are written as brackets.
     @Test func structuredElementsFallBackToBrackets() {
         let parameters: Parameters = ["f": ["a", ["min": 1], ["x", "y"]]]
@@ -229,14 +257,14 @@ struct ArrayEncodingTests {
     }
 
     @Test func theConfigNamesTheEncoding() throws {
-        for (name, expected) in [("comma", ArrayEncoding.commaSeparated), ("repeated", .repeatedKeys), ("brackets", .brackets)] {
+        for (name, expected) in [("comma", ArrayEncoding.commaSeparated), ("repeated", .repeatedKeys), ("brackets", .brackets), ("indexed", .indexed)] {
             let json = #"{"name": "x", "arrayEncoding": "\#(name)", "environments": {"online": {"baseURL": "https://a.test"}}}"#
             #expect(try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).arrayEncoding == expected)
         }
         let refused = #expect(throws: ConfigurationError.self) {
             try ConfiguredService.parse(Data(#"{"name": "x", "arrayEncoding": "pipes", "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
         }
-        #expect(refused?.description == #"t.json: arrayEncoding "pipes" is not one of brackets, repeated, comma"#)
+        #expect(refused?.description == #"t.json: arrayEncoding "pipes" is not one of brackets, indexed, repeated, comma"#)
     }
 }
 

@@ -172,6 +172,54 @@ struct LoadStateMachineTests {
         #expect(Self.retry(asked: keyed.answered(withKey, policy: policy, on: Self.clock())).number == 2)
     }
 
+    // MARK: The server's word
+
+    private static let advised = RetryPolicy(retryAdviceHeader: "Stripe-Should-Retry")
+
+    @Test func theServerAskingForARetryRetriesAnyStatusAndMethod() {
+        var machine = Self.sending()
+        // A 409 to a POST without a key: neither is retried by the policy, but the server says.
+        let answer = Self.answer(409, headers: ["Stripe-Should-Retry": "true"], to: Self.request(.post))
+        let retry = Self.retry(asked: machine.answered(answer, policy: Self.advised, on: Self.clock(), random: Self.longest))
+        #expect(retry.reason == .advised(statusCode: 409, header: "Stripe-Should-Retry"))
+        #expect(retry.delay == .milliseconds(500))
+        #expect("\(retry.reason)" == "the server answered 409 and asked for a retry (Stripe-Should-Retry: true)")
+    }
+
+    @Test func theServerAskingNotToRetryDeliversAtOnce() {
+        var machine = Self.sending()
+        let answer = Self.answer(503, headers: ["Stripe-Should-Retry": "false"])
+        #expect(machine.answered(answer, policy: Self.advised, on: Self.clock())
+            == Self.end(1, notRetried: "the server answered 503 and asked not to retry (Stripe-Should-Retry: false)"))
+        // A status the policy would not retry anyway: no note.
+        var other = Self.sending()
+        #expect(other.answered(Self.answer(400, headers: ["Stripe-Should-Retry": "false"]), policy: Self.advised, on: Self.clock()) == Self.end(1))
+    }
+
+    @Test func aWordThatIsNeitherTrueNorFalseIsNotTheServers() {
+        var machine = Self.sending()
+        let answer = Self.answer(503, headers: ["Stripe-Should-Retry": "maybe"])
+        #expect(Self.retry(asked: machine.answered(answer, policy: Self.advised, on: Self.clock())).reason == .status(503, retryAfter: nil))
+        // Without the policy naming the header, the header says nothing.
+        var unnamed = Self.sending()
+        #expect(unnamed.answered(Self.answer(409, headers: ["Stripe-Should-Retry": "true"]), policy: .standard, on: Self.clock()) == Self.end(1))
+    }
+
+    @Test func theServerSayingNoWinsOverAnErrorPolicy() {
+        var machine = Self.sending()
+        let policy = Machine.Judgement(bodyCode: "idempotency_key_in_use", errorPolicy: .retry)
+        let answer = Self.answer(409, headers: ["Stripe-Should-Retry": "false"], judgement: policy)
+        #expect(machine.answered(answer, policy: Self.advised, on: Self.clock())
+            == Self.end(1, notRetried: "the server answered 409 and asked not to retry (Stripe-Should-Retry: false)"))
+    }
+
+    @Test func anErrorBodysCodeNamesTheRetryReason() {
+        var machine = Self.sending()
+        let policy = Machine.Judgement(bodyCode: "idempotency_key_in_use", errorPolicy: .retry)
+        let retry = Self.retry(asked: machine.answered(Self.answer(409, judgement: policy), policy: .standard, on: Self.clock()))
+        #expect(retry.reason == .errorPolicy(statusCode: 409, code: "idempotency_key_in_use"))
+    }
+
     @Test func aWaitCancelledAfterAResendCountsIt() {
         var machine = Self.sending()
         let lost = TransportError(.responseLost, url: Self.url.absoluteString, detail: "lost", resends: 2)

@@ -63,6 +63,15 @@ struct ServiceConfigurationTests {
         (#"{"name":"s","timeoutSeconds":604801,"environments":{"online":{"baseURL":"http://h"}}}"#, "timeoutSeconds"),
         (#"{"name":"s","timeoutSeconds":-1,"environments":{"online":{"baseURL":"http://h"}}}"#, "timeoutSeconds"),
         (#"{"name":"s","timeoutSeconds":0,"environments":{"online":{"baseURL":"http://h"}}}"#, "timeoutSeconds"),
+        // A credential is an environment variable, one of a kind, never in clear.
+        (#"{"name":"s","environments":{"online":{"baseURL":"http://h","authorization":{"bearer":"sk_live_123"}}}}"#, "environments.online.authorization.bearer"),
+        (#"{"name":"s","environments":{"online":{"baseURL":"http://h","authorization":{"basic":{"user":"u","password":"pw"}}}}}"#, "environments.online.authorization.basic.password"),
+        (#"{"name":"s","environments":{"online":{"baseURL":"http://h","authorization":{"parameter":{"name":"api_key","value":"k${K}"}}}}}"#, "environments.online.authorization.parameter.value"),
+        (#"{"name":"s","environments":{"online":{"baseURL":"http://h","authorization":{}}}}"#, "environments.online.authorization"),
+        (#"{"name":"s","environments":{"online":{"baseURL":"http://h","authorization":{"bearer":"${A}","basic":{"user":"${B}"}}}}}"#, "environments.online.authorization"),
+        (#"{"name":"s","environments":{"online":{"baseURL":"http://h","authorization":{"token":"${A}"}}}}"#, "environments.online.authorization.token"),
+        (#"{"name":"s","retry":{"retryAdviceHeader":"Should Retry"},"environments":{"online":{"baseURL":"http://h"}}}"#, "retry.retryAdviceHeader"),
+        (#"{"name":"s","retry":{"generateIdempotencyKeys":"yes"},"environments":{"online":{"baseURL":"http://h"}}}"#, "retry.generateIdempotencyKeys"),
     ])
     func malformedDefinitionsNameTheKey(json: String, key: String) {
         let error = #expect(throws: ConfigurationError.self) {
@@ -98,6 +107,53 @@ struct ServiceConfigurationTests {
         let service = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: ["SCHEME": "md5", "KEYS": "snakeCase"])
         #expect(service.signer is LegacyMD5Signer)
         #expect((service.decoder as? FastJSONDecoder)?.keyDecodingStrategy == .convertFromSnakeCase)
+    }
+
+    /// Idempotency keys made for each load and the server's word on retries, from `retry`.
+    @Test func theRetryKeysForKeysAndAdvice() throws {
+        let json = #"{"name": "pay", "retry": {"generateIdempotencyKeys": true, "retryAdviceHeader": "Stripe-Should-Retry"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#
+        let policy = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).retryPolicy
+        #expect(policy.generatesIdempotencyKeys)
+        #expect(policy.keyHeader == "Idempotency-Key", "the usual header when none is named")
+        #expect(policy.retryAdviceHeader == "Stripe-Should-Retry")
+        #expect(policy.description.contains("or a request with Idempotency-Key (one made for each POST or PATCH load)"))
+        #expect(policy.description.contains("or as Stripe-Should-Retry says"))
+        #expect(RetryPolicy.standard.keyHeader == nil)
+        let key = try #require(policy.newIdempotencyKey(for: .post, given: [:]))
+        #expect(key.header == "Idempotency-Key" && UUID(uuidString: key.key) != nil && key.key == key.key.lowercased())
+        #expect(policy.newIdempotencyKey(for: .post, given: [:])?.key != key.key)
+        #expect(policy.newIdempotencyKey(for: .post, given: ["idempotency-key": "mine"]) == nil, "a key given wins")
+        #expect(policy.newIdempotencyKey(for: .get, given: [:]) == nil)
+        #expect(policy.newIdempotencyKey(for: .put, given: [:]) == nil)
+        #expect(policy.newIdempotencyKey(for: .patch, given: [:]) != nil)
+        #expect(RetryPolicy.standard.newIdempotencyKey(for: .post, given: [:]) == nil)
+    }
+
+    /// An environment's own credential, from a variable; a variable not set fails that
+    /// environment's loads only.
+    @Test func anEnvironmentsCredentialComesFromAVariable() throws {
+        let json = #"""
+            {"name": "pay", "environments": {
+              "test": {"baseURL": "https://pay.test", "authorization": {"bearer": "${TEST_KEY}"}},
+              "live": {"baseURL": "https://pay.test", "authorization": {"basic": {"user": "${LIVE_KEY}"}}},
+              "keyed": {"baseURL": "https://pay.test", "authorization": {"parameter": {"name": "api_key", "value": "${TEST_KEY}"}}}},
+             "defaultEnvironment": "test"}
+            """#
+        let service = try ConfiguredService.parse(Data(json.utf8), file: "pay.json", environment: ["TEST_KEY": "sk_test_1"])
+        let test = try #require(service.environments["test"]?.authenticator)
+        #expect(test.credential?.token == "sk_test_1")
+        #expect(test.placement == .bearer)
+        #expect(service.environments["keyed"]?.authenticator?.placement == .parameter("api_key"))
+        let live = try #require(service.environments["live"]?.authenticator)
+        #expect(live.credential == nil, "LIVE_KEY is not set: nothing to send")
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(service)
+        #expect(try registry.resolve("pay").authenticator === test)
+        registry.setEnvironment("live", for: "pay")
+        #expect(try registry.resolve("pay").authenticator === live)
+        let session = Authenticator.bearer("shared")
+        registry.setAuthenticator(session, for: ["pay"])
+        #expect(try registry.resolve("pay").authenticator === session, "one set on the registry comes first")
     }
 
     /// A date pattern in the file: `dateFormat`, alone or with `"dates": "formatted"`.

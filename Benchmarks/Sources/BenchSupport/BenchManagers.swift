@@ -57,6 +57,14 @@ public final class BenchCatalogueManager: APIManager<BenchCatalogue>, @unchecked
     override public var path: String { "small.json" }
 }
 
+/// One endpoint: a signed POST of an order (``BenchPayload/order`` as parameters, sent as its
+/// JSON body), answered with the small JSON.
+public final class BenchOrderManager: APIManager<BenchCatalogue>, @unchecked Sendable {
+    // Restated as Swift requires of subclasses; it adds no stored state.
+    override public var serviceName: ServiceName { "bench" }
+    override public var path: String { "orders" }
+    override public var requestMethod: HTTPMethod { .post }
+}
 
 /// The small JSON every client fetches (about 600 bytes), the same file nginx serves.
 public enum BenchPayload {
@@ -67,6 +75,13 @@ public enum BenchPayload {
         }
         return #"{"page":1,"page_size":6,"total":6,"items":["# + items.joined(separator: ",") + "]}\n"
     }()
+}
+
+extension BenchPayload {
+    /// The order the POST scenario sends, as parameters (the manager clients)…
+    public static let order: Parameters = ["goods_id": 42, "quantity": 1]
+    /// …and as the JSON body they become (the other clients), byte for byte.
+    public static let orderJSON = #"{"goods_id":42,"quantity":1}"#
 }
 
 /// ``BenchCatalogue`` decoded with explicit coding keys instead of a key strategy.

@@ -18,6 +18,8 @@ typedef struct {
 
 struct aif_bench_curl_loop {
     CURLM *multi;
+    /// The POST's `Content-Type`, when the loop posts.
+    struct curl_slist *headers;
     aif_bench_slot *slots;
     int concurrency;
     /// How late each timed-out request ended after its timeout, in milliseconds.
@@ -60,7 +62,7 @@ static void aif_bench_note_lateness(aif_bench_curl_loop *loop, double millisecon
 }
 
 aif_bench_curl_loop *aif_bench_curl_loop_create(const char *url, const char *ca_file, int concurrency, int http2,
-                                                int timeout_every, long timeout_ms) {
+                                                int timeout_every, long timeout_ms, const char *post_body) {
     curl_global_init(CURL_GLOBAL_ALL);
     aif_bench_curl_loop *loop = calloc(1, sizeof(aif_bench_curl_loop));
     if (!loop) return NULL;
@@ -69,6 +71,7 @@ aif_bench_curl_loop *aif_bench_curl_loop_create(const char *url, const char *ca_
     loop->slots = calloc((size_t)concurrency, sizeof(aif_bench_slot));
     curl_multi_setopt(loop->multi, CURLMOPT_MAXCONNECTS, (long)concurrency);
     curl_multi_setopt(loop->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    if (post_body) loop->headers = curl_slist_append(NULL, "Content-Type: application/json");
     for (int index = 0; index < concurrency; index++) {
         aif_bench_slot *slot = &loop->slots[index];
         CURL *easy = curl_easy_init();
@@ -81,6 +84,11 @@ aif_bench_curl_loop *aif_bench_curl_loop_create(const char *url, const char *ca_
         curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, http2 ? (long)CURL_HTTP_VERSION_2TLS : (long)CURL_HTTP_VERSION_1_1);
         if (http2) curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
         if (ca_file) curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
+        if (post_body) {
+            /* libcurl copies the body; its length from strlen. */
+            curl_easy_setopt(easy, CURLOPT_COPYPOSTFIELDS, post_body);
+            curl_easy_setopt(easy, CURLOPT_HTTPHEADER, loop->headers);
+        }
         if (timeout_every > 0 && index % timeout_every == 0) {
             slot->timeout_ms = timeout_ms;
             curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms);
@@ -148,6 +156,7 @@ void aif_bench_curl_loop_destroy(aif_bench_curl_loop *loop) {
         free(loop->slots[index].body);
     }
     curl_multi_cleanup(loop->multi);
+    curl_slist_free_all(loop->headers);
     free(loop->slots);
     free(loop->lateness);
     free(loop);

@@ -2,6 +2,7 @@
 import AIFNetworkingMetrics
 import AIFNetworkingTracing
 import AsyncHTTPClient
+import BenchSupport
 import CurlLoop
 import Foundation
 import NIOCore
@@ -25,6 +26,16 @@ struct ClientSettings: Sendable {
     /// and ``measure(_:_:warmup:seconds:)`` does not count it as a failure.
     var timeoutEvery = 0
     var shortTimeoutMilliseconds = 500
+    /// Whether every request is a POST of ``BenchPayload/orderJSON`` (the manager clients: of
+    /// ``BenchPayload/order`` as parameters) instead of a GET.
+    var post = false
+
+    /// The request the transport clients send.
+    var request: HTTPRequest {
+        guard post else { return HTTPRequest(url: URL(string: url)!) }
+        return HTTPRequest(
+            method: .post, url: URL(string: url)!, headers: ["Content-Type": "application/json"], body: .bytes(Data(BenchPayload.orderJSON.utf8)))
+    }
 
     /// Whether chain `index` carries the short timeout.
     func timesOut(chain index: Int) -> Bool {
@@ -63,10 +74,12 @@ enum ClientKind: String, CaseIterable, Sendable {
     case openAPIStub = "openapi-stub"
 
     /// Whether the client runs in a scenario: the OpenAPI clients at c=16 over HTTP/1.1 only
-    /// (the comparison their RATIO line makes).
+    /// (the comparison their RATIO line makes), and neither they nor the typed interface (GETs
+    /// declared once) in the POST scenario.
     func runs(in scenario: Comparison.Scenario) -> Bool {
         switch self {
-        case .openAPICurl, .openAPIAHC, .openAPIURLSession, .openAPIStub: scenario.concurrency == 16 && !scenario.secure
+        case .openAPICurl, .openAPIAHC, .openAPIURLSession, .openAPIStub: scenario.concurrency == 16 && !scenario.secure && !scenario.post
+        case .interfaceAsync: !scenario.post
         default: true
         }
     }
@@ -105,7 +118,7 @@ final class CurlLoopClient: BenchClient, @unchecked Sendable {
     init(_ settings: ClientSettings) throws {
         guard let loop = aif_bench_curl_loop_create(
             settings.url, settings.caFile, Int32(settings.concurrency), settings.http2 ? 1 : 0,
-            Int32(settings.timeoutEvery), settings.shortTimeoutMilliseconds)
+            Int32(settings.timeoutEvery), settings.shortTimeoutMilliseconds, settings.post ? BenchPayload.orderJSON : nil)
         else {
             throw BenchSetupError(description: "could not create the C libcurl loop")
         }
@@ -199,7 +212,7 @@ final class TransportCompletionClient: BenchClient {
 
     init(_ settings: ClientSettings) {
         transport = makeTransport(settings)
-        request = HTTPRequest(url: URL(string: settings.url)!)
+        request = settings.request
         var short = request
         short.timeouts = HTTPRequest.Timeouts(total: .milliseconds(settings.shortTimeoutMilliseconds), idle: nil)
         shortTimeoutRequest = short
@@ -240,7 +253,7 @@ final class TransportAsyncClient: BenchClient {
 
     init(_ settings: ClientSettings, onTransportThread: Bool) {
         transport = makeTransport(settings)
-        request = HTTPRequest(url: URL(string: settings.url)!)
+        request = settings.request
         concurrency = settings.concurrency
         self.onTransportThread = onTransportThread
     }
@@ -269,7 +282,13 @@ final class URLSessionClient: BenchClient {
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         session = URLSession(configuration: configuration)
-        request = URLRequest(url: URL(string: settings.url)!)
+        var request = URLRequest(url: URL(string: settings.url)!)
+        if settings.post {
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(BenchPayload.orderJSON.utf8)
+        }
+        self.request = request
         concurrency = settings.concurrency
     }
 
@@ -303,7 +322,12 @@ final class AsyncHTTPClientClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        let request = HTTPClientRequest(url: url)
+        var request = HTTPClientRequest(url: url)
+        if settings.post {
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: BenchPayload.orderJSON))
+        }
         return await driveTasks(seconds: seconds, concurrency: settings.concurrency) { [client, settings] chain in
             let timingOut = settings.timesOut(chain: chain)
             let started = ContinuousClock.now

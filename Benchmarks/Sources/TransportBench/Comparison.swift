@@ -11,8 +11,13 @@ struct Comparison {
     struct Scenario: Sendable {
         var concurrency: Int
         var secure: Bool
-        var label: String { secure ? "c=\(concurrency) HTTPS (HTTP/2 where the client supports it)" : "c=\(concurrency) HTTP/1.1" }
-        var ratioLabel: String { secure ? "c=\(concurrency)-https" : "c=\(concurrency)" }
+        /// Whether every request POSTs a small JSON order (HTTP/1.1) instead of a GET.
+        var post = false
+        var label: String {
+            if post { return "c=\(concurrency) POST HTTP/1.1" }
+            return secure ? "c=\(concurrency) HTTPS (HTTP/2 where the client supports it)" : "c=\(concurrency) HTTP/1.1"
+        }
+        var ratioLabel: String { post ? "c=\(concurrency)-post" : secure ? "c=\(concurrency)-https" : "c=\(concurrency)" }
     }
 
     var rounds: Int
@@ -38,6 +43,7 @@ struct Comparison {
 
         var scenarios = [1, 16, 64].map { Scenario(concurrency: $0, secure: false) }
         if server.httpsURL != nil { scenarios.append(Scenario(concurrency: 16, secure: true)) }
+        scenarios.append(Scenario(concurrency: 16, secure: false, post: true))
 
         // results[scenario][client] = one measurement per round
         var results: [Int: [ClientKind: [Measurement]]] = [:]
@@ -147,13 +153,14 @@ struct Comparison {
     private func runClient(_ kind: ClientKind, scenario: Scenario, server: BenchServer, pinned: Bool) throws -> Measurement {
         var arguments = [
             "client", kind.rawValue,
-            "--url", scenario.secure ? server.httpsURL! : server.httpURL,
+            "--url", scenario.post ? server.orderURL : scenario.secure ? server.httpsURL! : server.httpURL,
             "--concurrency", "\(scenario.concurrency)",
             "--seconds", "\(seconds)", "--warmup", "\(warmup)",
         ]
         if scenario.secure {
             arguments += ["--ca", server.caFile!, "--http2"]
         }
+        if scenario.post { arguments.append("--post") }
         // FoundationNetworking's URLSession reads its CA bundle from this variable.
         let environment = server.caFile.map { ["URLSessionCertificateAuthorityInfoFile": $0] } ?? [:]
         return try runClientProcess(arguments, pinned: pinned, environment: environment, describing: "\(kind.rawValue) at \(scenario.label)")
@@ -195,6 +202,12 @@ final class BenchServer {
     let description: String
     private let process: Process
     private let directory: URL
+
+    /// Where the POST scenario sends its orders: answered with the small JSON, the body read
+    /// and dropped (nginx's `return`; the fallback server answers every request alike).
+    var orderURL: String {
+        httpURL.replacingOccurrences(of: "/small.json", with: "/orders")
+    }
 
     /// Puts a file of `bytes` random bytes where nginx serves it; returns its URL, or `nil` with
     /// the fallback server (which serves the JSON document only).
@@ -250,6 +263,7 @@ final class BenchServer {
                     server {
                         listen 127.0.0.1:\(httpPort);
                         root \(dir)/www;
+                        location = /orders { return 200 '\(BenchPayload.json.trimmingCharacters(in: .newlines))'; }
                     }
                     server {
                         listen 127.0.0.1:\(httpsPort) ssl http2;

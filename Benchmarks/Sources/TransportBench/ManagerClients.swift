@@ -12,17 +12,25 @@ private struct ManagerStack {
     let registry = ServiceRegistry(processEnvironment: [:])
     let transport: CurlTransport
     let proxy: APIProxy
+    /// Whether the managers POST an order rather than GET the catalogue.
+    let posts: Bool
 
     init(_ settings: ClientSettings, loadPlacement: LoadPlacement = .automatic, observers: [any LoadObserver] = []) {
         let url = URL(string: settings.url)!
         registry.register(BenchService(baseURL: url.deletingLastPathComponent()))
         transport = makeTransport(settings)
         proxy = APIProxy(transport: transport, loadPlacement: loadPlacement, observers: observers)
+        posts = settings.post
     }
 
-    func makeManager() -> BenchCatalogueManager {
-        BenchCatalogueManager(proxy: proxy, registry: registry, cache: ResponseCache(capacity: 1))
+    func makeManager() -> APIManager<BenchCatalogue> {
+        posts
+            ? BenchOrderManager(proxy: proxy, registry: registry, cache: ResponseCache(capacity: 1))
+            : BenchCatalogueManager(proxy: proxy, registry: registry, cache: ResponseCache(capacity: 1))
     }
+
+    /// The parameters of each load: the order when the managers POST, none otherwise.
+    var parameters: Parameters { posts ? BenchPayload.order : [:] }
 }
 
 /// The delegate face: `concurrency` chains, each delegate callback (delivered immediately, on
@@ -31,7 +39,7 @@ private struct ManagerStack {
 /// `manager-handoff` forces the load executor (`APIProxy(loadPlacement: .loadExecutor)`).
 final class ManagerDelegateClient: BenchClient {
     private let stack: ManagerStack
-    private let manager: BenchCatalogueManager
+    private let manager: APIManager<BenchCatalogue>
     private let concurrency: Int
     private let delegate = Mutex<ChainDelegate?>(nil)
 
@@ -47,12 +55,12 @@ final class ManagerDelegateClient: BenchClient {
             // The manager holds its delegate weakly: the client keeps one per run.
             let chain = delegate.withLock { current in
                 if let existing = current, existing.run === run { return existing }
-                let fresh = ChainDelegate(run: run)
+                let fresh = ChainDelegate(run: run, parameters: stack.parameters)
                 current = fresh
                 return fresh
             }
             manager.delegate = chain
-            manager.loadData()
+            manager.loadData(with: stack.parameters)
         }
     }
 
@@ -65,24 +73,27 @@ final class ManagerDelegateClient: BenchClient {
 private final class ChainDelegate: APIManagerDelegate {
     let run: CallbackRun
 
-    init(run: CallbackRun) {
+    let parameters: Parameters
+
+    init(run: CallbackRun, parameters: Parameters) {
         self.run = run
+        self.parameters = parameters
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         let ok = (response.content as? BenchCatalogue)?.items.count == 6
-        if run.record(success: ok, failure: "unexpected content") { manager.loadData() }
+        if run.record(success: ok, failure: "unexpected content") { manager.loadData(with: parameters) }
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        if run.record(success: false, failure: "\(error)") { manager.loadData() }
+        if run.record(success: false, failure: "\(error)") { manager.loadData(with: parameters) }
     }
 }
 
 /// The async face: `concurrency` tasks awaiting `manager.load()` one after another.
 final class ManagerAsyncClient: BenchClient {
     private let stack: ManagerStack
-    private let manager: BenchCatalogueManager
+    private let manager: APIManager<BenchCatalogue>
     private let concurrency: Int
 
     init(_ settings: ClientSettings) {
@@ -92,8 +103,8 @@ final class ManagerAsyncClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        await driveTasks(seconds: seconds, concurrency: concurrency) { [manager] _ in
-            (try? await manager.load())?.content.items.count == 6
+        await driveTasks(seconds: seconds, concurrency: concurrency) { [manager, parameters = stack.parameters] _ in
+            (try? await manager.load(parameters))?.content.items.count == 6
         }
     }
 

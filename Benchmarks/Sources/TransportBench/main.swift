@@ -22,7 +22,7 @@ switch arguments.first {
 case "client":
     raiseDescriptorLimit()
     guard arguments.count > 1, let kind = ClientKind(rawValue: arguments[1]), let url = option("--url", in: arguments) else {
-        print("usage: TransportBench client \(ClientKind.allCases.map(\.rawValue).joined(separator: "|")) --url URL [--concurrency N] [--seconds S] [--warmup S] [--ca FILE] [--http2] [--timeout-every N] [--short-timeout-ms M]")
+        print("usage: TransportBench client \(ClientKind.allCases.map(\.rawValue).joined(separator: "|")) --url URL [--concurrency N] [--seconds S] [--warmup S] [--ca FILE] [--http2] [--timeout-every N] [--short-timeout-ms M] [--post]")
         exit(2)
     }
     var settings = ClientSettings(
@@ -33,6 +33,7 @@ case "client":
     )
     settings.timeoutEvery = option("--timeout-every", in: arguments).flatMap(Int.init) ?? 0
     settings.shortTimeoutMilliseconds = option("--short-timeout-ms", in: arguments).flatMap(Int.init) ?? 500
+    settings.post = arguments.contains("--post")
     let measurement = try await measure(
         kind, settings,
         warmup: option("--warmup", in: arguments).flatMap(Double.init) ?? 0.5,

@@ -19,7 +19,9 @@ import Synchronization
 // on the library's load executor (`manager` leaves the choice to the proxy: automatic).
 //
 // Divide the instruction total by REQUESTS (after subtracting a run with a small REQUESTS, to
-// remove start-up) for instructions per request.
+// remove start-up) for instructions per request. With `PROFILE_POST=1` in the environment,
+// `libcurl-c`, `transport` and the delegate-face managers POST the benchmark's order (give them
+// a URL that answers POSTs: `TransportBench serve` answers every request).
 
 let arguments = CommandLine.arguments
 if arguments.count == 3, arguments[1] == "decode", let rounds = Int(arguments[2]) {
@@ -47,6 +49,7 @@ guard arguments.count == 5, let concurrency = Int(arguments[3]), let total = Int
     exit(2)
 }
 let url = arguments[2]
+let posts = ProcessInfo.processInfo.environment["PROFILE_POST"] != nil
 // As in TransportBench: the opt-in for libcurl's transfer buffers, unless measuring without it.
 if ProcessInfo.processInfo.environment["AIF_BENCH_PLAIN_MALLOC"] == nil {
     CurlTransport.recycleLibcurlTransferBuffers()
@@ -54,7 +57,7 @@ if ProcessInfo.processInfo.environment["AIF_BENCH_PLAIN_MALLOC"] == nil {
 
 switch arguments[1] {
 case "libcurl-c":
-    guard let loop = aif_bench_curl_loop_create(url, nil, Int32(concurrency), 0, 0, 0) else { exit(1) }
+    guard let loop = aif_bench_curl_loop_create(url, nil, Int32(concurrency), 0, 0, 0, posts ? BenchPayload.orderJSON : nil) else { exit(1) }
     var failures = 0
     var completed = 0
     // The C loop runs by time; run it in short slices until the count is reached.
@@ -73,7 +76,9 @@ case "transport":
         configuration.decompression = .disabled
     }
     let transport = CurlTransport(configuration: configuration)
-    let request = HTTPRequest(url: URL(string: url)!)
+    let request = posts
+        ? HTTPRequest(method: .post, url: URL(string: url)!, headers: ["Content-Type": "application/json"], body: .bytes(Data(BenchPayload.orderJSON.utf8)))
+        : HTTPRequest(url: URL(string: url)!)
     let done = DispatchSemaphore(value: 0)
     final class Counter: @unchecked Sendable {
         // Touched only on the transport's thread (completion handlers), after the first sends.
@@ -111,15 +116,20 @@ case "manager", "manager-loop", "manager-handoff":
     case "manager-handoff": .loadExecutor
     default: .automatic
     }
-    let manager = BenchCatalogueManager(proxy: APIProxy(transport: transport, loadPlacement: placement), registry: registry, cache: ResponseCache(capacity: 1))
+    let proxy = APIProxy(transport: transport, loadPlacement: placement)
+    let manager: APIManager<BenchCatalogue> = posts
+        ? BenchOrderManager(proxy: proxy, registry: registry, cache: ResponseCache(capacity: 1))
+        : BenchCatalogueManager(proxy: proxy, registry: registry, cache: ResponseCache(capacity: 1))
     manager.callbackExecutor = .immediate
     final class Chain: APIManagerDelegate {
         let counts = Mutex((started: 0, finished: 0, failed: 0))
         let total: Int
+        let parameters: Parameters
         let done = DispatchSemaphore(value: 0)
 
-        init(total: Int) {
+        init(total: Int, parameters: Parameters) {
             self.total = total
+            self.parameters = parameters
         }
 
         func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
@@ -138,13 +148,13 @@ case "manager", "manager-loop", "manager-handoff":
                 counts.started += 1
                 return (true, false)
             }
-            if more { manager.loadData() } else if finished { done.signal() }
+            if more { manager.loadData(with: parameters) } else if finished { done.signal() }
         }
     }
-    let chain = Chain(total: total)
+    let chain = Chain(total: total, parameters: posts ? BenchPayload.order : [:])
     manager.delegate = chain
     chain.counts.withLock { $0.started = concurrency }
-    for _ in 0..<concurrency { manager.loadData() }
+    for _ in 0..<concurrency { manager.loadData(with: chain.parameters) }
     chain.done.wait()
     transport.shutdown()
     let counts = chain.counts.withLock { $0 }

@@ -224,7 +224,7 @@ final class LoadEngine: Sendable {
             answer.judgement = judge(&response)
             answer.outcome = .success(response)
         }
-        let next = machine.answered(answer, policy: plan.retryPolicy, on: clock)
+        let next = machine.answered(answer, policy: plan.retryPolicy, on: clock, random: clock.jitter(upTo:))
         perform(next, machine, after: answer)
     }
 
@@ -235,7 +235,7 @@ final class LoadEngine: Sendable {
             let veto = answer.judgement.veto
             let event = ErrorPolicies.Event(
                 handler: handler, service: plan.serviceName, environment: plan.resolved.environmentName, statusCode: response.statusCode,
-                code: veto?.code, message: veto?.message)
+                code: answer.judgement.code, message: veto?.message)
             if plan.resolved.errorHandlers?.tell(event) != true { proxy.logMissingHandler(id, handler) }
         }
         if let note = ending.notRetried { proxy.logNoRetry(id, note) }
@@ -264,10 +264,17 @@ final class LoadEngine: Sendable {
     @inline(never)
     private func judge(_ response: inout HTTPResponse) -> LoadStateMachine.Judgement {
         var json = response.json
-        let veto = plan.resolved.service.verdict(on: response, json: &json)
+        let service = plan.resolved.service
+        let veto = service.verdict(on: response, json: &json)
         response.json = json
+        // The application error code: the veto's, else — for a failed status, when the error
+        // policies name codes — the error body's.
+        var bodyCode: String?
+        if veto?.code == nil, !response.isSuccess, let policies = plan.errorPolicies, !policies.codes.isEmpty {
+            bodyCode = service.errorBody.code(in: response.body)
+        }
         return LoadStateMachine.Judgement(
-            askedService: true, veto: veto, errorPolicy: plan.errorPolicies?.policy(for: response, veto: veto),
+            askedService: true, veto: veto, bodyCode: bodyCode, errorPolicy: plan.errorPolicies?.policy(for: response, code: veto?.code ?? bodyCode),
             credentialExpired: plan.authenticator?.isExpiry(response, veto: veto) ?? false)
     }
 

@@ -127,6 +127,10 @@ struct LoadStateMachine: Sendable {
         var askedService = false
         /// The service's veto, if it refused the response.
         var veto: ServiceVeto?
+        /// The code in a failed status's error body, when the error policies looked for one.
+        var bodyCode: String?
+        /// The application error code: the veto's, else the error body's.
+        var code: String? { veto?.code ?? bodyCode }
         /// The policy the service's ``/AIFServices/ErrorPolicies`` give the response, if any.
         var errorPolicy: ErrorPolicies.Action?
         /// Whether the response says the credential expired (a status or a veto code the
@@ -320,7 +324,7 @@ struct LoadStateMachine: Sendable {
             return end(handler: name)
         }
         if judgement.errorPolicy == .retry {
-            let reason = RetryPolicy.Reason.errorPolicy(statusCode: response.statusCode, code: judgement.veto?.code)
+            let reason = RetryPolicy.Reason.errorPolicy(statusCode: response.statusCode, code: judgement.code)
             return weighRetry(of: .success(response), answer.request, policy(), reason: reason, on: clock, clockOffset: answer.clockOffset, random: random)
         }
         guard !response.isSuccess else { return end() }

@@ -72,6 +72,11 @@ extension APIManager {
         // The call's headers over the endpoint's; a body value encoded once, for every attempt.
         var headers = self.headers
         if !call.headers.isEmpty { headers = headers.merging(call.headers) }
+        // A load that is not safe to repeat gets its own idempotency key, when its policy makes
+        // them: the same on each of its attempts, never another load's.
+        if !method.isIdempotent, let fresh = (retryPolicy ?? resolved.service.retryPolicy).newIdempotencyKey(for: method, given: headers) {
+            headers.set(name: fresh.header, value: fresh.key)
+        }
         var body = transfer?.body
         if let value = call.body ?? (transfer == nil ? self.body : nil) {
             do throws(ServiceError) {

@@ -336,6 +336,15 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         init(_ message: String) { self.message = message }
     }
 
+    /// A load of the async face that ends at once with this error, nothing sent: entered and
+    /// ended as every load is (its observers told); the error is the caller's to throw.
+    func failedLoad(_ kind: APIError.Kind, _ message: String) -> APIError {
+        let id = startLoad()
+        let error = APIError(kind, requestID: id, service: serviceName, path: path, message: message)
+        if case .failure(let ended) = finishWithoutSending(id, .failed(error), deliver: false) { return ended }
+        return error
+    }
+
     /// Starts a load that fails at once with this error, ended off the caller's stack like
     /// every load; `onStart` hears its ID first.
     func failWithoutSending(_ kind: APIError.Kind, _ message: SourceUnreachable, onStart: ((RequestID) -> Void)?) -> RequestID {

@@ -108,17 +108,26 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
     /// - Parameter parameters: Parameters besides the paging ones; the source's when `nil`.
     /// - Returns: The page's load ID, or `nil` — nothing started — when a page is loading or
     ///   the last page has loaded.
+    ///
+    /// A listing that said more items follow without saying how to ask for them (a cursor style
+    /// whose page gave no cursor) fails the page it cannot ask for, with an
+    /// ``APIError/Kind-swift.struct/invalidResponse`` saying so, rather than load the first
+    /// page again.
     @discardableResult
     public func loadNextPage(with parameters: Parameters? = nil) -> RequestID? {
         let fresh = freshState()
-        let next = paging.withLock { paging -> (Parameters, URL?)? in
+        let next = paging.withLock { paging -> NextPage? in
             var state = paging.state ?? fresh
+            if let reason = state.cannotContinue { return .stuck(reason) }
             let next = state.startNextPage()
             paging.state = state
-            return next.map { ($0, state.linkedPage) }
+            return next.map { .page($0, state.linkedPage) }
         }
-        guard let (pageParameters, url) = next else { return nil }
-        return startPage(pageParameters, at: url, with: parameters)
+        switch next {
+        case nil: return nil
+        case .stuck(let reason)?: return failWithoutSending(.invalidResponse, SourceUnreachable(reason), onStart: nil)
+        case .page(let pageParameters, let url)?: return startPage(pageParameters, at: url, with: parameters)
+        }
     }
 
     /// The pages of the listing, one load each, for `for try await`: from the first to the
@@ -166,6 +175,12 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
     }
 }
 
+/// The next page a paged manager starts, or why it cannot be asked for.
+private enum NextPage {
+    case page(Parameters, URL?)
+    case stuck(String)
+}
+
 extension Paging {
     /// The pages of a listing as an `AsyncSequence`: each step loads the next page with
     /// ``APIManager/load(_:headers:query:)``, until the last.
@@ -194,6 +209,7 @@ extension Paging {
             ///
             /// - Throws: The page's ``APIError``; asking again retries the same page.
             public mutating func next() async throws(APIError) -> APIResponse<Page>? {
+                if let reason = state.cannotContinue { throw manager.failedLoad(.invalidResponse, reason) }
                 guard let pageParameters = state.startNextPage() else { return nil }
                 do {
                     let url = state.linkedPage

@@ -14,6 +14,12 @@ extension Paging {
         case offset(parameter: String = "offset")
         /// An opaque cursor from the previous page (``PageContent/pageNextCursor``); none for the first.
         case cursor(parameter: String = "cursor")
+        /// The next page starts after the previous page's last item: its ID
+        /// (``PageContent/pageLastItemID``) in `parameter` — Stripe's `starting_after`,
+        /// Shopify's `since_id`; none for the first. The page's ``PageContent/pageHasMore``
+        /// says whether more follow, when it says; a page that says so and gives no last ID
+        /// fails the next page rather than asking for the first again.
+        case afterLastItem(parameter: String = "starting_after")
         /// The next page is where the previous one's `Link: <…>; rel="next"` header points
         /// (RFC 8288), whatever the shape of that URL; the first page is the endpoint's. The
         /// link must stay on the service's origin.
@@ -52,6 +58,9 @@ public protocol PageContent {
     var pageHasMore: Bool? { get }
     /// The cursor of the next page, if the server gives one.
     var pageNextCursor: String? { get }
+    /// The ID of this page's last item, which the next page starts after
+    /// (``Paging/Style/afterLastItem(parameter:)``).
+    var pageLastItemID: String? { get }
 }
 
 extension PageContent {
@@ -61,6 +70,55 @@ extension PageContent {
     public var pageHasMore: Bool? { nil }
     /// Not given.
     public var pageNextCursor: String? { nil }
+    /// Not given.
+    public var pageLastItemID: String? { nil }
+}
+
+/// A page shaped as Stripe's lists, and many others: the items in `data`, and `has_more` (or
+/// `hasMore`) saying whether more follow. Items are `Identifiable`, so that the next page can
+/// start after the last one (``Paging/Style/afterLastItem(parameter:)``).
+///
+/// ```swift
+/// struct Customer: Decodable, Sendable, Identifiable { var id: String; var email: String? }
+/// let customers = PagedAPIManager(
+///     Endpoint<ItemList<Customer>>(service: "pay", path: "customers"),
+///     paging: Paging.Settings(style: .afterLastItem(parameter: "starting_after"), size: 100, sizeParameter: "limit"))
+/// for try await page in customers.pages() { print(page.content.data.map(\.id)) }
+/// ```
+public struct ItemList<Item: Decodable & Sendable & Identifiable>: Decodable, Sendable, PageContent where Item.ID: CustomStringConvertible {
+    /// The page's items.
+    public var data: [Item]
+    /// Whether more items follow, if the page says.
+    public var hasMore: Bool?
+
+    /// Creates a page.
+    public init(data: [Item], hasMore: Bool?) {
+        self.data = data
+        self.hasMore = hasMore
+    }
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Reads `data`, and `has_more` as written or as a decoder that converts snake case gives
+    /// it (`hasMore`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        data = try container.decode([Item].self, forKey: Key(stringValue: "data"))
+        hasMore = try container.decodeIfPresent(Bool.self, forKey: Key(stringValue: "hasMore"))
+            ?? container.decodeIfPresent(Bool.self, forKey: Key(stringValue: "has_more"))
+    }
+
+    /// The number of items.
+    public var pageItemCount: Int { data.count }
+    /// `has_more`.
+    public var pageHasMore: Bool? { hasMore }
+    /// The last item's ID.
+    public var pageLastItemID: String? { data.last.map { String(describing: $0.id) } }
 }
 
 /// A page that is a bare JSON array (`[{…}, {…}]`) needs no wrapper: its items are the page.
@@ -101,6 +159,11 @@ extension Paging {
         public private(set) var fullPageSize: Int
         /// Where the next page is, when the last page linked it (`Link: <…>; rel="next"`).
         public private(set) var nextPageURL: URL?
+        /// Why the next page cannot be asked for though the last has not loaded: the listing
+        /// said more follow and gave no cursor or last item's ID to ask for them with. The
+        /// next page is then not started (``startNextPage()`` returns `nil`); a manager fails
+        /// it with this. `nil` otherwise.
+        public private(set) var cannotContinue: String?
         private var cursor: String?
 
         /// Creates the state before the first page.
@@ -122,6 +185,7 @@ extension Paging {
             fullPageSize = pageSize
             nextPageURL = nil
             cursor = nil
+            cannotContinue = nil
             isLoading = true
             return parameters()
         }
@@ -132,7 +196,7 @@ extension Paging {
         ///
         /// - Returns: Its parameters, or `nil` when a page is loading or the last has loaded.
         public mutating func startNextPage() -> Parameters? {
-            guard !isLoading, !isLastPage else { return nil }
+            guard !isLoading, !isLastPage, cannotContinue == nil else { return nil }
             isLoading = true
             return parameters()
         }
@@ -149,15 +213,31 @@ extension Paging {
             isLoading = false
             loadedPages += 1
             loadedItems += count
-            cursor = page.pageNextCursor
             let links = headers.links
             nextPageURL = links.first { $0.relations.contains("next") }?.url(relativeTo: url)
+            switch style {
+            case .cursor: cursor = page.pageNextCursor
+            case .afterLastItem: cursor = page.pageLastItemID
+            case .pageNumber, .offset, .link: cursor = nil
+            }
             isLastPage = isLast(page, count: count, isFirst: isFirst, linked: !links.isEmpty, headerTotal: headers["X-Total-Count"].flatMap { Int($0) })
+            if !isLastPage, (cursor ?? "").isEmpty {
+                switch style {
+                case .cursor:
+                    cannotContinue = "page \(loadedPages) says more items follow, and gives no cursor to ask for them with (PageContent.pageNextCursor)"
+                case .afterLastItem:
+                    cannotContinue = "page \(loadedPages) says more items follow, and gives no last item's ID to ask for them with (PageContent.pageLastItemID)"
+                case .pageNumber, .offset, .link:
+                    break
+                }
+            }
         }
 
         /// Whether the page just loaded is the last: the body's signal when the rule reads one
         /// and the page gives it, then the headers', then a short page.
         private mutating func isLast(_ page: some PageContent, count: Int, isFirst: Bool, linked: Bool, headerTotal: Int?) -> Bool {
+            // Paged after its last item, a listing's `has_more` is its word on the end.
+            if case .afterLastItem = style, let more = page.pageHasMore { return !more }
             switch endOfList {
             case .nextCursor:
                 return (page.pageNextCursor ?? "").isEmpty
@@ -197,7 +277,7 @@ extension Paging {
             switch style {
             case .pageNumber(let name, let first): parameters[name] = .int(first + loadedPages)
             case .offset(let name): parameters[name] = .int(loadedItems)
-            case .cursor(let name): if let cursor { parameters[name] = .string(cursor) }
+            case .cursor(let name), .afterLastItem(let name): if let cursor { parameters[name] = .string(cursor) }
             case .link: if loadedPages > 0 { return [:] }
             }
             return parameters

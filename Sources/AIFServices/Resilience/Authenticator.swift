@@ -306,6 +306,18 @@ struct FixedCredentialMissing: Error, CustomStringConvertible {
     var description: String { reason }
 }
 
+/// Two authenticators are equal when they are the same one: each holds a credential and its
+/// refresh of its own.
+extension Authenticator: Hashable {
+    /// Whether the two are the same authenticator.
+    public static func == (one: Authenticator, other: Authenticator) -> Bool { one === other }
+
+    /// Hashes the authenticator's identity.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
+    }
+}
+
 /// Why an ``Authenticator`` could not supply a credential: its refresh failed.
 package struct AuthenticationFailure: Error, Sendable, CustomStringConvertible {
     /// The refresh's error.

@@ -48,6 +48,11 @@ extension ErrorPolicies {
 
 /// A service's policies for application error codes and HTTP statuses (``Service/errorPolicies``,
 /// or the `errorPolicies` key of its config file). A code wins over the status it came with.
+///
+/// The code is the service's veto's (``Service/applicationErrors`` or ``Service/veto(_:)``), or
+/// for a failed status the one its error body carries where the service's ``Service/errorBody``
+/// rule reads it (`{"error": {"code": "idempotency_key_in_use"}}` with the code at `error.code`):
+/// `"codes": {"idempotency_key_in_use": "retry"}` retries Stripe's 409 for a key still in use.
 public struct ErrorPolicies: Sendable, Hashable {
     /// Policies by application error code (as text: `4011`).
     public var codes: [String: Action]
@@ -60,9 +65,14 @@ public struct ErrorPolicies: Sendable, Hashable {
         self.statuses = statuses
     }
 
-    /// The policy for a response and the service's veto of it, if one applies.
-    public func policy(for response: HTTPResponse, veto: ServiceVeto?) -> Action? {
-        if let code = veto?.code, let policy = codes[code] { return policy }
+    /// The policy for a response and the application error code found in it, if one applies.
+    ///
+    /// - Parameters:
+    ///   - response: The response.
+    ///   - code: The service's veto's code, or the code of a failed status's error body.
+    /// - Returns: The policy for the code, else for the status; `nil` for none.
+    public func policy(for response: HTTPResponse, code: String?) -> Action? {
+        if let code, let policy = codes[code] { return policy }
         return statuses[response.statusCode]
     }
 }

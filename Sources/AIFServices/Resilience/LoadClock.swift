@@ -11,6 +11,16 @@ package protocol LoadClock: Sendable {
     var date: Date { get }
     /// Runs `work` once, after `delay`.
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void)
+    /// Draws the wait before a retry: a random duration from zero to `ceiling` ("full
+    /// jitter"), so that loads failing together do not come back together.
+    func jitter(upTo ceiling: Duration) -> Duration
+}
+
+extension LoadClock {
+    /// A uniformly random duration from zero to `ceiling`.
+    package func jitter(upTo ceiling: Duration) -> Duration {
+        RetryPolicy.randomDuration(upTo: ceiling)
+    }
 }
 
 /// The system's clocks; waits on a Dispatch timer.

@@ -11,7 +11,7 @@ import Foundation
 /// | statuses retried | 408, 429, 502, 503, 504 |
 /// | statuses retried only when they carry `Retry-After` | none (GitHub's rate limit is a 403 with `Retry-After`: add 403) |
 /// | transport failures retried | connection refused, connection dropped, response lost, connect timeout, total timeout, stalled |
-/// | methods retried | GET, HEAD, PUT, DELETE, OPTIONS — any method when the request carries ``idempotencyKeyHeader`` |
+/// | methods retried | GET, HEAD, PUT, DELETE, OPTIONS; a POST or PATCH only when it carries an idempotency key, and no header is named for one by default (``idempotencyKeyHeader``, ``generatesIdempotencyKeys``) |
 /// | wait | exponential with full jitter: a random time up to `baseDelay × 2ⁿ` (0.5 s, 1 s, 2 s …), never more than `maxDelay` (30 s) |
 /// | `Retry-After` | honoured, as seconds or as an HTTP date (read against the server's clock); longer than `maxDelay` or than what is left of the load's total timeout: the server's answer is delivered at once |
 ///
@@ -33,8 +33,20 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     /// The methods retried (those safe to repeat: RFC 9110's idempotent methods by default).
     public var methods: Set<HTTPMethod>
     /// A request header that makes a request of any method safe to repeat (`Idempotency-Key`):
-    /// a POST or PATCH carrying it is retried like a GET. `nil` by default.
+    /// a POST or PATCH carrying it is retried like a GET. `nil` by default: without it, and
+    /// without ``generatesIdempotencyKeys``, a POST is never retried.
     public var idempotencyKeyHeader: String?
+    /// Whether each load of a method that is not idempotent (`POST`, `PATCH` …) gets a key of
+    /// its own in ``idempotencyKeyHeader`` (`Idempotency-Key` when none is named): a random
+    /// UUID made as the load starts and sent with every attempt of that load, so that the
+    /// server applies the load once however often it is sent — and the policy may retry it, as
+    /// Stripe's own libraries do. A key the call or the endpoint gives wins. `false` by default.
+    public var generatesIdempotencyKeys: Bool
+    /// A response header in which the server says whether to retry (`Stripe-Should-Retry`):
+    /// `true` retries the answer, whatever its status and method (the server knows the request
+    /// was not applied), within the policy's retries, waits and budget; `false` delivers it at
+    /// once, whatever the policy would do. `nil` by default.
+    public var retryAdviceHeader: String?
     /// The longest first wait; each retry doubles it.
     public var baseDelay: Duration
     /// The longest wait, and the longest `Retry-After` waited for.
@@ -49,6 +61,9 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     ///   - retryableErrors: The transport failures retried.
     ///   - methods: The methods retried.
     ///   - idempotencyKeyHeader: A header that makes any method retryable.
+    ///   - generatesIdempotencyKeys: Whether each load of a method that is not idempotent gets
+    ///     a key of its own.
+    ///   - retryAdviceHeader: A response header that says whether to retry.
     ///   - baseDelay: The longest first wait.
     ///   - maxDelay: The longest wait.
     public init(
@@ -58,6 +73,8 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         retryableErrors: Set<TransportError.Code> = [.connectionRefused, .connectionDropped, .responseLost, .connectTimeout, .totalTimeout, .stalled],
         methods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options],
         idempotencyKeyHeader: String? = nil,
+        generatesIdempotencyKeys: Bool = false,
+        retryAdviceHeader: String? = nil,
         baseDelay: Duration = .milliseconds(500),
         maxDelay: Duration = .seconds(30)
     ) {
@@ -67,12 +84,32 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         self.retryableErrors = retryableErrors
         self.methods = methods
         self.idempotencyKeyHeader = idempotencyKeyHeader
+        self.generatesIdempotencyKeys = generatesIdempotencyKeys
+        self.retryAdviceHeader = retryAdviceHeader
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
     }
 
     /// The defaults.
     public static let standard = RetryPolicy()
+
+    /// The header that carries an idempotency key: ``idempotencyKeyHeader``, or
+    /// `Idempotency-Key` when the policy generates keys without naming one; `nil` for none.
+    public var keyHeader: String? {
+        idempotencyKeyHeader ?? (generatesIdempotencyKeys ? "Idempotency-Key" : nil)
+    }
+
+    /// The header and a fresh key for a load of `method` that has none yet (`headers`), when
+    /// the policy generates keys and the method is not idempotent; `nil` otherwise.
+    ///
+    /// - Parameters:
+    ///   - method: The load's method.
+    ///   - headers: The headers the load has already (the endpoint's and the call's).
+    /// - Returns: The header's name and a new key (a random UUID, in lower case).
+    public func newIdempotencyKey(for method: HTTPMethod, given headers: HTTPHeaders) -> (header: String, key: String)? {
+        guard generatesIdempotencyKeys, !method.isIdempotent, let header = keyHeader, !headers.contains(header) else { return nil }
+        return (header, UUID().uuidString.lowercased())
+    }
     /// No retries.
     public static let never = RetryPolicy(maxRetries: 0)
 
@@ -82,10 +119,11 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         guard maxRetries > 0 else { return "no retries" }
         var methods = self.methods.map(\.rawValue).sorted().joined(separator: ", ")
-        if let idempotencyKeyHeader { methods += " or a request with \(idempotencyKeyHeader)" }
+        if let keyHeader { methods += " or a request with \(keyHeader)\(generatesIdempotencyKeys ? " (one made for each POST or PATCH load)" : "")" }
         let told = retryAfterStatusCodes.subtracting(retryableStatusCodes).sorted().map { "\($0) with Retry-After" }
         let failures = retryableStatusCodes.sorted().map(String.init) + told + retryableErrors.map { "\($0)" }.sorted()
-        return "up to \(maxRetries) \(maxRetries == 1 ? "retry" : "retries") of \(methods), after \(failures.joined(separator: ", ")), "
+        let advice = retryAdviceHeader.map { ", or as \($0) says" } ?? ""
+        return "up to \(maxRetries) \(maxRetries == 1 ? "retry" : "retries") of \(methods), after \(failures.joined(separator: ", "))\(advice), "
             + "waiting up to \(Reason.seconds(baseDelay)) s × 2ⁿ (at most \(Reason.seconds(maxDelay)) s)"
     }
 
@@ -94,8 +132,8 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     public func allowsRetrying(_ request: HTTPRequest) -> Bool {
         if request.body.isStream { return false }
         if methods.contains(request.method) { return true }
-        guard let idempotencyKeyHeader else { return false }
-        return request.headers[idempotencyKeyHeader] != nil
+        guard let keyHeader else { return false }
+        return request.headers[keyHeader] != nil
     }
 
     /// The longest wait before retry number `retry` (0 for the first): `baseDelay × 2^retry`,
@@ -116,6 +154,8 @@ extension RetryPolicy {
         case transportError(TransportError.Code)
         /// The service's ``ErrorPolicies`` say this status or application code is retried.
         case errorPolicy(statusCode: Int, code: String?)
+        /// The server said to retry this status, in the policy's ``RetryPolicy/retryAdviceHeader``.
+        case advised(statusCode: Int, header: String)
 
         /// In plain words, for the log.
         public var description: String {
@@ -125,6 +165,7 @@ extension RetryPolicy {
             case .transportError(let code): "the transfer failed: \(code)"
             case .errorPolicy(let status, let code?): "the server answered \(status) with code \(code), which the service retries"
             case .errorPolicy(let status, nil): "the server answered \(status), which the service retries"
+            case .advised(let status, let header): "the server answered \(status) and asked for a retry (\(header): true)"
             }
         }
 
@@ -188,7 +229,24 @@ extension RetryPolicy {
     ) -> RetryDecision {
         let reason: Reason
         var retryAfter: Duration?
+        // The server's own word, when the policy names the header it says it in, wins over the
+        // statuses, the error policies and the methods: `true` or `false`; anything else is
+        // not a word.
+        var advised = false
+        if case .success(let response) = outcome, let header = retryAdviceHeader,
+            let advice = response.headers[header]?.trimmingCharacters(in: .whitespaces).lowercased()
+        {
+            let status = response.statusCode
+            if advice == "false" {
+                let wouldRetry = policyReason != nil || retryableStatusCodes.contains(status) || retryAfterStatusCodes.contains(status)
+                return .deliver(note: wouldRetry ? "the server answered \(status) and asked not to retry (\(header): false)" : nil)
+            }
+            advised = advice == "true"
+        }
         switch outcome {
+        case .success(let response) where advised:
+            retryAfter = Self.retryAfter(in: response, clockOffset: clockOffset, now: now)
+            reason = .advised(statusCode: response.statusCode, header: retryAdviceHeader ?? "")
         case .success(let response) where policyReason != nil:
             retryAfter = Self.retryAfter(in: response, clockOffset: clockOffset, now: now)
             reason = policyReason!
@@ -208,8 +266,8 @@ extension RetryPolicy {
         if case .stream = request.body {
             return .deliver(note: "\(reason); the request body is a stream, which is sent once and cannot be sent again")
         }
-        guard allowsRetrying(request) else {
-            return .deliver(note: "\(reason); \(request.method) is not retried without \(idempotencyKeyHeader.map { "an \($0) header" } ?? "an idempotency key")")
+        guard advised || allowsRetrying(request) else {
+            return .deliver(note: "\(reason); \(request.method) is not retried without \(keyHeader.map { "an \($0) header" } ?? "an idempotency key")")
         }
         let delay: Duration
         if let retryAfter {

@@ -67,6 +67,16 @@ public struct ErrorBodyRule: Sendable {
         return reading
     }
 
+    /// The code in `body` (a JSON object) where the rule reads it, or `nil`: what the error
+    /// policies look up for a failed status.
+    package func code(in body: Data) -> String? {
+        guard let codeField, body.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{"),
+            case .object(let members)? = try? FastJSONDecoder().decode(JSONValue.self, from: body),
+            let code = Self.member(codeField, in: members)?.parameterText, !code.isEmpty
+        else { return nil }
+        return code
+    }
+
     private static func decode<Body: Decodable & Sendable>(_ type: Body.Type, _ body: Data, _ decoder: any ContentDecoder) -> (any Sendable)? {
         try? decoder.decode(type, from: body)
     }

@@ -372,7 +372,8 @@ public struct RequestGenerator: Sendable {
         }
     }
 
-    /// Flattens nested parameters into name/value pairs, sorted by name for a stable order.
+    /// Flattens nested parameters into name/value pairs, sorted by name for a stable order (keys
+    /// that are whole numbers by their value, before the others: `2` before `10`).
     package static func flatten(_ parameters: Parameters, arrays: ArrayEncoding) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
         func add(_ name: String, _ value: ParameterValue) {
@@ -383,6 +384,8 @@ public struct RequestGenerator: Sendable {
                 switch arrays {
                 case .brackets, .repeatedKeys:
                     for element in values { add(arrays == .brackets ? name + "[]" : name, element) }
+                case .indexed:
+                    for (index, element) in values.enumerated() { add(name + "[\(index)]", element) }
                 case .commaSeparated, .written:
                     // Scalars as the encoding says; arrays and dictionaries inside, as brackets.
                     let texts = values.compactMap(\.textValue)
@@ -394,12 +397,31 @@ public struct RequestGenerator: Sendable {
                     for element in values where element.isStructured { add(name + "[]", element) }
                 }
             case .object(let values):
-                for key in values.keys.sorted() { add(name + "[" + key + "]", values[key]!) }
+                for key in values.keys.sorted(by: keyOrder) { add(name + "[" + key + "]", values[key]!) }
             default:
                 if let text = value.textValue { pairs.append((name, text)) }
             }
         }
-        for key in parameters.keys.sorted() { add(key, parameters[key]!) }
+        for key in parameters.keys.sorted(by: keyOrder) { add(key, parameters[key]!) }
         return pairs
+    }
+
+    /// The order of parameter keys: whole numbers first, by value (`2` before `10`, so that a
+    /// dictionary keyed by indexes keeps its elements in order), then the others as text.
+    package static func keyOrder(_ first: String, _ second: String) -> Bool {
+        func digits(_ key: String) -> Substring? {
+            guard !key.isEmpty, key.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+            let significant = key.drop { $0 == "0" }
+            return significant.isEmpty ? "0" : significant
+        }
+        switch (digits(first), digits(second)) {
+        case (let one?, let other?):
+            // Fewer digits, a smaller number; as many, compared as text; equal values by their zeros.
+            if one.count != other.count { return one.count < other.count }
+            return one != other ? one < other : first < second
+        case (_?, nil): return true
+        case (nil, _?): return false
+        case (nil, nil): return first < second
+        }
     }
 }

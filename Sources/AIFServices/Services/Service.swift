@@ -17,6 +17,11 @@ public struct ServiceEnvironment: Sendable, Hashable {
     /// address under the production name), a client certificate for mutual TLS — added to the
     /// transport's; `nil` for the transport's alone.
     public var connection: HTTPRequest.Connection?
+    /// The credential of this environment's requests, when it has one of its own — a test key
+    /// and a live key for one URL, each with its environment: switching the environment
+    /// switches the key. It comes before the service's own ``Service/authenticator``; one set
+    /// with ``ServiceRegistry/setAuthenticator(_:for:)`` comes before both. `nil` for none.
+    public var authenticator: Authenticator?
 
     /// Creates an environment.
     ///
@@ -27,9 +32,10 @@ public struct ServiceEnvironment: Sendable, Hashable {
     ///   - signsAllParameters: Whether every parameter is signed; yes by default.
     ///   - mock: Makes it a mock environment; `nil` by default.
     ///   - connection: How its requests reach the server; the transport's way by default.
+    ///   - authenticator: The environment's own credential; none by default.
     public init(
         baseURL: URL, apiVersion: String = "", credentials: SigningCredentials? = nil, signsAllParameters: Bool = true, mock: MockBehavior? = nil,
-        connection: HTTPRequest.Connection? = nil
+        connection: HTTPRequest.Connection? = nil, authenticator: Authenticator? = nil
     ) {
         self.baseURL = baseURL
         self.apiVersion = apiVersion
@@ -37,6 +43,7 @@ public struct ServiceEnvironment: Sendable, Hashable {
         self.signsAllParameters = signsAllParameters
         self.mock = mock
         self.connection = connection
+        self.authenticator = authenticator
     }
 
     /// The base URL with the version segment, under which the paths go — what
@@ -56,8 +63,12 @@ public enum BodyEncoding: Sendable, Hashable {
 
 /// How arrays are written in a query string or form.
 public enum ArrayEncoding: Sendable, Hashable {
-    /// `key[]=a&key[]=b`.
+    /// `key[]=a&key[]=b`; an array of objects `key[][price]=…`, which parsers read element by
+    /// element as best they can — use ``indexed`` for those.
     case brackets
+    /// `key[0]=a&key[1]=b`, and an array of objects `items[0][price]=…&items[1][price_data][currency]=usd`:
+    /// what Rack, Rails and Stripe read arrays of objects as (config: `"indexed"`).
+    case indexed
     /// `key=a&key=b`.
     case repeatedKeys
     /// `key=a,b`: one pair, the elements joined by commas (percent-encoded as `%2C`, which

@@ -45,11 +45,12 @@ extension ConfiguredService {
                 policy.methods.insert(HTTPMethod(rawValue: name.uppercased()))
             }
         }
-        if let header = try reader.text(changes.idempotencyKeyHeader, at: "retry.idempotencyKeyHeader") {
-            guard !header.isEmpty, header.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
-                throw ConfigurationError(file: file, key: "retry.idempotencyKeyHeader", problem: "must be a header name")
-            }
+        if let header = try headerName(changes.idempotencyKeyHeader, at: "retry.idempotencyKeyHeader", reader: reader) {
             policy.idempotencyKeyHeader = header
+        }
+        if let generates = changes.generateIdempotencyKeys { policy.generatesIdempotencyKeys = generates }
+        if let header = try headerName(changes.retryAdviceHeader, at: "retry.retryAdviceHeader", reader: reader) {
+            policy.retryAdviceHeader = header
         }
         if let base = try delay(changes.baseDelaySeconds, "baseDelaySeconds", reader: reader) { policy.baseDelay = base }
         if let cap = try delay(changes.maxDelaySeconds, "maxDelaySeconds", reader: reader) { policy.maxDelay = cap }
@@ -57,6 +58,15 @@ extension ConfiguredService {
             throw ConfigurationError(file: file, key: "retry.baseDelaySeconds", problem: "must not be more than retry.maxDelaySeconds")
         }
         return policy
+    }
+
+    /// A header's name at `key`, checked to be one.
+    private static func headerName(_ value: String?, at key: String, reader: ConfigReader) throws(ConfigurationError) -> String? {
+        guard let header = try reader.text(value, at: key) else { return nil }
+        guard !header.isEmpty, header.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
+            throw ConfigurationError(file: reader.file, key: key, problem: "must be a header name")
+        }
+        return header
     }
 
     /// A list of statuses at `key`, each checked to be one.

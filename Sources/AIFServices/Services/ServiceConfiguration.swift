@@ -29,7 +29,8 @@ import Foundation
 /// `decoding.keys` is `default` or `snakeCase`, `decoding.dates` is `deferred` (default),
 /// `iso8601`, `secondsSince1970`, `millisecondsSince1970` or `formatted` with the pattern in
 /// `decoding.dateFormat`; request bodies made from values are encoded to match. `arrayEncoding`
-/// is `brackets` (default), `repeated` or `comma`. `errorBody` names the members of a failed
+/// is `brackets` (default), `indexed` (`items[0][price]`, as Rack and Stripe read arrays of
+/// objects), `repeated` or `comma`. `errorBody` names the members of a failed
 /// status's body that hold the server's message and code (see ``ErrorBodyRule``; the common
 /// ones without it). `applicationErrors` makes a
 /// response whose JSON body carries another code than a success code fail as a service veto
@@ -37,7 +38,8 @@ import Foundation
 /// object whose keys override the defaults — `maxRetries`, `statusCodes`, `errors`
 /// (`connectionRefused`, `connectionDropped`, `responseLost`, `connectTimeout`, `totalTimeout`, `stalled`,
 /// `hostUnreachable`, `nameResolutionFailed`), `methods`, `idempotencyKeyHeader`,
-/// `baseDelaySeconds`, `maxDelaySeconds`. `errorPolicies` maps application codes (`codes`) and
+/// `generateIdempotencyKeys` (`true`: a key of its own for each POST or PATCH load),
+/// `retryAdviceHeader` (`Stripe-Should-Retry`), `baseDelaySeconds`, `maxDelaySeconds`. `errorPolicies` maps application codes (`codes`) and
 /// HTTP statuses (`statuses`) to `surface`, `retry`, `refreshCredentials`, `correctClock` or `handler:NAME`
 /// (see ``ErrorPolicies/Action``). `cacheVersion` (a whole number, 0 by default) is the
 /// ``Service/cacheVersion``.
@@ -49,6 +51,14 @@ import Foundation
 /// "passphrase": "${SHOP_KEY_PASSPHRASE}" }`: PEM files relative to the config file, or
 /// `${VARIABLE}`s holding the PEM; a passphrase only as a variable). See
 /// ``/AIFTransport/HTTPRequest/Connection``.
+///
+/// An environment can carry a credential of its own, `authorization` — a test key and a live
+/// key for one URL, switched with the environment: `{"bearer": "${PAY_TEST_KEY}"}`,
+/// `{"basic": {"user": "${PAY_LIVE_KEY}"}}` (a `password` too, if the scheme wants one) or
+/// `{"parameter": {"name": "api_key", "value": "${KEY}"}}`. The secret is always an environment
+/// variable, never written in the file; a variable that is not set fails the loads of that
+/// environment, saying which, and leaves the others usable. See
+/// ``ServiceEnvironment/authenticator``.
 public struct ConfiguredService: Service {
     /// The longest `timeoutSeconds` a config file may give: a week.
     static let maxTimeoutSeconds: Double = 604_800
@@ -179,7 +189,8 @@ public struct ConfiguredService: Service {
             credentials: publicKey.map { SigningCredentials(publicKey: $0, privateKey: Secret(privateKey!)) },
             signsAllParameters: entry.signsAllParameters ?? true,
             mock: mock,
-            connection: try connection(entry, at: path, reader: reader)
+            connection: try connection(entry, at: path, reader: reader),
+            authenticator: try authenticator(entry.authorization?.section, at: "\(path).authorization", reader: reader)
         )
     }
 
@@ -239,7 +250,8 @@ public struct ConfiguredService: Service {
         case "brackets": arrayEncoding = .brackets
         case "repeated": arrayEncoding = .repeatedKeys
         case "comma": arrayEncoding = .commaSeparated
-        case let other: throw ConfigurationError(file: reader.file, key: "arrayEncoding", problem: "\"\(other)\" is not one of brackets, repeated, comma")
+        case "indexed": arrayEncoding = .indexed
+        case let other: throw ConfigurationError(file: reader.file, key: "arrayEncoding", problem: "\"\(other)\" is not one of brackets, indexed, repeated, comma")
         }
         return (bodyEncoding, arrayEncoding)
     }

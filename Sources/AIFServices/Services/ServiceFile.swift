@@ -64,10 +64,35 @@ struct ServiceFile: Decodable {
         /// `"host[:port]": "address[:port]"`.
         var connectTo: [String: String]?
         var clientCertificate: Checked<ClientCertificate>?
+        var authorization: Checked<Authorization>?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case baseURL, apiVersion, publicKey, privateKey, signsAllParameters, fixtures, latencyMs, failureRate, seed
-            case unixSocket, connectTo, clientCertificate
+            case unixSocket, connectTo, clientCertificate, authorization
+        }
+    }
+
+    /// An environment's `authorization`: one of `bearer` (`"${VARIABLE}"`), `basic` (`user`,
+    /// `password`) or `parameter` (`name`, `value`).
+    struct Authorization: ConfigSection {
+        var bearer: String?
+        var basic: Checked<Basic>?
+        var parameter: Checked<Parameter>?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case bearer, basic, parameter }
+
+        struct Basic: ConfigSection {
+            var user: String
+            var password: String?
+
+            enum CodingKeys: String, CodingKey, CaseIterable { case user, password }
+        }
+
+        struct Parameter: ConfigSection {
+            var name: String
+            var value: String
+
+            enum CodingKeys: String, CodingKey, CaseIterable { case name, value }
         }
     }
 
@@ -145,11 +170,14 @@ struct ServiceFile: Decodable {
             var errors: [String]?
             var methods: [String]?
             var idempotencyKeyHeader: String?
+            var generateIdempotencyKeys: Bool?
+            var retryAdviceHeader: String?
             var baseDelaySeconds: Double?
             var maxDelaySeconds: Double?
 
             enum CodingKeys: String, CodingKey, CaseIterable {
-                case maxRetries, statusCodes, retryAfterStatusCodes, errors, methods, idempotencyKeyHeader, baseDelaySeconds, maxDelaySeconds
+                case maxRetries, statusCodes, retryAfterStatusCodes, errors, methods, idempotencyKeyHeader, generateIdempotencyKeys, retryAdviceHeader
+                case baseDelaySeconds, maxDelaySeconds
             }
         }
     }

@@ -109,7 +109,8 @@ public final class ServiceRegistry: Sendable {
     }
 
     /// Gives several services one ``Authenticator`` (they share one credential and its
-    /// refresh), over their own ``Service/authenticator``; `nil` removes it.
+    /// refresh), over their own (``Service/authenticator``, and their environments'
+    /// ``ServiceEnvironment/authenticator``); `nil` removes it.
     ///
     /// - Parameters:
     ///   - authenticator: The authenticator, or `nil`.
@@ -134,8 +135,8 @@ public final class ServiceRegistry: Sendable {
             throw ServiceError.unknownEnvironment(environmentName, service: name, known: service.environments.keys.sorted())
         }
         var resolved = ResolvedService(
-            service: service, environmentName: environmentName, environment: environment, authenticator: authenticator ?? service.authenticator,
-            clockSkew: clock)
+            service: service, environmentName: environmentName, environment: environment,
+            authenticator: authenticator ?? environment.authenticator ?? service.authenticator, clockSkew: clock)
         resolved.errorHandlers = errorHandlers
         return resolved
     }

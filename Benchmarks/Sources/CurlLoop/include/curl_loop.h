@@ -12,10 +12,12 @@ typedef struct aif_bench_curl_loop aif_bench_curl_loop;
 /// Creates the loop; `ca_file` may be NULL; `http2` asks for HTTP/2 over TLS via ALPN.
 /// Every `timeout_every`-th request chain (0: none) carries a total timeout of `timeout_ms`; how
 /// late those timeouts end is kept (`aif_bench_curl_loop_lateness`); they count as failures, as
-/// in the other clients, and the measurement takes them out again.
+/// in the other clients, and the measurement takes them out again. With a `post_body` (JSON),
+/// every request is a POST of it; NULL for GETs.
 aif_bench_curl_loop *_Nullable aif_bench_curl_loop_create(const char *url, const char *_Nullable ca_file,
                                                           int concurrency, int http2,
-                                                          int timeout_every, long timeout_ms);
+                                                          int timeout_every, long timeout_ms,
+                                                          const char *_Nullable post_body);
 
 /// Runs requests back to back on every handle for `seconds`; returns how many completed with
 /// status 200 (failures are counted in `failures`).
