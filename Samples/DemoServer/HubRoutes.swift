@@ -18,6 +18,7 @@ import NIOCore
 /// | `GET repos/acme/cups/issues?per_page=&page=&labels=` | a bare JSON array of issues, newest first, at most ``HubRoutes/pageSizeCap`` a page whatever `per_page` asks (30 by default); `labels` is comma-separated and keeps issues carrying every label; a `Link` header with `next` and `last` (and `prev`, `first`) links, absolute, when there is more than one page |
 /// | `POST repos/acme/cups/issues` `{"title", "body", "labels"}` | 201 and the issue; 422 `{"message": "Validation Failed", "errors": [{"resource": "Issue", "field": "title", "code": "missing_field"}]}` without a title |
 /// | `GET search/issues?q=` | issues whose title contains `q` (wrapped: `total_count`, `items`); at most one search a second — another within the second is refused with 403 `{"message": "API rate limit exceeded …"}` and a `Retry-After` of 1 |
+/// | `GET search/code?q=&window=` | `{"total_count": 0, …}`, one search per window of `window` seconds (2 by default, at most 3,600): another within it is refused as GitHub's primary rate limit does, 403 `{"message": "API rate limit exceeded …"}` with `X-RateLimit-Remaining: 0` and `X-RateLimit-Reset` (the window's end, in seconds since 1970), no `Retry-After` |
 /// | `GET repos/acme/cups/stats/contributors?ms=` | `[]` after `ms` milliseconds (3,000 by default, at most 30,000): statistics slow to compute |
 public enum HubRoutes {
     /// The token the hub accepts (a demo value, not a secret).
@@ -43,6 +44,8 @@ public enum HubRoutes {
         var issues: [HubIssue]
         var version = 1
         var lastSearch: ContinuousClock.Instant?
+        /// When the code-search window that is open ends, in seconds since 1970.
+        var codeSearchWindowEnd: TimeInterval?
     }
 
     /// Adds the hub's routes at the router's root.
@@ -127,6 +130,28 @@ public enum HubRoutes {
             let text = (request.uri.queryParameters.get("q") ?? "").lowercased()
             let found = repository.withLockedValue { $0.issues }.filter { text.isEmpty || $0.title.lowercased().contains(text) }
             return try json(HubSearchResult(totalCount: found.count, incompleteResults: false, items: Array(found.prefix(pageSizeCap))))
+        }
+        group.get("search/code") { request, _ -> Response in
+            let window = TimeInterval(min(3_600, max(1, request.uri.queryParameters.get("window", as: Int.self) ?? 2)))
+            let now = Date().timeIntervalSince1970
+            let reset = repository.withLockedValue { repository -> TimeInterval? in
+                if let end = repository.codeSearchWindowEnd, now < end { return end }
+                repository.codeSearchWindowEnd = (now + window).rounded(.up)
+                return nil
+            }
+            var headers: HTTPFields = [:]
+            headers[HTTPField.Name("X-RateLimit-Limit")!] = "1"
+            headers[HTTPField.Name("X-RateLimit-Remaining")!] = "0"
+            headers[HTTPField.Name("X-RateLimit-Resource")!] = "code_search"
+            if let reset {
+                var refused = try error("API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID.", status: .forbidden)
+                refused.headers.append(contentsOf: headers)
+                refused.headers[HTTPField.Name("X-RateLimit-Reset")!] = String(Int(reset))
+                return refused
+            }
+            var found = try json(HubSearchResult(totalCount: 0, incompleteResults: false, items: []))
+            found.headers.append(contentsOf: headers)
+            return found
         }
         group.get("repos/:owner/:repo/stats/contributors") { request, context -> Response in
             guard isCups(context) else { return try error("Not Found", status: .notFound) }

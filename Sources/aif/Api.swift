@@ -86,8 +86,19 @@ struct Api: AsyncParsableCommand {
         if let timeout = define.timeout, Self.values(of: "--timeout", in: options).isEmpty {
             call += ["--timeout", String(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)]
         }
-        if options.contains("--all-pages"), let field = define.response.dataField, Self.values(of: "--items-key", in: options).isEmpty {
-            call += ["--items-key", field]
+        if options.contains("--all-pages") {
+            // The define's paging (else its service's, which aif call reads itself), and its
+            // items where the define's content is.
+            func unless(_ option: String, _ value: String?) {
+                if let value, Self.values(of: option, in: options).isEmpty { call += [option, value] }
+            }
+            if let paging = define.paging {
+                unless("--paging", paging.style.rawValue)
+                unless("--page-param", paging.parameter)
+                unless("--id-key", paging.idField)
+                unless("--has-more-key", paging.hasMoreField)
+            }
+            unless("--items-key", define.paging?.itemsField ?? define.response.dataField)
         }
         return call + options
     }

@@ -14,8 +14,8 @@ struct Call: AsyncParsableCommand {
             they came — and, with -i (and always for HEAD), the status line and headers first.
 
             Parameters (--param) go in the query of a GET, HEAD or DELETE and in the body of a \
-            POST, PUT or PATCH, as JSON or, with --urlencoded, as a form. --json gives them as a \
-            JSON object instead. -d sends text or a file (@path) as the body (not with GET or HEAD), as it is, signed over \
+            POST, PUT or PATCH, as the service encodes bodies (JSON, or a form) or, with \
+            --urlencoded, as a form. --json gives them as a JSON object instead. -d sends text or a file (@path) as the body (not with GET or HEAD), as it is, signed over \
             its digest, the parameters then in the query; --form sends multipart/form-data fields \
             and files (name=value, name=@path), which a scheme that hashes the body cannot sign.
 
@@ -37,7 +37,7 @@ struct Call: AsyncParsableCommand {
     @Option(name: [.customShort("X"), .customLong("method")], help: "The request method: GET, POST, PUT, DELETE, PATCH or HEAD.")
     var method: String = "GET"
 
-    @Option(help: "A JSON object whose members become the parameters (in the query of a GET, HEAD or DELETE; the body otherwise).")
+    @Option(help: "A JSON object whose members become the parameters (in the query of a GET, HEAD or DELETE; the body otherwise, encoded as the service encodes bodies).")
     var json: String?
 
     @Flag(help: "Send the parameters of a POST, PUT or PATCH as an application/x-www-form-urlencoded body instead of JSON.")
@@ -55,14 +55,23 @@ struct Call: AsyncParsableCommand {
     @Flag(help: "Write the body's bytes as they came: no indenting, no colours, no newline added.")
     var raw = false
 
-    @Flag(help: "Load every page, from --param page=N (1 by default) on, and print each item as one JSON line.")
+    @Flag(help: "Load every page, as the service's paging says (else numbered pages from --param page=N, 1 by default), and print each item as one JSON line.")
     var allPages = false
 
-    @Option(help: "With --all-pages: the page number's parameter.")
-    var pageParam = "page"
+    @Option(help: "With --all-pages: how pages are asked for: page, offset, afterLastItem (after the previous page's last item, by its ID) or link (the service's way by default).")
+    var paging: String?
+
+    @Option(help: "With --all-pages: the page's parameter (page, offset or starting_after, as the paging style has it).")
+    var pageParam: String?
 
     @Option(help: "With --all-pages: the member holding a page's items (by default the body, if it is an array, or its array member).")
     var itemsKey: String?
+
+    @Option(help: "With --all-pages --paging afterLastItem: the member holding an item's ID (id by default).")
+    var idKey: String?
+
+    @Option(help: "With --all-pages: the member saying whether more items follow (has_more or hasMore by default).")
+    var hasMoreKey: String?
 
     @Option(help: "With --all-pages: the most pages to load.")
     var maxPages = 1000
@@ -95,8 +104,15 @@ struct Call: AsyncParsableCommand {
         if redact && !curl { throw ValidationError("--redact hides secrets in the --curl command; add --curl") }
         if showSecrets && !curl { throw ValidationError("--show-secrets shows secrets in the --curl command; add --curl") }
         if showSecrets && redact { throw ValidationError("--show-secrets and --redact cannot be combined: one shows secrets, the other hides them") }
-        if !allPages, let stray = [pageParam != "page" ? "--page-param" : nil, itemsKey != nil ? "--items-key" : nil, maxPages != 1000 ? "--max-pages" : nil].compactMap({ $0 }).first {
+        let pagingOptions = [
+            paging != nil ? "--paging" : nil, pageParam != nil ? "--page-param" : nil, itemsKey != nil ? "--items-key" : nil, idKey != nil ? "--id-key" : nil,
+            hasMoreKey != nil ? "--has-more-key" : nil, maxPages != 1000 ? "--max-pages" : nil,
+        ]
+        if !allPages, let stray = pagingOptions.compactMap({ $0 }).first {
             throw ValidationError("\(stray) says how to page; add --all-pages")
+        }
+        if let paging, PagingRule.Style(rawValue: paging) == nil {
+            throw ValidationError("--paging \(paging) is not one of: \(PagingRule.Style.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if allPages, let shown = [curl ? "--curl" : nil, include ? "-i" : nil, raw ? "--raw" : nil, data != nil ? "--data" : nil, formParts.isEmpty ? nil : "--form", method == "HEAD" ? "-X HEAD" : nil].compactMap({ $0 }).first {
             throw ValidationError("--all-pages prints the items of every page, which \(shown) does not go with")
@@ -141,9 +157,10 @@ struct Call: AsyncParsableCommand {
         let parameters = try options.parameters(over: json.map(Self.parameters(fromJSON:)) ?? [:])
         let body = try body()
         let method = HTTPMethod(rawValue: method.uppercased())
+        // --json gives the parameters as a JSON object; the body follows the service's encoding.
         let endpoint = Endpoint<NoContent>(
-            service: resolved.service.name, path: options.path, method: method,
-            bodyEncoding: urlencoded ? .form : (json != nil ? .json : nil), headers: try options.headerFields(), timeouts: options.timeouts)
+            service: resolved.service.name, path: options.path, method: method, bodyEncoding: urlencoded ? .form : nil, headers: try options.headerFields(),
+            timeouts: options.timeouts)
 
         if curl {
             let request = try RequestGenerator().makeRequest(
@@ -161,7 +178,7 @@ struct Call: AsyncParsableCommand {
         let (manager, transport) = options.manager(endpoint, registry: registry, resolved: resolved)
         defer { transport.shutdown() }
         if allPages {
-            return try await PageWalker(pageParameter: pageParam, itemsKey: itemsKey, maxPages: maxPages).walk(manager, parameters: parameters) { response in
+            return try await PageWalker(rule: pagingRule(of: resolved.service), maxPages: maxPages, printer: printer).walk(manager, parameters: parameters) { response in
                 options.describe(statusCode: response.statusCode, headers: response.headers, metrics: response.metrics, attempts: response.attempts)
             }
         }
@@ -176,6 +193,21 @@ struct Call: AsyncParsableCommand {
             }
             throw error
         }
+    }
+
+    /// How --all-pages pages: the service's rule, or numbered pages, with what the options say
+    /// over it (another style starts from that style's usual parameter).
+    private func pagingRule(of service: any Service) -> PagingRule {
+        var rule = service.paging ?? PagingRule(style: .page)
+        if let paging, let style = PagingRule.Style(rawValue: paging), style != rule.style {
+            rule.style = style
+            rule.parameter = PagingRule.usualParameter(of: style)
+        }
+        if let pageParam { rule.parameter = pageParam }
+        if let itemsKey { rule.itemsField = itemsKey }
+        if let idKey { rule.idField = idKey }
+        if let hasMoreKey { rule.hasMoreField = hasMoreKey }
+        return rule
     }
 
     /// The members of a JSON object as parameters.

@@ -107,7 +107,7 @@ struct ServiceOptions: ParsableArguments {
         let transport = CurlTransport()
         let logger = Logger(label: "aif") { _ in VerboseLogHandler(logLevel: verbose ? .debug : recordDirectory != nil ? .warning : .critical) }
         let recorder = recordDirectory.map { FixtureRecorder(directory: URL(filePath: $0, directoryHint: .isDirectory)) }
-        let proxy = APIProxy(transport: transport, logger: logger, recorder: recorder ?? .fromEnvironment())
+        let proxy = APIProxy(transport: transport, logger: logger, recorder: recorder ?? .fromEnvironment(), observers: [WaitAnnouncer()])
         return (APIManager(endpoint, proxy: proxy, registry: registry, cache: ResponseCache()), transport)
     }
 
@@ -118,6 +118,17 @@ struct ServiceOptions: ParsableArguments {
         for field in headers.redactingSecrets() { printError("< \(field.name): \(field.value)") }
         printError("* connect \(metrics.connect), TLS \(metrics.tlsHandshake), first byte \(metrics.timeToFirstByte), total \(metrics.total); "
             + "\(metrics.bytesReceived) bytes received; \(attempts) \(attempts == 1 ? "attempt" : "attempts")")
+    }
+}
+
+/// Says on standard error when a load waits because the server said how long (`aif: waiting
+/// 30 s (Retry-After)`), which may be long: a command that seems to hang says why.
+final class WaitAnnouncer: LoadObserver, LoadObservation {
+    func observation(of load: ObservedLoad) -> (any LoadObservation)? { self }
+
+    func loadWillRetry(_ retry: RetryPolicy.Attempt) {
+        guard let header = retry.waitHeader else { return }
+        printError("aif: waiting \(RetryPolicy.Reason.seconds(retry.delay)) s (\(header)) before attempt \(retry.number) of \(retry.maximum): \(retry.reason)")
     }
 }
 

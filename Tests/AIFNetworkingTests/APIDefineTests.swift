@@ -65,7 +65,7 @@ struct APIDefineFileTests {
 
     @Test(arguments: [
         (#"{"DEFAULT": {"service": "shop"}, "a": {"path": "x", "verb": "GET"}}"#, "a.verb",
-         "is not a known key; expected one of: authorization, cache, headers, method, parameters, path, pathPrefix, response, retry, service, summary, timeoutSeconds"),
+         "is not a known key; expected one of: authorization, cache, headers, method, paging, parameters, path, pathPrefix, response, retry, service, summary, timeoutSeconds"),
         (#"{"a": {"service": "shop", "path": 3}}"#, "a.path", "must be a string"),
         (#"{"a": {"path": "x"}}"#, "a", "names no service: give a \"service\" here or in a DEFAULT above it"),
         (#"{"a": {"service": "shop"}}"#, "a", "has no path"),
@@ -80,6 +80,10 @@ struct APIDefineFileTests {
         (#"{"a": {"service": "shop", "path": "x", "authorization": "yes"}}"#, "a.authorization", "must be true or false"),
         (#"{"a": {"service": "shop", "path": "x", "headers": {"X-Key": "${NOT_SET}"}}}"#, "a.headers.X-Key",
          "refers to the environment variable NOT_SET, which is not set"),
+        (#"{"a": {"service": "shop", "path": "x", "paging": {"style": "pages"}}}"#, "a.paging.style", "\"pages\" is not one of: page, offset, afterLastItem, link"),
+        (#"{"a": {"service": "shop", "path": "x", "paging": {"parameter": "p"}}}"#, "a.paging.style", "is missing"),
+        (#"{"a": {"service": "shop", "path": "x", "paging": {"style": "link", "parameter": "p"}}}"#, "a.paging.parameter", "has no use with the link style"),
+        (#"{"a": {"service": "shop", "path": "x", "paging": {"style": "page", "first": 0}}}"#, "a.paging.first", "is not a known key; expected one of: firstPage"),
         (#"{"a b": {"service": "shop", "path": "x"}}"#, "a b", "is not a define name"),
         (#"{"@g": 3}"#, "@g", "must be an object (a group of defines)"),
         (#"{"@": {}}"#, "@", "is not a group name"),
@@ -93,6 +97,17 @@ struct APIDefineFileTests {
             guard let error = error as? ConfigurationError else { return false }
             return error.file == "shop.apis.json" && error.key == key && error.problem.contains(problem)
         }
+    }
+
+    @Test func aDefineSaysHowItsListingIsPaged() throws {
+        let defines = try parse(#"""
+            {"customers.list": {"service": "pay", "path": "customers",
+              "paging": {"style": "afterLastItem", "parameter": "starting_after", "sizeParameter": "limit", "itemsField": "data", "idField": "id"}},
+             "goods.list": {"service": "shop", "path": "goods", "paging": {"style": "page", "firstPage": 0}}}
+            """#)
+        let byName = Dictionary(uniqueKeysWithValues: defines.map { ($0.name, $0) })
+        #expect(byName["customers.list"]?.paging == PagingRule(style: .afterLastItem, parameter: "starting_after", sizeParameter: "limit", itemsField: "data"))
+        #expect(byName["goods.list"]?.paging == PagingRule(style: .page, parameter: "page", firstPage: 0))
     }
 
     @Test func eachMistakeIsLocatedAtItsKey() {

@@ -51,6 +51,12 @@ struct AifCommandTests {
         #expect(try JSONDecoder().decode(FlakyReport.self, from: Data(run.standardOutput.utf8)).attempts == 2)
     }
 
+    @Test func aWaitTheServerNamesIsAnnounced() async throws {
+        let run = try await aif(["flaky/aif-\(UUID().uuidString)", "--param", "failures=1", "--param", "status=429", "--param", "retry_after=1"])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardError == "aif: waiting 1 s (Retry-After) before attempt 2 of 3: the server answered 429 and asked to wait 1 s\n")
+    }
+
     @Test func exhaustedRetriesPrintTheLastAnswerAndFail() async throws {
         let run = try await aif(["flaky/aif-\(UUID().uuidString)", "--param", "failures=5", "--verbose"])
         #expect(run.status == 7)
@@ -413,5 +419,95 @@ private enum ParameterLike: Decodable, Equatable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let number = try? container.decode(Int.self) { self = .int(number) } else { self = .text(try container.decode(String.self)) }
+    }
+}
+
+/// `aif` against the demo pay (a Stripe-shaped API): its config folder holds the pay service —
+/// form bodies, lists paged after their last item — and an API defined by name.
+@Suite("aif against the demo pay: paging, forms, failed pages")
+struct AifPayTests {
+    /// A folder with `pay.json` (paging as `paging` says, `nil` for none) and `pay.apis.json`.
+    private static func configs(paging: String?) throws -> URL {
+        let folder = try makeTestFolder("aif-pay")
+        let service = """
+            {"name": "pay", "defaultEnvironment": "test", "bodyEncoding": "form", "arrayEncoding": "indexed", "signing": {"scheme": "none"},
+             \(paging.map { "\"paging\": \($0)," } ?? "")
+             "errorBody": {"messageField": "error.message", "codeField": "error.code"},
+             "environments": {"test": {"baseURL": "${PAY_URL}", "apiVersion": "v1", "authorization": {"bearer": "${PAY_TEST_KEY}"}}}}
+            """
+        try Data(service.utf8).write(to: folder.appending(path: "pay.json"))
+        let defines = #"""
+            {"@customers": {"DEFAULT": {"service": "pay", "pathPrefix": "customers"},
+               "list": {"path": "", "parameters": {"limit": 7},
+                        "paging": {"style": "afterLastItem", "parameter": "starting_after", "sizeParameter": "limit", "itemsField": "data"}}}}
+            """#
+        try Data(defines.utf8).write(to: folder.appending(path: "pay.apis.json"))
+        return folder
+    }
+
+    private static let afterLastItem = #"{"style": "afterLastItem", "sizeParameter": "limit", "itemsField": "data"}"#
+
+    private func aif(_ arguments: [String], command: String = "call", paging: String? = afterLastItem, server: LocalServer) async throws -> Shell.Run {
+        let folder = try Self.configs(paging: paging)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let environment = ["PAY_URL": server.baseURL().absoluteString, "PAY_TEST_KEY": PayRoutes.testKey]
+        return try await Shell.run(AifCommandTests.aifPath, [command] + arguments + ["--config", folder.path], environment: environment)
+    }
+
+    /// The IDs of the items printed, one JSON line each.
+    private func ids(_ output: String) throws -> [String] {
+        try output.split(separator: "\n").map { line in
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return object?["id"] as? String ?? "?"
+        }
+    }
+
+    @Test func allPagesFollowsTheServicesPagingAfterTheLastItem() async throws {
+        let server = try await DemoPayServer.start()
+        let run = try await aif(["pay", "customers", "--param", "limit=10", "--all-pages", "--verbose"], server: server)
+        await server.stop()
+        #expect(run.status == 0, "\(run.standardError)")
+        let ids = try ids(run.standardOutput)
+        #expect(ids.count == 25 && Set(ids).count == 25, "\(ids)")
+        #expect(run.standardError.contains("starting_after=cus_T016"))
+    }
+
+    @Test func apiPagesAsTheDefineSays() async throws {
+        let server = try await DemoPayServer.start()
+        // The service says nothing of paging: the define does.
+        let run = try await aif(["customers.list", "--all-pages"], command: "api", paging: nil, server: server)
+        await server.stop()
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(try ids(run.standardOutput).count == 25)
+    }
+
+    @Test func aPageThatRepeatsTheOneBeforeStopsTheListingWithAnError() async throws {
+        let server = try await DemoPayServer.start()
+        // Numbered pages, which the demo pay does not know: it answers the first page each time.
+        let run = try await aif(["pay", "customers", "--param", "limit=10", "--all-pages", "--paging", "page"], server: server)
+        await server.stop()
+        #expect(run.status == 8, "\(run.standardError)")
+        #expect(try ids(run.standardOutput).count == 10, "the first page once, not the same items up to the page cap")
+        #expect(run.standardError.contains("page 2 repeats page 1 (the same 10 items): the server seems to ignore page; stopped after 10 items"), "\(run.standardError)")
+    }
+
+    @Test func aFailedPageIsPrintedAsASingleCallsAnswer() async throws {
+        let server = try await DemoPayServer.start()
+        let run = try await aif(["pay", "customers", "--param", "limit=500", "--all-pages"], server: server)
+        await server.stop()
+        #expect(run.status == 6, "\(run.standardError)")
+        #expect(run.standardOutput.contains(#""code": "parameter_invalid_integer""#), "\(run.standardOutput)")
+        #expect(run.standardError.contains("Invalid integer: limit must be from 1 to 100."))
+    }
+
+    @Test func jsonParametersGoAsTheServiceEncodesBodies() async throws {
+        let ledger = PayLedger()
+        let server = try await DemoPayServer.start(ledger: ledger)
+        let run = try await aif(
+            ["pay", "payment_intents", "-X", "POST", "--json", #"{"amount": 1500, "currency": "usd", "metadata": {"order": "7"}}"#], server: server)
+        await server.stop()
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains(#""amount": 1500"#))
+        #expect(ledger.requests.first?.body == "amount=1500&currency=usd&metadata%5Border%5D=7")
     }
 }

@@ -3,6 +3,7 @@ import AIFNetworking
 import AIFNetworkingTesting
 import DemoServer
 import Foundation
+import Logging
 import Testing
 
 // The behaviours the hub sample shows, each checked against the demo hub it runs against:
@@ -175,6 +176,48 @@ struct DemoHubTests {
         #expect(second.attempts == 2)
         #expect(ContinuousClock.now - started >= .milliseconds(900))
         #expect(second.content.totalCount == 9)
+    }
+
+    /// Hears the retries of every load.
+    private final class RetryListener: LoadObserver, LoadObservation {
+        let retries = Locked<[RetryPolicy.Attempt]>([])
+        func observation(of load: ObservedLoad) -> (any LoadObservation)? { self }
+        func loadWillRetry(_ retry: RetryPolicy.Attempt) { retries.withLock { $0.append(retry) } }
+    }
+
+    @Test func aPrimaryRateLimitIsWaitedOutUntilItsReset() async throws {
+        let hub = try await HubStack.start()
+        defer { Task { await hub.stop() } }
+        let listener = RetryListener()
+        let log = Locked<[(Logger.Level, String)]>([])
+        let proxy = APIProxy(transport: hub.transport, logger: Logger(label: "hub") { _ in CapturingLogHandler(messages: log) }, recorder: nil, observers: [listener])
+        let search = APIManager(Endpoint<HubSearch>(service: "hub", path: "search/code"), proxy: proxy, registry: hub.registry, cache: hub.cache)
+        #expect(try await search.load(["q": "glaze"]).attempts == 1)
+        // The only search of the window is spent: a 403 with X-RateLimit-Remaining: 0 and the
+        // window's end, no Retry-After — waited for, then answered.
+        let second = try await search.load(["q": "handle"])
+        #expect(second.attempts == 2)
+        let retry = try #require(listener.retries.withLock { $0 }.first)
+        #expect(retry.waitHeader == "X-RateLimit-Reset")
+        #expect(retry.delay >= .seconds(1) && retry.delay <= .seconds(3), "\(retry.delay)")
+        let notice = log.withLock { $0 }.first { $0.0 == .notice && $0.1.contains("(X-RateLimit-Reset)") }
+        #expect(notice?.1.contains("waiting \(RetryPolicy.Reason.seconds(retry.delay)) s (X-RateLimit-Reset)") == true, "\(log.withLock { $0 })")
+    }
+
+    @Test func aRateLimitResettingPastTheWaitBudgetFailsAtOnceSayingWhen() async throws {
+        let hub = try await HubStack.start()
+        defer { Task { await hub.stop() } }
+        let search = hub.manager(Endpoint<HubSearch>(service: "hub", path: "search/code"))
+        _ = try await search.load(["q": "glaze", "window": 90])
+        let started = ContinuousClock.now
+        let asked = Date()
+        let error = await #expect(throws: APIError.self) { try await search.load(["q": "handle"]) }
+        #expect(ContinuousClock.now - started < .seconds(10), "no wait of a minute and a half")
+        #expect(error?.statusCode == 403)
+        #expect(error?.attempts == 1)
+        let retryable = try #require(error?.retryableAt)
+        #expect(retryable.timeIntervalSince(asked) > 80 && retryable.timeIntervalSince(asked) < 95, "\(retryable) from \(asked)")
+        #expect(error?.message.contains("(X-RateLimit-Reset), longer than the longest wait (30 s); it may be sent again from ") == true, "\(String(describing: error))")
     }
 
     @Test func aForbiddenAnswerWithoutRetryAfterIsDeliveredAtOnce() async throws {

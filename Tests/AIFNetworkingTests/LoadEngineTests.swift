@@ -41,7 +41,7 @@ private final class ManualLoadClock: LoadClock {
 private struct ClockedService: Service {
     var name: ServiceName = "clocked"
     var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [.online: ServiceEnvironment(baseURL: URL(string: "https://api.clocked.test")!, apiVersion: "v1")]
-    var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: 2, maxDelay: .seconds(600)) }
+    var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: 2, maxDelay: .seconds(600), maxTotalWait: .seconds(1200)) }
 }
 
 /// A service whose veto counts how often it is asked, with error policies (so that the engine

@@ -262,7 +262,7 @@ struct LoadStateMachineTests {
         var machine = Self.sending()
         let answer = Self.answer(429, headers: ["Retry-After": "2"])
         #expect(machine.answered(answer, policy: .standard, on: Self.clock(), random: Self.longest)
-            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(429, retryAfter: .seconds(2)), delay: .seconds(2))))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(429, retryAfter: .seconds(2)), delay: .seconds(2), waitHeader: "Retry-After")))
     }
 
     @Test func retryAfterAsADateIsReadAgainstTheResponsesDate() {
@@ -270,7 +270,7 @@ struct LoadStateMachineTests {
         // Three seconds after the server's Date, whatever our clock says.
         let answer = Self.answer(503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:13:23 GMT", "Date": "Tue, 14 Nov 2023 22:13:20 GMT"])
         #expect(machine.answered(answer, policy: .standard, on: Self.clock(date: Self.date.addingTimeInterval(-500)))
-            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .seconds(3)), delay: .seconds(3))))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .seconds(3)), delay: .seconds(3), waitHeader: "Retry-After")))
     }
 
     @Test func retryAfterAsADateWithoutDateIsReadAgainstOurClockCorrected() {
@@ -278,14 +278,14 @@ struct LoadStateMachineTests {
         // Our clock is 22:13:20; the server's is 2 s ahead; the date is 5 s after ours: 3 s to wait.
         let answer = Self.answer(503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:13:25 GMT"], clockOffset: 2)
         #expect(machine.answered(answer, policy: .standard, on: Self.clock())
-            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .seconds(3)), delay: .seconds(3))))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .seconds(3)), delay: .seconds(3), waitHeader: "Retry-After")))
     }
 
     @Test func retryAfterInThePastIsNoWait() {
         var machine = Self.sending()
         let answer = Self.answer(503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:00:00 GMT"])
         #expect(machine.answered(answer, policy: .standard, on: Self.clock())
-            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .zero), delay: .zero)))
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(503, retryAfter: .zero), delay: .zero, waitHeader: "Retry-After")))
     }
 
     @Test func retryAfterThatIsNeitherFormIsIgnored() {
@@ -299,7 +299,9 @@ struct LoadStateMachineTests {
         var machine = Self.sending()
         let answer = Self.answer(503, headers: ["Retry-After": "31"])
         #expect(machine.answered(answer, policy: .standard, on: Self.clock())
-            == Self.end(1, notRetried: "the server answered 503 with Retry-After 31 s, longer than the longest wait (30 s)"))
+            == .end(Machine.Ending(
+                attempts: 1, notRetried: "the server answered 503 and asked to wait 31 s (Retry-After), longer than the longest wait (30 s)",
+                retryableAt: Self.date.addingTimeInterval(31))))
     }
 
     @Test func aWaitThatOutlastsTheTotalTimeoutIsNotWaited() {
@@ -308,7 +310,42 @@ struct LoadStateMachineTests {
         machine.requestMade(signingOffset: 0, totalTimeout: .seconds(2), on: Self.clock())
         let answer = Self.answer(503, headers: ["Retry-After": "1"])
         #expect(machine.answered(answer, policy: .standard, on: Self.clock(1.5))
-            == Self.end(1, notRetried: "the server answered 503 with Retry-After 1 s, but the load's total timeout ends first"))
+            == .end(Machine.Ending(
+                attempts: 1, notRetried: "the server answered 503 and asked to wait 1 s (Retry-After), but the load's total timeout ends first",
+                retryableAt: Self.date.addingTimeInterval(1))))
+    }
+
+    @Test func waitsStayWithinTheLoadsWaitBudget() {
+        // 20 s, then 15 s more would make 35: past the 30 s budget, delivered at once, saying
+        // when the server said it could be sent again.
+        var machine = Self.sending()
+        let first = Self.retry(asked: machine.answered(Self.answer(503, headers: ["Retry-After": "20"]), policy: .standard, on: Self.clock()))
+        #expect(machine.retryAllowed(first) == .wait(.seconds(20)))
+        #expect(machine.waitEnded(cancelled: false, on: Self.clock(20)) == Self.send(2))
+        #expect(machine.answered(Self.answer(503, headers: ["Retry-After": "15"]), policy: .standard, on: Self.clock(20))
+            == .end(Machine.Ending(
+                attempts: 2,
+                notRetried: "the server answered 503 and asked to wait 15 s (Retry-After), would pass the load's wait budget (30 s in all, 20 s of it waited)",
+                retryableAt: Self.date.addingTimeInterval(15))))
+        // The policy's own backoff is held to it too, and says no time then.
+        var backedOff = Self.sending()
+        let tight = RetryPolicy(baseDelay: .seconds(2), maxTotalWait: .seconds(1))
+        #expect(backedOff.answered(Self.answer(503), policy: tight, on: Self.clock(), random: Self.longest)
+            == Self.end(1, notRetried: "the server answered 503; the next wait, 2 s, would pass the load's wait budget (1 s in all, 0 s of it waited)"))
+    }
+
+    @Test func aRateLimitsResetIsTheWait() {
+        // GitHub's primary rate limit: a 403 with X-RateLimit-Remaining: 0 and the reset time.
+        var machine = Self.sending()
+        let policy = RetryPolicy(retryAfterStatusCodes: [403])
+        let reset = "\(Int(Self.date.timeIntervalSince1970) + 4)"
+        let github = Self.answer(403, headers: ["X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset, "Date": "Tue, 14 Nov 2023 22:13:20 GMT"])
+        #expect(machine.answered(github, policy: policy, on: Self.clock())
+            == .askToRetry(RetryPolicy.Attempt(number: 2, maximum: 3, reason: .status(403, retryAfter: .seconds(4)), delay: .seconds(4), waitHeader: "X-RateLimit-Reset")))
+        // With requests left in the window, the 403 is a refusal, not a rate limit.
+        var refused = Self.sending()
+        let permission = Self.answer(403, headers: ["X-RateLimit-Remaining": "4999", "X-RateLimit-Reset": reset])
+        #expect(refused.answered(permission, policy: policy, on: Self.clock()) == Self.end(1))
     }
 
     @Test func aLaterAttemptGetsWhatIsLeftOfTheTotalTimeout() {

@@ -292,7 +292,7 @@ struct RetryPolicyTests {
         for method: HTTPMethod in [.get, .head, .put, .delete, .options] {
             #expect(decide(response(503), method: method) != .deliver(note: nil))
         }
-        guard case .deliver(let note?) = decide(response(503), method: .post) else {
+        guard case .deliver(let note?, _) = decide(response(503), method: .post) else {
             Issue.record("POST was retried")
             return
         }
@@ -306,7 +306,7 @@ struct RetryPolicyTests {
         let stream = RequestBodyStream(AsyncStream<Data> { $0.finish() })
         let request = HTTPRequest(method: .put, url: url, body: .stream(stream))
         let decision = RetryPolicy.standard.decision(after: response(503), of: request, attempt: 1, remaining: nil)
-        guard case .deliver(let note?) = decision else {
+        guard case .deliver(let note?, _) = decision else {
             Issue.record("a streamed body was retried: \(decision)")
             return
         }
@@ -332,7 +332,7 @@ struct RetryPolicyTests {
 
     @Test func theAttemptsLimitIsKept() {
         #expect(decide(response(503), attempt: 2) != .deliver(note: nil))
-        guard case .deliver(let note?) = decide(response(503), attempt: 3) else {
+        guard case .deliver(let note?, _) = decide(response(503), attempt: 3) else {
             Issue.record("a fourth attempt was allowed")
             return
         }
@@ -345,7 +345,7 @@ struct RetryPolicyTests {
         func retryAfter(_ value: String, date: String? = nil, offset: TimeInterval = 0) -> Duration? {
             var headers: HTTPHeaders = ["Retry-After": value]
             if let date { headers.set(name: "Date", value: date) }
-            return RetryPolicy.retryAfter(in: HTTPResponse(statusCode: 503, headers: headers, url: url), clockOffset: offset, now: now)
+            return RetryPolicy.serverWait(in: HTTPResponse(statusCode: 503, headers: headers, url: url), clockOffset: offset, now: now)?.wait
         }
         #expect(retryAfter("3") == .seconds(3))
         #expect(retryAfter(" 0 ") == .zero)
@@ -361,14 +361,34 @@ struct RetryPolicyTests {
         #expect(retryAfter("-3") == nil)
     }
 
+    @Test func aRateLimitsResetIsAWaitTooWhenNothingIsLeft() {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        func wait(_ headers: HTTPHeaders) -> RetryPolicy.ServerWait? {
+            RetryPolicy.serverWait(in: HTTPResponse(statusCode: 429, headers: headers, url: url), clockOffset: 0, now: now)
+        }
+        // GitHub: a time, read against the response's Date (an hour ahead here: it says so).
+        #expect(wait(["X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1700003630", "Date": "Tue, 14 Nov 2023 23:13:20 GMT"])
+            == RetryPolicy.ServerWait(wait: .seconds(30), header: "X-RateLimit-Reset"))
+        #expect(wait(["X-RateLimit-Remaining": "12", "X-RateLimit-Reset": "1700000030"]) == nil, "requests are left")
+        #expect(wait(["X-RateLimit-Reset": "1699999000"]) == RetryPolicy.ServerWait(wait: .zero, header: "X-RateLimit-Reset"), "past: no wait")
+        // The IETF draft: seconds, in RateLimit-Reset or the RateLimit field.
+        #expect(wait(["RateLimit-Remaining": "0", "RateLimit-Reset": "17"]) == RetryPolicy.ServerWait(wait: .seconds(17), header: "RateLimit-Reset"))
+        #expect(wait(["RateLimit": #""default";r=0;t=9"#]) == RetryPolicy.ServerWait(wait: .seconds(9), header: "RateLimit"))
+        #expect(wait(["RateLimit": #""default";r=3;t=9"#]) == nil)
+        #expect(wait(["RateLimit": #""burst";r=5;t=1, "day";r=0;t=3600"#]) == RetryPolicy.ServerWait(wait: .seconds(3600), header: "RateLimit"))
+        // Retry-After first, when both say.
+        #expect(wait(["Retry-After": "5", "RateLimit-Reset": "17", "RateLimit-Remaining": "0"])?.header == "Retry-After")
+        #expect(wait(["RateLimit-Reset": "soon"]) == nil)
+    }
+
     @Test func aRetryAfterBeyondTheCapOrTheDeadlineIsNotWaitedFor() {
-        #expect(decide(response(429, ["Retry-After": "2"])) == .retry(after: .seconds(2), reason: .status(429, retryAfter: .seconds(2))))
-        guard case .deliver(let capped?) = decide(response(429, ["Retry-After": "31"])) else {
+        #expect(decide(response(429, ["Retry-After": "2"])) == .retry(after: .seconds(2), reason: .status(429, retryAfter: .seconds(2)), header: "Retry-After"))
+        guard case .deliver(let capped?, _) = decide(response(429, ["Retry-After": "31"])) else {
             Issue.record("waited past the cap")
             return
         }
         #expect(capped.contains("longer than the longest wait"))
-        guard case .deliver(let late?) = decide(response(429, ["Retry-After": "2"]), remaining: .seconds(1)) else {
+        guard case .deliver(let late?, _) = decide(response(429, ["Retry-After": "2"]), remaining: .seconds(1)) else {
             Issue.record("waited past the deadline")
             return
         }
@@ -377,20 +397,20 @@ struct RetryPolicyTests {
 
     @Test func aStatusRetriedOnlyWhenToldWhenWaitsForRetryAfterAndOtherwiseIsDelivered() {
         let policy = RetryPolicy(retryAfterStatusCodes: [403])
-        #expect(decide(response(403, ["Retry-After": "1"]), policy: policy) == .retry(after: .seconds(1), reason: .status(403, retryAfter: .seconds(1))))
+        #expect(decide(response(403, ["Retry-After": "1"]), policy: policy) == .retry(after: .seconds(1), reason: .status(403, retryAfter: .seconds(1)), header: "Retry-After"))
         // A 403 that does not say when is a refusal, not a rate limit.
         #expect(decide(response(403), policy: policy) == .deliver(note: nil))
         #expect(decide(response(403, ["Retry-After": "soon"]), policy: policy) == .deliver(note: nil))
         // Not in the policy: not retried, even with a Retry-After.
         #expect(decide(response(403, ["Retry-After": "1"])) == .deliver(note: nil))
         // The attempts, the methods and the longest wait still hold.
-        guard case .deliver(let note?) = decide(response(403, ["Retry-After": "1"]), attempt: 3, policy: policy) else {
+        guard case .deliver(let note?, _) = decide(response(403, ["Retry-After": "1"]), attempt: 3, policy: policy) else {
             Issue.record("a fourth attempt was allowed")
             return
         }
         #expect(note.contains("no retries left after 3 attempts"))
-        #expect(decide(response(403, ["Retry-After": "1"]), method: .post, policy: policy) != .retry(after: .seconds(1), reason: .status(403, retryAfter: .seconds(1))))
-        #expect(policy.description.contains("504, 403 with Retry-After, "))
+        #expect(decide(response(403, ["Retry-After": "1"]), method: .post, policy: policy) != .retry(after: .seconds(1), reason: .status(403, retryAfter: .seconds(1)), header: "Retry-After"))
+        #expect(policy.description.contains("504, 403 with Retry-After or a rate limit's reset, "))
     }
 
     @Test func theBudgetAllowsAShareOfTheLoadsOverItsWindow() {

@@ -92,7 +92,7 @@ private func fuzzHeaders(_ bytes: [UInt8]) {
     _ = headers.values(for: "Set-Cookie")
     _ = CacheControl(headers)
     let response = HTTPResponse(statusCode: 503, headers: headers, url: URL(string: "https://api.example/x")!)
-    _ = RetryPolicy.retryAfter(in: response, clockOffset: 0, now: Date(timeIntervalSince1970: 1_700_000_000))
+    _ = RetryPolicy.serverWait(in: response, clockOffset: 0, now: Date(timeIntervalSince1970: 1_700_000_000))
     if let date = headers["Date"] { _ = ServiceRegistry.ClockSkew.parseHTTPDate(date) }
 }
 

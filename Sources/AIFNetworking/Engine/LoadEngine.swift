@@ -22,8 +22,9 @@ struct WeakLoadOwner: @unchecked Sendable {
 /// How a load ended, for its manager to check, decode and deliver.
 enum LoadEnding: Sendable {
     /// The last attempt's exchange, or the failure that sending it ended with; `notRetried`
-    /// says why a failure the retry policy weighed was not retried.
-    case answered(Result<Exchange, APIError>, attempts: Int, notRetried: String?)
+    /// says why a failure the retry policy weighed was not retried, and `retryableAt` when
+    /// the server said it could be sent again, when that wait was not made.
+    case answered(Result<Exchange, APIError>, attempts: Int, notRetried: String?, retryableAt: Date? = nil)
     /// The load failed before it had an answer to deliver.
     case failed(APIError)
 }
@@ -246,7 +247,7 @@ final class LoadEngine: Sendable {
         case .failure(let error):
             exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, path: plan.shownPath).counting(attempts: ending.attempts))
         }
-        completion(.answered(exchange, attempts: ending.attempts, notRetried: ending.notRetried))
+        completion(.answered(exchange, attempts: ending.attempts, notRetried: ending.notRetried, retryableAt: ending.retryableAt))
     }
 
     // MARK: Judging

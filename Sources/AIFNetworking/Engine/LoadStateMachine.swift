@@ -84,6 +84,9 @@ struct LoadStateMachine: Sendable {
         var notRetried: String?
         /// The error handler the service's policy names for the answer, to be told of it.
         var handler: String?
+        /// When the server said the request may be sent again, when that wait is what the load
+        /// did not make (past its wait budget, its total timeout, the longest wait).
+        var retryableAt: Date? = nil
     }
 
     /// How a load fails before it has an answer to deliver.
@@ -187,6 +190,8 @@ struct LoadStateMachine: Sendable {
     /// reused one closed before answering): counted with the attempts, since each could have
     /// reached the server.
     private var resends = 0
+    /// How long the load has waited before its retries: its wait budget's spent part.
+    private var waited = Duration.zero
 
     /// Creates the machine of a load.
     ///
@@ -336,6 +341,7 @@ struct LoadStateMachine: Sendable {
         guard phase == .askingToRetry else { return unexpected("a retry allowed") }
         number += 1
         phase = .waiting
+        waited += retry.delay
         return .wait(retry.delay)
     }
 
@@ -385,20 +391,20 @@ struct LoadStateMachine: Sendable {
     ) -> Action {
         let decision = policy.decision(
             after: outcome, of: request, attempt: number, remaining: deadline.map { $0 - clock.now }, clockOffset: clockOffset, now: clock.date,
-            random: random, policyReason: policyReason)
+            random: random, policyReason: policyReason, waited: waited)
         switch decision {
-        case .deliver(let note):
-            return end(notRetried: note)
-        case .retry(let delay, let reason):
-            let retry = RetryPolicy.Attempt(number: number + 1, maximum: policy.maxRetries + 1, reason: reason, delay: delay)
+        case .deliver(let note, let wait):
+            return end(notRetried: note, retryableAt: wait.map { clock.date.addingTimeInterval($0.timeInterval) })
+        case .retry(let delay, let reason, let header):
+            let retry = RetryPolicy.Attempt(number: number + 1, maximum: policy.maxRetries + 1, reason: reason, delay: delay, waitHeader: header)
             phase = .askingToRetry
             return .askToRetry(retry)
         }
     }
 
-    private mutating func end(notRetried: String? = nil, handler: String? = nil) -> Action {
+    private mutating func end(notRetried: String? = nil, handler: String? = nil, retryableAt: Date? = nil) -> Action {
         phase = .ended
-        return .end(Ending(attempts: number + resends, notRetried: notRetried, handler: handler))
+        return .end(Ending(attempts: number + resends, notRetried: notRetried, handler: handler, retryableAt: retryableAt))
     }
 
     /// Ends the load with a failure after `attempts` attempts (and the transport's resends).

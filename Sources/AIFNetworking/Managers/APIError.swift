@@ -192,12 +192,21 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The same error, its message ending with why the load was not retried (`note`: the
-    /// failure, and what stopped the retry).
-    func explaining(notRetried note: String) -> APIError {
+    /// failure, and what stopped the retry) and, when the server said, when it may be sent
+    /// again.
+    func explaining(notRetried note: String, retryableAt: Date? = nil) -> APIError {
         var error = self
-        error.storage = Storage(copying: storage, message: "\(message) (not retried: \(note))")
+        var explained = "\(message) (not retried: \(note)"
+        if let retryableAt { explained += "; it may be sent again from \(retryableAt.formatted(.iso8601))" }
+        error.storage = Storage(copying: storage, message: explained + ")", retryableAt: retryableAt)
         return error
     }
+
+    /// When the server said the request may be sent again (`Retry-After`, a rate limit's
+    /// reset), when the load ended without waiting that long — past its wait budget
+    /// (``/AIFServices/RetryPolicy/maxTotalWait``), its total timeout or the longest wait;
+    /// `nil` otherwise.
+    public var retryableAt: Date? { storage.retryableAt }
 
     /// The fields, in one shared immutable box: an error is one reference wide, so every
     /// `Result` carrying one (and every frame holding such a result) stays small.
@@ -214,18 +223,23 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         let attempts: Int?
         /// What the body of a failed status said, when it was read.
         let serverSaid: ErrorBodyRule.Reading?
+        /// When the server said the request may be sent again (see ``APIError/retryableAt``).
+        let retryableAt: Date?
 
-        /// `storage` with a new message, count of attempts or reading of the body.
-        convenience init(copying storage: Storage, message: String? = nil, attempts: Int? = nil, serverSaid: ErrorBodyRule.Reading? = nil) {
+        /// `storage` with a new message, count of attempts, reading of the body or time it may
+        /// be sent again.
+        convenience init(
+            copying storage: Storage, message: String? = nil, attempts: Int? = nil, serverSaid: ErrorBodyRule.Reading? = nil, retryableAt: Date? = nil
+        ) {
             self.init(
                 kind: storage.kind, requestID: storage.requestID, service: storage.service, path: storage.path, message: message ?? storage.message,
                 underlyingError: storage.underlyingError, response: storage.response, attempts: attempts ?? storage.attempts,
-                serverSaid: serverSaid ?? storage.serverSaid)
+                serverSaid: serverSaid ?? storage.serverSaid, retryableAt: retryableAt ?? storage.retryableAt)
         }
 
         init(
             kind: Kind, requestID: RequestID, service: ServiceName, path: String, message: String,
-            underlyingError: (any Error)?, response: HTTPResponse?, attempts: Int?, serverSaid: ErrorBodyRule.Reading? = nil
+            underlyingError: (any Error)?, response: HTTPResponse?, attempts: Int?, serverSaid: ErrorBodyRule.Reading? = nil, retryableAt: Date? = nil
         ) {
             self.kind = kind
             self.requestID = requestID
@@ -236,6 +250,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             self.response = response
             self.attempts = attempts
             self.serverSaid = serverSaid
+            self.retryableAt = retryableAt
         }
     }
 

@@ -115,10 +115,10 @@ extension APIManager {
         switch ending {
         case .failed(let error):
             return .failure(error)
-        case .answered(let exchange, let attempts, let note):
+        case .answered(let exchange, let attempts, let note, let retryableAt):
             let concluded = conclude(exchange, plan: plan, id: id, attempts: attempts, manager: reference)
             guard let note else { return concluded }
-            return concluded.mapError { $0.explaining(notRetried: note) }
+            return concluded.mapError { $0.explaining(notRetried: note, retryableAt: retryableAt) }
         }
     }
 

@@ -313,10 +313,15 @@ public final class APIProxy: Sendable {
         }
     }
 
-    /// Logs a retry about to be made.
+    /// Logs a retry about to be made: at notice level when the server named the wait (a
+    /// `Retry-After`, a rate limit's reset), which can be long.
     @inline(never)
     func logRetry(_ id: RequestID, _ attempt: RetryPolicy.Attempt) {
-        logger.info("retry \(id) \(attempt)")
+        if let header = attempt.waitHeader {
+            logger.notice("retry \(id) waiting \(RetryPolicy.Reason.seconds(attempt.delay)) s (\(header)): \(attempt)")
+        } else {
+            logger.info("retry \(id) \(attempt)")
+        }
     }
 
     /// Logs a request refused for its signing time, about to be signed again.

@@ -32,6 +32,8 @@ public struct APIDefine: Sendable {
     public var retryPolicy: RetryPolicy?
     /// The total timeout of a call; `nil` for the service's.
     public var timeout: Duration?
+    /// How its listing is paged; `nil` for the service's way (``Service/paging``), if any.
+    public var paging: PagingRule?
     /// A sentence saying what it does, for `aif apis`.
     public var summary: String?
     /// The file it was defined in (empty for one defined in code).
@@ -51,12 +53,13 @@ public struct APIDefine: Sendable {
     ///   - cache: No caching by default.
     ///   - retryPolicy: The service's by default.
     ///   - timeout: The service's by default.
+    ///   - paging: The service's by default.
     ///   - summary: None by default.
     ///   - file: Empty by default.
     public init(
         name: String, service: ServiceName, method: HTTPMethod = .get, path: String, headers: HTTPHeaders = HTTPHeaders(),
         parameters: Parameters = [:], needsAuthorization: Bool = true, response: Response = Response(), cache: Cache? = nil,
-        retryPolicy: RetryPolicy? = nil, timeout: Duration? = nil, summary: String? = nil, file: String = ""
+        retryPolicy: RetryPolicy? = nil, timeout: Duration? = nil, paging: PagingRule? = nil, summary: String? = nil, file: String = ""
     ) {
         self.name = name
         self.service = service
@@ -69,6 +72,7 @@ public struct APIDefine: Sendable {
         self.cache = cache
         self.retryPolicy = retryPolicy
         self.timeout = timeout
+        self.paging = paging
         self.summary = summary
         self.file = file
     }

@@ -21,12 +21,13 @@ import Foundation
 /// name starts with `@` is a group: its defines are named `group.define`. The keys of a define or
 /// a `DEFAULT`: `service`, `method`, `path`, `pathPrefix`, `headers`, `parameters`,
 /// `authorization`, `response` (`dataField`, `shape`: `any`, `object` or `list`), `cache`
-/// (`lifetimeSeconds`, `staleWhileRevalidateSeconds`, `followsCacheControl`), `retry` (as a
-/// service's), `timeoutSeconds`, `summary`. Values may read environment variables as `${NAME}`.
+/// (`lifetimeSeconds`, `staleWhileRevalidateSeconds`, `followsCacheControl`), `retry` and `paging`
+/// (as a service's), `timeoutSeconds`, `summary`. Values may read environment variables as `${NAME}`.
 enum APIDefineFile {
     /// The keys a define or a `DEFAULT` may have.
     static let keys = [
-        "authorization", "cache", "headers", "method", "parameters", "path", "pathPrefix", "response", "retry", "service", "summary", "timeoutSeconds",
+        "authorization", "cache", "headers", "method", "paging", "parameters", "path", "pathPrefix", "response", "retry", "service", "summary",
+        "timeoutSeconds",
     ]
 
     /// The defines of a file, read from disk in its format (by its name's ending).
@@ -84,6 +85,7 @@ enum APIDefineFile {
         var response: APIDefine.Response?
         var cache: APIDefine.Cache??
         var retry: RetryPolicy?
+        var paging: PagingRule?
         var timeout: Duration?
         var summary: String?
     }
@@ -138,7 +140,7 @@ enum APIDefineFile {
                 name: name, service: ServiceName(rawValue: service), method: HTTPMethod(rawValue: (values.method ?? "GET").uppercased()),
                 path: Self.join(values.pathPrefix, given), headers: headers, parameters: values.parameters,
                 needsAuthorization: values.authorization ?? true, response: values.response ?? APIDefine.Response(), cache: values.cache ?? nil,
-                retryPolicy: values.retry, timeout: values.timeout, summary: values.summary, file: config.file), path))
+                retryPolicy: values.retry, timeout: values.timeout, paging: values.paging, summary: values.summary, file: config.file), path))
         }
 
         /// A define's or a `DEFAULT`'s values over the ones it inherits.
@@ -175,6 +177,13 @@ enum APIDefineFile {
             if let response = members["response"] { values.response = try self.response(response, at: key(path, "response")) }
             if let cache = members["cache"] { values.cache = .some(try self.cache(cache, at: key(path, "cache"))) }
             if let retry = members["retry"] { values.retry = try self.retry(retry, at: key(path, "retry")) }
+            if let paging = members["paging"] {
+                do throws(ConfigurationError) {
+                    values.paging = try PagingRule.read(paging, at: key(path, "paging"), reader: config)
+                } catch {
+                    throw problem(error.key ?? key(path, "paging"), error.problem)
+                }
+            }
             if let seconds = members["timeoutSeconds"] {
                 guard let number = seconds.doubleValue, number > 0, number <= 3600 else {
                     throw problem(key(path, "timeoutSeconds"), "must be a number of seconds above 0 and at most 3600")

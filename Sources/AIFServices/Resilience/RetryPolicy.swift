@@ -13,7 +13,8 @@ import Foundation
 /// | transport failures retried | connection refused, connection dropped, response lost, connect timeout, total timeout, stalled |
 /// | methods retried | GET, HEAD, PUT, DELETE, OPTIONS; a POST or PATCH only when it carries an idempotency key, and no header is named for one by default (``idempotencyKeyHeader``, ``generatesIdempotencyKeys``) |
 /// | wait | exponential with full jitter: a random time up to `baseDelay × 2ⁿ` (0.5 s, 1 s, 2 s …), never more than `maxDelay` (30 s) |
-/// | `Retry-After` | honoured, as seconds or as an HTTP date (read against the server's clock); longer than `maxDelay` or than what is left of the load's total timeout: the server's answer is delivered at once |
+/// | `Retry-After` | honoured, as seconds or as an HTTP date (read against the server's clock); so is a rate limit's reset when none is left (`X-RateLimit-Reset`, GitHub's, a time; `RateLimit-Reset` and `RateLimit`, the IETF draft's, seconds) |
+/// | wait budget | 30 s in all per load (``maxTotalWait``): a wait longer than what is left of it, than `maxDelay` or than the load's total timeout is not made — the answer is delivered at once, saying when the server said it could be sent again (`APIError.retryableAt`) |
 ///
 /// Every attempt is a new request, signed afresh; the load keeps its ID; the load's total
 /// timeout bounds all attempts together; cancelling the load during a wait ends it at once. A
@@ -51,6 +52,10 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     public var baseDelay: Duration
     /// The longest wait, and the longest `Retry-After` waited for.
     public var maxDelay: Duration
+    /// The longest a load waits in all before its retries (its wait budget): a wait that would
+    /// take it past this is not made, and the load ends with its answer — saying, when the
+    /// server named the wait, when the request may be sent again.
+    public var maxTotalWait: Duration
 
     /// Creates a policy; every argument has the default of the table above.
     ///
@@ -66,6 +71,7 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     ///   - retryAdviceHeader: A response header that says whether to retry.
     ///   - baseDelay: The longest first wait.
     ///   - maxDelay: The longest wait.
+    ///   - maxTotalWait: The longest a load waits in all.
     public init(
         maxRetries: Int = 2,
         retryableStatusCodes: Set<Int> = [408, 429, 502, 503, 504],
@@ -76,7 +82,8 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         generatesIdempotencyKeys: Bool = false,
         retryAdviceHeader: String? = nil,
         baseDelay: Duration = .milliseconds(500),
-        maxDelay: Duration = .seconds(30)
+        maxDelay: Duration = .seconds(30),
+        maxTotalWait: Duration = .seconds(30)
     ) {
         self.maxRetries = maxRetries
         self.retryableStatusCodes = retryableStatusCodes
@@ -88,6 +95,7 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         self.retryAdviceHeader = retryAdviceHeader
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
+        self.maxTotalWait = maxTotalWait
     }
 
     /// The defaults.
@@ -98,6 +106,9 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     public var keyHeader: String? {
         idempotencyKeyHeader ?? (generatesIdempotencyKeys ? "Idempotency-Key" : nil)
     }
+
+    /// No retries.
+    public static let never = RetryPolicy(maxRetries: 0)
 
     /// The header and a fresh key for a load of `method` that has none yet (`headers`), when
     /// the policy generates keys and the method is not idempotent; `nil` otherwise.
@@ -110,8 +121,6 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         guard generatesIdempotencyKeys, !method.isIdempotent, let header = keyHeader, !headers.contains(header) else { return nil }
         return (header, UUID().uuidString.lowercased())
     }
-    /// No retries.
-    public static let never = RetryPolicy(maxRetries: 0)
 
     /// In plain words: `up to 2 retries of DELETE, GET, HEAD, OPTIONS, PUT or a request with
     /// Idempotency-Key, after 408, 429, 502, 503, 504, connection refused, …, waiting up to
@@ -120,11 +129,11 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         guard maxRetries > 0 else { return "no retries" }
         var methods = self.methods.map(\.rawValue).sorted().joined(separator: ", ")
         if let keyHeader { methods += " or a request with \(keyHeader)\(generatesIdempotencyKeys ? " (one made for each POST or PATCH load)" : "")" }
-        let told = retryAfterStatusCodes.subtracting(retryableStatusCodes).sorted().map { "\($0) with Retry-After" }
+        let told = retryAfterStatusCodes.subtracting(retryableStatusCodes).sorted().map { "\($0) with Retry-After or a rate limit's reset" }
         let failures = retryableStatusCodes.sorted().map(String.init) + told + retryableErrors.map { "\($0)" }.sorted()
         let advice = retryAdviceHeader.map { ", or as \($0) says" } ?? ""
         return "up to \(maxRetries) \(maxRetries == 1 ? "retry" : "retries") of \(methods), after \(failures.joined(separator: ", "))\(advice), "
-            + "waiting up to \(Reason.seconds(baseDelay)) s × 2ⁿ (at most \(Reason.seconds(maxDelay)) s)"
+            + "waiting up to \(Reason.seconds(baseDelay)) s × 2ⁿ (at most \(Reason.seconds(maxDelay)) s, \(Reason.seconds(maxTotalWait)) s in all)"
     }
 
     /// Whether `request` may be sent twice: its body is not a stream (which is sent once), and
@@ -148,7 +157,8 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
 extension RetryPolicy {
     /// Why an attempt failed in a way the policy retries.
     public enum Reason: Sendable, Hashable, CustomStringConvertible {
-        /// The server answered with this status (and, if it sent one, a `Retry-After` of this long).
+        /// The server answered with this status (and, if it said how long to wait — `Retry-After`,
+        /// a rate limit's reset —, that long).
         case status(Int, retryAfter: Duration?)
         /// The transfer failed with this code.
         case transportError(TransportError.Code)
@@ -161,7 +171,7 @@ extension RetryPolicy {
         public var description: String {
             switch self {
             case .status(let code, nil): "the server answered \(code)"
-            case .status(let code, let retryAfter?): "the server answered \(code) with Retry-After \(Reason.seconds(retryAfter)) s"
+            case .status(let code, let retryAfter?): "the server answered \(code) and asked to wait \(Reason.seconds(retryAfter)) s"
             case .transportError(let code): "the transfer failed: \(code)"
             case .errorPolicy(let status, let code?): "the server answered \(status) with code \(code), which the service retries"
             case .errorPolicy(let status, nil): "the server answered \(status), which the service retries"
@@ -184,17 +194,23 @@ extension RetryPolicy {
         public var reason: Reason
         /// How long the load waits before the attempt.
         public var delay: Duration
+        /// The response header that named the wait — `Retry-After`, `X-RateLimit-Reset`,
+        /// `RateLimit-Reset`, `RateLimit` — when the server said how long; `nil` for the
+        /// policy's own backoff.
+        public var waitHeader: String?
 
-        package init(number: Int, maximum: Int, reason: Reason, delay: Duration) {
+        package init(number: Int, maximum: Int, reason: Reason, delay: Duration, waitHeader: String? = nil) {
             self.number = number
             self.maximum = maximum
             self.reason = reason
             self.delay = delay
+            self.waitHeader = waitHeader
         }
 
-        /// `attempt 2 of 3 in 0.42 s: the server answered 503`.
+        /// `attempt 2 of 3 in 0.42 s: the server answered 503`, or `attempt 2 of 3 in 30 s
+        /// (Retry-After): …` when the server named the wait.
         public var description: String {
-            "attempt \(number) of \(maximum) in \(Reason.seconds(delay)) s: \(reason)"
+            "attempt \(number) of \(maximum) in \(Reason.seconds(delay)) s\(waitHeader.map { " (\($0))" } ?? ""): \(reason)"
         }
     }
 }
@@ -202,10 +218,20 @@ extension RetryPolicy {
 /// What the policy says about an attempt's outcome.
 package enum RetryDecision: Equatable {
     /// The outcome is the load's: deliver it. `note` says why a retryable failure is not
-    /// retried, for the log.
-    case deliver(note: String?)
-    /// Send again after `delay`.
-    case retry(after: Duration, reason: RetryPolicy.Reason)
+    /// retried, for the log; `retryableIn`, how long the server said to wait when that wait is
+    /// what was not made.
+    case deliver(note: String?, retryableIn: Duration? = nil)
+    /// Send again after `delay` — as long as the server said, in `header`, or the policy's
+    /// own backoff (`nil`).
+    case retry(after: Duration, reason: RetryPolicy.Reason, header: String? = nil)
+}
+
+extension RetryPolicy {
+    /// How long a response says to wait, and in which header.
+    package struct ServerWait: Sendable, Equatable {
+        package var wait: Duration
+        package var header: String
+    }
 }
 
 extension RetryPolicy {
@@ -222,13 +248,15 @@ extension RetryPolicy {
     ///   - random: Draws the jittered wait.
     ///   - policyReason: Set when the service's ``ErrorPolicies`` ask for a retry: the outcome
     ///     is then retried whatever the statuses the policy lists.
+    ///   - waited: How long the load has waited for its retries so far (against
+    ///     ``maxTotalWait``).
     package func decision(
         after outcome: Result<HTTPResponse, TransportError>, of request: HTTPRequest, attempt: Int, remaining: Duration?,
         clockOffset: TimeInterval = 0, now: Date = Date(), random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:),
-        policyReason: Reason? = nil
+        policyReason: Reason? = nil, waited: Duration = .zero
     ) -> RetryDecision {
         let reason: Reason
-        var retryAfter: Duration?
+        var told: ServerWait?
         // The server's own word, when the policy names the header it says it in, wins over the
         // statuses, the error policies and the methods: `true` or `false`; anything else is
         // not a word.
@@ -245,17 +273,17 @@ extension RetryPolicy {
         }
         switch outcome {
         case .success(let response) where advised:
-            retryAfter = Self.retryAfter(in: response, clockOffset: clockOffset, now: now)
+            told = Self.serverWait(in: response, clockOffset: clockOffset, now: now)
             reason = .advised(statusCode: response.statusCode, header: retryAdviceHeader ?? "")
         case .success(let response) where policyReason != nil:
-            retryAfter = Self.retryAfter(in: response, clockOffset: clockOffset, now: now)
+            told = Self.serverWait(in: response, clockOffset: clockOffset, now: now)
             reason = policyReason!
         case .success(let response):
             let status = response.statusCode
             guard retryableStatusCodes.contains(status) || retryAfterStatusCodes.contains(status) else { return .deliver(note: nil) }
-            retryAfter = Self.retryAfter(in: response, clockOffset: clockOffset, now: now)
-            guard retryAfter != nil || retryableStatusCodes.contains(status) else { return .deliver(note: nil) }
-            reason = .status(response.statusCode, retryAfter: retryAfter)
+            told = Self.serverWait(in: response, clockOffset: clockOffset, now: now)
+            guard told != nil || retryableStatusCodes.contains(status) else { return .deliver(note: nil) }
+            reason = .status(response.statusCode, retryAfter: told?.wait)
         case .failure(let error):
             guard retryableErrors.contains(error.code) else { return .deliver(note: nil) }
             reason = .transportError(error.code)
@@ -270,18 +298,24 @@ extension RetryPolicy {
             return .deliver(note: "\(reason); \(request.method) is not retried without \(keyHeader.map { "an \($0) header" } ?? "an idempotency key")")
         }
         let delay: Duration
-        if let retryAfter {
-            guard retryAfter <= maxDelay else {
-                return .deliver(note: "\(reason), longer than the longest wait (\(Reason.seconds(maxDelay)) s)")
+        let named = told.map { " (\($0.header))" } ?? ""
+        if let told {
+            guard told.wait <= maxDelay else {
+                return .deliver(note: "\(reason)\(named), longer than the longest wait (\(Reason.seconds(maxDelay)) s)", retryableIn: told.wait)
             }
-            delay = retryAfter
+            delay = told.wait
         } else {
             delay = random(delayCeiling(beforeRetry: attempt - 1))
         }
-        if let remaining, delay >= remaining {
-            return .deliver(note: "\(reason), but the load's total timeout ends first")
+        guard delay <= maxTotalWait - waited else {
+            let budget = "\(Reason.seconds(maxTotalWait)) s in all, \(Reason.seconds(waited)) s of it waited"
+            let wait = told == nil ? "; the next wait, \(Reason.seconds(delay)) s," : "\(named),"
+            return .deliver(note: "\(reason)\(wait) would pass the load's wait budget (\(budget))", retryableIn: told?.wait)
         }
-        return .retry(after: delay, reason: reason)
+        if let remaining, delay >= remaining {
+            return .deliver(note: "\(reason)\(named), but the load's total timeout ends first", retryableIn: told?.wait)
+        }
+        return .retry(after: delay, reason: reason, header: told?.header)
     }
 
     /// A uniformly random duration from zero to `ceiling`.
@@ -290,21 +324,74 @@ extension RetryPolicy {
         return .nanoseconds(Int64.random(in: 0...nanoseconds))
     }
 
-    /// The response's `Retry-After` (RFC 9110 §10.2.3) as a wait: delay-seconds, or an
-    /// HTTP-date read against the server's clock — the response's own `Date` when it has one,
-    /// else our clock corrected by `clockOffset`. A date in the past is no wait; a value that
-    /// is neither form is ignored.
-    static func retryAfter(in response: HTTPResponse, clockOffset: TimeInterval, now: Date) -> Duration? {
-        guard let value = response.headers["Retry-After"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-            // A number too long for Int is longer than any wait: the longest Duration says so.
-            guard let seconds = Int64(value), seconds <= 1 << 40 else { return .seconds(Int64(1) << 40) }
-            return .seconds(seconds)
+    /// How long the response says to wait before asking again, and where it says so:
+    ///
+    /// - `Retry-After` (RFC 9110 §10.2.3): delay-seconds, or an HTTP-date;
+    /// - a rate limit's reset, when no request is left in its window (the remaining count is 0,
+    ///   or not given): `RateLimit` (the IETF draft's structured field, `"default";r=0;t=30`),
+    ///   `RateLimit-Reset` (the draft's earlier field, delay-seconds) and `X-RateLimit-Reset`
+    ///   (GitHub's, seconds since 1970, with `X-RateLimit-Remaining`).
+    ///
+    /// Dates are read against the server's clock: the response's own `Date` when it has one,
+    /// else our clock corrected by `clockOffset`. A time in the past is no wait; a value that
+    /// is none of these forms is ignored.
+    package static func serverWait(in response: HTTPResponse, clockOffset: TimeInterval, now: Date) -> ServerWait? {
+        let headers = response.headers
+        let serverNow = { headers["Date"].flatMap(ServiceRegistry.ClockSkew.parseHTTPDate) ?? now.addingTimeInterval(clockOffset) }
+        if let value = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty {
+            if let seconds = wholeSeconds(value) { return ServerWait(wait: seconds, header: "Retry-After") }
+            if let date = ServiceRegistry.ClockSkew.parseHTTPDate(value) {
+                return ServerWait(wait: until(date, from: serverNow()), header: "Retry-After")
+            }
         }
-        guard let date = ServiceRegistry.ClockSkew.parseHTTPDate(value) else { return nil }
-        let serverNow = response.headers["Date"].flatMap(ServiceRegistry.ClockSkew.parseHTTPDate) ?? now.addingTimeInterval(clockOffset)
-        let seconds = date.timeIntervalSince(serverNow)
+        if let field = headers["RateLimit"], let reset = exhaustedLimitReset(in: field) {
+            return ServerWait(wait: reset, header: "RateLimit")
+        }
+        if isExhausted(headers["RateLimit-Remaining"]), let value = headers["RateLimit-Reset"], let seconds = wholeSeconds(value) {
+            return ServerWait(wait: seconds, header: "RateLimit-Reset")
+        }
+        if isExhausted(headers["X-RateLimit-Remaining"]), let value = headers["X-RateLimit-Reset"], let epoch = wholeSeconds(value) {
+            let date = Date(timeIntervalSince1970: TimeInterval(epoch.components.seconds))
+            return ServerWait(wait: until(date, from: serverNow()), header: "X-RateLimit-Reset")
+        }
+        return nil
+    }
+
+    /// Digits as seconds; a number too long for Int is longer than any wait (the longest
+    /// Duration a wait can be says so).
+    private static func wholeSeconds(_ text: String) -> Duration? {
+        let value = text.trimmingCharacters(in: .whitespaces)
+        guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard let seconds = Int64(value), seconds <= 1 << 40 else { return .seconds(Int64(1) << 40) }
+        return .seconds(seconds)
+    }
+
+    /// The time from `now` to `date`: none when it has passed.
+    private static func until(_ date: Date, from now: Date) -> Duration {
+        let seconds = date.timeIntervalSince(now)
         guard seconds > 0 else { return .zero }
         return .milliseconds(Int64(min(seconds, TimeInterval(Int64(1) << 40)) * 1000))
+    }
+
+    /// Whether a remaining count says the window is spent: 0, or not given.
+    private static func isExhausted(_ remaining: String?) -> Bool {
+        guard let remaining else { return true }
+        return Int(remaining.trimmingCharacters(in: .whitespaces)) == 0
+    }
+
+    /// The reset of the first limit in a `RateLimit` field with nothing remaining (`r=0`).
+    private static func exhaustedLimitReset(in field: String) -> Duration? {
+        for item in field.split(separator: ",") {
+            var remaining: String?
+            var reset: String?
+            for parameter in item.split(separator: ";").dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard pair.count == 2 else { continue }
+                if pair[0] == "r" { remaining = pair[1] }
+                if pair[0] == "t" { reset = pair[1] }
+            }
+            if remaining == "0", let reset, let seconds = wholeSeconds(reset) { return seconds }
+        }
+        return nil
     }
 }

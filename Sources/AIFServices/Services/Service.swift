@@ -157,6 +157,9 @@ public protocol Service: Sendable {
     /// Supplies and refreshes the credential of its requests: none by default (a registry can
     /// give one to several services, ``ServiceRegistry/setAuthenticator(_:for:)``).
     var authenticator: Authenticator? { get }
+    /// How the service's listings are paged, when it says (a config file's `paging`); `nil` by
+    /// default.
+    var paging: PagingRule? { get }
     /// What loads do on given application error codes and HTTP statuses (retry, refresh the
     /// credential, tell an app handler): none by default.
     var errorPolicies: ErrorPolicies? { get }
@@ -222,6 +225,8 @@ extension Service {
     public var retryPolicy: RetryPolicy { .standard }
     /// None.
     public var authenticator: Authenticator? { nil }
+    /// None.
+    public var paging: PagingRule? { nil }
     /// None.
     public var errorPolicies: ErrorPolicies? { nil }
     /// 0.

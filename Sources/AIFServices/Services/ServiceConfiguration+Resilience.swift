@@ -54,6 +54,7 @@ extension ConfiguredService {
         }
         if let base = try delay(changes.baseDelaySeconds, "baseDelaySeconds", reader: reader) { policy.baseDelay = base }
         if let cap = try delay(changes.maxDelaySeconds, "maxDelaySeconds", reader: reader) { policy.maxDelay = cap }
+        if let budget = try delay(changes.maxTotalWaitSeconds, "maxTotalWaitSeconds", reader: reader) { policy.maxTotalWait = budget }
         guard policy.baseDelay <= policy.maxDelay else {
             throw ConfigurationError(file: file, key: "retry.baseDelaySeconds", problem: "must not be more than retry.maxDelaySeconds")
         }

@@ -39,10 +39,11 @@ import Foundation
 /// (`connectionRefused`, `connectionDropped`, `responseLost`, `connectTimeout`, `totalTimeout`, `stalled`,
 /// `hostUnreachable`, `nameResolutionFailed`), `methods`, `idempotencyKeyHeader`,
 /// `generateIdempotencyKeys` (`true`: a key of its own for each POST or PATCH load),
-/// `retryAdviceHeader` (`Stripe-Should-Retry`), `baseDelaySeconds`, `maxDelaySeconds`. `errorPolicies` maps application codes (`codes`) and
+/// `retryAdviceHeader` (`Stripe-Should-Retry`), `baseDelaySeconds`, `maxDelaySeconds`,
+/// `maxTotalWaitSeconds` (the load's wait budget). `errorPolicies` maps application codes (`codes`) and
 /// HTTP statuses (`statuses`) to `surface`, `retry`, `refreshCredentials`, `correctClock` or `handler:NAME`
 /// (see ``ErrorPolicies/Action``). `cacheVersion` (a whole number, 0 by default) is the
-/// ``Service/cacheVersion``.
+/// ``Service/cacheVersion``. `paging` says how its listings are paged (see ``PagingRule``).
 ///
 /// An environment can say how its requests reach the server: `unixSocket` (a socket's path),
 /// `connectTo` (`{ "api.shop.example:443": "10.0.4.12:8443" }`: a host name, with or without
@@ -94,6 +95,8 @@ public struct ConfiguredService: Service {
     /// The cache version of the service's responses, from the `cacheVersion` key (0 without
     /// one).
     public let cacheVersion: Int
+    /// How its listings are paged, from the `paging` key (see ``PagingRule``).
+    public let paging: PagingRule?
     /// The file it was read from.
     public let file: String
     private let headers: HTTPHeaders
@@ -146,7 +149,8 @@ public struct ConfiguredService: Service {
             decoder: try decoder(definition.decoding, reader: reader), applicationErrors: try applicationErrors(definition.applicationErrors, reader: reader),
             errorBody: try errorBody(definition.errorBody, reader: reader),
             envelope: try envelope(definition.envelope, reader: reader), retryPolicy: try retryPolicy(definition.retry, reader: reader),
-            errorPolicies: try errorPolicies(definition.errorPolicies, reader: reader), cacheVersion: definition.cacheVersion ?? 0, file: file,
+            errorPolicies: try errorPolicies(definition.errorPolicies, reader: reader), cacheVersion: definition.cacheVersion ?? 0,
+            paging: try definition.paging.map { value throws(ConfigurationError) in try PagingRule.read(value, at: "paging", reader: reader) }, file: file,
             headers: try commonHeaders(definition.commonHeaders, reader: reader), parameters: try commonParameters(definition.commonParameters, reader: reader))
     }
 

@@ -21,10 +21,11 @@ struct ServiceFile: Decodable {
     var retry: Retry?
     var errorPolicies: ErrorPolicies?
     var cacheVersion: Int?
+    var paging: JSONValue?
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case name, defaultEnvironment, bodyEncoding, arrayEncoding, timeoutSeconds, signing, commonHeaders, commonParameters, environments
-        case decoding, applicationErrors, errorBody, envelope, retry, errorPolicies, cacheVersion
+        case decoding, applicationErrors, errorBody, envelope, retry, errorPolicies, cacheVersion, paging
     }
 
     init(from decoder: any Decoder) throws {
@@ -45,6 +46,7 @@ struct ServiceFile: Decodable {
         retry = try keys.decodeIfPresent(Retry.self, forKey: .retry)
         errorPolicies = try keys.decodeIfPresent(Checked<ErrorPolicies>.self, forKey: .errorPolicies)?.section
         cacheVersion = try keys.decodeIfPresent(Int.self, forKey: .cacheVersion)
+        paging = try keys.decodeIfPresent(JSONValue.self, forKey: .paging)
     }
 
     /// One entry of `environments`: a server, or a mock (`fixtures` and its keys).
@@ -174,10 +176,11 @@ struct ServiceFile: Decodable {
             var retryAdviceHeader: String?
             var baseDelaySeconds: Double?
             var maxDelaySeconds: Double?
+            var maxTotalWaitSeconds: Double?
 
             enum CodingKeys: String, CodingKey, CaseIterable {
                 case maxRetries, statusCodes, retryAfterStatusCodes, errors, methods, idempotencyKeyHeader, generateIdempotencyKeys, retryAdviceHeader
-                case baseDelaySeconds, maxDelaySeconds
+                case baseDelaySeconds, maxDelaySeconds, maxTotalWaitSeconds
             }
         }
     }
