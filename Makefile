@@ -5,8 +5,9 @@ SWIFT ?= swift
 # The package's optional parts, each behind a trait, which the samples and tests use too: the disk
 # cache (GRDB), the test kit's in-process server (Hummingbird), the metrics and tracing
 # observers (swift-metrics, swift-distributed-tracing), YAML defines (Yams) and typed interfaces
-# (their macros: swift-syntax, about a minute and a half of each clean build, plain and TSan).
-TRAITS := --traits DiskCache,TestServer,Metrics,Tracing,YAML,Interfaces,OpenAPI
+# (their macros: swift-syntax, about a minute and a half of each clean build, plain and TSan), and
+# the aif command line (swift-argument-parser).
+TRAITS := --traits DiskCache,TestServer,Metrics,Tracing,YAML,Interfaces,OpenAPI,CommandLineTool
 # SwiftPM 6.3 passes the traits to the compiler as -D flags in an order that follows Swift's
 # per-process hash seed, so it differs from one run of SwiftPM to the next: every `swift build` or
 # `swift test` then saw new command lines and recompiled the package and its tests (about 2
@@ -23,7 +24,7 @@ TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 curl libsqlit
 # The benchmark adds nginx as the common server (and pins cores with taskset, as the tests do).
 BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light
 
-.PHONY: demo demo-mock demo-shop transport-sample openapi-client docs test test-plain test-tsan test-asan soak fuzz bench build clean
+.PHONY: demo demo-mock demo-shop transport-sample openapi-client docs install test test-plain test-tsan test-asan soak fuzz bench build clean
 
 ## Runs the shop sample against the demo shop servers it starts in-process, then the hub sample
 ## (a client for a GitHub-like API) against the demo hub, then the OpenAPI sample (a generated
@@ -48,6 +49,17 @@ demo-shop:
 ## change to the document): swift-openapi-generator 1.14.3, built in a scratch package of its own.
 openapi-client:
 	scripts/generate-openapi-client.sh
+
+## Installs the aif command in $(PREFIX)/bin (/usr/local/bin by default; DESTDIR for a staging
+## root): a release build with the command line's trait and YAML's.
+PREFIX ?= /usr/local
+AIF_TRAITS := --traits CommandLineTool,YAML
+install:
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
+	$(SWIFT) build -c release $(AIF_TRAITS) --product aif
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -m 0755 "$$($(SWIFT) build -c release $(AIF_TRAITS) --show-bin-path)/aif" "$(DESTDIR)$(PREFIX)/bin/aif"
+	@echo "aif installed in $(DESTDIR)$(PREFIX)/bin"
 
 ## Builds the DocC documentation of the library and its test kit, failing on any warning.
 docs:

@@ -19,11 +19,15 @@ let package = Package(
     // behind `Metrics`, swift-distributed-tracing behind `Tracing`, Yams behind `YAML`,
     // swift-syntax behind `Interfaces`, swift-openapi-runtime behind `OpenAPI`), so that
     // only their users resolve
-    // and build them. The command-line tool, the samples, the demo server and the tests are
-    // targets of this package only (`swift run aif`, `swift run ShopSample`): a package that
-    // depends on AIFNetworking resolves and builds none of their dependencies — only swift-log
-    // (scripts/check-consumer-dependencies.sh, run by `make test`, checks it).
+    // and build them. The command-line tool is a product too, so that a package depending on
+    // this one can `swift run aif` — with the `CommandLineTool` trait, which brings
+    // swift-argument-parser (and with `YAML`, to read YAML too); the samples,
+    // the demo server and the tests are targets of this package only (`swift run ShopSample`). A
+    // package that depends on the AIFNetworking library resolves and builds none of their
+    // dependencies — only swift-log (scripts/check-consumer-dependencies.sh, run by `make test`,
+    // checks it).
     products: [
+        .executable(name: "aif", targets: ["aif"]),
         .library(name: "AIFNetworking", targets: ["AIFNetworking"]),
         .library(name: "AIFTransport", targets: ["AIFTransport"]),
         .library(name: "AIFServices", targets: ["AIFServices"]),
@@ -43,6 +47,7 @@ let package = Package(
         .trait(name: "YAML", description: "The AIFNetworkingYAML product: API defines written in YAML (Yams)."),
         .trait(name: "Interfaces", description: "The AIFNetworkingInterfaces product: typed API interfaces declared with macros (swift-syntax)."),
         .trait(name: "OpenAPI", description: "The AIFNetworkingOpenAPI product: transports for swift-openapi-generator clients (swift-openapi-runtime)."),
+        .trait(name: "CommandLineTool", description: "The aif executable's command line (swift-argument-parser); with YAML, it reads YAML too."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -181,12 +186,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The command-line tool: `aif` runs AIFCommandLine, which is built only with the
+        // `CommandLineTool` trait (without it, `aif` says which trait it needs).
         .executableTarget(
             name: "aif",
             dependencies: [
+                .target(name: "AIFCommandLine", condition: .when(traits: ["CommandLineTool"])),
+            ]
+        ),
+        .target(
+            name: "AIFCommandLine",
+            dependencies: [
                 "AIFNetworking",
                 "AIFNetworkingYAML",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CommandLineTool"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -241,6 +254,7 @@ let package = Package(
             dependencies: [
                 "AIFNetworking",
                 "AIFNetworkingInterfaces",
+                "AIFNetworkingYAML",
                 "AIFNetworkingTesting",
                 "DemoServer",
             ],
@@ -261,7 +275,7 @@ let package = Package(
             name: "ReadmeSnippets",
             dependencies: [
                 "ReadmePrelude", "AIFNetworking", "AIFServices", "AIFTransport", "AIFNetworkingDiskCache", "AIFNetworkingTesting", "AIFNetworkingMetrics",
-                "AIFNetworkingTracing", "AIFNetworkingInterfaces", "AIFNetworkingOpenAPI",
+                "AIFNetworkingTracing", "AIFNetworkingInterfaces", "AIFNetworkingOpenAPI", "AIFNetworkingYAML",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
             path: "Tests/ReadmeSnippets"

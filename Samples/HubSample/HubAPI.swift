@@ -13,7 +13,6 @@ struct Hub: Service {
     let name = ServiceName.hub
     let environments: [ServiceEnvironment.Name: ServiceEnvironment]
     var defaultEnvironment: ServiceEnvironment.Name { "production" }
-    var signer: (any RequestSigner)? { nil }
     var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase, dateDecodingStrategy: .iso8601) }
     var arrayEncoding: ArrayEncoding { .commaSeparated }
     var errorBody: ErrorBodyRule { ErrorBodyRule(type: HubError.self) }

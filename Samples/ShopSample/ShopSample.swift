@@ -1,5 +1,6 @@
 import AIFNetworking
 import AIFNetworkingTesting
+import AIFNetworkingYAML
 import DemoServer
 import Foundation
 import Synchronization
@@ -90,7 +91,8 @@ struct ShopSample {
         ]
         let configs = try configsFolder()
         let registered = try ServiceRegistry.shared.registerServices(inDirectory: configs, environment: variables)
-        let defined = try ServiceRegistry.shared.registerAPIs(inDirectory: configs, environment: variables)
+        // Configs/ defines APIs in JSON (shop.apis.json) and in YAML (shop-orders.apis.yaml).
+        let defined = try ServiceRegistry.shared.registerAPIs(inDirectory: configs, environment: variables, formats: [YAMLDefineFormat()])
         print("Services from \(configs.lastPathComponent)/: \(registered.map(\.rawValue).joined(separator: ", ")); APIs defined by name: \(defined.joined(separator: ", "))")
     }
 
@@ -105,9 +107,10 @@ struct ShopSample {
         print("   \(pages) pages, \(list.pagingState.loadedItems) goods, last page reached: \(list.isLastPage)\n")
     }
 
-    /// The APIs of `Configs/shop.apis.json`, called by name: into a type, and into JSON.
+    /// The APIs of `Configs/shop.apis.json` and `Configs/shop-orders.apis.yaml`, called by name:
+    /// into a type, and into JSON.
     static func callAPIsDefinedByName() async throws {
-        print("== APIs defined by name (Configs/shop.apis.json) ==")
+        print("== APIs defined by name (Configs/shop.apis.json, and the orders' Configs/shop-orders.apis.yaml) ==")
         let page = try await api("goods.list").load(["page": 3, "page_size": 4], as: [Goods].self)
         print("   goods.list, page 3 of 4: \(page.content.map { "\($0.id) \($0.title)" }.joined(separator: "; "))")
         let order = try await api("orders.place").load(body: ["goods_id": 12, "quantity": 1], as: Order.self)

@@ -364,7 +364,7 @@ struct AifCommandTests {
         let bare = try await aif([], command: "api", service: "orders.detail")
         #expect(bare.status == 2)
         #expect(bare.standardError.contains("has {id} in its path orders/{id}, and no parameter fills it: add id=VALUE"), "\(bare.standardError)")
-        #expect(bare.standardError.contains("shop.apis.json"), "\(bare.standardError)")
+        #expect(bare.standardError.contains("Configs/shop-orders.apis.yaml"), "\(bare.standardError)")
         let typo = try await aif(["id=1"], command: "api", service: "goods.detial")
         #expect(typo.status == 2)
         #expect(typo.standardError.contains("no API is defined as \"goods.detial\"; did you mean \"goods.detail\"?"), "\(typo.standardError)")

@@ -62,10 +62,15 @@ public struct APIDefineDocument: Sendable {
 
 /// The JSON format, which every registry reads (`*.apis.json`): errors name the line and column
 /// of the key they are about, as YAML's do; invalid JSON is located too.
-struct JSONDefineFormat: APIDefineFormat {
-    var fileSuffixes: [String] { [".apis.json"] }
+public struct JSONDefineFormat: APIDefineFormat {
+    /// Creates the format.
+    public init() {}
 
-    func read(_ data: Data, file: String) throws(ConfigurationError) -> APIDefineDocument {
+    /// `.apis.json`.
+    public var fileSuffixes: [String] { [".apis.json"] }
+
+    /// Parses the file's JSON; the places of its keys are worked out when an error asks.
+    public func read(_ data: Data, file: String) throws(ConfigurationError) -> APIDefineDocument {
         let tape: JSONTape
         do {
             tape = try JSONTape(parsing: [UInt8](data))

@@ -53,8 +53,194 @@ public enum ParameterValue: Sendable, Hashable {
     }
 }
 
-/// Request parameters by name.
-public typealias Parameters = [String: ParameterValue]
+/// Request parameters by name: a dictionary of ``ParameterValue``s, written as a literal whose
+/// values may be literals or variables alike.
+///
+/// ```swift
+/// let customer = "cus_T001"
+/// let order: Parameters = ["customer": customer, "amount": 1200, "metadata": ["order": 7], "tags": ["new", 2]]
+/// ```
+///
+/// A value at the top is any ``ParameterConvertible`` — text, a number, a flag, a UUID, an
+/// optional (`nil` is null) — or a nested literal; inside a nested literal, values are
+/// ``ParameterValue`` literals.
+public struct Parameters: Sendable, Hashable, Collection, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    /// A parameter: its name and value.
+    public typealias Element = (key: String, value: ParameterValue)
+    /// A position in the parameters.
+    public typealias Index = Dictionary<String, ParameterValue>.Index
+
+    /// The parameters as a dictionary.
+    public var dictionary: [String: ParameterValue]
+
+    /// No parameters.
+    public init() {
+        dictionary = [:]
+    }
+
+    /// The parameters of a dictionary.
+    public init(_ dictionary: [String: ParameterValue]) {
+        self.dictionary = dictionary
+    }
+
+    /// Parameters from name–value pairs; a name given twice keeps `combine`'s value.
+    public init<Pairs: Sequence>(_ pairs: Pairs, uniquingKeysWith combine: (ParameterValue, ParameterValue) throws -> ParameterValue) rethrows
+    where Pairs.Element == (String, ParameterValue) {
+        dictionary = try Dictionary(pairs, uniquingKeysWith: combine)
+    }
+
+    /// A literal: each value a ``ParameterConvertible`` (a variable as well as a literal) or
+    /// `nil`, meaning null; a name written twice keeps its last value.
+    public init(dictionaryLiteral elements: (String, (any ParameterConvertible)?)...) {
+        dictionary = Dictionary(elements.map { ($0.0, $0.1?.parameterValue ?? .null) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// The value of a parameter; setting `nil` removes it.
+    public subscript(name: String) -> ParameterValue? {
+        get { dictionary[name] }
+        set { dictionary[name] = newValue }
+    }
+
+    /// The names.
+    public var keys: Dictionary<String, ParameterValue>.Keys { dictionary.keys }
+    /// The values.
+    public var values: Dictionary<String, ParameterValue>.Values { dictionary.values }
+
+    /// The first position.
+    public var startIndex: Index { dictionary.startIndex }
+    /// The position past the last.
+    public var endIndex: Index { dictionary.endIndex }
+    /// The position after `index`.
+    public func index(after index: Index) -> Index { dictionary.index(after: index) }
+    /// The parameter at `position`.
+    public subscript(position: Index) -> Element { dictionary[position] }
+
+    /// These parameters and `other`'s; a name in both keeps `combine`'s value.
+    public func merging(_ other: Parameters, uniquingKeysWith combine: (ParameterValue, ParameterValue) throws -> ParameterValue) rethrows -> Parameters {
+        Parameters(try dictionary.merging(other.dictionary, uniquingKeysWith: combine))
+    }
+
+    /// Adds `other`'s parameters; a name in both keeps `combine`'s value.
+    public mutating func merge(_ other: Parameters, uniquingKeysWith combine: (ParameterValue, ParameterValue) throws -> ParameterValue) rethrows {
+        try dictionary.merge(other.dictionary, uniquingKeysWith: combine)
+    }
+
+    /// Removes a parameter and returns its value, if it was there.
+    @discardableResult
+    public mutating func removeValue(forKey name: String) -> ParameterValue? {
+        dictionary.removeValue(forKey: name)
+    }
+
+    /// The parameters for which `isIncluded` holds.
+    public func filter(_ isIncluded: (Element) throws -> Bool) rethrows -> Parameters {
+        Parameters(try dictionary.filter(isIncluded))
+    }
+
+    /// The parameters with each value transformed.
+    public func mapValues(_ transform: (ParameterValue) throws -> ParameterValue) rethrows -> Parameters {
+        Parameters(try dictionary.mapValues(transform))
+    }
+
+    /// The parameters as a dictionary literal.
+    public var description: String { dictionary.description }
+}
+
+/// A value that can stand as a parameter: text, numbers, flags, UUIDs, optionals of them,
+/// ``ParameterValue`` itself, and the nested literals of ``ParameterValue``.
+public protocol ParameterConvertible {
+    /// The value as a parameter.
+    var parameterValue: ParameterValue { get }
+}
+
+extension ParameterValue: ParameterConvertible {
+    /// The value itself.
+    public var parameterValue: ParameterValue { self }
+}
+
+// The cases of ParameterValue, spelled where a parameters literal expects any
+// ParameterConvertible (`["id": .int(id)]`), which is not ParameterValue itself. Disfavoured, so
+// that where ParameterValue is expected its own cases are meant, not these.
+extension ParameterConvertible where Self == ParameterValue {
+    /// Text (``ParameterValue/string(_:)``).
+    @_disfavoredOverload public static func string(_ text: String) -> ParameterValue { ParameterValue.string(text) }
+    /// A whole number (``ParameterValue/int(_:)``).
+    @_disfavoredOverload public static func int(_ number: Int) -> ParameterValue { ParameterValue.int(number) }
+    /// A floating-point number (``ParameterValue/double(_:)``).
+    @_disfavoredOverload public static func double(_ number: Double) -> ParameterValue { ParameterValue.double(number) }
+    /// A flag (``ParameterValue/bool(_:)``).
+    @_disfavoredOverload public static func bool(_ flag: Bool) -> ParameterValue { ParameterValue.bool(flag) }
+    /// Null (``ParameterValue/null``).
+    @_disfavoredOverload public static var null: ParameterValue { ParameterValue.null }
+    /// An ordered list (``ParameterValue/array(_:)``).
+    @_disfavoredOverload public static func array(_ values: [ParameterValue]) -> ParameterValue { ParameterValue.array(values) }
+    /// A nested dictionary (``ParameterValue/object(_:)``).
+    @_disfavoredOverload public static func object(_ values: [String: ParameterValue]) -> ParameterValue { ParameterValue.object(values) }
+}
+
+extension String: ParameterConvertible {
+    /// Text.
+    public var parameterValue: ParameterValue { .string(self) }
+}
+
+extension Substring: ParameterConvertible {
+    /// Text.
+    public var parameterValue: ParameterValue { .string(String(self)) }
+}
+
+extension Int: ParameterConvertible {
+    /// A whole number.
+    public var parameterValue: ParameterValue { .int(self) }
+}
+
+extension Int64: ParameterConvertible {
+    /// A whole number.
+    public var parameterValue: ParameterValue { .int(Int(self)) }
+}
+
+extension Int32: ParameterConvertible {
+    /// A whole number.
+    public var parameterValue: ParameterValue { .int(Int(self)) }
+}
+
+extension UInt32: ParameterConvertible {
+    /// A whole number.
+    public var parameterValue: ParameterValue { .int(Int(self)) }
+}
+
+extension Double: ParameterConvertible {
+    /// A floating-point number.
+    public var parameterValue: ParameterValue { .double(self) }
+}
+
+extension Float: ParameterConvertible {
+    /// A floating-point number.
+    public var parameterValue: ParameterValue { .double(Double(self)) }
+}
+
+extension Bool: ParameterConvertible {
+    /// A flag.
+    public var parameterValue: ParameterValue { .bool(self) }
+}
+
+extension UUID: ParameterConvertible {
+    /// Its text, in lower case (`7c0c…`).
+    public var parameterValue: ParameterValue { .string(uuidString.lowercased()) }
+}
+
+extension Optional: ParameterConvertible where Wrapped: ParameterConvertible {
+    /// The value, or null.
+    public var parameterValue: ParameterValue { self?.parameterValue ?? .null }
+}
+
+extension Array: ParameterConvertible where Element == ParameterValue {
+    /// An array literal's elements, as an ordered list.
+    public var parameterValue: ParameterValue { .array(self) }
+}
+
+extension Dictionary: ParameterConvertible where Key == String, Value == ParameterValue {
+    /// A dictionary literal's members, as a nested dictionary.
+    public var parameterValue: ParameterValue { .object(self) }
+}
 
 extension ParameterValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral

@@ -42,7 +42,7 @@ extension RequestGenerator {
             guard case .object(let members)? = try? FastJSONDecoder().decode(JSONValue.self, from: json) else {
                 throw refusal("a form holds named members, and the value encodes as \(Self.shape(of: json))")
             }
-            let form = Self.flatten(members.mapValues(ParameterValue.init), arrays: arrays ?? service.arrayEncoding)
+            let form = Self.flatten(Parameters(members.mapValues(ParameterValue.init)), arrays: arrays ?? service.arrayEncoding)
                 .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
             return (Data(form.utf8), "application/x-www-form-urlencoded")
         }

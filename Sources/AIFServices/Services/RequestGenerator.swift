@@ -76,7 +76,7 @@ public struct RequestGenerator: Sendable {
         } else if method == .post || method == .put || method == .patch {
             switch bodyEncoding ?? service.bodyEncoding {
             case .json:
-                let object = ParameterValue.object(parameters).jsonObject
+                let object = ParameterValue.object(parameters.dictionary).jsonObject
                 guard JSONSerialization.isValidJSONObject(object),
                     let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
                 else {

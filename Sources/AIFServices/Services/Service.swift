@@ -133,8 +133,10 @@ public protocol Service: Sendable {
     var arrayEncoding: ArrayEncoding { get }
     /// Timeouts for this service's requests, or `nil` for the transport's.
     var timeouts: HTTPRequest.Timeouts? { get }
-    /// Signs the requests, or `nil` for none. AIF-HMAC by default when the environment has
-    /// credentials.
+    /// Signs the requests of the environments that have signing keys
+    /// (``ServiceEnvironment/credentials``): AIF-HMAC by default; `nil` for none. An environment
+    /// without keys sends its requests unsigned whatever the signer, so a service called with a
+    /// bearer token or an API key needs no `signer` of its own.
     var signer: (any RequestSigner)? { get }
     /// Decodes the content of this service's responses, or `nil` for a default
     /// ``FastJSONDecoder`` (a manager's own `APIManager.decoder` wins).
@@ -209,7 +211,8 @@ extension Service {
     public var arrayEncoding: ArrayEncoding { .brackets }
     /// The transport's.
     public var timeouts: HTTPRequest.Timeouts? { nil }
-    /// AIF-HMAC in query parameters.
+    /// AIF-HMAC in query parameters, for the environments that have signing keys (the others'
+    /// requests go unsigned).
     public var signer: (any RequestSigner)? { AIFHMACSigner() }
     /// The default ``FastJSONDecoder``.
     public var decoder: (any ContentDecoder)? { nil }

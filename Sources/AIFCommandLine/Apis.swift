@@ -1,3 +1,5 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 import ArgumentParser
 import Foundation
@@ -55,3 +57,4 @@ struct Apis: AsyncParsableCommand {
         }.joined()
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 import ArgumentParser
 
@@ -55,3 +57,4 @@ enum FailureClass: Int32, CaseIterable {
         9 stopped at --max-pages with more pages to load; 64 a command line it cannot use.
         """
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 import ArgumentParser
 import Foundation
@@ -149,3 +151,4 @@ struct Api: AsyncParsableCommand {
         return files.flatMap { (try? APIDefine.defines(in: $0, formats: defineFormats)) ?? [] }.map(\.name).sorted()
     }
 }
+#endif

@@ -1,5 +1,6 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
-import AIFNetworkingYAML
 import ArgumentParser
 import Foundation
 
@@ -53,8 +54,7 @@ struct ImportOpenAPI: AsyncParsableCommand {
             } catch {
                 throw CommandFailure(.configuration, "cannot read \(file): \(error.localizedDescription)")
             }
-            // YAML is a superset of JSON: one reader for both, with lines and columns in its errors.
-            let document = try YAMLDefineFormat().read(data, file: file).root
+            let document = try openAPIReader(for: file).read(data, file: file).root
             let imported: OpenAPIImport
             do {
                 imported = try OpenAPIImport(document, service: service)
@@ -87,3 +87,4 @@ struct ImportOpenAPI: AsyncParsableCommand {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 import ArgumentParser
 import Foundation
@@ -184,3 +186,4 @@ extension HTTPRequest.Connection {
         return parts.joined(separator: "; ")
     }
 }
+#endif

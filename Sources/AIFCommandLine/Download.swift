@@ -1,3 +1,5 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 import ArgumentParser
 import Foundation
@@ -107,3 +109,4 @@ struct Download: AsyncParsableCommand {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 import Foundation
 
@@ -112,3 +114,4 @@ struct JSONIndenter {
         return output
     }
 }
+#endif

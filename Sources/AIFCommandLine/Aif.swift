@@ -1,9 +1,19 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 import ArgumentParser
 import Foundation
 
+/// The `aif` command line, which the `aif` executable runs (with the package's
+/// `CommandLineTool` trait).
+public enum AifCommandLine {
+    /// Runs `aif` with the process's arguments, and exits as the command ends.
+    public static func run() async {
+        await Aif.main()
+    }
+}
+
 /// `aif`: try a service configuration from the shell.
-@main
 struct Aif: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "aif",
@@ -35,3 +45,4 @@ struct Aif: AsyncParsableCommand {
         await main(arguments)
     }
 }
+#endif

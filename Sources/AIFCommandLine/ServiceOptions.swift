@@ -1,3 +1,5 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 import ArgumentParser
 import Foundation
@@ -151,3 +153,4 @@ struct VerboseLogHandler: LogHandler {
         printError("* \(event.message)")
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 import Foundation
 
@@ -248,3 +250,4 @@ struct OpenAPIImport {
         return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 import ArgumentParser
 import Foundation
@@ -215,7 +217,7 @@ struct Call: AsyncParsableCommand {
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             throw ValidationError("--json must be a JSON object")
         }
-        return object.mapValues(parameterValue)
+        return Parameters(object.mapValues(parameterValue))
     }
 
     private static func parameterValue(_ value: Any) -> ParameterValue {
@@ -230,3 +232,4 @@ struct Call: AsyncParsableCommand {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 import Foundation
 
@@ -129,3 +131,4 @@ struct PageWalker {
         return items
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the package's CommandLineTool trait only (which brings swift-argument-parser).
+#if CommandLineTool
 import AIFNetworking
 #if YAML
 import AIFNetworkingYAML
@@ -71,6 +73,20 @@ let defineFormats: [any APIDefineFormat] = [YAMLDefineFormat()]
 let defineFormats: [any APIDefineFormat] = []
 #endif
 
+/// What reads an OpenAPI document: with the `YAML` trait, YAML's reader for YAML and JSON alike
+/// (YAML is a superset of JSON), with lines and columns in its errors; without it, JSON's, and
+/// a YAML document is refused saying what to do.
+func openAPIReader(for file: String) throws -> any APIDefineFormat {
+    #if YAML
+    return YAMLDefineFormat()
+    #else
+    guard !file.hasSuffix(".yaml"), !file.hasSuffix(".yml") else {
+        throw CommandFailure(.configuration, "\(file) is YAML, which this aif reads only when built with the package's YAML trait (swift build --traits YAML); convert it to JSON, or rebuild")
+    }
+    return JSONDefineFormat()
+    #endif
+}
+
 /// The config files `--config` names: the services' (`*.json`) and the API defines'
 /// (`*.apis.json`, `*.apis.yaml`), each file as it is, each folder's in name order; `Configs/`
 /// when none is named.
@@ -103,3 +119,4 @@ func configFiles(_ paths: [String]) throws -> ConfigFiles {
 private func isDefineFile(_ file: URL) -> Bool {
     [".apis.json", ".apis.yaml", ".apis.yml"].contains { file.lastPathComponent.hasSuffix($0) }
 }
+#endif
