@@ -192,10 +192,10 @@ struct DemoHubTests {
         let log = Locked<[(Logger.Level, String)]>([])
         let proxy = APIProxy(transport: hub.transport, logger: Logger(label: "hub") { _ in CapturingLogHandler(messages: log) }, recorder: nil, observers: [listener])
         let search = APIManager(Endpoint<HubSearch>(service: "hub", path: "search/code"), proxy: proxy, registry: hub.registry, cache: hub.cache)
-        #expect(try await search.load(["q": "glaze"]).attempts == 1)
+        #expect(try await search.load(["q": "glaze", "window": 1]).attempts == 1)
         // The only search of the window is spent: a 403 with X-RateLimit-Remaining: 0 and the
         // window's end, no Retry-After — waited for, then answered.
-        let second = try await search.load(["q": "handle"])
+        let second = try await search.load(["q": "handle", "window": 1])
         #expect(second.attempts == 2)
         let retry = try #require(listener.retries.withLock { $0 }.first)
         #expect(retry.waitHeader == "X-RateLimit-Reset")

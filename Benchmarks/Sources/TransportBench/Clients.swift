@@ -322,12 +322,13 @@ final class AsyncHTTPClientClient: BenchClient {
     }
 
     func run(seconds: Double) async throws -> (completed: Int, failures: Int) {
-        var request = HTTPClientRequest(url: url)
+        var built = HTTPClientRequest(url: url)
         if settings.post {
-            request.method = .POST
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: BenchPayload.orderJSON))
+            built.method = .POST
+            built.headers.add(name: "Content-Type", value: "application/json")
+            built.body = .bytes(ByteBuffer(string: BenchPayload.orderJSON))
         }
+        let request = built
         return await driveTasks(seconds: seconds, concurrency: settings.concurrency) { [client, settings] chain in
             let timingOut = settings.timesOut(chain: chain)
             let started = ContinuousClock.now

@@ -225,7 +225,7 @@ final class LoadEngine: Sendable {
             answer.judgement = judge(&response)
             answer.outcome = .success(response)
         }
-        let next = machine.answered(answer, policy: plan.retryPolicy, on: clock, random: clock.jitter(upTo:))
+        let next = machine.answered(answer, policy: plan.retryPolicy, on: clock)
         perform(next, machine, after: answer)
     }
 
@@ -337,8 +337,10 @@ final class LoadEngine: Sendable {
             )
             if let timeouts = plan.timeouts { made.timeouts = timeouts }
             // What the policy retries, the transport may send again when a reused connection
-            // closed before answering; anything else it sends once.
-            made.isIdempotent = plan.retryPolicy.allowsRetrying(made)
+            // closed before answering; anything else it sends once. A safe method's request
+            // (GET, HEAD …) changes nothing however often it arrives: it keeps the transport's
+            // default, and a load that succeeds never reads its policy.
+            if !made.method.isSafe { made.isIdempotent = plan.retryPolicy.allowsRetrying(made) }
             if attempt.credential != nil, let authenticator = plan.authenticator {
                 made.sendingCondition = authenticator.sendingCondition(generation: attempt.generation, reportsRefusal: attempt.reportsRefusal)
             }

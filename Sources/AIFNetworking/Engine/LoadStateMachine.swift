@@ -284,10 +284,10 @@ struct LoadStateMachine: Sendable {
     ///   - policy: The load's retry policy, read only when a retry is weighed.
     ///   - clock: Tells the time, for what is left of the load's total timeout and a
     ///     `Retry-After` date.
-    ///   - random: Draws the jittered wait before a retry.
+    ///   - random: Draws the jittered wait before a retry; the clock's jitter by default.
     mutating func answered(
         _ answer: Answer, policy: @autoclosure () -> RetryPolicy, on clock: any LoadClock,
-        random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:)
+        random: ((Duration) -> Duration)? = nil
     ) -> Action {
         guard phase == .sending else { return unexpected("an answer") }
         resends += answer.resends
@@ -387,11 +387,11 @@ struct LoadStateMachine: Sendable {
 
     private mutating func weighRetry(
         of outcome: Result<HTTPResponse, TransportError>, _ request: HTTPRequest, _ policy: RetryPolicy, reason policyReason: RetryPolicy.Reason?,
-        on clock: any LoadClock, clockOffset: TimeInterval, random: (Duration) -> Duration
+        on clock: any LoadClock, clockOffset: TimeInterval, random: ((Duration) -> Duration)?
     ) -> Action {
         let decision = policy.decision(
             after: outcome, of: request, attempt: number, remaining: deadline.map { $0 - clock.now }, clockOffset: clockOffset, now: clock.date,
-            random: random, policyReason: policyReason, waited: waited)
+            random: random ?? clock.jitter(upTo:), policyReason: policyReason, waited: waited)
         switch decision {
         case .deliver(let note, let wait):
             return end(notRetried: note, retryableAt: wait.map { clock.date.addingTimeInterval($0.timeInterval) })

@@ -36,6 +36,15 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     /// `OPTIONS`: ask which options the resource supports.
     public static let options: HTTPMethod = "OPTIONS"
 
+    /// Whether the method is safe (RFC 9110 §9.2.1): read-only by definition — `GET`, `HEAD`,
+    /// `OPTIONS` and `TRACE`. A safe method is idempotent too.
+    public var isSafe: Bool {
+        switch rawValue {
+        case "GET", "HEAD", "OPTIONS", "TRACE": true
+        default: false
+        }
+    }
+
     /// Whether the method is idempotent (RFC 9110 §9.2.2): a request sent twice with it has the
     /// effect of one — `GET`, `HEAD`, `OPTIONS`, `TRACE`, `PUT` and `DELETE`. Method tokens are
     /// case-sensitive: `get` is another method, and not one of these.

@@ -88,7 +88,8 @@ public struct HTTPRequest: Sendable {
     ///
     /// By default, whether the ``method`` is idempotent (``HTTPMethod/isIdempotent``) and the body
     /// is not a stream, which can be sent once only; set it for a `POST` that carries an
-    /// idempotency key. The services layer sets it from the load's retry policy.
+    /// idempotency key. A load's requests of a method that is not safe (``HTTPMethod/isSafe``)
+    /// get it from the load's retry policy: what the policy retries, the transport may send again.
     public var isIdempotent: Bool {
         get { idempotence ?? (method.isIdempotent && !body.isStream) }
         set { idempotence = newValue }
