@@ -81,10 +81,24 @@ struct Api: AsyncParsableCommand {
         for field in define.headers where !passedHeaders.contains(field.name.lowercased()) {
             call += ["--header", "\(field.name): \(field.value)"]
         }
-        for (key, value) in defaults.sorted(by: { $0.key < $1.key }) {
-            for text in try Self.texts(of: value, key: key, define: define) { call += ["--param", "\(key)=\(text)"] }
+        // A parameter the define places under another name in the query or the body is passed
+        // under that name; the others are placed as the define says.
+        func wireName(_ key: String) -> String {
+            guard let placement = define.parameterPlacements[key], placement.location == .query || placement.location == .body else { return key }
+            return placement.name ?? key
         }
-        for (key, value) in parameters { call += ["--param", "\(key)=\(value)"] }
+        for (key, value) in defaults.sorted(by: { $0.key < $1.key }) {
+            for text in try Self.texts(of: value, key: key, define: define) { call += ["--param", "\(wireName(key))=\(text)"] }
+        }
+        for (key, value) in parameters { call += ["--param", "\(wireName(key))=\(value)"] }
+        for (key, placement) in define.parameterPlacements.sorted(by: { $0.key < $1.key }) {
+            var unnamed = placement
+            if placement.location == .query || placement.location == .body { unnamed.name = nil }
+            guard let text = Call.placementArgument(unnamed) else {
+                throw CommandFailure(.configuration, "the API \(define.name) (\(define.file)) places \(key) as aif api cannot: \(placement)")
+            }
+            call += ["--place", "\(wireName(key))=\(text)"]
+        }
         if let timeout = define.timeout, Self.values(of: "--timeout", in: options).isEmpty {
             call += ["--timeout", String(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)]
         }
@@ -105,13 +119,20 @@ struct Api: AsyncParsableCommand {
         return call + options
     }
 
-    /// The define named `name` in the config files of `configs`.
+    /// The define named `name` in the config files of `configs`; one naming a service no config
+    /// file defines is refused, located in its file.
     static func define(named name: String, configs: [String]) throws -> APIDefine {
+        let files = try configFiles(configs)
         var defines: [APIDefine] = []
-        for file in try configFiles(configs).defines { defines += try APIDefine.defines(in: file, formats: defineFormats) }
+        for file in files.defines { defines += try APIDefine.defines(in: file, formats: defineFormats) }
         guard let define = defines.first(where: { $0.name == name }) else {
             if defines.isEmpty { throw CommandFailure(.configuration, "no API is defined as \"\(name)\": no *.apis.json file in \(configs.isEmpty ? "Configs" : configs.joined(separator: ", "))") }
             throw CommandFailure(.configuration, "no API is defined as \"\(name)\"" + suggestion(for: name, among: defines.map(\.name)))
+        }
+        let services = serviceNames(in: files.services)
+        if !services.contains(define.service) {
+            // Read again checking the services: the error names the file, line and column.
+            _ = try APIDefine.defines(in: URL(fileURLWithPath: define.file), formats: defineFormats, services: services)
         }
         return define
     }

@@ -11,7 +11,8 @@ struct Apis: AsyncParsableCommand {
         abstract: "List the APIs the config files define by name: method, path, service, group.",
         discussion: """
             Reads the *.apis.json (and *.apis.yaml) files beside the services' (Configs/ by default). A file that \
-            cannot be read is reported after the others, and the command then exits with \
+            cannot be read, or that defines an API of a service no config file defines, is \
+            reported after the others (file, line and column), and the command then exits with \
             status 2 (configuration).
 
             Examples:
@@ -29,9 +30,11 @@ struct Apis: AsyncParsableCommand {
         try await reportingFailures {
             var defines: [APIDefine] = []
             var problems: [String] = []
-            for file in try configFiles(configs).defines {
+            let files = try configFiles(configs)
+            let services = serviceNames(in: files.services)
+            for file in files.defines {
                 do {
-                    defines += try APIDefine.defines(in: file, formats: defineFormats)
+                    defines += try APIDefine.defines(in: file, formats: defineFormats, services: services)
                 } catch {
                     problems.append("\(error)")
                 }

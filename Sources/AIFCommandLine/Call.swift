@@ -17,7 +17,9 @@ struct Call: AsyncParsableCommand {
 
             Parameters (--param) go in the query of a GET, HEAD or DELETE and in the body of a \
             POST, PUT or PATCH, as the service encodes bodies (JSON, or a form) or, with \
-            --urlencoded, as a form. --json gives them as a JSON object instead. -d sends text or a file (@path) as the body (not with GET or HEAD), as it is, signed over \
+            --urlencoded, as a form; --place puts one in the path, the query, a header or the \
+            body instead (tags=query:repeated, api_key=header, id=header:X-Request-ID). --json \
+            gives them as a JSON object instead. -d sends text or a file (@path) as the body (not with GET or HEAD), as it is, signed over \
             its digest, the parameters then in the query; --form sends multipart/form-data fields \
             and files (name=value, name=@path), which a scheme that hashes the body cannot sign.
 
@@ -26,6 +28,8 @@ struct Call: AsyncParsableCommand {
               aif call shop goods --param page=2 --param tag=new --param tag=sale -i
               aif call shop goods --param page_size=100 --all-pages | wc -l
               aif call shop orders -X POST --json '{"goods_id": 42, "quantity": 2}'
+              aif call pets pet/{petId} -X POST --param petId=7 --param name=Rex --place name=query
+              aif call pets pet/findByTags --param tag=a --param tag=b --place tag=query:repeated
               aif call shop orders -X POST -d @order.json -H 'Content-Type: application/json'
               aif call shop goods/{id} --param id=42 --curl | sh
               aif call shop goods/{id} --param id=42 --env mock --record Configs/fixtures
@@ -41,6 +45,11 @@ struct Call: AsyncParsableCommand {
 
     @Option(help: "A JSON object whose members become the parameters (in the query of a GET, HEAD or DELETE; the body otherwise, encoded as the service encodes bodies).")
     var json: String?
+
+    @Option(
+        name: .customLong("place"),
+        help: "Where a parameter goes: name=path, query, header or body; name=header:Field-Name for a header of another name; name=query:ARRAYS (brackets, indexed, repeated, comma, pipes, spaces) for how an array is written (repeatable).")
+    var placements: [String] = []
 
     @Flag(help: "Send the parameters of a POST, PUT or PATCH as an application/x-www-form-urlencoded body instead of JSON.")
     var urlencoded = false
@@ -88,6 +97,7 @@ struct Call: AsyncParsableCommand {
     var showSecrets = false
 
     func validate() throws {
+        _ = try Self.placements(from: placements)
         let allowed = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD"]
         let method = method.uppercased()
         guard allowed.contains(method) else {
@@ -161,13 +171,13 @@ struct Call: AsyncParsableCommand {
         let method = HTTPMethod(rawValue: method.uppercased())
         // --json gives the parameters as a JSON object; the body follows the service's encoding.
         let endpoint = Endpoint<NoContent>(
-            service: resolved.service.name, path: options.path, method: method, bodyEncoding: urlencoded ? .form : nil, headers: try options.headerFields(),
-            timeouts: options.timeouts)
+            service: resolved.service.name, path: options.path, method: method, bodyEncoding: urlencoded ? .form : nil,
+            parameterPlacements: try Self.placements(from: placements), headers: try options.headerFields(), timeouts: options.timeouts)
 
         if curl {
             let request = try RequestGenerator().makeRequest(
                 for: resolved, path: endpoint.path, method: endpoint.method, parameters: parameters,
-                headers: endpoint.headers, bodyEncoding: endpoint.bodyEncoding, rawBody: body)
+                headers: endpoint.headers, bodyEncoding: endpoint.bodyEncoding, rawBody: body, placements: endpoint.parameterPlacements)
             let command = request.curlCommand(
                 revealingSecrets: showSecrets, showingSignature: !redact, referringTo: redact ? [:] : ProcessInfo.processInfo.environment)
             print(command)
@@ -210,6 +220,58 @@ struct Call: AsyncParsableCommand {
         if let idKey { rule.idField = idKey }
         if let hasMoreKey { rule.hasMoreField = hasMoreKey }
         return rule
+    }
+
+    /// The placements of `--place` arguments, by parameter name.
+    static func placements(from arguments: [String]) throws -> [String: ParameterPlacement] {
+        var placements: [String: ParameterPlacement] = [:]
+        for argument in arguments {
+            guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
+                throw ValidationError("--place \(argument) is not name=where (where: path, query, header or body)")
+            }
+            let name = String(argument[..<equals])
+            let text = argument[argument.index(after: equals)...]
+            let word = text.prefix { $0 != ":" }
+            let detail = text.dropFirst(word.count + 1)
+            guard let location = ParameterPlacement.Location(rawValue: String(word)) else {
+                throw ValidationError("--place \(argument): \"\(word)\" is not one of path, query, header, body")
+            }
+            var placement = ParameterPlacement(location)
+            if word.count < text.count {
+                switch location {
+                case .header:
+                    guard ParameterPlacement.isToken(String(detail)) else { throw ValidationError("--place \(argument): \"\(detail)\" is not a header's name") }
+                    placement.name = String(detail)
+                case .query, .body:
+                    guard let arrays = ArrayEncoding(configName: String(detail)) else {
+                        throw ValidationError("--place \(argument): \"\(detail)\" is not one of \(ArrayEncoding.configNames.joined(separator: ", "))")
+                    }
+                    placement.arrays = arrays
+                case .path:
+                    throw ValidationError("--place \(argument): a parameter in the path fills its {\(name)} and takes nothing after path")
+                }
+            }
+            placements[name] = placement
+        }
+        return placements
+    }
+
+    /// A placement as `--place` takes it (`query:repeated`, `header:X-Request-ID`); `nil` for one
+    /// it cannot say (a query renamed, arrays written by a function).
+    static func placementArgument(_ placement: ParameterPlacement) -> String? {
+        var text = placement.location.rawValue
+        switch placement.location {
+        case .header:
+            if let name = placement.name { text += ":" + name }
+        case .query, .body:
+            guard placement.name == nil else { return nil }
+            if let arrays = placement.arrays {
+                guard let word = arrays.configName else { return nil }
+                text += ":" + word
+            }
+        case .path: break
+        }
+        return text
     }
 
     /// The members of a JSON object as parameters.

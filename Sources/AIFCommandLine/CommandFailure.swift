@@ -95,6 +95,19 @@ struct ConfigFiles {
     var defines: [URL] = []
 }
 
+/// The names of the services config files define (their `name`), read without their variables:
+/// what a define may name. A file that cannot be read adds none.
+func serviceNames(in files: [URL]) -> Set<ServiceName> {
+    var names: Set<ServiceName> = []
+    for file in files {
+        guard let data = try? Data(contentsOf: file), case .object(let members)? = try? FastJSONDecoder().decode(JSONValue.self, from: data),
+            case .string(let name)? = members["name"]
+        else { continue }
+        names.insert(ServiceName(rawValue: name))
+    }
+    return names
+}
+
 /// The config files of `paths` (see ``ConfigFiles``).
 func configFiles(_ paths: [String]) throws -> ConfigFiles {
     var files = ConfigFiles()

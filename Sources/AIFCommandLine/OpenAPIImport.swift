@@ -88,19 +88,32 @@ struct OpenAPIImport {
         own += shared.filter { common in !own.contains { $0.name == common.name && $0.location == common.location } }
         var headers: [String: String] = [:]
         var named: [String] = []
+        var placements: [String: Any] = [:]
         for parameter in own {
-            switch parameter.location {
-            case "path": break
-            case "query": named.append(parameter.name)
-            case "header":
-                if let fixed = parameter.fixedValue { headers[parameter.name] = fixed } else { named.append("header \(parameter.name)") }
-            default:
-                unsupported.append(Unsupported(place: "\(place).parameters.\(parameter.name)", problem: "a \(parameter.location) parameter: defines send path, query and header parameters"))
+            // A name the document gives two parameters: the one a path placeholder takes is kept
+            // (the placeholder takes its value), else the first by location.
+            if let other = own.first(where: { $0.name == parameter.name && $0.location != parameter.location }),
+                other.location == "path" || (parameter.location != "path" && other.location < parameter.location)
+            {
+                unsupported.append(Unsupported(
+                    place: "\(place).parameters.\(parameter.name)",
+                    problem: "two parameters named \(parameter.name) (in \(other.location) and \(parameter.location)): a define's parameters have one name each; defined for the \(other.location) one"))
+                continue
             }
-            if let style = parameter.unsupportedStyle {
-                unsupported.append(Unsupported(place: "\(place).parameters.\(parameter.name)", problem: "style \(style): defines send arrays as the service's arrayEncoding says, objects as JSON"))
+            if parameter.location == "query" { named.append(parameter.name) }
+            if let placement = placement(of: parameter, method: method, at: "\(place).parameters.\(parameter.name)") {
+                placements[parameter.name] = placement
+            }
+            if parameter.location == "header" {
+                if let fixed = parameter.fixedValue {
+                    headers[parameter.name] = fixed
+                    placements[parameter.name] = nil
+                } else {
+                    named.append("header \(parameter.name)")
+                }
             }
         }
+        if !placements.isEmpty { define["placement"] = placements }
         if !headers.isEmpty { define["headers"] = headers }
         readBody(operation["requestBody"], components: components, at: "\(place).requestBody")
         if let shape = responseShape(operation["responses"], at: "\(place).responses", headers: &headers) {
@@ -124,12 +137,71 @@ struct OpenAPIImport {
 
     /// A parameter as far as a define is concerned.
     private struct Parameter {
+        /// What its schema says it holds.
+        enum Kind {
+            case array, object, scalar, unknown
+        }
+
         let name: String
         let location: String
         /// The one value it can have (`const`, a one-value `enum`), for a header sent always.
         let fixedValue: String?
-        /// A `style` other than the location's default (or `explode: false` on a query), if any.
-        let unsupportedStyle: String?
+        /// Its `style`, or the location's default.
+        let style: String
+        /// Its `explode`, or the style's default (`true` for `form` only).
+        let explode: Bool
+        let kind: Kind
+        /// Whether it is serialized as a media type (`content`) rather than by style.
+        let hasContent: Bool
+    }
+
+    /// Where a parameter goes in the define (`"query"`, `{"in": "query", "arrays": "repeated"}`),
+    /// when not where the method puts parameters anyway; what the define cannot send as the
+    /// document says (OpenAPI 3.1, "Style Examples") is listed.
+    private mutating func placement(of parameter: Parameter, method: String, at place: String) -> Any? {
+        func cannot(_ problem: String) { unsupported.append(Unsupported(place: place, problem: problem)) }
+        if parameter.hasContent { cannot("content (a parameter serialized as a media type): sent as its value's text") }
+        let described = "style \(parameter.style)\(parameter.explode ? " with explode" : " without explode")"
+        switch parameter.location {
+        case "path":
+            if parameter.style != "simple" { cannot("\(described): defines fill a path placeholder in the simple style (a list as a,b,c)") }
+            if parameter.kind == .object { cannot("an object in the path: defines fill a placeholder with text or a list") }
+            return nil
+        case "header":
+            if parameter.style != "simple" { cannot("\(described): a header holds text, or a list as a,b,c (simple)") }
+            if parameter.kind == .object { cannot("an object in a header: defines send a header's value as text or a list (a,b,c)") }
+            return "header"
+        case "query":
+            let bodyMethod = ["post", "put", "patch"].contains(method)
+            var arrays: String?
+            switch parameter.kind {
+            case .array:
+                switch (parameter.style, parameter.explode) {
+                case ("form", true): arrays = "repeated"
+                case ("form", false): arrays = "comma"
+                case ("pipeDelimited", false): arrays = "pipes"
+                case ("spaceDelimited", false): arrays = "spaces"
+                case ("pipeDelimited", true), ("spaceDelimited", true):
+                    arrays = "repeated"
+                    cannot("\(described): serialization the specification leaves undefined; defined as repeated keys (tags=a&tags=b), as form with explode")
+                default:
+                    cannot("\(described) for a list: defines send a query list repeated, comma-, pipe- or space-separated")
+                }
+            case .object:
+                if parameter.style != "deepObject" || !parameter.explode {
+                    cannot("an object in \(described): defines send a query object as name[key]=value (deepObject)")
+                }
+            case .scalar, .unknown:
+                if !["form", "deepObject", "pipeDelimited", "spaceDelimited"].contains(parameter.style) {
+                    cannot("\(described): not a style of a query parameter")
+                }
+            }
+            guard let arrays else { return bodyMethod ? "query" : nil }
+            return ["in": "query", "arrays": arrays]
+        default:
+            cannot("a \(parameter.location) parameter: defines send path, query and header parameters")
+            return nil
+        }
     }
 
     private mutating func parameters(_ value: JSONValue?, components: JSONValue?, at place: String) -> [Parameter] {
@@ -140,21 +212,35 @@ struct OpenAPIImport {
                 let name = Self.text(parameter["name"]), let location = Self.text(parameter["in"])
             else { continue }
             var fixed: String?
-            if case .object(let schema)? = parameter["schema"] {
+            var kind = Parameter.Kind.unknown
+            if let given = parameter["schema"], case .object(let schema)? = resolve(given, components: components, at: "\(place)[\(index)].schema") {
                 if let constant = schema["const"].flatMap(Self.scalar) {
                     fixed = constant
                 } else if case .array(let values)? = schema["enum"], values.count == 1 {
                     fixed = Self.scalar(values[0])
                 }
+                kind = Self.kind(of: schema)
             }
-            var style = Self.text(parameter["style"])
-            let defaultStyle = location == "query" || location == "cookie" ? "form" : "simple"
-            if style == defaultStyle { style = nil }
-            if location == "query", case .bool(false)? = parameter["explode"] { style = (style ?? "form") + " without explode" }
-            if parameter["content"] != nil { style = "content (a parameter serialized as a media type)" }
-            result.append(Parameter(name: name, location: location, fixedValue: fixed, unsupportedStyle: style))
+            let style = Self.text(parameter["style"]) ?? (location == "query" || location == "cookie" ? "form" : "simple")
+            var explode = style == "form"
+            if case .bool(let flag)? = parameter["explode"] { explode = flag }
+            result.append(Parameter(
+                name: name, location: location, fixedValue: fixed, style: style, explode: explode, kind: kind, hasContent: parameter["content"] != nil))
         }
         return result
+    }
+
+    /// What a schema holds, by its `type` (or, without one, its `items` or `properties`).
+    private static func kind(of schema: [String: JSONValue]) -> Parameter.Kind {
+        var types: [String] = []
+        switch schema["type"] {
+        case .string(let type)?: types = [type]
+        case .array(let list)?: types = list.compactMap { if case .string(let type) = $0 { type } else { nil } }.filter { $0 != "null" }
+        default: break
+        }
+        if types.contains("array") || (types.isEmpty && schema["items"] != nil) { return .array }
+        if types.contains("object") || (types.isEmpty && schema["properties"] != nil) { return .object }
+        return types.isEmpty ? .unknown : .scalar
     }
 
     /// Notes a request body a define cannot send as the service encodes parameters.

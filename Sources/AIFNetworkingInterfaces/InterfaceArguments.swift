@@ -10,8 +10,9 @@ public struct InterfaceArguments: Sendable {
     public init() {}
 
     /// A parameter: it fills the path's `{name}` placeholder, and goes in the query (GET,
-    /// HEAD, DELETE) or the body (POST, PUT, PATCH), as a manager's parameters do. `nil` is
-    /// left out.
+    /// HEAD, DELETE) or the body (POST, PUT, PATCH), as a manager's parameters do — or where
+    /// the method places it (a `Query`'s in the query, a `Header`'s in a header). `nil` is left
+    /// out.
     ///
     /// - Parameters:
     ///   - name: The parameter's name.
@@ -20,6 +21,14 @@ public struct InterfaceArguments: Sendable {
     public mutating func parameter(_ name: String, _ value: some Encodable & Sendable) {
         if let converted = convert(value, name: name) { call.parameters[name] = converted }
     }
+
+    /// An argument whose type cannot be sent: a compile-time error, reported on the argument's
+    /// line in the protocol, saying what to do.
+    @available(
+        *, unavailable,
+        message: "an argument of an @API method is sent as its value, so its type must be Encodable and Sendable: conform it, or pass what the server reads (its ID, its text)"
+    )
+    public mutating func parameter<Value>(_ name: String, _ value: Value) {}
 
     /// A parameter given as a ``/AIFServices/ParameterValue``.
     ///
@@ -37,40 +46,16 @@ public struct InterfaceArguments: Sendable {
         call.parameters.merge(parameters) { _, new in new }
     }
 
-    /// A query item (one per element of a list), whatever the method; `nil` is left out.
-    ///
-    /// - Parameters:
-    ///   - name: The item's name.
-    ///   - value: Its value.
-    public mutating func query(_ name: String, _ value: some Encodable & Sendable) {
-        guard let converted = convert(value, name: name) else { return }
-        switch converted {
-        case .array(let elements): call.query += elements.compactMap(\.textValue).map { URLQueryItem(name: name, value: $0) }
-        default: if let text = text(of: converted, name: name) { call.query.append(URLQueryItem(name: name, value: text)) }
-        }
-    }
-
-    /// A header; `nil` is left out, a list's elements are joined with commas (a field's list
-    /// form).
-    ///
-    /// - Parameters:
-    ///   - name: The header's name.
-    ///   - value: Its value, as text.
-    public mutating func header(_ name: String, _ value: some Encodable & Sendable) {
-        guard let converted = convert(value, name: name) else { return }
-        if case .array(let elements) = converted {
-            call.headers.set(name: name, value: elements.compactMap(\.textValue).joined(separator: ", "))
-        } else if let text = text(of: converted, name: name) {
-            call.headers.set(name: name, value: text)
-        }
-    }
-
     /// The body, encoded as JSON or as the method's encoding says.
     ///
     /// - Parameter value: The body's value.
     public mutating func body(_ value: some Encodable & Sendable) {
         call.body = value
     }
+
+    /// A body whose type cannot be encoded: a compile-time error on the argument's line.
+    @available(*, unavailable, message: "a Body<T> argument is encoded as JSON or a form, so T must be Encodable and Sendable")
+    public mutating func body<Value>(_ value: Value) {}
 
     /// A text part of a multipart form.
     ///
@@ -107,6 +92,10 @@ public struct InterfaceArguments: Sendable {
     public mutating func part(_ name: String, _ value: MultipartForm.Part) {
         append { $0.parts.append(value) }
     }
+
+    /// A part of a type a form cannot carry: a compile-time error on the argument's line.
+    @available(*, unavailable, message: "a Part<T> argument is text (String), bytes (Data), a file (URL) or a whole MultipartForm.Part")
+    public mutating func part<Value>(_ name: String, _ value: Value) {}
 
     /// A part that may be absent; `nil` is left out.
     ///
@@ -153,13 +142,6 @@ public struct InterfaceArguments: Sendable {
             if call.failure == nil { call.failure = "the argument \(name) (\(type(of: value))) cannot be sent: \(error)" }
             return nil
         }
-    }
-
-    /// `value` as text for a query item or a header; a list or an object is the call's failure.
-    private mutating func text(of value: ParameterValue, name: String) -> String? {
-        if let text = value.textValue { return text }
-        if value != .null, call.failure == nil { call.failure = "the argument \(name) is a list or an object, which a query item or a header cannot carry" }
-        return nil
     }
 }
 #endif

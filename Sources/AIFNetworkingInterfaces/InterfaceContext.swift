@@ -55,14 +55,19 @@ public struct InterfaceContext: Sendable {
     ///   - timeouts: The method's timeouts; the service's or the transport's by default.
     ///   - authenticated: Whether calls carry the service's credential.
     ///   - coalesces: Whether identical calls in flight at once share one transfer.
+    ///   - placements: Where arguments go, by parameter name, when not where the method puts
+    ///     parameters: a path placeholder's, a `Query`'s, a `Header`'s. With any, a POST, PUT or
+    ///     PATCH whose arguments all go elsewhere sends no body.
     /// - Returns: The method.
     public func method<Content: Decodable & Sendable>(
         _ name: String, _ method: HTTPMethod, _ path: String, as type: Content.Type, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil,
-        cache: CachePolicy? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, coalesces: Bool = false
+        cache: CachePolicy? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, coalesces: Bool = false,
+        placements: [String: ParameterPlacement] = [:]
     ) -> InterfaceMethod<Content> {
         let merged = self.headers.merging(headers)
         let endpoint = Endpoint<Content>(
-            service: service, path: Self.join(pathPrefix, path), method: method, bodyEncoding: encoding, headers: merged, timeouts: timeouts,
+            service: service, path: Self.join(pathPrefix, path), method: method, bodyEncoding: encoding, parameterPlacements: placements,
+            headers: merged, timeouts: timeouts,
             cachePolicy: cache, coalescesIdenticalRequests: coalesces, retryPolicy: retry, usesAuthenticator: authenticated)
         return InterfaceMethod(name: "\(interface).\(name)", endpoint: endpoint, context: self)
     }

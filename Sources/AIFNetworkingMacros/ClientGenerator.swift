@@ -27,7 +27,8 @@ struct ClientGenerator {
         let options = interface.options.map { ", " + $0.with(\.trailingComma, nil).trimmedDescription }.joined()
         lines.append("let context = AIFNetworkingInterfaces.InterfaceContext(interface: \"\(interface.name)\"\(options), registry: registry, proxy: proxy, cache: cache)")
         for (index, method) in interface.methods.enumerated() {
-            let methodOptions = method.options.map { ", " + $0.with(\.trailingComma, nil).trimmedDescription }.joined()
+            var methodOptions = method.options.map { ", " + $0.with(\.trailingComma, nil).trimmedDescription }.joined()
+            if let placements = Self.placements(of: method) { methodOptions += ", placements: " + placements }
             lines.append(
                 "method\(index) = context.method(\"\(method.selector)\", .\(method.httpMethod), \(method.path.trimmedDescription), as: \(method.result.contentType).self\(methodOptions))")
         }
@@ -54,7 +55,11 @@ struct ClientGenerator {
                 "private static func arguments\(index)\(method.declaration.signature.parameterClause.trimmedDescription) -> AIFNetworkingInterfaces.InterfaceArguments {")
             lines.append(method.arguments.isEmpty ? "AIFNetworkingInterfaces.InterfaceArguments()" : "var arguments = AIFNetworkingInterfaces.InterfaceArguments()")
             for argument in method.arguments {
+                // Compiled as if written on the argument's own line: a type that cannot be sent
+                // is reported there, by the message of the overload it falls to.
+                if let location = argument.sourceLocation { lines.append(location) }
                 lines.append(Self.gathering(argument))
+                if argument.sourceLocation != nil { lines.append("#sourceLocation()") }
             }
             if !method.arguments.isEmpty { lines.append("return arguments") }
             lines.append("}")
@@ -84,13 +89,29 @@ struct ClientGenerator {
         method.arguments.map { ($0.label.map { $0 + ": " } ?? "") + $0.name }.joined(separator: ", ")
     }
 
+    /// Where the method's arguments go, as a dictionary literal, when any goes elsewhere than
+    /// its method puts parameters: a path placeholder's, a `Query`'s (a list as repeated
+    /// items), a `Header`'s. `nil` when none does.
+    static func placements(of method: InterfaceDeclaration.Method) -> String? {
+        var entries: [String] = []
+        for argument in method.arguments {
+            let wire = "\"\(argument.wireName)\""
+            switch argument.role {
+            case .parameter where method.placeholders.contains(argument.wireName): entries.append("\(wire): .path")
+            case .query: entries.append("\(wire): .query(arrays: .repeatedKeys)")
+            case .header(let header): entries.append("\(wire): .header(\"\(header)\")")
+            default: break
+            }
+        }
+        return entries.isEmpty ? nil : "[" + entries.joined(separator: ", ") + "]"
+    }
+
     /// The statement that adds an argument to the call's.
     private static func gathering(_ argument: InterfaceDeclaration.Argument) -> String {
         let wire = "\"\(argument.wireName)\""
         switch argument.role {
         case .parameter: return "arguments.parameter(\(wire), \(argument.name))"
-        case .query: return "arguments.query(\(wire), \(argument.name))"
-        case .header(let header): return "arguments.header(\"\(header)\", \(argument.name))"
+        case .query, .header: return "arguments.parameter(\(wire), \(argument.name))"
         case .body: return "arguments.body(\(argument.name))"
         case .part: return "arguments.part(\(wire), \(argument.name))"
         case .form: return "arguments.form(\(argument.name))"

@@ -26,6 +26,8 @@ struct InterfaceDeclaration {
         /// The attribute's other arguments (`cache:`, `retry:` …), as written.
         let options: [LabeledExprSyntax]
         let arguments: [Argument]
+        /// The names of the path's `{placeholders}`, each an argument's.
+        let placeholders: [String]
         let result: Result
         /// The mock's property that answers it (`onGoodsId`).
         let answerProperty: String
@@ -41,6 +43,9 @@ struct InterfaceDeclaration {
         let wireName: String
         let type: TypeSyntax
         let role: Role
+        /// A `#sourceLocation` directive naming the argument's line in the protocol, so that
+        /// an error in the code that sends it (a type that cannot be sent) is reported there.
+        let sourceLocation: String?
 
         enum Role: Equatable {
             case parameter, query, header(String), body, part, form, parameters, download, control
@@ -92,6 +97,11 @@ struct InterfaceDeclaration {
             context.diagnose(Diagnostic(node: node, message: diagnostic, fixIts: fixIts))
             failed = true
         }
+        // A misuse the client can be written without (an option the method has no use for):
+        // reported, and the client still generated, so that no unrelated error follows.
+        func note(_ node: any SyntaxProtocol, _ diagnostic: InterfaceDiagnostic, _ fixIts: [FixIt]) {
+            context.diagnose(Diagnostic(node: node, message: diagnostic, fixIts: fixIts))
+        }
         let name = declaration.name.text
         var methods: [Method] = []
         var selectors: [String: FunctionDeclSyntax] = [:]
@@ -102,7 +112,11 @@ struct InterfaceDeclaration {
                     "notAMethod", "\(name) declares \(describe(member.decl)); an @API protocol declares only methods, each marked @GET, @POST, @PUT, @PATCH, @DELETE or @HEAD"))
                 continue
             }
-            guard let method = readMethod(function, interface: name, report: report) else { continue }
+            func locate(_ node: some SyntaxProtocol) -> String? {
+                guard let location = context.location(of: node, at: .afterLeadingTrivia, filePathMode: .filePath) else { return nil }
+                return "#sourceLocation(file: \(location.file.trimmedDescription), line: \(location.line.trimmedDescription))"
+            }
+            guard let method = readMethod(function, interface: name, report: report, note: note, locate: locate) else { continue }
             if selectors[method.selector] != nil {
                 report(function.name, InterfaceDiagnostic(
                     "sameSelector", "\(name) has two methods \(method.selector); give them different argument labels, as its mock answers each method by name"))
@@ -124,7 +138,8 @@ struct InterfaceDeclaration {
     }
 
     private static func readMethod(
-        _ function: FunctionDeclSyntax, interface: String, report: (any SyntaxProtocol, InterfaceDiagnostic, [FixIt]) -> Void
+        _ function: FunctionDeclSyntax, interface: String, report: (any SyntaxProtocol, InterfaceDiagnostic, [FixIt]) -> Void,
+        note: (any SyntaxProtocol, InterfaceDiagnostic, [FixIt]) -> Void, locate: (FunctionParameterSyntax) -> String?
     ) -> Method? {
         let selector = selector(of: function)
         let marks = function.attributes.compactMap { $0.as(AttributeSyntax.self) }.filter { httpMethods.contains(baseName($0.attributeName)) }
@@ -193,7 +208,9 @@ struct InterfaceDeclaration {
                 ok = false
                 continue
             }
-            arguments.append(Argument(label: label, name: name, wireName: wireName, type: parameter.type, role: role(of: parameter.type, name: wireName)))
+            arguments.append(Argument(
+                label: label, name: name, wireName: wireName, type: parameter.type, role: role(of: parameter.type, name: name),
+                sourceLocation: locate(parameter)))
         }
         let result = result(of: function.signature.returnClause?.type)
 
@@ -261,7 +278,48 @@ struct InterfaceDeclaration {
         guard ok else { return nil }
         return Method(
             declaration: function, selector: selector, httpMethod: httpMethod.lowercased(), path: pathArgument.expression,
-            options: Array(attributeArguments.dropFirst()), arguments: arguments, result: result, answerProperty: answerProperty(function))
+            options: options(of: mark, httpMethod: httpMethod, note: note), arguments: arguments, placeholders: placeholders, result: result, answerProperty: answerProperty(function))
+    }
+
+    /// The options an HTTP method attribute takes after its path.
+    static func optionLabels(of httpMethod: String) -> [String] {
+        switch httpMethod {
+        case "GET": ["headers", "cache", "retry", "timeouts", "authenticated", "coalesces"]
+        case "HEAD": ["headers", "retry", "timeouts", "authenticated"]
+        default: ["headers", "encoding", "retry", "timeouts", "authenticated"]
+        }
+    }
+
+    /// The attribute's options after its path; one the method takes no such option for is
+    /// reported on itself, with what to do and a fix-it that removes it, and left out.
+    private static func options(
+        of attribute: AttributeSyntax, httpMethod: String, note: (any SyntaxProtocol, InterfaceDiagnostic, [FixIt]) -> Void
+    ) -> [LabeledExprSyntax] {
+        guard let list = attribute.arguments?.as(LabeledExprListSyntax.self) else { return [] }
+        let allowed = optionLabels(of: httpMethod)
+        var kept: [LabeledExprSyntax] = []
+        for argument in list.dropFirst() {
+            let label = argument.label?.text ?? ""
+            if allowed.contains(label) {
+                kept.append(argument)
+                continue
+            }
+            let advice =
+                switch label {
+                case "cache": "cache: keeps the answers of a GET; a \(httpMethod)'s answer is never served from the cache: remove it, or make the method @GET if it only reads"
+                case "coalesces": "coalesces: shares one transfer among identical GETs in flight; each \(httpMethod) is sent on its own: remove it"
+                case "encoding": "encoding: says how a body is encoded, and a \(httpMethod) sends none: remove it"
+                case "": "an option of @\(httpMethod) after the path has a label (\(allowed.joined(separator: ":, ")):)"
+                default: "\(label): is not an option of @\(httpMethod); its options after the path: \(allowed.joined(separator: ", "))"
+                }
+            var without = list.filter { $0.id != argument.id }
+            if let last = without.indices.last { without[last] = without[last].with(\.trailingComma, nil) }
+            let fixIt = FixIt(
+                message: InterfaceFixIt(message: "remove \(label.isEmpty ? "it" : label + ":")"),
+                changes: [.replace(oldNode: Syntax(list), newNode: Syntax(without))])
+            note(argument, InterfaceDiagnostic("unusedOption", advice), [fixIt])
+        }
+        return kept
     }
 
     /// `goods(id:)`.
@@ -309,12 +367,13 @@ struct InterfaceDeclaration {
         return type.trimmedDescription
     }
 
-    /// What a call does with an argument of this type.
+    /// What a call does with an argument of this type; `name` as written (in backticks or not).
     private static func role(of type: TypeSyntax, name: String) -> Argument.Role {
         let written = unqualified(type)
         if written.hasPrefix("Body<") { return .body }
         if written.hasPrefix("Query<") { return .query }
-        if written.hasPrefix("Header<") { return .header(headerName(name)) }
+        // A name in backticks is the header's, exactly (`X-Request-ID`, `api_key`).
+        if written.hasPrefix("Header<") { return .header(name.hasPrefix("`") ? String(name.filter { $0 != "`" }) : headerName(name)) }
         if written.hasPrefix("Part<") { return .part }
         switch written {
         case "MultipartForm": return .form

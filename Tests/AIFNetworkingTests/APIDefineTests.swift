@@ -41,7 +41,7 @@ struct APIDefineFileTests {
         #expect(detail.needsAuthorization)
         #expect(detail.cache == APIDefine.Cache(lifetime: .seconds(60)))
         #expect(detail.summary == "One article")
-        #expect(detail.group == "goods")
+        #expect(detail.group == nil, "a top-level dotted name is not in a group")
         #expect(detail.file == "shop.apis.json")
 
         let page = try #require(byName["goods.firstPage"])
@@ -65,7 +65,7 @@ struct APIDefineFileTests {
 
     @Test(arguments: [
         (#"{"DEFAULT": {"service": "shop"}, "a": {"path": "x", "verb": "GET"}}"#, "a.verb",
-         "is not a known key; expected one of: authorization, cache, headers, method, paging, parameters, path, pathPrefix, response, retry, service, summary, timeoutSeconds"),
+         "is not a known key; expected one of: authorization, cache, headers, method, paging, parameters, path, pathPrefix, placement, response, retry, service, summary, timeoutSeconds"),
         (#"{"a": {"service": "shop", "path": 3}}"#, "a.path", "must be a string"),
         (#"{"a": {"path": "x"}}"#, "a", "names no service: give a \"service\" here or in a DEFAULT above it"),
         (#"{"a": {"service": "shop"}}"#, "a", "has no path"),
@@ -84,6 +84,12 @@ struct APIDefineFileTests {
         (#"{"a": {"service": "shop", "path": "x", "paging": {"parameter": "p"}}}"#, "a.paging.style", "is missing"),
         (#"{"a": {"service": "shop", "path": "x", "paging": {"style": "link", "parameter": "p"}}}"#, "a.paging.parameter", "has no use with the link style"),
         (#"{"a": {"service": "shop", "path": "x", "paging": {"style": "page", "first": 0}}}"#, "a.paging.first", "is not a known key; expected one of: firstPage"),
+        (#"{"a": {"service": "shop", "path": "x", "placement": "query"}}"#, "a.placement", "must be an object: where each parameter goes"),
+        (#"{"a": {"service": "shop", "path": "x", "placement": {"k": "cookie"}}}"#, "a.placement.k", "\"cookie\" is not one of path, query, header, body"),
+        (#"{"a": {"service": "shop", "path": "x", "placement": {"k": {"in": "query", "arrays": "tabs"}}}}"#, "a.placement.k.arrays",
+         "must be one of brackets, indexed, repeated, comma, pipes, spaces"),
+        (#"{"DEFAULT": {"service": "shop", "placement": {"id": "path"}}, "a": {"path": "goods"}}"#, "DEFAULT.placement.id",
+         "places id in the path, and the path of a (goods) has no {id}"),
         (#"{"a b": {"service": "shop", "path": "x"}}"#, "a b", "is not a define name"),
         (#"{"@g": 3}"#, "@g", "must be an object (a group of defines)"),
         (#"{"@": {}}"#, "@", "is not a group name"),
@@ -108,6 +114,19 @@ struct APIDefineFileTests {
         let byName = Dictionary(uniqueKeysWithValues: defines.map { ($0.name, $0) })
         #expect(byName["customers.list"]?.paging == PagingRule(style: .afterLastItem, parameter: "starting_after", sizeParameter: "limit", itemsField: "data"))
         #expect(byName["goods.list"]?.paging == PagingRule(style: .page, parameter: "page", firstPage: 0))
+    }
+
+    @Test func aDefineSaysWhereEachParameterGoes() throws {
+        let defines = try parse(#"""
+            {"DEFAULT": {"service": "pets", "placement": {"api_key": "header"}},
+             "updatePetWithForm": {"path": "pet/{petId}", "method": "POST", "placement": {"name": "query", "status": "query", "petId": "path"}},
+             "findByTags": {"path": "pet/findByTags", "placement": {"tags": {"in": "query", "arrays": "repeated"}, "requestID": {"in": "header", "name": "X-Request-ID"}}}}
+            """#)
+        let byName = Dictionary(uniqueKeysWithValues: defines.map { ($0.name, $0) })
+        #expect(byName["updatePetWithForm"]?.parameterPlacements == ["api_key": .header(), "name": .query, "status": .query, "petId": .path])
+        #expect(byName["findByTags"]?.parameterPlacements == [
+            "api_key": .header(), "tags": .query(arrays: .repeatedKeys), "requestID": .header("X-Request-ID"),
+        ])
     }
 
     @Test func eachMistakeIsLocatedAtItsKey() {
@@ -199,16 +218,22 @@ struct APIDefineRegistryTests {
     }
 
     @Test func aDefineNamingAServiceNotRegisteredIsRefused() throws {
-        let configs = try folder(["x.apis.json": #"{"@goods": {"detail": {"service": "shopp", "path": "goods/{id}"}}}"#])
+        let configs = try folder([
+            "x.apis.json": "{\"@goods\": {\"detail\": {\"service\": \"shopp\", \"path\": \"goods/{id}\"}}}",
+            "y.apis.json": "{\n  \"DEFAULT\": {\"service\": \"shap\"},\n  \"list\": {\"path\": \"goods\"}\n}",
+        ])
         defer { try? FileManager.default.removeItem(at: configs) }
         let registry = try servicesRegistered(from: configs)
-        #expect {
-            try registry.registerAPIs(inDirectory: configs, environment: [:])
-        } throws: { error in
-            guard let error = error as? ConfigurationError else { return false }
-            return error.file.hasSuffix("x.apis.json") && error.key == "@goods.detail.service"
-                && error.problem == "names the service \"shopp\", which is not registered (registered: shop); register the services before the APIs"
-        }
+        let error = #expect(throws: ConfigurationError.self) { try registry.registerAPIs(from: [configs.appending(path: "x.apis.json")], environment: [:]) }
+        #expect(error?.file.hasSuffix("x.apis.json") == true)
+        #expect(error?.key == "@goods.detail.service")
+        #expect(error?.problem == "names the service \"shopp\" (for goods.detail), which is not registered (registered: shop); register the services before the APIs")
+        #expect(error?.line == 1 && error?.column == 24, "\(String(describing: error))")
+        // Named in a DEFAULT: the DEFAULT's key, where it is.
+        let inherited = #expect(throws: ConfigurationError.self) { try registry.registerAPIs(from: [configs.appending(path: "y.apis.json")], environment: [:]) }
+        #expect(inherited?.key == "DEFAULT.service")
+        #expect(inherited?.line == 2 && inherited?.column == 15, "\(String(describing: inherited))")
+        #expect(inherited?.description.contains("y.apis.json:2:15: DEFAULT.service names the service \"shap\" (for list)") == true, "\(String(describing: inherited))")
         #expect(registry.apis.isEmpty)
     }
 

@@ -312,7 +312,8 @@ struct AifCommandTests {
         #expect(run.status == 0, "\(run.standardError)")
         let rows = run.standardOutput.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
         #expect(rows.first == ["NAME", "METHOD", "PATH", "SERVICE", "GROUP", "SUMMARY"])
-        #expect(rows.contains(["goods.detail", "GET", "goods/{id}", "shop", "goods", "One", "article", "of", "the", "catalogue"]), "\(run.standardOutput)")
+        // A dotted name at a file's top level is in no group; @orders's defines are in orders.
+        #expect(rows.contains(["goods.detail", "GET", "goods/{id}", "shop", "-", "One", "article", "of", "the", "catalogue"]), "\(run.standardOutput)")
         #expect(rows.contains { $0.starts(with: ["orders.place", "POST", "orders", "shop", "orders"]) }, "\(run.standardOutput)")
         #expect(rows.count == 6)
     }
@@ -320,6 +321,7 @@ struct AifCommandTests {
     @Test func apisReadsYAMLDefinesAndLocatesTheirMistakes() async throws {
         let folder = try makeTestFolder("cli")
         defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: ShopServers.configs.appending(path: "shop.json"), to: folder.appending(path: "shop.json"))
         try Data("DEFAULT: {service: shop}\ngoods.byTag:\n  path: goods\n  summary: Goods with a tag\n".utf8).write(to: folder.appending(path: "more.apis.yaml"))
         let run = try await Shell.run(Self.aifPath, ["apis", "--config", folder.path])
         #expect(run.status == 0, "\(run.standardError)")
@@ -328,6 +330,22 @@ struct AifCommandTests {
         let wrong = try await Shell.run(Self.aifPath, ["apis", "--config", folder.path])
         #expect(wrong.status == 2)
         #expect(wrong.standardError.contains("more.apis.yaml:4:3: goods.byTag.verb is not a known key"), "\(wrong.standardError)")
+    }
+
+    @Test func aDefineOfAServiceNoConfigDefinesIsRefusedWhereItIs() async throws {
+        let folder = try makeTestFolder("cli")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: ShopServers.configs.appending(path: "shop.json"), to: folder.appending(path: "shop.json"))
+        try Data("{\n  \"goods.detail\": {\"service\": \"shop\", \"path\": \"goods/{id}\"},\n  \"carts.mine\": {\"service\": \"cart\", \"path\": \"mine\"}\n}\n".utf8)
+            .write(to: folder.appending(path: "mixed.apis.json"))
+        try Data(#"{"orders.detail": {"service": "shop", "path": "orders/{id}"}}"#.utf8).write(to: folder.appending(path: "shop.apis.json"))
+        let listed = try await Shell.run(Self.aifPath, ["apis", "--config", folder.path])
+        #expect(listed.status == 2)
+        #expect(listed.standardOutput.contains("orders.detail") && !listed.standardOutput.contains("carts.mine"), "\(listed.standardOutput)")
+        #expect(listed.standardError.contains("mixed.apis.json:3:18: carts.mine.service names the service \"cart\" (for carts.mine), which is not registered"), "\(listed.standardError)")
+        let called = try await Shell.run(Self.aifPath, ["api", "carts.mine", "--config", folder.path])
+        #expect(called.status == 2)
+        #expect(called.standardError.contains("mixed.apis.json:3:18: carts.mine.service"), "\(called.standardError)")
     }
 
     @Test func apiCallsADefineWithItsPathMethodAndDefaults() async throws {

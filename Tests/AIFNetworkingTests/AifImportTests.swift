@@ -100,7 +100,6 @@ struct AifImportTests {
             "  servers: 2 servers: one service environment each, in the service's config",
             "  servers[0].variables: server variables: write the URL into the environment, or read it with ${NAME}",
             "  paths./files.post.parameters.session: a cookie parameter: defines send path, query and header parameters",
-            "  paths./files.post.parameters.filter: style deepObject: defines send arrays as the service's arrayEncoding says, objects as JSON",
             "  paths./files.post.requestBody: a body of multipart/form-data: defines send parameters as JSON or a form (send others with a manager's upload)",
             "  paths./files.post.callbacks: callbacks are requests the server sends",
             "  paths./files/{id}.get: has no operationId: defined as \"get.files.id\"",
@@ -114,8 +113,162 @@ struct AifImportTests {
         #expect(defines["uploadFile"]?.headers["X-Client"] == "odd-cli")
         #expect(defines["uploadFile"]?.needsAuthorization == true)
         #expect(defines["uploadFile"]?.summary == "(filter)")
+        #expect(defines["uploadFile"]?.parameterPlacements == ["filter": .query], "a query parameter of a POST goes in the query")
         #expect(defines["get.files.id"]?.needsAuthorization == false)
         #expect(defines["get.files.id"]?.response.shape == .list)
+    }
+
+    /// Every parameter location and style of OpenAPI 3.1 ("Style Examples"): imported, each
+    /// operation called with `aif api`, and each request checked as the server received it
+    /// against the specification's serialization — or listed as what a define cannot send.
+    @Test func eachLocationAndStyleGoesOnTheWireAsTheDocumentSays() async throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let document = folder.appending(path: "styles.yaml")
+        try Data("""
+            openapi: 3.1.0
+            info: { title: Styles, version: "1" }
+            paths:
+              /pet/findByTags:
+                get:
+                  operationId: findPetsByTags
+                  parameters:
+                    - { name: tags, in: query, schema: { type: array, items: { type: string } } }
+                  responses: { "200": { description: ok } }
+              /colors/form:
+                get:
+                  operationId: formNoExplode
+                  parameters:
+                    - { name: color, in: query, explode: false, schema: { type: array, items: { type: string } } }
+                  responses: { "200": { description: ok } }
+              /colors/spaces:
+                get:
+                  operationId: spaceDelimited
+                  parameters:
+                    - { name: color, in: query, style: spaceDelimited, schema: { type: array, items: { type: string } } }
+                  responses: { "200": { description: ok } }
+              /colors/pipes:
+                get:
+                  operationId: pipeDelimited
+                  parameters:
+                    - { name: color, in: query, style: pipeDelimited, explode: false, schema: { type: array, items: { type: string } } }
+                  responses: { "200": { description: ok } }
+              /colors/deep:
+                get:
+                  operationId: deepObject
+                  parameters:
+                    - { name: color, in: query, style: deepObject, explode: true, schema: { type: object } }
+                  responses: { "200": { description: ok } }
+              /pet/{petId}:
+                parameters:
+                  - { name: petId, in: path, required: true, schema: { type: integer } }
+                post:
+                  operationId: updatePetWithForm
+                  parameters:
+                    - { name: name, in: query, schema: { type: string } }
+                    - { name: status, in: query, schema: { type: string } }
+                  responses: { "200": { description: ok } }
+                delete:
+                  operationId: deletePet
+                  security: []
+                  parameters:
+                    - { name: api_key, in: header, schema: { type: string } }
+                  responses: { "200": { description: ok } }
+              /pets/{ids}:
+                get:
+                  operationId: petsByIds
+                  parameters:
+                    - { name: ids, in: path, required: true, schema: { type: array, items: { type: integer } } }
+                    - { name: X-Colors, in: header, schema: { type: array, items: { type: string } } }
+                  responses: { "200": { description: ok } }
+              /pet:
+                put:
+                  operationId: updatePet
+                  parameters:
+                    - { name: dryRun, in: query, schema: { type: boolean } }
+                  requestBody:
+                    content:
+                      application/json: { schema: { type: object, properties: { name: { type: string } } } }
+                  responses: { "200": { description: ok } }
+              /odd/{label}/{matrix}:
+                get:
+                  operationId: oddStyles
+                  parameters:
+                    - { name: label, in: path, required: true, style: label, schema: { type: string } }
+                    - { name: matrix, in: path, required: true, style: matrix, schema: { type: string } }
+                    - { name: point, in: query, schema: { type: object } }
+                    - { name: box, in: query, explode: false, schema: { type: object } }
+                    - { name: X-Point, in: header, schema: { type: object } }
+                    - { name: session, in: cookie, schema: { type: string } }
+                    - { name: where, in: query, content: { application/json: { schema: { type: object } } } }
+                  responses: { "200": { description: ok } }
+            """.utf8).write(to: document)
+        let output = folder.appending(path: "styles.apis.json").path
+        let run = try await Shell.run(AifCommandTests.aifPath, ["import", "openapi", document.path, "--service", "styles", "--output", output])
+        #expect(run.status == 0, "\(run.standardOutput)\n\(run.standardError)")
+        // What a define cannot send as the document says is listed, parameter by parameter.
+        let odd = "  paths./odd/{label}/{matrix}.get.parameters."
+        for line in [
+            odd + "label: style label without explode: defines fill a path placeholder in the simple style (a list as a,b,c)",
+            odd + "matrix: style matrix without explode: defines fill a path placeholder in the simple style (a list as a,b,c)",
+            odd + "point: an object in style form with explode: defines send a query object as name[key]=value (deepObject)",
+            odd + "box: an object in style form without explode: defines send a query object as name[key]=value (deepObject)",
+            odd + "X-Point: an object in a header: defines send a header's value as text or a list (a,b,c)",
+            odd + "session: a cookie parameter: defines send path, query and header parameters",
+            odd + "where: content (a parameter serialized as a media type): sent as its value's text",
+        ] {
+            #expect(run.standardOutput.contains(line), "\(line)\nin\n\(run.standardOutput)")
+        }
+        #expect(!run.standardOutput.contains("findPetsByTags") && !run.standardOutput.contains("/pet/{petId}"), "\(run.standardOutput)")
+        let defines = Dictionary(uniqueKeysWithValues: try APIDefine.defines(in: URL(fileURLWithPath: output)).map { ($0.name, $0) })
+        #expect(defines["deletePet"]?.needsAuthorization == false)
+        #expect(defines["updatePetWithForm"]?.needsAuthorization == true)
+
+        // Each operation called, and its request compared with the specification's.
+        try Data(#"{"name": "styles", "signing": {"scheme": "none"}, "environments": {"online": {"baseURL": "${STYLES_URL}", "apiVersion": "v1"}}}"#.utf8)
+            .write(to: folder.appending(path: "styles.json"))
+        let mirror = try await RequestMirror.start()
+        func call(_ arguments: [String]) async throws -> RequestMirror.Mirrored? {
+            let before = mirror.requests.count
+            let run = try await Shell.run(
+                AifCommandTests.aifPath, ["api"] + arguments + ["--config", folder.path], environment: ["STYLES_URL": mirror.server.baseURL().absoluteString])
+            #expect(run.status == 0, "\(arguments): \(run.standardError)")
+            return mirror.requests.count == before + 1 ? mirror.requests.last : nil
+        }
+        /// The query as name=value pairs, percent-decoded: as the table writes them.
+        func decoded(_ query: String) -> String {
+            query.split(separator: "&").map { pair in
+                pair.split(separator: "=", omittingEmptySubsequences: false).map { String($0).removingPercentEncoding ?? "?" }.joined(separator: "=")
+            }.joined(separator: "&")
+        }
+        let colors = ["color=blue", "color=black", "color=brown"]
+
+        let tags = try #require(try await call(["findPetsByTags", "tags=a", "tags=b"]))
+        #expect(tags.query == "tags=a&tags=b")
+        #expect(decoded(try #require(try await call(["formNoExplode"] + colors)).query) == "color=blue,black,brown")
+        #expect(decoded(try #require(try await call(["spaceDelimited"] + colors)).query) == "color=blue black brown")
+        #expect(decoded(try #require(try await call(["pipeDelimited"] + colors)).query) == "color=blue|black|brown")
+        let deep = try #require(try await call(["deepObject", "--json", #"{"color": {"R": 100, "G": 200, "B": 150}}"#]))
+        #expect(decoded(deep.query) == "color[B]=150&color[G]=200&color[R]=100")
+
+        let update = try #require(try await call(["updatePetWithForm", "petId=7", "name=Rex", "status=sold"]))
+        #expect(update.method == "POST" && update.path == "/v1/pet/7")
+        #expect(update.query == "name=Rex&status=sold")
+        #expect(update.body.isEmpty && update.headers["content-type"] == nil)
+
+        let delete = try #require(try await call(["deletePet", "petId=7", "api_key=k-1"]))
+        #expect(delete.method == "DELETE" && delete.query.isEmpty)
+        #expect(delete.headers["api_key"] == "k-1")
+
+        let byIDs = try #require(try await call(["petsByIds", "ids=3", "ids=4", "ids=5", "X-Colors=blue", "X-Colors=black"]))
+        #expect(byIDs.path == "/v1/pets/3,4,5")
+        #expect(byIDs.headers["x-colors"] == "blue,black")
+        #expect(byIDs.query.isEmpty)
+
+        let put = try #require(try await call(["updatePet", "dryRun=true", "name=Rex"]))
+        #expect(put.method == "PUT" && put.query == "dryRun=true")
+        #expect(put.body == #"{"name":"Rex"}"#)
+        await mirror.stop()
     }
 
     @Test func whatIsNotAnOpenAPIDocumentIsRefused() async throws {

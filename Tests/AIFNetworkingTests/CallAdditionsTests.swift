@@ -204,6 +204,51 @@ private struct SignedEcho: Service {
     }
 }
 
+/// Parameters placed where an endpoint or a define says, as the server receives them.
+@Suite("Calls: parameters in the path, the query, a header or the body")
+struct PlacedParameterTests {
+    @Test func aDefinedPOSTWithQueryParametersSendsThemInTheQueryAndNoBody() async throws {
+        let stack = try await MirrorStack.start()
+        try stack.registry.register([
+            APIDefine(
+                name: "updatePetWithForm", service: "mirror", method: .post, path: "pet/{petId}",
+                parameterPlacements: ["name": .query, "status": .query]),
+            APIDefine(name: "deletePet", service: "mirror", method: .delete, path: "pet/{petId}", parameterPlacements: ["api_key": .header()]),
+            APIDefine(name: "findByTags", service: "mirror", path: "pet/findByTags", parameterPlacements: ["tags": .query(arrays: .repeatedKeys)]),
+        ])
+        func api(_ name: String) -> DefinedAPI { DefinedAPI(name, registry: stack.registry, proxy: stack.proxy, cache: ResponseCache()) }
+
+        let updated = try await api("updatePetWithForm").load(["petId": 7, "name": "Rex", "status": "sold"], as: Mirrored.self).content
+        #expect(updated.method == "POST")
+        #expect(updated.path == "/v1/pet/7")
+        #expect(updated.query == "name=Rex&status=sold")
+        #expect(updated.body == "")
+        #expect(updated.headers["content-type"] == nil)
+        #expect(updated.headers["content-length"] == "0")
+
+        let deleted = try await api("deletePet").load(["petId": 7, "api_key": "k-1"], as: Mirrored.self).content
+        #expect(deleted.query == "")
+        #expect(deleted.headers["api_key"] == "k-1")
+
+        let found = try await api("findByTags").load(["tags": ["a", "b"]], as: Mirrored.self).content
+        #expect(found.query == "tags=a&tags=b")
+        await stack.stop()
+    }
+
+    @Test func anEndpointPlacesParametersUnderTheirOwnNames() async throws {
+        let stack = try await MirrorStack.start()
+        let endpoint = Endpoint<Mirrored>(
+            service: "mirror", path: "items/{ids}", method: .put,
+            parameterPlacements: ["ids": .path, "requestID": .header("X-Request-ID"), "dryRun": .query, "colors": .query(arrays: .pipeSeparated)])
+        let sent = try await stack.manager(endpoint).load(["ids": [3, 4], "requestID": "r-1", "dryRun": true, "colors": ["blue", "black"], "note": "x"]).content
+        #expect(sent.path == "/v1/items/3,4")
+        #expect(sent.query == "colors=blue%7Cblack&dryRun=true")
+        #expect(sent.headers["x-request-id"] == "r-1")
+        #expect(sent.body == #"{"note":"x"}"#)
+        await stack.stop()
+    }
+}
+
 /// Arrays written in queries and forms, each way.
 @Suite("Array encodings")
 struct ArrayEncodingTests {
@@ -216,6 +261,8 @@ struct ArrayEncodingTests {
         #expect(flattened(parameters, .brackets) == "labels[]=bug&labels[]=2&labels[]=true&q=x")
         #expect(flattened(parameters, .repeatedKeys) == "labels=bug&labels=2&labels=true&q=x")
         #expect(flattened(parameters, .commaSeparated) == "labels=bug,2,true&q=x")
+        #expect(flattened(parameters, .pipeSeparated) == "labels=bug|2|true&q=x")
+        #expect(flattened(parameters, .spaceSeparated) == "labels=bug 2 true&q=x")
         let indexed = ArrayEncoding.custom { name, elements in elements.enumerated().map { ("\(name)[\($0.offset)]", $0.element) } }
         #expect(flattened(parameters, indexed) == "labels[0]=bug&labels[1]=2&labels[2]=true&q=x")
         #expect(indexed == indexed)
@@ -257,14 +304,17 @@ struct ArrayEncodingTests {
     }
 
     @Test func theConfigNamesTheEncoding() throws {
-        for (name, expected) in [("comma", ArrayEncoding.commaSeparated), ("repeated", .repeatedKeys), ("brackets", .brackets), ("indexed", .indexed)] {
+        for (name, expected) in [
+            ("comma", ArrayEncoding.commaSeparated), ("repeated", .repeatedKeys), ("brackets", .brackets), ("indexed", .indexed), ("pipes", .pipeSeparated),
+            ("spaces", .spaceSeparated),
+        ] {
             let json = #"{"name": "x", "arrayEncoding": "\#(name)", "environments": {"online": {"baseURL": "https://a.test"}}}"#
             #expect(try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).arrayEncoding == expected)
         }
         let refused = #expect(throws: ConfigurationError.self) {
-            try ConfiguredService.parse(Data(#"{"name": "x", "arrayEncoding": "pipes", "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
+            try ConfiguredService.parse(Data(#"{"name": "x", "arrayEncoding": "tabs", "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
         }
-        #expect(refused?.description == #"t.json: arrayEncoding "pipes" is not one of brackets, indexed, repeated, comma"#)
+        #expect(refused?.description == #"t.json: arrayEncoding "tabs" is not one of brackets, indexed, repeated, comma, pipes, spaces"#)
     }
 }
 

@@ -82,6 +82,12 @@ protocol MirrorInterface: Sendable {
     @GET("headers")
     func headers(requestID: Header<String>, ifNoneMatch: Header<String?>, xTraceID: Header<Int>) async throws(APIError) -> RequestMirror.Mirrored
 
+    @DELETE("pets/{petId}")
+    func deletePet(petId: Int, apiKey `api_key`: Header<String>, requestID `X-Request-ID`: Header<String>) async throws(APIError) -> RequestMirror.Mirrored
+
+    @POST("pets/{petId}")
+    func updatePet(petId: Int, name: Query<String>, status: Query<String?>) async throws(APIError) -> RequestMirror.Mirrored
+
     @POST("forms", encoding: .form)
     func form(name: String, count: Int, search q: Query<String>, flags: Query<[String]>) async throws(APIError) -> RequestMirror.Mirrored
 
@@ -312,13 +318,33 @@ struct MirrorInterfaceTests {
         await mirror.stop()
     }
 
+    /// A name in backticks is the header's own, whatever its form: what a document names.
+    @Test func aHeaderArgumentInBackticksGoesUnderThatName() async throws {
+        let (things, mirror) = try await client()
+        let sent = try await things.deletePet(petId: 7, apiKey: "k-1", requestID: "r-9")
+        #expect(sent.method == "DELETE" && sent.path == "/v1/things/pets/7" && sent.query.isEmpty)
+        #expect(sent.headers["api_key"] == "k-1")
+        #expect(sent.headers["x-request-id"] == "r-9")
+        await mirror.stop()
+    }
+
+    @Test func aPOSTWhoseArgumentsAreAllInThePathAndTheQuerySendsNoBody() async throws {
+        let (things, mirror) = try await client()
+        let sent = try await things.updatePet(petId: 7, name: "Rex", status: nil)
+        #expect(sent.method == "POST" && sent.path == "/v1/things/pets/7")
+        #expect(sent.query == "name=Rex")
+        #expect(sent.body.isEmpty)
+        #expect(sent.headers["content-type"] == nil)
+        await mirror.stop()
+    }
+
     @Test func aPostsPlainArgumentsAreItsBodyAndQueryArgumentsStayInTheQuery() async throws {
         let (things, mirror) = try await client()
         let sent = try await things.form(name: "a&b", count: 3, search: "blue cups", flags: ["x", "y"])
         #expect(sent.method == "POST")
         #expect(sent.headers["content-type"] == "application/x-www-form-urlencoded")
         #expect(sent.body == "count=3&name=a%26b")
-        #expect(sent.query == "q=blue%20cups&flags=x&flags=y")
+        #expect(sent.query == "flags=x&flags=y&q=blue%20cups")
         await mirror.stop()
     }
 

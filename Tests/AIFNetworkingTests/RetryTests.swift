@@ -60,6 +60,8 @@ struct RetryTests {
         #expect(error?.statusCode == 504)
         #expect(error?.attempts == 3)
         #expect(error?.description.contains("after 3 attempts") == true)
+        // One thing said about retries: they were made, and ran out.
+        #expect(error?.message.hasSuffix("(gave up: the server answered 504; no retries left after 3 attempts)") == true, "\(error?.message ?? "")")
         #expect(stack.transport.sent == 3)
     }
 

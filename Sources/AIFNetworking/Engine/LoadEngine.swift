@@ -333,7 +333,7 @@ final class LoadEngine: Sendable {
             var made = try proxy.generator.makeRequest(
                 for: plan.resolved, path: plan.path, method: plan.method, parameters: parameters,
                 headers: headers, bodyEncoding: plan.bodyEncoding, arrays: plan.arrayEncoding, query: plan.query, rawBody: plan.body,
-                signingContext: signingContext
+                placements: plan.placements, signingContext: signingContext
             )
             if let timeouts = plan.timeouts { made.timeouts = timeouts }
             // What the policy retries, the transport may send again when a reused connection

@@ -18,6 +18,8 @@ final class LoadPlan: Sendable {
     let body: HTTPRequest.Body?
     let bodyEncoding: BodyEncoding?
     let arrayEncoding: ArrayEncoding?
+    /// Where some parameters go, by name, when not where the method puts them.
+    let placements: [String: ParameterPlacement]
     /// The path as the cache and the coalescer tell loads apart (with the call's query items).
     let keyPath: String
     /// The path as errors and logs show it: a linked page's URL with its credentials hidden.
@@ -47,7 +49,7 @@ final class LoadPlan: Sendable {
     init(
         resolved: ServiceRegistry.ResolvedService, serviceName: ServiceName, path: String, keyPath: String? = nil, shownPath: String? = nil, method: HTTPMethod,
         parameters: Parameters, headers: HTTPHeaders, query: [URLQueryItem] = [], body: HTTPRequest.Body? = nil, bodyEncoding: BodyEncoding?,
-        arrayEncoding: ArrayEncoding? = nil, timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
+        arrayEncoding: ArrayEncoding? = nil, placements: [String: ParameterPlacement] = [:], timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
         transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil
     ) {
@@ -61,6 +63,7 @@ final class LoadPlan: Sendable {
         self.body = body
         self.bodyEncoding = bodyEncoding
         self.arrayEncoding = arrayEncoding
+        self.placements = placements
         let keyPath = keyPath ?? path
         self.keyPath = keyPath
         self.shownPath = shownPath ?? path

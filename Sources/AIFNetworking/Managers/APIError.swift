@@ -193,10 +193,10 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
 
     /// The same error, its message ending with why the load was not retried (`note`: the
     /// failure, and what stopped the retry) and, when the server said, when it may be sent
-    /// again.
+    /// again: `(not retried: …)` after one attempt, `(gave up: …)` after retries.
     func explaining(notRetried note: String, retryableAt: Date? = nil) -> APIError {
         var error = self
-        var explained = "\(message) (not retried: \(note)"
+        var explained = "\(message) (\(attempts > 1 ? "gave up" : "not retried"): \(note)"
         if let retryableAt { explained += "; it may be sent again from \(retryableAt.formatted(.iso8601))" }
         error.storage = Storage(copying: storage, message: explained + ")", retryableAt: retryableAt)
         return error

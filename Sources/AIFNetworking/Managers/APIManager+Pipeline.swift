@@ -103,7 +103,8 @@ extension APIManager {
         let coalesces = coalescesIdenticalRequests && method == .get && transfer == nil && body == nil
         return .send(LoadPlan(
             resolved: resolved, serviceName: service, path: path, keyPath: keyPath, shownPath: shownPath, method: method, parameters: parameters,
-            headers: headers, query: call.query, body: body, bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding, timeouts: timeouts, cache: cacheUse,
+            headers: headers, query: call.query, body: body, bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding,
+            placements: parameterPlacements, timeouts: timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: retryPolicy, errorPolicies: resolved.service.errorPolicies,
             authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation
         ))

@@ -151,6 +151,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     open var body: (any Encodable & Sendable)? { endpoint.body }
     /// How arrays are written in the query or a form; `nil` for the service's choice.
     open var arrayEncoding: ArrayEncoding? { endpoint.arrayEncoding }
+    /// Where some parameters go, by name, when not where the method puts them; the endpoint's
+    /// (none by default). See ``/AIFServices/ParameterPlacement``.
+    open var parameterPlacements: [String: ParameterPlacement] { endpoint.parameterPlacements }
     /// Headers of this endpoint, over the service's; the endpoint's (none by default).
     open var headers: HTTPHeaders { endpoint.headers }
     /// Timeouts of this endpoint; the endpoint's, `nil` by default for the service's or the

@@ -82,7 +82,8 @@ public struct DefinedAPI: Sendable {
             }
         }
         return Endpoint<Content>(
-            service: define.service, path: define.path, method: define.method, headers: define.headers, timeouts: timeouts,
+            service: define.service, path: define.path, method: define.method, parameterPlacements: define.parameterPlacements, headers: define.headers,
+            timeouts: timeouts,
             envelope: define.response.dataField.map { ResponseEnvelope(dataField: $0) }, cachePolicy: cachePolicy, retryPolicy: define.retryPolicy,
             usesAuthenticator: define.needsAuthorization, reformParameters: reform, validateParameters: validateParameters,
             validateResponse: validateResponse)

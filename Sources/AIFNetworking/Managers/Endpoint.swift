@@ -32,6 +32,9 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     public var body: (any Encodable & Sendable)?
     /// How arrays are written in the query or a form; `nil` for the service's choice.
     public var arrayEncoding: ArrayEncoding?
+    /// Where some parameters go, by name, when not where the method puts them (the path, the
+    /// query, a header or the body); see ``/AIFServices/ParameterPlacement``.
+    public var parameterPlacements: [String: ParameterPlacement]
     /// Headers of this endpoint, over the service's.
     public var headers: HTTPHeaders
     /// Timeouts of this endpoint; `nil` for the service's or the transport's.
@@ -70,6 +73,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     ///   - bodyEncoding: The service's by default.
     ///   - body: None by default: the parameters are the body.
     ///   - arrayEncoding: The service's by default.
+    ///   - parameterPlacements: None by default: each parameter goes where the method puts them.
     ///   - headers: None by default.
     ///   - timeouts: The service's or the transport's by default.
     ///   - decoder: The service's by default.
@@ -89,6 +93,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         bodyEncoding: BodyEncoding? = nil,
         body: (any Encodable & Sendable)? = nil,
         arrayEncoding: ArrayEncoding? = nil,
+        parameterPlacements: [String: ParameterPlacement] = [:],
         headers: HTTPHeaders = HTTPHeaders(),
         timeouts: HTTPRequest.Timeouts? = nil,
         decoder: (any ContentDecoder)? = nil,
@@ -108,6 +113,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         self.bodyEncoding = bodyEncoding
         self.body = body
         self.arrayEncoding = arrayEncoding
+        self.parameterPlacements = parameterPlacements
         self.headers = headers
         self.timeouts = timeouts
         self.decoder = decoder

@@ -11,6 +11,9 @@ import Foundation
 public struct APIDefine: Sendable {
     /// Its name, its groups' names first (`orders.place`).
     public var name: String
+    /// The `@group` of its file it is in (`orders` for `@orders`'s `place`), or `nil` at the
+    /// file's top level — whatever dots its own name has.
+    public var group: String?
     /// The service it calls.
     public var service: ServiceName
     /// The method.
@@ -22,6 +25,9 @@ public struct APIDefine: Sendable {
     public var headers: HTTPHeaders
     /// Parameters every call sends; a call's own win.
     public var parameters: Parameters
+    /// Where some parameters go, by name, when not where the method puts them (the path, the
+    /// query, a header or the body); see ``ParameterPlacement``.
+    public var parameterPlacements: [String: ParameterPlacement]
     /// Whether calls carry the service's credential (its ``Authenticator``).
     public var needsAuthorization: Bool
     /// Where the content is in the response, and its shape.
@@ -43,11 +49,13 @@ public struct APIDefine: Sendable {
     ///
     /// - Parameters:
     ///   - name: Its name.
+    ///   - group: The group it is in; none by default.
     ///   - service: The service it calls.
     ///   - method: GET by default.
     ///   - path: The path, with `{PARAM}` placeholders.
     ///   - headers: None by default.
     ///   - parameters: None by default.
+    ///   - parameterPlacements: None by default: each parameter goes where the method puts them.
     ///   - needsAuthorization: Yes by default.
     ///   - response: The whole body, of any shape, by default.
     ///   - cache: No caching by default.
@@ -57,16 +65,18 @@ public struct APIDefine: Sendable {
     ///   - summary: None by default.
     ///   - file: Empty by default.
     public init(
-        name: String, service: ServiceName, method: HTTPMethod = .get, path: String, headers: HTTPHeaders = HTTPHeaders(),
-        parameters: Parameters = [:], needsAuthorization: Bool = true, response: Response = Response(), cache: Cache? = nil,
+        name: String, group: String? = nil, service: ServiceName, method: HTTPMethod = .get, path: String, headers: HTTPHeaders = HTTPHeaders(),
+        parameters: Parameters = [:], parameterPlacements: [String: ParameterPlacement] = [:], needsAuthorization: Bool = true, response: Response = Response(), cache: Cache? = nil,
         retryPolicy: RetryPolicy? = nil, timeout: Duration? = nil, paging: PagingRule? = nil, summary: String? = nil, file: String = ""
     ) {
         self.name = name
+        self.group = group
         self.service = service
         self.method = method
         self.path = path
         self.headers = headers
         self.parameters = parameters
+        self.parameterPlacements = parameterPlacements
         self.needsAuthorization = needsAuthorization
         self.response = response
         self.cache = cache
@@ -75,12 +85,6 @@ public struct APIDefine: Sendable {
         self.paging = paging
         self.summary = summary
         self.file = file
-    }
-
-    /// The group it belongs to (`orders` for `orders.place`), or `nil` at a file's top level.
-    public var group: String? {
-        guard let dot = name.lastIndex(of: ".") else { return nil }
-        return String(name[..<dot])
     }
 
     /// The names of the path's `{PARAM}` placeholders, in order.

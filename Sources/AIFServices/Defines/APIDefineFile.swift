@@ -16,22 +16,38 @@ import Foundation
 /// ```
 ///
 /// A `DEFAULT` block gives every define beside it (and in groups below it) its values; a define
-/// replaces them key by key, except `headers` and `parameters`, which are merged over the
-/// default's, and `pathPrefix`, which a group's `DEFAULT` joins to the outer one's. A member whose
+/// replaces them key by key, except `headers`, `parameters` and `placement`, which are merged
+/// over the default's, and `pathPrefix`, which a group's `DEFAULT` joins to the outer one's. A member whose
 /// name starts with `@` is a group: its defines are named `group.define`. The keys of a define or
-/// a `DEFAULT`: `service`, `method`, `path`, `pathPrefix`, `headers`, `parameters`,
-/// `authorization`, `response` (`dataField`, `shape`: `any`, `object` or `list`), `cache`
+/// a `DEFAULT`: `service`, `method`, `path`, `pathPrefix`, `headers`, `parameters`, `placement`
+/// (where parameters go, by name: `path`, `query`, `header` or `body`, or an object with `in`,
+/// `name` — a header's name — and `arrays`), `authorization`, `response` (`dataField`, `shape`: `any`, `object` or `list`), `cache`
 /// (`lifetimeSeconds`, `staleWhileRevalidateSeconds`, `followsCacheControl`), `retry` and `paging`
 /// (as a service's), `timeoutSeconds`, `summary`. Values may read environment variables as `${NAME}`.
 enum APIDefineFile {
     /// The keys a define or a `DEFAULT` may have.
     static let keys = [
-        "authorization", "cache", "headers", "method", "paging", "parameters", "path", "pathPrefix", "response", "retry", "service", "summary",
+        "authorization", "cache", "headers", "method", "paging", "parameters", "path", "pathPrefix", "placement", "response", "retry", "service", "summary",
         "timeoutSeconds",
     ]
 
+    /// A define as a file gives it: the key path it is at, and the key path that named its
+    /// service (its own `service`, or a `DEFAULT`'s), for errors found after reading.
+    struct Read {
+        var define: APIDefine
+        var keyPath: String
+        var serviceKeyPath: String
+    }
+
+    /// The defines of a file, and the file's document, which locates the key paths of later
+    /// errors.
+    struct Contents {
+        var defines: [Read]
+        var document: APIDefineDocument
+    }
+
     /// The defines of a file, read from disk in its format (by its name's ending).
-    static func read(_ file: URL, environment: [String: String], formats: [any APIDefineFormat]) throws(ConfigurationError) -> [(define: APIDefine, keyPath: String)] {
+    static func read(_ file: URL, environment: [String: String], formats: [any APIDefineFormat]) throws(ConfigurationError) -> Contents {
         guard let format = formats.format(of: file) else {
             let suffixes = ([".apis.json"] + formats.flatMap(\.fileSuffixes)).joined(separator: ", ")
             let yaml = file.lastPathComponent.hasSuffix(".yaml") || file.lastPathComponent.hasSuffix(".yml")
@@ -46,12 +62,26 @@ enum APIDefineFile {
         } catch {
             throw ConfigurationError(file: file.path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
         }
-        return try parse(format.read(data, file: file.path), file: file.path, environment: environment)
+        let document = try format.read(data, file: file.path)
+        return Contents(defines: try parse(document, file: file.path, environment: environment), document: document)
     }
 
     /// The defines of a file's JSON bytes.
-    static func parse(_ data: Data, file: String, environment: [String: String]) throws(ConfigurationError) -> [(define: APIDefine, keyPath: String)] {
+    static func parse(_ data: Data, file: String, environment: [String: String]) throws(ConfigurationError) -> [Read] {
         try parse(JSONDefineFormat().read(data, file: file), file: file, environment: environment)
+    }
+
+    /// Checks that each define names one of `services`; the first that does not is an error at
+    /// the key that named its service, located in `document` when it can be.
+    static func checkServices(_ defines: [Read], are services: Set<ServiceName>, in document: APIDefineDocument?) throws(ConfigurationError) {
+        for read in defines where !services.contains(read.define.service) {
+            let known = services.isEmpty ? "none" : services.sorted().map(\.rawValue).joined(separator: ", ")
+            let place = document?.place(of: read.serviceKeyPath)
+            throw ConfigurationError(
+                file: read.define.file, key: read.serviceKeyPath,
+                problem: "names the service \"\(read.define.service)\" (for \(read.define.name)), which is not registered (registered: \(known)); register the services before the APIs",
+                line: place?.line, column: place?.column)
+        }
     }
 
     /// The defines of a file read in its format.
@@ -64,7 +94,7 @@ enum APIDefineFile {
     ///   errors.
     /// - Throws: ``ConfigurationError`` naming the file and the key path of what is wrong, and its
     ///   line and column when the format tells them.
-    static func parse(_ document: APIDefineDocument, file: String, environment: [String: String]) throws(ConfigurationError) -> [(define: APIDefine, keyPath: String)] {
+    static func parse(_ document: APIDefineDocument, file: String, environment: [String: String]) throws(ConfigurationError) -> [Read] {
         guard case .object(let members) = document.root else {
             throw ConfigurationError(file: file, key: nil, problem: "must be an object of defines")
         }
@@ -76,11 +106,16 @@ enum APIDefineFile {
     /// The values a define is made of, each as given (or inherited).
     struct Values {
         var service: String?
+        /// Where the service was named.
+        var serviceKeyPath: String?
         var method: String?
         var path: String?
         var pathPrefix: String?
         var headers: [String: String] = [:]
         var parameters: Parameters = [:]
+        var placements: [String: ParameterPlacement] = [:]
+        /// Where each placement was given, for an error found once the path is known.
+        var placementKeyPaths: [String: String] = [:]
         var authorization: Bool?
         var response: APIDefine.Response?
         var cache: APIDefine.Cache??
@@ -95,7 +130,7 @@ enum APIDefineFile {
         let config: ConfigReader
         /// Where the keys stand, asked for only when there is an error to locate.
         let places: () -> [String: APIDefineDocument.Place]
-        var defines: [(define: APIDefine, keyPath: String)] = []
+        var defines: [Read] = []
         var origins: [String: String] = [:]
 
         init(config: ConfigReader, places: @escaping () -> [String: APIDefineDocument.Place]) {
@@ -120,12 +155,14 @@ enum APIDefineFile {
                     guard isName(name) else {
                         throw problem(at, "is not a define name: letters, digits, _ and - separated by dots (a group's name starts with @)")
                     }
-                    try add(prefix + name, values(value, at: at, over: defaults, joiningPrefix: false), at: at)
+                    // The group is the @groups it is in, not the dots of its own name.
+                    let group = prefix.isEmpty ? nil : String(prefix.dropLast())
+                    try add(prefix + name, group: group, values(value, at: at, over: defaults, joiningPrefix: false), at: at)
                 }
             }
         }
 
-        private mutating func add(_ name: String, _ values: Values, at path: String) throws(ConfigurationError) {
+        private mutating func add(_ name: String, group: String?, _ values: Values, at path: String) throws(ConfigurationError) {
             if let earlier = origins[name] {
                 throw problem(path, "defines \(name), which \(earlier) defines too")
             }
@@ -134,13 +171,20 @@ enum APIDefineFile {
                 throw problem(path, "names no service: give a \"service\" here or in a DEFAULT above it")
             }
             guard let given = values.path else { throw problem(path, "has no path: give a \"path\" (\"\" for the prefix alone)") }
+            let fullPath = Self.join(values.pathPrefix, given)
+            for (parameter, placement) in values.placements.sorted(by: { $0.key < $1.key }) where placement.location == .path {
+                guard fullPath.contains("{\(parameter)}") else {
+                    throw problem(values.placementKeyPaths[parameter] ?? path, "places \(parameter) in the path, and the path of \(name) (\(fullPath)) has no {\(parameter)}")
+                }
+            }
             var headers = HTTPHeaders()
             for (field, value) in values.headers.sorted(by: { $0.key < $1.key }) { headers.set(name: field, value: value) }
-            defines.append((APIDefine(
-                name: name, service: ServiceName(rawValue: service), method: HTTPMethod(rawValue: (values.method ?? "GET").uppercased()),
-                path: Self.join(values.pathPrefix, given), headers: headers, parameters: values.parameters,
+            let define = APIDefine(
+                name: name, group: group, service: ServiceName(rawValue: service), method: HTTPMethod(rawValue: (values.method ?? "GET").uppercased()),
+                path: fullPath, headers: headers, parameters: values.parameters, parameterPlacements: values.placements,
                 needsAuthorization: values.authorization ?? true, response: values.response ?? APIDefine.Response(), cache: values.cache ?? nil,
-                retryPolicy: values.retry, timeout: values.timeout, paging: values.paging, summary: values.summary, file: config.file), path))
+                retryPolicy: values.retry, timeout: values.timeout, paging: values.paging, summary: values.summary, file: config.file)
+            defines.append(Read(define: define, keyPath: path, serviceKeyPath: values.serviceKeyPath ?? key(path, "service")))
         }
 
         /// A define's or a `DEFAULT`'s values over the ones it inherits.
@@ -150,7 +194,10 @@ enum APIDefineFile {
                 throw problem(key(path, unknown), "is not a known key; expected one of: \(APIDefineFile.keys.joined(separator: ", "))")
             }
             var values = inherited
-            if let text = try string(members["service"], at: key(path, "service")) { values.service = text }
+            if let text = try string(members["service"], at: key(path, "service")) {
+                values.service = text
+                values.serviceKeyPath = key(path, "service")
+            }
             if let text = try string(members["method"], at: key(path, "method")) {
                 guard !text.isEmpty, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw problem(key(path, "method"), "must be a method name such as \"GET\"") }
                 values.method = text
@@ -169,6 +216,21 @@ enum APIDefineFile {
             if let parameters = members["parameters"] {
                 guard case .object(let given) = parameters else { throw problem(key(path, "parameters"), "must be an object of parameters") }
                 for (name, value) in given { values.parameters[name] = try config.parameter(value, at: key(key(path, "parameters"), name)) }
+            }
+            if let placement = members["placement"] {
+                let at = key(path, "placement")
+                guard case .object(let given) = placement else {
+                    throw problem(at, "must be an object: where each parameter goes, by its name (\"query\", \"header\", …)")
+                }
+                for (name, value) in given.sorted(by: { $0.key < $1.key }) {
+                    switch ParameterPlacement.read(value) {
+                    case .success(let read):
+                        values.placements[name] = read
+                        values.placementKeyPaths[name] = key(at, name)
+                    case .failure(let failure):
+                        throw problem(failure.member.map { key(key(at, name), $0) } ?? key(at, name), failure.problem)
+                    }
+                }
             }
             if let flag = members["authorization"] {
                 guard case .bool(let needed) = flag else { throw problem(key(path, "authorization"), "must be true or false") }
@@ -260,13 +322,7 @@ enum APIDefineFile {
         /// An error at `path`, located at the key or, when the format told nothing of it, at the
         /// nearest member above it.
         private func problem(_ path: String, _ text: String) -> ConfigurationError {
-            let places = self.places()
-            var place: APIDefineDocument.Place?
-            var searched = path[...]
-            while place == nil, !searched.isEmpty {
-                place = places[String(searched)]
-                searched = searched.lastIndex(of: ".").map { searched[..<$0] } ?? ""
-            }
+            let place = APIDefineDocument(root: .null, places: places()).place(of: path)
             return ConfigurationError(file: config.file, key: path.isEmpty ? nil : path, problem: text, line: place?.line, column: place?.column)
         }
 
@@ -299,11 +355,16 @@ extension APIDefine {
     ///   - file: The file.
     ///   - environment: Where `${NAME}` references are looked up.
     ///   - formats: Formats besides JSON (YAML: `YAMLDefineFormat` of `AIFNetworkingYAML`).
+    ///   - services: When given, the services a define may name: one naming another is an error.
     /// - Returns: The defines, in name order.
-    /// - Throws: ``ConfigurationError`` naming the file and the key path of what is wrong.
+    /// - Throws: ``ConfigurationError`` naming the file, the key path of what is wrong, and its
+    ///   line and column when the format tells them.
     public static func defines(
-        in file: URL, environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefineFormat] = []
+        in file: URL, environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefineFormat] = [],
+        services: Set<ServiceName>? = nil
     ) throws(ConfigurationError) -> [APIDefine] {
-        try APIDefineFile.read(file, environment: environment, formats: formats).map(\.define).sorted { $0.name < $1.name }
+        let contents = try APIDefineFile.read(file, environment: environment, formats: formats)
+        if let services { try APIDefineFile.checkServices(contents.defines, are: services, in: contents.document) }
+        return contents.defines.map(\.define).sorted { $0.name < $1.name }
     }
 }

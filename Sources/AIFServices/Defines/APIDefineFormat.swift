@@ -52,6 +52,18 @@ public struct APIDefineDocument: Sendable {
         givenPlaces = places
     }
 
+    /// Where `keyPath` stands, or — when the format told nothing of it — the nearest member
+    /// above it that it located; `nil` when none is.
+    func place(of keyPath: String) -> Place? {
+        let places = self.places
+        var searched = keyPath[...]
+        while !searched.isEmpty {
+            if let place = places[String(searched)] { return place }
+            searched = searched.lastIndex(of: ".").map { searched[..<$0] } ?? ""
+        }
+        return nil
+    }
+
     /// Creates a document whose places are worked out only when an error asks for them.
     init(root: JSONValue, findingPlaces: @escaping @Sendable () -> [String: Place]) {
         self.root = root

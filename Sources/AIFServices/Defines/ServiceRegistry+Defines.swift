@@ -41,9 +41,14 @@ extension ServiceRegistry {
     public func registerAPIs(
         from files: [URL], environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefineFormat] = []
     ) throws(ConfigurationError) -> [String] {
-        var read: [(define: APIDefine, keyPath: String)] = []
-        for file in files { read += try APIDefineFile.read(file, environment: environment, formats: formats) }
-        try register(read)
+        var read: [APIDefineFile.Read] = []
+        var documents: [String: APIDefineDocument] = [:]
+        for file in files {
+            let contents = try APIDefineFile.read(file, environment: environment, formats: formats)
+            read += contents.defines
+            documents[file.path] = contents.document
+        }
+        try register(read, documents: documents)
         return read.map(\.define.name).sorted()
     }
 
@@ -53,7 +58,7 @@ extension ServiceRegistry {
     /// - Throws: ``ConfigurationError`` when one names a service that is not registered, or two
     ///   share a name; nothing is registered then.
     public func register(_ defines: [APIDefine]) throws(ConfigurationError) {
-        try register(defines.map { ($0, $0.name) })
+        try register(defines.map { APIDefineFile.Read(define: $0, keyPath: $0.name, serviceKeyPath: "\($0.name).service") }, documents: [:])
     }
 
     /// The define registered as `name`.
@@ -71,19 +76,18 @@ extension ServiceRegistry {
     }
 
     /// Checks defines against the services and against each other and the defines of other
-    /// files, then registers them all, or none.
-    private func register(_ defines: [(define: APIDefine, keyPath: String)]) throws(ConfigurationError) {
+    /// files, then registers them all, or none; an error is located in its file's document.
+    private func register(_ defines: [APIDefineFile.Read], documents: [String: APIDefineDocument]) throws(ConfigurationError) {
         let services = Set(registeredNames)
         var seen: [String: APIDefine] = [:]
-        for (define, keyPath) in defines {
-            guard services.contains(define.service) else {
-                let known = services.isEmpty ? "none" : services.sorted().map(\.rawValue).joined(separator: ", ")
-                throw ConfigurationError(
-                    file: define.file, key: "\(keyPath).service",
-                    problem: "names the service \"\(define.service)\", which is not registered (registered: \(known)); register the services before the APIs")
-            }
+        for read in defines {
+            let define = read.define
+            try APIDefineFile.checkServices([read], are: services, in: documents[define.file])
             if let other = seen[define.name] {
-                throw ConfigurationError(file: define.file, key: keyPath, problem: "defines \(define.name), which \(other.file.isEmpty ? "code" : other.file) defines too")
+                let place = documents[define.file]?.place(of: read.keyPath)
+                throw ConfigurationError(
+                    file: define.file, key: read.keyPath, problem: "defines \(define.name), which \(other.file.isEmpty ? "code" : other.file) defines too",
+                    line: place?.line, column: place?.column)
             }
             seen[define.name] = define
         }
@@ -97,8 +101,10 @@ extension ServiceRegistry {
         }
         if let (define, existing) = clash {
             let keyPath = defines.first { $0.define.name == define.name }?.keyPath ?? define.name
+            let place = documents[define.file]?.place(of: keyPath)
             throw ConfigurationError(
-                file: define.file, key: keyPath, problem: "defines \(define.name), which \(existing.file.isEmpty ? "code" : existing.file) defines too")
+                file: define.file, key: keyPath, problem: "defines \(define.name), which \(existing.file.isEmpty ? "code" : existing.file) defines too",
+                line: place?.line, column: place?.column)
         }
     }
 }

@@ -8,7 +8,8 @@ import Foundation
 ///   `http(s)` URL is used as it is; `{name}` placeholders in the path are filled from
 ///   the parameters (which are then not sent otherwise) and percent-encoded.
 /// - GET, HEAD, DELETE and OPTIONS carry the parameters in the query string; POST, PUT and
-///   PATCH in the body, as JSON or a form (the service's default or the call's choice).
+///   PATCH in the body, as JSON or a form (the service's default or the call's choice); a
+///   ``ParameterPlacement`` puts one in the path, the query, a header or the body instead.
 /// - In queries and forms, arrays are written `key[]=a&key[]=b` or `key=a&key=b` (the service's
 ///   ``Service/arrayEncoding``, or the call's) and dictionaries `key[sub]=v`; null values are
 ///   left out. A call's own query items come last, as they are.
@@ -33,6 +34,8 @@ public struct RequestGenerator: Sendable {
     ///     without a value is sent as `name=`).
     ///   - rawBody: A body sent as it is (bytes or a file), with its content type in `headers`;
     ///     the parameters then go in the query string, whatever the method.
+    ///   - placements: Where some parameters go instead (by parameter name); see
+    ///     ``ParameterPlacement``.
     ///   - signingContext: The signing time and nonce; now and fresh by default.
     /// - Returns: The request, ready for a transport.
     /// - Throws: ``ServiceError`` naming the service and method when something is missing or
@@ -47,6 +50,7 @@ public struct RequestGenerator: Sendable {
         arrays: ArrayEncoding? = nil,
         query: [URLQueryItem] = [],
         rawBody: HTTPRequest.Body? = nil,
+        placements: [String: ParameterPlacement] = [:],
         signingContext: SigningContext = .now()
     ) throws(ServiceError) -> HTTPRequest {
         let service = resolved.service
@@ -65,18 +69,49 @@ public struct RequestGenerator: Sendable {
         request.timeouts = service.timeouts
         request.connection = resolved.environment.connection
 
+        // Where the parameters go: a body of the call's own sends them in the query, a POST,
+        // PUT or PATCH in the body, other methods in the query — unless placed elsewhere.
+        let bodyTakesParameters = rawBody == nil && (method == .post || method == .put || method == .patch)
+        var queryValues: Parameters = [:]
+        var bodyValues: Parameters = [:]
+        var arraysByName: [String: ArrayEncoding] = [:]
+        if placements.isEmpty {
+            if bodyTakesParameters { bodyValues = parameters } else { queryValues = parameters }
+        } else {
+            for (name, value) in parameters {
+                guard let placement = placements[name] else {
+                    if bodyTakesParameters { bodyValues[name] = bodyValues[name] ?? value } else { queryValues[name] = queryValues[name] ?? value }
+                    continue
+                }
+                let key = placement.name ?? name
+                if let arrays = placement.arrays { arraysByName[key] = arrays }
+                switch placement.location {
+                case .path:
+                    throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "the parameter \(name) goes in the path, which has no {\(name)}")
+                case .query: queryValues[key] = value
+                case .body: bodyValues[key] = value
+                case .header:
+                    guard let text = try Self.headerText(of: value, parameter: name, service: service.name, path: path) else { continue }
+                    request.headers.set(name: key, value: text)
+                }
+            }
+        }
+
         // Parameters that go in the query string, after the URL's own query.
         var queryParameters: [(name: String, value: String)] = []
         if let rawBody {
             if let reason = Self.unreadableFile(in: rawBody) {
                 throw ServiceError.unreadableBodyFile(service: service.name, path: path, reason: reason)
             }
+            if let name = bodyValues.keys.sorted().first {
+                throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "the parameter \(name) goes in the body, and the call sends a body of its own")
+            }
             request.body = rawBody
-            queryParameters = Self.flatten(parameters, arrays: arrays ?? service.arrayEncoding)
-        } else if method == .post || method == .put || method == .patch {
+        } else if !bodyValues.isEmpty || (bodyTakesParameters && placements.isEmpty) {
+            // With placements, a body no parameter is left for is not sent at all.
             switch bodyEncoding ?? service.bodyEncoding {
             case .json:
-                let object = ParameterValue.object(parameters.dictionary).jsonObject
+                let object = ParameterValue.object(bodyValues.dictionary).jsonObject
                 guard JSONSerialization.isValidJSONObject(object),
                     let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
                 else {
@@ -85,15 +120,16 @@ public struct RequestGenerator: Sendable {
                 request.body = .bytes(data)
                 if !request.headers.contains("Content-Type") { request.headers.set(name: "Content-Type", value: "application/json") }
             case .form:
-                let form = Self.flatten(parameters, arrays: arrays ?? service.arrayEncoding)
+                let form = Self.flatten(bodyValues, arrays: arrays ?? service.arrayEncoding, arraysByName: arraysByName)
                     .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
                 request.body = .bytes(Data(form.utf8))
                 if !request.headers.contains("Content-Type") {
                     request.headers.set(name: "Content-Type", value: "application/x-www-form-urlencoded")
                 }
             }
-        } else {
-            queryParameters = Self.flatten(parameters, arrays: arrays ?? service.arrayEncoding)
+        }
+        if !queryValues.isEmpty {
+            queryParameters = Self.flatten(queryValues, arrays: arrays ?? service.arrayEncoding, arraysByName: arraysByName)
         }
 
         queryParameters += query.map { ($0.name, $0.value ?? "") }
@@ -132,6 +168,31 @@ public struct RequestGenerator: Sendable {
         }
         request.url = url
         return try sign(request, for: resolved, context: signingContext)
+    }
+
+    /// A parameter as a header's value: a scalar as text, a list as its elements joined by commas
+    /// (OpenAPI's `simple` style); `nil` for null.
+    private static func headerText(of value: ParameterValue, parameter: String, service: ServiceName, path: String) throws(ServiceError) -> String? {
+        let text: String
+        switch value {
+        case .null: return nil
+        case .object:
+            throw ServiceError.unencodableParameters(service: service, path: path, reason: "the parameter \(parameter) goes in a header, which holds text or a list, and it is a dictionary")
+        case .array(let elements):
+            var texts: [String] = []
+            for element in elements {
+                guard !element.isStructured else {
+                    throw ServiceError.unencodableParameters(service: service, path: path, reason: "the parameter \(parameter) goes in a header, which holds text or a list, and it is a list of lists or dictionaries")
+                }
+                if let text = element.textValue { texts.append(text) }
+            }
+            text = texts.joined(separator: ",")
+        default: text = value.textValue ?? ""
+        }
+        guard !text.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) else {
+            throw ServiceError.unencodableParameters(service: service, path: path, reason: "the parameter \(parameter) goes in a header, and its value holds a line break")
+        }
+        return text
     }
 
     /// Why a file `body` is read from cannot be read, if one cannot: checked before anything
@@ -179,11 +240,21 @@ public struct RequestGenerator: Sendable {
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
             result += rest[..<open]
             let name = String(rest[rest.index(after: open)..<close])
-            guard let value = parameters[name]?.textValue else {
+            // A list of scalars is its elements joined by commas (OpenAPI's `simple` style).
+            switch parameters[name] {
+            case .array(let elements) where elements.allSatisfy({ $0.textValue != nil }):
+                result += elements.compactMap(\.textValue).map(PercentEncoding.encode).joined(separator: ",")
+            case let value?:
+                guard let text = value.textValue else {
+                    if case .null = value { throw ServiceError.missingPathParameter(name, service: service, path: path) }
+                    throw ServiceError.unencodableParameters(
+                        service: service, path: path, reason: "the parameter \(name) fills {\(name)} in the path, which holds text or a list of text, and it is a dictionary or a list of lists")
+                }
+                result += PercentEncoding.encode(text)
+            case nil:
                 throw ServiceError.missingPathParameter(name, service: service, path: path)
             }
             parameters[name] = nil
-            result += PercentEncoding.encode(value)
             rest = rest[rest.index(after: close)...]
         }
         return result + rest
@@ -374,35 +445,47 @@ public struct RequestGenerator: Sendable {
 
     /// Flattens nested parameters into name/value pairs, sorted by name for a stable order (keys
     /// that are whole numbers by their value, before the others: `2` before `10`).
-    package static func flatten(_ parameters: Parameters, arrays: ArrayEncoding) -> [(name: String, value: String)] {
+    ///
+    /// - Parameters:
+    ///   - parameters: The parameters.
+    ///   - arrays: How arrays are written.
+    ///   - arraysByName: How the arrays of some top-level parameters are written instead.
+    package static func flatten(
+        _ parameters: Parameters, arrays: ArrayEncoding, arraysByName: [String: ArrayEncoding] = [:]
+    ) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
-        func add(_ name: String, _ value: ParameterValue) {
+        func add(_ name: String, _ value: ParameterValue, _ arrays: ArrayEncoding) {
             switch value {
             case .null:
                 break
             case .array(let values):
+                let separator: String
                 switch arrays {
                 case .brackets, .repeatedKeys:
-                    for element in values { add(arrays == .brackets ? name + "[]" : name, element) }
+                    for element in values { add(arrays == .brackets ? name + "[]" : name, element, arrays) }
+                    return
                 case .indexed:
-                    for (index, element) in values.enumerated() { add(name + "[\(index)]", element) }
-                case .commaSeparated, .written:
-                    // Scalars as the encoding says; arrays and dictionaries inside, as brackets.
-                    let texts = values.compactMap(\.textValue)
-                    if case .written(let write) = arrays {
-                        pairs += write(name, texts)
-                    } else if !texts.isEmpty {
-                        pairs.append((name, texts.joined(separator: ",")))
-                    }
-                    for element in values where element.isStructured { add(name + "[]", element) }
+                    for (index, element) in values.enumerated() { add(name + "[\(index)]", element, arrays) }
+                    return
+                case .written(let write):
+                    pairs += write(name, values.compactMap(\.textValue))
+                    for element in values where element.isStructured { add(name + "[]", element, arrays) }
+                    return
+                case .commaSeparated: separator = ","
+                case .pipeSeparated: separator = "|"
+                case .spaceSeparated: separator = " "
                 }
+                // Scalars joined in one pair; arrays and dictionaries inside, as brackets.
+                let texts = values.compactMap(\.textValue)
+                if !texts.isEmpty { pairs.append((name, texts.joined(separator: separator))) }
+                for element in values where element.isStructured { add(name + "[]", element, arrays) }
             case .object(let values):
-                for key in values.keys.sorted(by: keyOrder) { add(name + "[" + key + "]", values[key]!) }
+                for key in values.keys.sorted(by: keyOrder) { add(name + "[" + key + "]", values[key]!, arrays) }
             default:
                 if let text = value.textValue { pairs.append((name, text)) }
             }
         }
-        for key in parameters.keys.sorted(by: keyOrder) { add(key, parameters[key]!) }
+        for key in parameters.keys.sorted(by: keyOrder) { add(key, parameters[key]!, arraysByName[key] ?? arrays) }
         return pairs
     }
 

@@ -61,7 +61,8 @@ public enum BodyEncoding: Sendable, Hashable {
     case form
 }
 
-/// How arrays are written in a query string or form.
+/// How arrays are written in a query string or form (config names: `brackets`, `indexed`,
+/// `repeated`, `comma`, `pipes`, `spaces`).
 public enum ArrayEncoding: Sendable, Hashable {
     /// `key[]=a&key[]=b`; an array of objects `key[][price]=…`, which parsers read element by
     /// element as best they can — use ``indexed`` for those.
@@ -75,6 +76,12 @@ public enum ArrayEncoding: Sendable, Hashable {
     /// servers decode before they split). An element with a comma of its own cannot be told
     /// apart; an array or dictionary inside the array is written `key[]=…` instead.
     case commaSeparated
+    /// `key=a|b`: one pair, the elements joined by `|` (OpenAPI's `pipeDelimited` style; config:
+    /// `"pipes"`).
+    case pipeSeparated
+    /// `key=a%20b`: one pair, the elements joined by spaces (OpenAPI's `spaceDelimited` style;
+    /// config: `"spaces"`).
+    case spaceSeparated
     /// Pairs written by a function of yours; see ``custom(_:)``.
     case written(ArrayWriter)
 

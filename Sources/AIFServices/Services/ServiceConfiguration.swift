@@ -249,13 +249,9 @@ public struct ConfiguredService: Service {
         case "form": bodyEncoding = .form
         case let other: throw ConfigurationError(file: reader.file, key: "bodyEncoding", problem: "\"\(other)\" is neither \"json\" nor \"form\"")
         }
-        let arrayEncoding: ArrayEncoding
-        switch try reader.text(definition.arrayEncoding, at: "arrayEncoding") ?? "brackets" {
-        case "brackets": arrayEncoding = .brackets
-        case "repeated": arrayEncoding = .repeatedKeys
-        case "comma": arrayEncoding = .commaSeparated
-        case "indexed": arrayEncoding = .indexed
-        case let other: throw ConfigurationError(file: reader.file, key: "arrayEncoding", problem: "\"\(other)\" is not one of brackets, indexed, repeated, comma")
+        let name = try reader.text(definition.arrayEncoding, at: "arrayEncoding") ?? "brackets"
+        guard let arrayEncoding = ArrayEncoding(configName: name) else {
+            throw ConfigurationError(file: reader.file, key: "arrayEncoding", problem: "\"\(name)\" is not one of \(ArrayEncoding.configNames.joined(separator: ", "))")
         }
         return (bodyEncoding, arrayEncoding)
     }

@@ -1,0 +1,61 @@
+#if Interfaces
+// An option a method has no use for, written where an HTTP method attribute takes its options:
+// one error at the attribute saying why (beside the @API macro's, with a fix-it that removes
+// it), instead of "extra argument" and errors about the option's value. Never usable.
+
+/// `cache:` on a POST: an error where it is written.
+@available(*, unavailable, message: "cache: keeps the answers of a GET; a POST's answer is never served from the cache")
+@attached(peer)
+public macro POST(
+    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, cache: CachePolicy?, retry: RetryPolicy? = nil,
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
+) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
+
+/// `cache:` on a PUT: an error where it is written.
+@available(*, unavailable, message: "cache: keeps the answers of a GET; a PUT's answer is never served from the cache")
+@attached(peer)
+public macro PUT(
+    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, cache: CachePolicy?, retry: RetryPolicy? = nil,
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
+) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
+
+/// `cache:` on a PATCH: an error where it is written.
+@available(*, unavailable, message: "cache: keeps the answers of a GET; a PATCH's answer is never served from the cache")
+@attached(peer)
+public macro PATCH(
+    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, cache: CachePolicy?, retry: RetryPolicy? = nil,
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
+) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
+
+/// `cache:` on a DELETE: an error where it is written.
+@available(*, unavailable, message: "cache: keeps the answers of a GET; a DELETE's answer is never served from the cache")
+@attached(peer)
+public macro DELETE(
+    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, cache: CachePolicy?, retry: RetryPolicy? = nil,
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
+) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
+
+/// `cache:` on a HEAD: an error where it is written.
+@available(*, unavailable, message: "cache: keeps the answers of a GET; a HEAD's answer is never served from the cache")
+@attached(peer)
+public macro HEAD(
+    _ path: String, headers: HTTPHeaders = [:], cache: CachePolicy?, retry: RetryPolicy? = nil,
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
+) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
+
+/// `encoding:` on a GET: an error where it is written.
+@available(*, unavailable, message: "encoding: says how a body is encoded, and a GET sends none")
+@attached(peer)
+public macro GET(
+    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding?, retry: RetryPolicy? = nil,
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
+) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
+
+/// `encoding:` on a HEAD: an error where it is written.
+@available(*, unavailable, message: "encoding: says how a body is encoded, and a HEAD sends none")
+@attached(peer)
+public macro HEAD(
+    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding?, retry: RetryPolicy? = nil,
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
+) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
+#endif
