@@ -55,6 +55,8 @@ public struct InterfaceContext: Sendable {
     ///   - timeouts: The method's timeouts; the service's or the transport's by default.
     ///   - authenticated: Whether calls carry the service's credential.
     ///   - coalesces: Whether identical calls in flight at once share one transfer.
+    ///   - paging: How the method's pages are asked for, for a method that returns them
+    ///     (``/AIFNetworking/Paging/Pages``); numbered pages of 20 by default.
     ///   - placements: Where arguments go, by parameter name, when not where the method puts
     ///     parameters: a path placeholder's, a `Query`'s, a `Header`'s. With any, a POST, PUT or
     ///     PATCH whose arguments all go elsewhere sends no body.
@@ -62,14 +64,14 @@ public struct InterfaceContext: Sendable {
     public func method<Content: Decodable & Sendable>(
         _ name: String, _ method: HTTPMethod, _ path: String, as type: Content.Type, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil,
         cache: CachePolicy? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, coalesces: Bool = false,
-        placements: [String: ParameterPlacement] = [:]
+        paging: Paging.Settings? = nil, placements: [String: ParameterPlacement] = [:]
     ) -> InterfaceMethod<Content> {
         let merged = self.headers.merging(headers)
         let endpoint = Endpoint<Content>(
             service: service, path: Self.join(pathPrefix, path), method: method, bodyEncoding: encoding, parameterPlacements: placements,
             headers: merged, timeouts: timeouts,
             cachePolicy: cache, coalescesIdenticalRequests: coalesces, retryPolicy: retry, usesAuthenticator: authenticated)
-        return InterfaceMethod(name: "\(interface).\(name)", endpoint: endpoint, context: self)
+        return InterfaceMethod(name: "\(interface).\(name)", endpoint: endpoint, paging: paging ?? Paging.Settings(), context: self)
     }
 
     /// `path` under `prefix`, with one slash between them; a full URL as it is.
@@ -89,12 +91,15 @@ public struct InterfaceMethod<Content: Decodable & Sendable>: Sendable {
     public let name: String
     /// The endpoint it calls.
     public let endpoint: Endpoint<Content>
+    /// How its pages are asked for, when it returns them.
+    public let paging: Paging.Settings
     private let context: InterfaceContext
     private let manager: APIManager<Content>
 
-    init(name: String, endpoint: Endpoint<Content>, context: InterfaceContext) {
+    init(name: String, endpoint: Endpoint<Content>, paging: Paging.Settings, context: InterfaceContext) {
         self.name = name
         self.endpoint = endpoint
+        self.paging = paging
         self.context = context
         manager = APIManager(endpoint, proxy: context.proxy, registry: context.registry, cache: context.cache)
     }
@@ -133,6 +138,35 @@ public struct InterfaceMethod<Content: Decodable & Sendable>: Sendable {
     private func check(_ arguments: InterfaceArguments) throws(APIError) {
         guard let failure = arguments.call.failure else { return }
         throw APIError(.invalidParameters, requestID: RequestID(rawValue: 0), service: endpoint.service, path: endpoint.path, message: "\(name): \(failure)")
+    }
+}
+
+extension InterfaceMethod where Content: PageContent {
+    /// The pages of the listing the arguments ask for, loaded one at a time as they are
+    /// iterated, as ``/AIFNetworking/PagedAPIManager/pages(_:)`` loads them: each page carries
+    /// the arguments and the method's paging parameters; a page the previous one linked carries
+    /// only those the method sends as headers.
+    ///
+    /// - Parameter arguments: The call's arguments.
+    /// - Returns: The pages; nothing is sent until the first is asked for.
+    /// - Throws: ``/AIFNetworking/APIError/Kind-swift.struct/invalidParameters`` when an
+    ///   argument cannot be sent.
+    public func pages(_ arguments: InterfaceArguments) throws(APIError) -> Paging.Pages<Content> {
+        try check(arguments)
+        return pagedManager(arguments).pages()
+    }
+
+    /// A paged manager for the listing the arguments ask for: set its delegate and call
+    /// ``/AIFNetworking/PagedAPIManager/loadFirstPage(with:)`` and
+    /// ``/AIFNetworking/PagedAPIManager/loadNextPage(with:)`` with no parameters — each page
+    /// carries the arguments.
+    ///
+    /// - Parameter arguments: The call's arguments.
+    /// - Returns: A manager of its own.
+    public func pagedManager(_ arguments: InterfaceArguments) -> PagedAPIManager<Content> {
+        var call = arguments.call
+        call.failure = call.failure.map { "\(name): \($0)" }
+        return PagedAPIManager(endpoint, paging: paging, calling: call, proxy: context.proxy, registry: context.registry, cache: context.cache)
     }
 }
 

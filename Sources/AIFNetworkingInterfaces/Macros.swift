@@ -38,14 +38,16 @@ public macro API(service: ServiceName, pathPrefix: String = "", headers: HTTPHea
 ///   - timeouts: Its timeouts; the service's or the transport's by default.
 ///   - authenticated: Whether calls carry the service's credential; yes by default.
 ///   - coalesces: Whether identical calls in flight at once share one transfer; no by default.
+///   - paging: How pages are asked for, for a method that returns `Paging.Pages<Page>`;
+///     numbered pages of 20 ending on a short page by default.
 @attached(peer)
 public macro GET(
     _ path: String, headers: HTTPHeaders = [:], cache: CachePolicy? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
-    authenticated: Bool = true, coalesces: Bool = false
+    authenticated: Bool = true, coalesces: Bool = false, paging: Paging.Settings? = nil
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
 /// A method of an ``API(service:pathPrefix:headers:)`` protocol that sends a HEAD request
-/// (see ``GET(_:headers:cache:retry:timeouts:authenticated:coalesces:)`` for the parameters).
+/// (see ``GET(_:headers:cache:retry:timeouts:authenticated:coalesces:paging:)`` for the parameters).
 @attached(peer)
 public macro HEAD(
     _ path: String, headers: HTTPHeaders = [:], retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
@@ -62,14 +64,17 @@ public macro HEAD(
 ///   - retry: When a failed call is sent again; the service's policy by default.
 ///   - timeouts: Its timeouts; the service's or the transport's by default.
 ///   - authenticated: Whether calls carry the service's credential; yes by default.
+///   - paging: How pages are asked for, for a method that returns `Paging.Pages<Page>` (a
+///     search whose query is a body, its paging parameters beside it); numbered pages of 20 by
+///     default.
 @attached(peer)
 public macro POST(
     _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
-    authenticated: Bool = true
+    authenticated: Bool = true, paging: Paging.Settings? = nil
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
 /// A method of an ``API(service:pathPrefix:headers:)`` protocol that sends a PUT request (see
-/// ``POST(_:headers:encoding:retry:timeouts:authenticated:)`` for the parameters).
+/// ``POST(_:headers:encoding:retry:timeouts:authenticated:paging:)`` for the parameters).
 @attached(peer)
 public macro PUT(
     _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
@@ -77,7 +82,7 @@ public macro PUT(
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
 /// A method of an ``API(service:pathPrefix:headers:)`` protocol that sends a PATCH request (see
-/// ``POST(_:headers:encoding:retry:timeouts:authenticated:)`` for the parameters).
+/// ``POST(_:headers:encoding:retry:timeouts:authenticated:paging:)`` for the parameters).
 @attached(peer)
 public macro PATCH(
     _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
@@ -85,7 +90,7 @@ public macro PATCH(
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
 /// A method of an ``API(service:pathPrefix:headers:)`` protocol that sends a DELETE request (see
-/// ``POST(_:headers:encoding:retry:timeouts:authenticated:)`` for the parameters).
+/// ``POST(_:headers:encoding:retry:timeouts:authenticated:paging:)`` for the parameters).
 @attached(peer)
 public macro DELETE(
     _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,

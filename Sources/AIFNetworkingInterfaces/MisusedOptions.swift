@@ -8,7 +8,7 @@
 @attached(peer)
 public macro POST(
     _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, cache: CachePolicy?, retry: RetryPolicy? = nil,
-    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, paging: Paging.Settings? = nil
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
 /// `cache:` on a PUT: an error where it is written.
@@ -48,7 +48,7 @@ public macro HEAD(
 @attached(peer)
 public macro GET(
     _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding?, retry: RetryPolicy? = nil,
-    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, paging: Paging.Settings? = nil
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
 /// `encoding:` on a HEAD: an error where it is written.
@@ -57,5 +57,36 @@ public macro GET(
 public macro HEAD(
     _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding?, retry: RetryPolicy? = nil,
     timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
+) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
+/// `paging:` on a PUT: an error where it is written.
+@available(*, unavailable, message: "paging: pages a listing read with GET (or a search sent with POST); a PUT is not paged")
+@attached(peer)
+public macro PUT(
+    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil,
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, paging: Paging.Settings?
+) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
+
+/// `paging:` on a PATCH: an error where it is written.
+@available(*, unavailable, message: "paging: pages a listing read with GET (or a search sent with POST); a PATCH is not paged")
+@attached(peer)
+public macro PATCH(
+    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil,
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, paging: Paging.Settings?
+) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
+
+/// `paging:` on a DELETE: an error where it is written.
+@available(*, unavailable, message: "paging: pages a listing read with GET (or a search sent with POST); a DELETE is not paged")
+@attached(peer)
+public macro DELETE(
+    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil,
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, paging: Paging.Settings?
+) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
+
+/// `paging:` on a HEAD: an error where it is written.
+@available(*, unavailable, message: "paging: pages a listing read with GET (or a search sent with POST); a HEAD's answer has no body to page")
+@attached(peer)
+public macro HEAD(
+    _ path: String, headers: HTTPHeaders = [:], retry: RetryPolicy? = nil,
+    timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, paging: Paging.Settings?
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 #endif

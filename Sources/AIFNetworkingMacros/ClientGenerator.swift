@@ -47,6 +47,7 @@ struct ClientGenerator {
             case .stream: lines.append("try await method\(index).stream(\(arguments))")
             case .lines: lines.append("try await method\(index).stream(\(arguments)).body.lines")
             case .events: lines.append("try await method\(index).stream(\(arguments)).body.serverSentEvents")
+            case .pages: lines.append("try method\(index).pages(\(arguments))")
             }
             lines.append("}")
         }
@@ -72,10 +73,17 @@ struct ClientGenerator {
             lines.append("\(access)struct Managers: Sendable {")
             lines.append("let client: \(name)")
             for (index, method) in managed {
-                lines.append("/// A manager that loads `\(method.selector)` with these arguments.")
-                lines.append(
-                    "\(access)func \(method.declaration.name.text)\(method.declaration.signature.parameterClause.trimmedDescription) -> AIFNetworking.APIManager<\(method.result.contentType)> {")
-                lines.append("client.method\(index).manager(\(name).arguments\(index)(\(Self.forwarded(method))))")
+                let parameters = method.declaration.signature.parameterClause.trimmedDescription
+                let arguments = "\(name).arguments\(index)(\(Self.forwarded(method)))"
+                if method.result.isPages {
+                    lines.append("/// A paged manager that loads the pages of `\(method.selector)` with these arguments.")
+                    lines.append("\(access)func \(method.declaration.name.text)\(parameters) -> AIFNetworking.PagedAPIManager<\(method.result.contentType)> {")
+                    lines.append("client.method\(index).pagedManager(\(arguments))")
+                } else {
+                    lines.append("/// A manager that loads `\(method.selector)` with these arguments.")
+                    lines.append("\(access)func \(method.declaration.name.text)\(parameters) -> AIFNetworking.APIManager<\(method.result.contentType)> {")
+                    lines.append("client.method\(index).manager(\(arguments))")
+                }
                 lines.append("}")
             }
             lines.append("}")

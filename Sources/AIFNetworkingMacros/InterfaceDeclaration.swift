@@ -70,11 +70,13 @@ struct InterfaceDeclaration {
         case lines
         /// The response body as server-sent events.
         case events
+        /// The pages of a listing (`Paging.Pages<Page>`), each decoded as the page type.
+        case pages(String)
 
         /// The method's content type: what its endpoint decodes.
         var contentType: String {
             switch self {
-            case .content(let type), .response(let type): type
+            case .content(let type), .response(let type), .pages(let type): type
             default: "AIFNetworking.NoContent"
             }
         }
@@ -213,6 +215,11 @@ struct InterfaceDeclaration {
                 sourceLocation: locate(parameter)))
         }
         let result = result(of: function.signature.returnClause?.type)
+        if result.isPages, httpMethod != "GET" && httpMethod != "POST" {
+            report(mark, InterfaceDiagnostic(
+                "pagesNotListed", "\(selector) returns pages with @\(httpMethod); a listing is read with @GET (or a search sent with @POST): change the method, or return one response"), [])
+            ok = false
+        }
 
         // The path's placeholders, each filled by an argument of its name.
         var placeholders: [String] = []
@@ -278,29 +285,31 @@ struct InterfaceDeclaration {
         guard ok else { return nil }
         return Method(
             declaration: function, selector: selector, httpMethod: httpMethod.lowercased(), path: pathArgument.expression,
-            options: options(of: mark, httpMethod: httpMethod, note: note), arguments: arguments, placeholders: placeholders, result: result, answerProperty: answerProperty(function))
+            options: options(of: mark, httpMethod: httpMethod, returnsPages: result.isPages, note: note), arguments: arguments, placeholders: placeholders, result: result, answerProperty: answerProperty(function))
     }
 
     /// The options an HTTP method attribute takes after its path.
     static func optionLabels(of httpMethod: String) -> [String] {
         switch httpMethod {
-        case "GET": ["headers", "cache", "retry", "timeouts", "authenticated", "coalesces"]
+        case "GET": ["headers", "cache", "retry", "timeouts", "authenticated", "coalesces", "paging"]
         case "HEAD": ["headers", "retry", "timeouts", "authenticated"]
+        case "POST": ["headers", "encoding", "retry", "timeouts", "authenticated", "paging"]
         default: ["headers", "encoding", "retry", "timeouts", "authenticated"]
         }
     }
 
     /// The attribute's options after its path; one the method takes no such option for is
-    /// reported on itself, with what to do and a fix-it that removes it, and left out.
+    /// reported on itself, with what to do and a fix-it that removes it, and left out (as is
+    /// `paging:` on a method that returns no pages).
     private static func options(
-        of attribute: AttributeSyntax, httpMethod: String, note: (any SyntaxProtocol, InterfaceDiagnostic, [FixIt]) -> Void
+        of attribute: AttributeSyntax, httpMethod: String, returnsPages: Bool, note: (any SyntaxProtocol, InterfaceDiagnostic, [FixIt]) -> Void
     ) -> [LabeledExprSyntax] {
         guard let list = attribute.arguments?.as(LabeledExprListSyntax.self) else { return [] }
         let allowed = optionLabels(of: httpMethod)
         var kept: [LabeledExprSyntax] = []
         for argument in list.dropFirst() {
             let label = argument.label?.text ?? ""
-            if allowed.contains(label) {
+            if allowed.contains(label), label != "paging" || returnsPages {
                 kept.append(argument)
                 continue
             }
@@ -309,6 +318,9 @@ struct InterfaceDeclaration {
                 case "cache": "cache: keeps the answers of a GET; a \(httpMethod)'s answer is never served from the cache: remove it, or make the method @GET if it only reads"
                 case "coalesces": "coalesces: shares one transfer among identical GETs in flight; each \(httpMethod) is sent on its own: remove it"
                 case "encoding": "encoding: says how a body is encoded, and a \(httpMethod) sends none: remove it"
+                case "paging" where allowed.contains("paging"):
+                    "paging: says how the pages of a listing are asked for, and this method returns one answer: return Paging.Pages<Page> to page through it, or remove paging:"
+                case "paging": "paging: pages a listing read with GET (or a search sent with POST); a \(httpMethod) is not paged: remove it"
                 case "": "an option of @\(httpMethod) after the path has a label (\(allowed.joined(separator: ":, ")):)"
                 default: "\(label): is not an option of @\(httpMethod); its options after the path: \(allowed.joined(separator: ", "))"
                 }
@@ -396,6 +408,9 @@ struct InterfaceDeclaration {
         case "ServerSentEvents": return .events
         case "ResponseBodyStream.Lines": return .lines
         default:
+            if written.hasPrefix("Paging.Pages<"), written.hasSuffix(">") {
+                return .pages(String(written.dropFirst("Paging.Pages<".count).dropLast()))
+            }
             if written.hasPrefix("APIResponse<"), written.hasSuffix(">") {
                 let content = String(written.dropFirst("APIResponse<".count).dropLast())
                 return content == "NoContent" ? .response("AIFNetworking.NoContent") : .response(content)
@@ -426,6 +441,11 @@ struct InterfaceDeclaration {
 extension InterfaceDeclaration.Result {
     var isDownload: Bool {
         if case .download = self { return true }
+        return false
+    }
+
+    var isPages: Bool {
+        if case .pages = self { return true }
         return false
     }
 }

@@ -40,6 +40,9 @@ protocol ShopInterface: Sendable {
 
     @GET("exports/{name}")
     func export(_ name: String, to target: FileDownload) async throws(APIError) -> DownloadedFile
+
+    @GET("goods", paging: Paging.Settings(size: 100, endOfList: .totalCount))
+    func catalogue() async throws(APIError) -> Paging.Pages<GoodsPage>
 }
 
 /// Methods with policies of their own, over the shop service's.
@@ -117,6 +120,17 @@ protocol MirrorInterface: Sendable {
 
     @DELETE("things/{id}")
     func remove(id: Int) async throws(APIError) -> NoContent
+
+    @GET("listing/{owner}", paging: Paging.Settings(style: .link, size: 2, sizeParameter: "per_page"))
+    func listing(owner: String, sort: String, pages `X-Answer-Pages`: Header<Int>) async throws(APIError) -> Paging.Pages<RequestMirror.Mirrored>
+
+    @GET("listing")
+    func listing(_ value: Double) async throws(APIError) -> Paging.Pages<RequestMirror.Mirrored>
+}
+
+/// A mirrored request is a page of one (the mirror's `Link` says whether more follow).
+extension RequestMirror.Mirrored: PageContent {
+    public var pageItemCount: Int { 1 }
 }
 
 /// Hears the delegate face's outcomes.
@@ -213,6 +227,38 @@ struct ShopInterfaceTests {
         #expect(await eventually { heard.all.count == 3 })
         guard case .failure(let error) = heard.all.last else { Issue.record("no failure"); return }
         #expect(error.statusCode == 404)
+    }
+
+    /// A method that returns pages: each loaded as it is iterated, until the last.
+    @Test func aPagedMethodGivesEveryPageOnce() async throws {
+        let (shop, stack) = try await client()
+        let pages = try await shop.catalogue()
+        #expect(stack.transport.sent == 0)
+        var ids: [Int] = []
+        var numbers: [Int] = []
+        for try await page in pages {
+            ids += page.content.items.map(\.id)
+            numbers.append(page.content.page)
+        }
+        #expect(ids == Array(1...1003))
+        #expect(numbers == Array(1...11))
+        #expect(stack.transport.sent == 11)
+    }
+
+    /// Its delegate face: a paged manager whose pages carry the call's arguments.
+    @Test func aPagedMethodAsAManagerLoadsPageAfterPage() async throws {
+        let (shop, _) = try await client()
+        let heard = Heard()
+        let catalogue = shop.managers.catalogue()
+        catalogue.callbackExecutor = .immediate
+        catalogue.delegate = heard
+        catalogue.loadFirstPage()
+        #expect(await eventually { heard.all.count == 1 })
+        #expect(catalogue.loadNextPage() != nil)
+        #expect(await eventually { heard.all.count == 2 })
+        #expect(catalogue.pagingState.loadedItems == 200)
+        guard case .success(let second) = heard.all.last else { Issue.record("\(heard.all)"); return }
+        #expect(second.contains("page: 2"))
     }
 }
 
@@ -393,6 +439,41 @@ struct MirrorInterfaceTests {
         await mirror.stop()
     }
 
+    /// Linked pages: the next page is where the previous one's `Link` points, and a header
+    /// argument goes with every page, though the link carries the query.
+    @Test func aPagedMethodFollowsLinksAndSendsItsHeadersOnEveryPage() async throws {
+        let (things, mirror) = try await client()
+        var pages = 0
+        for try await page in try await things.listing(owner: "acme", sort: "new", pages: 3) {
+            pages += 1
+            #expect(page.content.headers["x-answer-pages"] == "3")
+        }
+        #expect(pages == 3)
+        let sent = mirror.requests
+        #expect(sent.map(\.path) == Array(repeating: "/v1/things/listing/acme", count: 3))
+        #expect(sent.map(\.query) == ["per_page=2&sort=new", "page=2&per_page=2&sort=new", "page=3&per_page=2&sort=new"])
+        await mirror.stop()
+    }
+
+    /// A paged method whose argument cannot be sent fails the call itself, nothing sent.
+    @Test func aPagedMethodWithAnArgumentThatCannotBeSentFailsAtTheCall() async throws {
+        let (things, mirror) = try await client()
+        let refused = await #expect(throws: APIError.self) { _ = try await things.listing(.nan) }
+        #expect(refused?.kind == .invalidParameters)
+        #expect(refused?.message.hasPrefix("MirrorInterface.listing(_:): the argument value (Double) cannot be sent") == true, "\(refused?.message ?? "")")
+        // Its manager fails its first page the same way.
+        let heard = Heard()
+        let manager = things.managers.listing(.nan)
+        manager.callbackExecutor = .immediate
+        manager.delegate = heard
+        manager.loadFirstPage()
+        #expect(await eventually { heard.all.count == 1 })
+        guard case .failure(let error) = heard.all.first else { Issue.record("\(heard.all)"); return }
+        #expect(error.kind == .invalidParameters)
+        #expect(mirror.requests.isEmpty)
+        await mirror.stop()
+    }
+
     @Test func streamsHandOverTheBodyAsItComes() async throws {
         let (things, mirror) = try await client()
         var lines: [String] = []
@@ -426,6 +507,31 @@ struct InterfaceMockTests {
         #expect((shop.calls[1]["order"] as? NewOrder)?.quantity == 2)
         #expect(shop.calls[0].description == "goods(id: 7)")
         #expect(shop.recorder.calls(to: "place(_:)").count == 1)
+    }
+
+    /// A paged method's mock answers with pages it is given, and an error after them if set.
+    @Test func aPagedMethodsMockGivesThePagesItIsGiven() async throws {
+        let shop = ShopInterfaceMock()
+        let cups = [Goods(id: 1, title: "Cup", priceCents: 100), Goods(id: 2, title: "Saucer", priceCents: 50)]
+        let pages = [GoodsPage(items: [cups[0]], page: 1, pageSize: 1, total: 2, hasMore: true), GoodsPage(items: [cups[1]], page: 2, pageSize: 1, total: 2, hasMore: false)]
+        shop.onCatalogue = { Paging.Pages(pages) }
+        var given: [GoodsPage] = []
+        for try await page in try await shop.catalogue() {
+            #expect(page.statusCode == 200)
+            given.append(page.content)
+        }
+        #expect(given == pages)
+        let offline = APIError(.noNetwork, requestID: RequestID(rawValue: 0), service: "shop", path: "goods", message: "offline")
+        shop.onCatalogue = { Paging.Pages([pages[0]], thenFailingWith: offline) }
+        var iterator = try await shop.catalogue().makeAsyncIterator()
+        let first = try await iterator.next()
+        #expect(first?.content == pages[0])
+        var failure: APIError?
+        do { _ = try await iterator.next() } catch { failure = error }
+        #expect(failure?.kind == .noNetwork)
+        let after = try await iterator.next()
+        #expect(after == nil)
+        #expect(shop.calls.map(\.method) == ["catalogue()", "catalogue()"])
     }
 
     @Test func aCallWithoutAnAnswerFailsNamingWhatToSet() async throws {

@@ -9,7 +9,9 @@ import NIOCore
 /// ``RequestMirror/Mirrored``), and keeps it. A request whose `Authorization` is
 /// `Bearer revoked` gets `401 {"message": "Bad credentials"}` instead, one with
 /// `X-Answer-Status` that status with `X-Answer-Body` as its JSON body, and one with
-/// `X-Answer-Events: a,b` a `text/event-stream` of those events' data.
+/// `X-Answer-Events: a,b` a `text/event-stream` of those events' data. A request with
+/// `X-Answer-Pages: N` is answered as page `page` (1 when the query has none) of N: with a
+/// `Link: <…>; rel="next"` to the same path and query with the next page's number, until N.
 final class RequestMirror: Sendable {
     /// A request as the server received it.
     struct Mirrored: Codable, Sendable, Equatable {
@@ -58,7 +60,19 @@ final class RequestMirror: Sendable {
                         body: .init(byteBuffer: ByteBuffer(string: #"{"message": "Bad credentials"}"#)))
                 }
                 let json = try JSONEncoder().encode(mirrored)
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: json)))
+                var answer: HTTPFields = [.contentType: "application/json"]
+                if let pages = headers["x-answer-pages"].flatMap(Int.init), let host = request.head.authority ?? headers["host"] {
+                    var items = URLComponents(string: "http://\(host)\(request.uri)")?.queryItems ?? []
+                    let page = items.first { $0.name == "page" }.flatMap { $0.value.flatMap(Int.init) } ?? 1
+                    if page < pages {
+                        items.removeAll { $0.name == "page" }
+                        items.insert(URLQueryItem(name: "page", value: String(page + 1)), at: 0)
+                        var next = URLComponents(string: "http://\(host)\(request.uri.path)")!
+                        next.queryItems = items
+                        answer[.init("Link")!] = "<\(next.string!)>; rel=\"next\""
+                    }
+                }
+                return Response(status: .ok, headers: answer, body: .init(byteBuffer: ByteBuffer(bytes: json)))
             }
         }
         return RequestMirror(server: try await LocalServer.start(router: router), received: received)

@@ -51,6 +51,24 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
         super.init(endpoint, proxy: proxy, registry: registry, cache: cache)
     }
 
+    /// Creates a manager that pages through one call's arguments (a typed interface's method):
+    /// each page loads them with its paging parameters.
+    ///
+    /// - Parameters:
+    ///   - endpoint: What to call and how.
+    ///   - paging: How pages are asked for.
+    ///   - arguments: The call's parameters, headers and query items.
+    ///   - proxy: The proxy.
+    ///   - registry: Where services are resolved.
+    ///   - cache: The response cache.
+    package init(
+        _ endpoint: Endpoint<Page>, paging: Paging.Settings, calling arguments: CallArguments, proxy: APIProxy, registry: ServiceRegistry,
+        cache: ResponseCache
+    ) {
+        pageSettings = paging
+        super.init(endpoint, calling: arguments, proxy: proxy, registry: registry, cache: cache)
+    }
+
     /// Creates a manager; a subclass overrides what differs.
     ///
     /// - Parameters:
@@ -134,10 +152,22 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
     /// last. Independent of ``loadFirstPage(with:)``'s position; a failed page ends the loop
     /// with its error.
     ///
-    /// - Parameter parameters: Parameters besides the paging ones.
+    /// - Parameter parameters: Parameters besides the paging ones; when `nil`, none — or, for a
+    ///   manager a typed interface made for one call, that call's arguments.
     /// - Returns: The sequence.
-    public func pages(_ parameters: Parameters = [:]) -> Paging.Pages<Page> {
-        Paging.Pages(manager: self, parameters: parameters, state: freshState())
+    public func pages(_ parameters: Parameters? = nil) -> Paging.Pages<Page> {
+        if parameters == nil, let boundArguments {
+            return Paging.Pages(manager: self, parameters: boundArguments.parameters, call: boundArguments.additions, failure: boundArguments.failure, state: freshState())
+        }
+        return Paging.Pages(manager: self, parameters: parameters ?? [:], call: .none, failure: nil, state: freshState())
+    }
+
+    /// A page's parameters: its paging ones over the call's — or, for a page the previous one
+    /// linked (whose URL carries the query), its paging ones and those the endpoint places in
+    /// headers, which every page sends.
+    func parameters(ofPage paging: Parameters, over call: Parameters, linked: Bool) -> Parameters {
+        let kept = linked ? call.filter { parameterPlacements[$0.key]?.location == .header } : call
+        return kept.merging(paging) { _, page in page }
     }
 
     private func freshState() -> Paging.State {
@@ -146,21 +176,28 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
 
     /// Starts a page: at `url` when the previous page linked it (its parameters are in the
     /// link), or else with the call's parameters — the source's (``APIManager/paramSource`` or,
-    /// on the main actor, ``APIManager/mainActorParamSource``) when the call gave none.
+    /// on the main actor, ``APIManager/mainActorParamSource``) when the call gave none
+    /// — or, for a manager a typed interface made for one call, that call's arguments. A page
+    /// the previous one linked keeps only those the endpoint places in headers.
     private func startPage(_ pageParameters: Parameters, at url: URL?, with parameters: Parameters?) -> RequestID {
         let onStart = { [paging] (id: RequestID) in paging.withLock { $0.current = id } }
-        let all: Parameters
-        if url != nil {
-            all = pageParameters
-        } else if let parameters {
-            all = parameters.merging(pageParameters) { _, page in page }
+        var call = CallAdditions.none
+        let base: Parameters
+        if let parameters {
+            base = parameters
+        } else if let boundArguments {
+            if let failure = boundArguments.failure { return failWithoutSending(.invalidParameters, SourceUnreachable(failure), onStart: onStart) }
+            base = boundArguments.parameters
+            call = boundArguments.additions
+        } else if url != nil && !parameterPlacements.values.contains(where: { $0.location == .header }) {
+            base = [:]
         } else {
             switch sourceParameters() {
-            case .success(let base): all = (base ?? [:]).merging(pageParameters) { _, page in page }
+            case .success(let source): base = source ?? [:]
             case .failure(let message): return failWithoutSending(.configuration, message, onStart: onStart)
             }
         }
-        return loadData(with: all, onStart: onStart, at: url)
+        return loadData(with: self.parameters(ofPage: pageParameters, over: base, linked: url != nil), onStart: onStart, at: url, call: call)
     }
 
     override func loadDidEnd(_ id: RequestID, result: Result<APIResponse<Page>, APIError>) {
@@ -184,48 +221,122 @@ private enum NextPage {
 extension Paging {
     /// The pages of a listing as an `AsyncSequence`: each step loads the next page with
     /// ``APIManager/load(_:headers:query:)``, until the last.
+    ///
+    /// A paged manager makes them (``PagedAPIManager/pages(_:)``), as does a typed interface's
+    /// method that returns them. A mock or a preview makes them from pages it has
+    /// (``init(_:thenFailingWith:)``).
     public struct Pages<Page: Decodable & Sendable & PageContent>: AsyncSequence, Sendable {
         /// One page's response.
         public typealias Element = APIResponse<Page>
         /// Why a page failed.
         public typealias Failure = APIError
 
-        let manager: PagedAPIManager<Page>
-        let parameters: Parameters
-        let state: State
+        private let source: Source
+
+        /// Where the pages come from.
+        private enum Source: Sendable {
+            /// Loaded one at a time by a manager.
+            case loaded(Loader)
+            /// Given, then perhaps a failure.
+            case given([Page], APIError?)
+        }
+
+        init(manager: PagedAPIManager<Page>, parameters: Parameters, call: CallAdditions, failure: String?, state: State) {
+            source = .loaded(Loader(manager: manager, parameters: parameters, call: call, failure: failure, state: state))
+        }
+
+        /// Pages that are given rather than loaded — a mock's or a preview's answer: each is a
+        /// response of status 200 to a `GET mock:page/N` that was never sent, and after the last
+        /// comes `error` if there is one.
+        ///
+        /// ```swift
+        /// shop.onGoodsCategory = { _ in Paging.Pages([GoodsPage(items: cups, total: 3), GoodsPage(items: [saucer], total: 3)]) }
+        /// ```
+        ///
+        /// - Parameters:
+        ///   - pages: The pages, in order.
+        ///   - error: What the step after the last page throws; the listing just ends when `nil`.
+        public init(_ pages: [Page], thenFailingWith error: APIError? = nil) {
+            source = .given(pages, error)
+        }
 
         /// Makes an iterator starting at the first page.
         public func makeAsyncIterator() -> Iterator {
-            Iterator(manager: manager, parameters: parameters, state: state)
+            switch source {
+            case .loaded(let loader): Iterator(step: .loading(loader))
+            case .given(let pages, let error): Iterator(step: .giving(pages[...], error, number: 1))
+            }
         }
 
         /// Loads the pages one at a time.
         public struct Iterator: AsyncIteratorProtocol, Sendable {
-            let manager: PagedAPIManager<Page>
-            let parameters: Parameters
-            var state: State
+            fileprivate var step: Step
+
+            /// Where the iterator stands.
+            fileprivate enum Step: Sendable {
+                case loading(Loader)
+                case giving(ArraySlice<Page>, APIError?, number: Int)
+                case ended
+            }
 
             /// Loads the next page, or returns `nil` after the last.
             ///
             /// - Throws: The page's ``APIError``; asking again retries the same page.
             public mutating func next() async throws(APIError) -> APIResponse<Page>? {
-                if let reason = state.cannotContinue { throw manager.failedLoad(.invalidResponse, reason) }
-                guard let pageParameters = state.startNextPage() else { return nil }
-                do {
-                    let url = state.linkedPage
-                    let response = try await manager.load(
-                        url == nil ? parameters.merging(pageParameters) { _, page in page } : pageParameters, transfer: nil, at: url)
-                    state.pageLoaded(response.content, headers: response.headers, url: response.request.url)
-                    return response
-                } catch {
-                    state.pageFailed()
-                    throw error
+                switch step {
+                case .ended:
+                    return nil
+                case .giving(var pages, let error, let number):
+                    guard let page = pages.popFirst() else {
+                        step = .ended
+                        if let error { throw error }
+                        return nil
+                    }
+                    step = .giving(pages, error, number: number + 1)
+                    return Pages.given(page, number: number)
+                case .loading(var loader):
+                    defer { step = .loading(loader) }
+                    return try await loader.next()
                 }
             }
 
             /// Loads the next page, or returns `nil` after the last.
             public mutating func next(isolation actor: isolated (any Actor)?) async throws(APIError) -> APIResponse<Page>? {
                 try await next()
+            }
+        }
+
+        /// A given page as the response to a request never sent.
+        private static func given(_ page: Page, number: Int) -> APIResponse<Page> {
+            let url = URL(string: "mock:page/\(number)")!
+            return APIResponse(
+                requestID: RequestID(rawValue: 0), response: HTTPResponse(statusCode: 200, url: url), content: page, request: HTTPRequest(url: url),
+                parameters: [:])
+        }
+
+        /// Loads a listing's pages through its manager, keeping the position.
+        fileprivate struct Loader: Sendable {
+            let manager: PagedAPIManager<Page>
+            let parameters: Parameters
+            let call: CallAdditions
+            /// Why the call's arguments cannot be sent, which fails the first step.
+            let failure: String?
+            var state: State
+
+            mutating func next() async throws(APIError) -> APIResponse<Page>? {
+                if let failure { throw manager.failedLoad(.invalidParameters, failure) }
+                if let reason = state.cannotContinue { throw manager.failedLoad(.invalidResponse, reason) }
+                guard let pageParameters = state.startNextPage() else { return nil }
+                do {
+                    let url = state.linkedPage
+                    let response = try await manager.load(
+                        manager.parameters(ofPage: pageParameters, over: parameters, linked: url != nil), transfer: nil, at: url, call: call)
+                    state.pageLoaded(response.content, headers: response.headers, url: response.request.url)
+                    return response
+                } catch {
+                    state.pageFailed()
+                    throw error
+                }
             }
         }
     }
