@@ -320,20 +320,14 @@ final class LoadEngine: Sendable {
             // Before signing: a scheme that covers headers covers the range asked for.
             for (name, value) in writer.resumeHeaders { headers.set(name: name, value: value) }
         }
-        var parameters = plan.parameters
-        if let credential = attempt.credential, let authenticator = plan.authenticator {
-            switch authenticator.placement {
-            case .authorization(let scheme): headers.set(name: "Authorization", value: scheme.isEmpty ? credential.token : "\(scheme) \(credential.token)")
-            case .parameter(let name): parameters[name] = .string(credential.token)
-            }
-        }
         // Before signing: a scheme that covers headers covers a trace context too.
         plan.observation?.attemptWillBeSigned(attempt.number, headers: &headers)
+        let credential = attempt.credential.flatMap { credential in plan.authenticator.map { Authenticator.PlacedCredential(credential, as: $0.placement) } }
         do throws(ServiceError) {
             var made = try proxy.generator.makeRequest(
-                for: plan.resolved, path: plan.path, method: plan.method, parameters: parameters,
+                for: plan.resolved, path: plan.path, method: plan.method, parameters: plan.parameters,
                 headers: headers, bodyEncoding: plan.bodyEncoding, arrays: plan.arrayEncoding, query: plan.query, rawBody: plan.body,
-                placements: plan.placements, signingContext: signingContext
+                placements: plan.placements, credential: credential, signingContext: signingContext
             )
             if let timeouts = plan.timeouts { made.timeouts = timeouts }
             // What the policy retries, the transport may send again when a reused connection

@@ -42,6 +42,26 @@ public final class Authenticator: Sendable {
         public static let bearer = Placement.authorization(scheme: "Bearer")
     }
 
+    /// A credential and where a request carries it: what
+    /// ``RequestGenerator/makeRequest(for:path:method:parameters:headers:bodyEncoding:arrays:query:rawBody:placements:credential:signingContext:)``
+    /// puts in the request it makes.
+    public struct PlacedCredential: Sendable, Hashable {
+        /// The credential.
+        public var credential: Credential
+        /// Where it goes.
+        public var placement: Placement
+
+        /// A credential placed as `placement` says.
+        ///
+        /// - Parameters:
+        ///   - credential: The credential.
+        ///   - placement: Where it goes; `Authorization: Bearer` by default.
+        public init(_ credential: Credential, as placement: Placement = .bearer) {
+            self.credential = credential
+            self.placement = placement
+        }
+    }
+
     /// Where requests carry the credential.
     public let placement: Placement
     /// Response statuses meaning the credential expired; `[401]` by default.

@@ -14,7 +14,8 @@ import Foundation
 ///   ``Service/arrayEncoding``, or the call's) and dictionaries `key[sub]=v`; null values are
 ///   left out. A call's own query items come last, as they are.
 /// - Precedence: common parameters < the call's parameters; the service's common headers <
-///   its headers for the method < the call's headers.
+///   its headers for the method < the call's headers. A credential goes over all of them, as
+///   its authenticator places it.
 /// - Signing comes last, on the final request.
 public struct RequestGenerator: Sendable {
     /// Creates a generator.
@@ -36,6 +37,8 @@ public struct RequestGenerator: Sendable {
     ///     the parameters then go in the query string, whatever the method.
     ///   - placements: Where some parameters go instead (by parameter name); see
     ///     ``ParameterPlacement``.
+    ///   - credential: The credential the request carries, and where (an `Authorization`
+    ///     header, or a parameter sent and signed with the others); none by default.
     ///   - signingContext: The signing time and nonce; now and fresh by default.
     /// - Returns: The request, ready for a transport.
     /// - Throws: ``ServiceError`` naming the service and method when something is missing or
@@ -51,12 +54,23 @@ public struct RequestGenerator: Sendable {
         query: [URLQueryItem] = [],
         rawBody: HTTPRequest.Body? = nil,
         placements: [String: ParameterPlacement] = [:],
+        credential: Authenticator.PlacedCredential? = nil,
         signingContext: SigningContext = .now()
     ) throws(ServiceError) -> HTTPRequest {
         let service = resolved.service
         var parameters = parameters
         let common = service.commonParameters()
         if !common.isEmpty { parameters = common.merging(parameters) { _, call in call } }
+        var headers = headers
+        switch credential?.placement {
+        case .authorization(let scheme)?:
+            let token = credential!.credential.token
+            headers.set(name: "Authorization", value: scheme.isEmpty ? token : "\(scheme) \(token)")
+        case .parameter(let name)?:
+            parameters[name] = .string(credential!.credential.token)
+        case nil:
+            break
+        }
         let path = try fillPlaceholders(in: path, from: &parameters, service: service.name)
         let target = try makeURL(path: path, originalMethodName: path, resolved: resolved)
 
