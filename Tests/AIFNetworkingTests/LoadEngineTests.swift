@@ -40,7 +40,14 @@ private final class ManualLoadClock: LoadClock {
 
 private struct ClockedService: Service {
     var name: ServiceName = "clocked"
-    var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [.online: ServiceEnvironment(baseURL: URL(string: "https://api.clocked.test")!, apiVersion: "v1")]
+    /// Whether requests are signed (AIF's HMAC, its time in the query).
+    var signed = false
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment] {
+        [.online: ServiceEnvironment(
+            baseURL: URL(string: "https://api.clocked.test")!, apiVersion: "v1",
+            credentials: signed ? SigningCredentials(publicKey: "pub", privateKey: Secret("s3cr3t")) : nil)]
+    }
+    var signer: (any RequestSigner)? { signed ? AIFHMACSigner() : nil }
     var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: 2, maxDelay: .seconds(600), maxTotalWait: .seconds(1200)) }
 }
 
@@ -186,6 +193,86 @@ struct LoadEngineTests {
             #expect(heard.first?.insideLoadData == false, "\(service): the delegate ran inside loadData")
             #expect(heard.first?.succeeded == (service == "clocked"), "\(service)")
         }
+    }
+
+    // MARK: The one clock: credentials and signing
+
+    private static func manager(
+        _ stub: StubTransport, clock: ManualLoadClock, authenticator: Authenticator? = nil, signed: Bool = false
+    ) -> APIManager<NoContent> {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(ClockedService(signed: signed))
+        if let authenticator { registry.setAuthenticator(authenticator, for: ["clocked"]) }
+        let proxy = APIProxy(
+            transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
+            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
+        return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods"), proxy: proxy, registry: registry)
+    }
+
+    /// A credential's expiry and refresh window are read on the load's clock: moved into the
+    /// window, the next load still uses the credential and starts one refresh ahead; the load
+    /// after it carries the new one.
+    @Test func aCredentialIsRefreshedAheadWhenTheClockReachesItsWindow() async throws {
+        let clock = ManualLoadClock()
+        let refreshes = Locked(0)
+        let authenticator = Authenticator(
+            credential: Authenticator.Credential(token: "old", expiresAt: clock.date + 300, issuedAt: clock.date), refreshWindow: .seconds(60)
+        ) {
+            refreshes.withLock { $0 += 1 }
+            return Authenticator.Credential(token: "new", expiresAt: clock.date + 300, issuedAt: clock.date)
+        }
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .status(204))
+        let manager = Self.manager(stub, clock: clock, authenticator: authenticator)
+        _ = try await manager.load()
+        clock.advance(by: .seconds(230))  // 70 s before the expiry: not yet in the window
+        _ = try await manager.load()
+        #expect(refreshes.withLock { $0 } == 0)
+        clock.advance(by: .seconds(20))  // 50 s before: in it
+        _ = try await manager.load()
+        #expect(await eventually { authenticator.credential?.token == "new" })
+        _ = try await manager.load()
+        #expect(stub.requests.map { $0.headers["Authorization"] ?? "" } == ["Bearer old", "Bearer old", "Bearer old", "Bearer new"])
+        #expect(refreshes.withLock { $0 } == 1)
+    }
+
+    /// A refresh that outlasts its timeout on the load's clock fails the loads waiting for it,
+    /// with no real time spent waiting.
+    @Test func aRefreshThatOutlastsItsTimeoutOnTheClockFailsTheLoad() async throws {
+        let clock = ManualLoadClock()
+        let authenticator = Authenticator(refreshTimeout: .seconds(30)) {
+            try await Task.sleep(for: .seconds(3_600))
+            return Authenticator.Credential(token: "late")
+        }
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .status(204))
+        let manager = Self.manager(stub, clock: clock, authenticator: authenticator)
+        let started = ContinuousClock.now
+        let load = Task { try await manager.load() }
+        #expect(await eventually { clock.pendingWaits == [.seconds(30)] })
+        clock.advance(by: .seconds(30))
+        let ended = try #require(await outcome(of: load), "the load did not end")
+        let error = #expect(throws: APIError.self) { try ended.get() }
+        #expect(error?.kind == .authenticationFailed)
+        #expect(error?.message.contains("longer than its timeout") == true, "\(error?.message ?? "")")
+        #expect(stub.requests.isEmpty)
+        #expect(ContinuousClock.now - started < .seconds(20))
+    }
+
+    /// A signature carries the load's clock's time (corrected by the server's offset).
+    @Test func theSignatureCarriesTheClocksTime() async throws {
+        let clock = ManualLoadClock()
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .status(204))
+        let manager = Self.manager(stub, clock: clock, signed: true)
+        _ = try await manager.load()
+        clock.advance(by: .seconds(90))
+        _ = try await manager.load()
+        let stamps = stub.requests.map { request in
+            URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "timestamp" }?.value
+        }
+        let start = Int(clock.date.timeIntervalSince1970) - 90
+        #expect(stamps == [String(start), String(start + 90)])
     }
 }
 

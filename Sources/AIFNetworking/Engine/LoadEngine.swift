@@ -91,13 +91,13 @@ final class LoadEngine: Sendable {
         var machine = machine
         switch action {
         case .getCredential:
-            plan.authenticator?.acquire(on: runner, cancellation: cancellation) { [self, machine] outcome in
+            plan.authenticator?.acquire(on: runner, cancellation: cancellation, clock: clock) { [self, machine] outcome in
                 credentialCame(outcome, machine)
             }
         case .renewCredential(let generation, let heldBack):
             proxy.logRenewal(id, generation: generation, heldBack: heldBack)
             plan.observation?.loadWillRenewCredential()
-            plan.authenticator?.renew(after: generation, on: runner, cancellation: cancellation) { [self, machine] outcome in
+            plan.authenticator?.renew(after: generation, on: runner, cancellation: cancellation, clock: clock) { [self, machine] outcome in
                 credentialCame(outcome, machine)
             }
         case .send(let attempt):
@@ -183,7 +183,7 @@ final class LoadEngine: Sendable {
         }
         let signingOffset = plan.resolved.clockSkew.offset
         let request: HTTPRequest
-        switch makeRequest(attempt, signingContext: .now(clockOffset: signingOffset), writer: writer) {
+        switch makeRequest(attempt, signingContext: .at(clock.date, clockOffset: signingOffset), writer: writer) {
         case .success(let made): request = made
         case .failure(let error): return perform(machine.stopped(.configuration, error.description), machine, underlying: error)
         }
@@ -336,7 +336,7 @@ final class LoadEngine: Sendable {
             // default, and a load that succeeds never reads its policy.
             if !made.method.isSafe { made.isIdempotent = plan.retryPolicy.allowsRetrying(made) }
             if attempt.credential != nil, let authenticator = plan.authenticator {
-                made.sendingCondition = authenticator.sendingCondition(generation: attempt.generation, reportsRefusal: attempt.reportsRefusal)
+                made.sendingCondition = authenticator.sendingCondition(generation: attempt.generation, reportsRefusal: attempt.reportsRefusal, clock: clock)
             }
             if let transfer = plan.transfer {
                 made.bodyReceiver = writer ?? transfer.stream

@@ -178,36 +178,42 @@ public final class Authenticator: Sendable {
     /// - Parameters:
     ///   - runner: Where `completion` runs when the request had to wait.
     ///   - cancellation: The load's; cancelling it ends the wait.
+    ///   - clock: What expiry and the refresh window are measured on, and the refresh's
+    ///     timeout waited on: the load's.
     ///   - completion: Gets the credential and its generation (to pass back to
-    ///     ``renew(after:on:cancellation:completion:)``), the refresh's failure, or the
+    ///     ``renew(after:on:cancellation:clock:completion:)``), the refresh's failure, or the
     ///     cancellation. Called once.
-    package func acquire(on runner: any CompletionExecutor, cancellation: AsyncCancellation, completion: @escaping @Sendable (CredentialOutcome) -> Void) {
+    package func acquire(
+        on runner: any CompletionExecutor, cancellation: AsyncCancellation, clock: any LoadClock = SystemLoadClock(),
+        completion: @escaping @Sendable (CredentialOutcome) -> Void
+    ) {
         let window = refreshWindow.timeInterval
+        let now = clock.date
         let action = state.withLock { state in
-            state.acquire(now: Date(), window: window) { Self.waiter(on: runner, cancellation: cancellation, completion) }
+            state.acquire(now: now, window: window) { Self.waiter(on: runner, cancellation: cancellation, completion) }
         }
-        perform(action, completion)
+        perform(action, clock: clock, completion)
     }
 
     /// A request that carried the credential of `generation` was told it expired: gets the
     /// next one — the one already refreshed, or the outcome of the refresh this starts or
-    /// joins — as ``acquire(on:cancellation:completion:)`` does.
+    /// joins — as ``acquire(on:cancellation:clock:completion:)`` does.
     package func renew(
-        after generation: Int, on runner: any CompletionExecutor, cancellation: AsyncCancellation,
+        after generation: Int, on runner: any CompletionExecutor, cancellation: AsyncCancellation, clock: any LoadClock = SystemLoadClock(),
         completion: @escaping @Sendable (CredentialOutcome) -> Void
     ) {
         let action = state.withLock { $0.expired(Self.waiter(on: runner, cancellation: cancellation, completion), used: generation) }
-        perform(action, completion)
+        perform(action, clock: clock, completion)
     }
 
     /// The condition a request that carries the credential of `generation` is sent under
     /// (see ``SendingCondition``): withdrawn when the credential went stale while it waited
     /// for a connection; and, when `reportsRefusal` (it is not already the one retry after a
     /// refusal), a status in ``expiredStatusCodes`` marks the credential refused as the
-    /// answer arrives — and starts the refresh — so that the requests queued behind it are
-    /// held back at once, not sent with the refused credential.
-    package func sendingCondition(generation: Int, reportsRefusal: Bool) -> any SendingCondition {
-        CredentialInUse(authenticator: self, generation: generation, reportsRefusal: reportsRefusal)
+    /// answer arrives — and starts the refresh, on `clock` — so that the requests queued
+    /// behind it are held back at once, not sent with the refused credential.
+    package func sendingCondition(generation: Int, reportsRefusal: Bool, clock: any LoadClock = SystemLoadClock()) -> any SendingCondition {
+        CredentialInUse(authenticator: self, generation: generation, reportsRefusal: reportsRefusal, clock: clock)
     }
 
     /// Whether requests carrying the credential of `generation` should not go out now.
@@ -216,8 +222,8 @@ public final class Authenticator: Sendable {
     }
 
     /// A request carrying the credential of `generation` was answered with a refusal.
-    fileprivate func noteRefusal(of generation: Int) {
-        if state.withLock({ $0.refused(generation) }) { startRefresh() }
+    fileprivate func noteRefusal(of generation: Int, clock: any LoadClock) {
+        if state.withLock({ $0.refused(generation) }) { startRefresh(clock: clock) }
     }
 
     /// A waiter that hands the refresh's outcome to `completion` on `runner`, unless the
@@ -233,58 +239,65 @@ public final class Authenticator: Sendable {
         }
     }
 
-    private func perform(_ action: CredentialState<Waiter>.Acquisition, _ completion: @Sendable (CredentialOutcome) -> Void) {
+    private func perform(_ action: CredentialState<Waiter>.Acquisition, clock: any LoadClock, _ completion: @Sendable (CredentialOutcome) -> Void) {
         switch action {
         case .use(let credential, let generation):
             completion(.credential(credential, generation: generation))
         case .useAndRefresh(let credential, let generation):
-            startRefresh()
+            startRefresh(clock: clock)
             completion(.credential(credential, generation: generation))
         case .wait:
             break
         case .waitAndRefresh:
-            startRefresh()
+            startRefresh(clock: clock)
         case .fail(let failure):
             completion(.failed(failure))
         }
     }
 
-    /// Runs the refresh, bounded by ``refreshTimeout``, and hands its outcome to the waiters.
+    /// Runs the refresh, bounded by ``refreshTimeout`` on `clock`, and hands its outcome to the
+    /// waiters: the refresh's, or — when the timeout comes first — its failure, the refresh
+    /// then cancelled. A credential that comes counts as issued at `clock`'s time.
     ///
     /// At high priority: every load of the service waits for it. (In a test process whose
     /// cooperative threads were busy with other tests, the token request reached the server
     /// 22–29 ms after the first 401 so, 43–87 ms at the default priority.)
-    private func startRefresh() {
-        Task(priority: .high) { [self] in
+    private func startRefresh(clock: any LoadClock) {
+        let settled = Locked(false)
+        let refreshing = Task(priority: .high) { [self] in
             let outcome: Result<Credential, any Error>
             do {
-                outcome = .success(try await withRefreshTimeout())
+                outcome = .success(try await refresh())
             } catch {
                 outcome = .failure(error)
             }
-            switch outcome {
-            case .success(let credential):
-                let (waiters, generation) = state.withLock { $0.refreshed(credential, at: Date()) }
-                for waiter in waiters { waiter(.success((credential, generation))) }
-            case .failure(let error):
-                let failure = AuthenticationFailure(underlying: error)
-                let waiters = state.withLock { $0.refreshFailed(failure) }
-                for waiter in waiters { waiter(.failure(failure)) }
-            }
+            settle(outcome, once: settled, clock: clock)
+        }
+        let timeout = refreshTimeout
+        clock.schedule(after: timeout) { [weak self] in
+            if self?.settle(.failure(RefreshTimedOut(timeout: timeout)), once: settled, clock: clock) == true { refreshing.cancel() }
         }
     }
 
-    private func withRefreshTimeout() async throws -> Credential {
-        let timeout = refreshTimeout
-        return try await withThrowingTaskGroup(of: Credential.self) { group in
-            group.addTask { try await self.refresh() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw RefreshTimedOut(timeout: timeout)
-            }
-            defer { group.cancelAll() }
-            return try await group.next()!
+    /// Hands the refresh's outcome to the waiters, unless it was handed already (the refresh
+    /// and its timeout race); whether it was this one.
+    @discardableResult
+    private func settle(_ outcome: Result<Credential, any Error>, once settled: Locked<Bool>, clock: any LoadClock) -> Bool {
+        let first = settled.withLock { settled in
+            defer { settled = true }
+            return !settled
         }
+        guard first else { return false }
+        switch outcome {
+        case .success(let credential):
+            let (waiters, generation) = state.withLock { $0.refreshed(credential, at: clock.date) }
+            for waiter in waiters { waiter(.success((credential, generation))) }
+        case .failure(let error):
+            let failure = AuthenticationFailure(underlying: error)
+            let waiters = state.withLock { $0.refreshFailed(failure) }
+            for waiter in waiters { waiter(.failure(failure)) }
+        }
+        return true
     }
 }
 
@@ -293,11 +306,13 @@ private final class CredentialInUse: SendingCondition {
     let authenticator: Authenticator
     let generation: Int
     let reportsRefusal: Bool
+    let clock: any LoadClock
 
-    init(authenticator: Authenticator, generation: Int, reportsRefusal: Bool) {
+    init(authenticator: Authenticator, generation: Int, reportsRefusal: Bool, clock: any LoadClock) {
         self.authenticator = authenticator
         self.generation = generation
         self.reportsRefusal = reportsRefusal
+        self.clock = clock
     }
 
     func allowsSending() -> Bool {
@@ -306,7 +321,7 @@ private final class CredentialInUse: SendingCondition {
 
     func responseArrived(statusCode: Int) {
         guard reportsRefusal, authenticator.expiredStatusCodes.contains(statusCode) else { return }
-        authenticator.noteRefusal(of: generation)
+        authenticator.noteRefusal(of: generation, clock: clock)
     }
 }
 

@@ -96,7 +96,12 @@ public struct SigningContext: Sendable, Hashable {
     /// - Parameter clockOffset: How far the server's clock is ahead of ours, in seconds.
     /// - Returns: The context.
     public static func now(clockOffset: TimeInterval = 0) -> SigningContext {
-        SigningContext(time: Date().addingTimeInterval(clockOffset), nonce: NoncePool.shared.nonce())
+        at(Date(), clockOffset: clockOffset)
+    }
+
+    /// A fresh nonce, and `date` (a load's clock's time) corrected by `clockOffset`.
+    package static func at(_ date: Date, clockOffset: TimeInterval = 0) -> SigningContext {
+        SigningContext(time: date.addingTimeInterval(clockOffset), nonce: NoncePool.shared.nonce())
     }
 
     /// The time as whole Unix seconds.
