@@ -198,15 +198,43 @@ struct LoadEngineTests {
     // MARK: The one clock: credentials and signing
 
     private static func manager(
-        _ stub: StubTransport, clock: ManualLoadClock, authenticator: Authenticator? = nil, signed: Bool = false
+        _ stub: StubTransport, clock: ManualLoadClock, authenticator: Authenticator? = nil, signed: Bool = false,
+        budget: RetryPolicy.Budget = RetryPolicy.Budget()
     ) -> APIManager<NoContent> {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ClockedService(signed: signed))
         if let authenticator { registry.setAuthenticator(authenticator, for: ["clocked"]) }
         let proxy = APIProxy(
-            transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
+            transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: budget,
             offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
         return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods"), proxy: proxy, registry: registry)
+    }
+
+    /// The retry budget's window moves on the proxy's clock: spent by one load's retry, it
+    /// declines the next load's, and allows one again once the clock has moved past the window.
+    @Test func theRetryBudgetsWindowMovesWithTheClock() async throws {
+        let clock = ManualLoadClock()
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .status(503, headers: ["Retry-After": "1"]))
+        let manager = Self.manager(stub, clock: clock, budget: RetryPolicy.Budget(ratio: 0, minimumRetries: 1, window: .seconds(10)))
+        func attempts(waitingFor waits: Int) async throws -> (attempts: Int, message: String) {
+            let load = Task { try await manager.load() }
+            for _ in 0..<waits {
+                #expect(await eventually { clock.pendingWaits == [.seconds(1)] })
+                clock.advance(by: .seconds(1))
+            }
+            let ended = try #require(await outcome(of: load), "the load did not end")
+            let error = #expect(throws: APIError.self) { try ended.get() }
+            return (error?.attempts ?? 0, error?.message ?? "")
+        }
+        let first = try await attempts(waitingFor: 1)
+        #expect(first.attempts == 2)
+        let second = try await attempts(waitingFor: 0)
+        #expect(second.attempts == 1)
+        #expect(second.message.contains("the proxy's retry budget is spent"), "\(second.message)")
+        clock.advance(by: .seconds(11))
+        let third = try await attempts(waitingFor: 1)
+        #expect(third.attempts == 2)
     }
 
     /// A credential's expiry and refresh window are read on the load's clock: moved into the

@@ -416,15 +416,14 @@ struct RetryPolicyTests {
     }
 
     @Test func theBudgetAllowsAShareOfTheLoadsOverItsWindow() {
-        let now = Locked(ContinuousClock.now)
-        let budget = RetryPolicy.Budget(ratio: 0.2, minimumRetries: 1, window: .seconds(10), clock: { now.withLock { $0 } })
-        for _ in 0..<10 { budget.recordLoad() }
+        let budget = RetryPolicy.Budget(ratio: 0.2, minimumRetries: 1, window: .seconds(10))
+        let start = Duration.seconds(1_000)
+        for _ in 0..<10 { budget.recordLoad(at: start) }
         // 0.2 × 10 + 1 = 3 retries.
-        #expect((0..<5).map { _ in budget.spendRetry() } == [true, true, true, false, false])
+        #expect((0..<5).map { _ in budget.spendRetry(at: start) } == [true, true, true, false, false])
         // Eleven seconds later the window has moved past them all: only the floor is left.
-        now.withLock { $0 += .seconds(11) }
-        #expect((0..<2).map { _ in budget.spendRetry() } == [true, false])
-        #expect(RetryPolicy.Budget.unlimited.spendRetry())
+        #expect((0..<2).map { _ in budget.spendRetry(at: start + .seconds(11)) } == [true, false])
+        #expect(RetryPolicy.Budget.unlimited.spendRetry(at: start))
     }
 }
 

@@ -61,7 +61,7 @@ final class LoadEngine: Sendable {
         _ plan: LoadPlan, id: RequestID, owner: WeakLoadOwner, proxy: APIProxy, cancellation: AsyncCancellation, runner: any CompletionExecutor,
         completion: @escaping @Sendable (LoadEnding) -> Void
     ) {
-        proxy.retryBudget.recordLoad()
+        proxy.retryBudget.recordLoad(at: proxy.clock.now)
         let engine = LoadEngine(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner, completion: completion)
         var machine = LoadStateMachine(
             usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
@@ -136,7 +136,7 @@ final class LoadEngine: Sendable {
             let next: LoadStateMachine.Action
             if let owner = owner.object, !owner.allowsRetry(retry) {
                 next = machine.retryDeclined(retry, because: "an interceptor declined the retry")
-            } else if !proxy.retryBudget.spendRetry() {
+            } else if !proxy.retryBudget.spendRetry(at: clock.now) {
                 next = machine.retryDeclined(retry, because: "the proxy's retry budget is spent")
             } else {
                 proxy.logRetry(id, retry)

@@ -7,7 +7,8 @@ extension RetryPolicy {
     ///
     /// A retry is allowed while the retries made in the last ``window`` stay within
     /// `ratio × loads + minimumRetries` — the floor lets a quiet client still retry its few
-    /// requests. Thread-safe; one per `APIProxy`.
+    /// requests. The window moves on the clock of the proxy that counts in it. Thread-safe; one
+    /// per `APIProxy`.
     public final class Budget: Sendable {
         /// Retries allowed per load sent (0.2: one retry for five loads).
         public let ratio: Double
@@ -26,7 +27,6 @@ extension RetryPolicy {
         private static let slotCount = 10
         private let slotLength: Duration
         private let slots = Locked([Slot](repeating: Slot(), count: Budget.slotCount))
-        private let clock: @Sendable () -> ContinuousClock.Instant
 
         /// Creates a budget.
         ///
@@ -34,25 +34,20 @@ extension RetryPolicy {
         ///   - ratio: Retries per load; 0.2 by default.
         ///   - minimumRetries: Retries always allowed per window; 10 by default.
         ///   - window: The sliding window; 10 seconds by default.
-        public convenience init(ratio: Double = 0.2, minimumRetries: Int = 10, window: Duration = .seconds(10)) {
-            self.init(ratio: ratio, minimumRetries: minimumRetries, window: window, clock: { ContinuousClock.now })
-        }
-
-        init(ratio: Double, minimumRetries: Int, window: Duration, clock: @escaping @Sendable () -> ContinuousClock.Instant) {
+        public init(ratio: Double = 0.2, minimumRetries: Int = 10, window: Duration = .seconds(10)) {
             self.ratio = max(ratio, 0)
             self.minimumRetries = max(minimumRetries, 0)
             self.window = window > .zero ? window : .seconds(10)
             slotLength = self.window / Self.slotCount
-            self.clock = clock
         }
 
         /// No cap: every retry the policies allow is made.
         public static var unlimited: Budget { Budget(ratio: .infinity, minimumRetries: .max) }
 
         /// Counts a load sent (whether its policy retries or not: the budget is a share of the
-        /// proxy's traffic).
-        package func recordLoad() {
-            let epoch = currentEpoch()
+        /// proxy's traffic), at `now` on the proxy's clock (``LoadClock/now``).
+        package func recordLoad(at now: Duration) {
+            let epoch = epoch(at: now)
             slots.withLock { slots in
                 let index = Self.index(of: epoch)
                 if slots[index].epoch != epoch { slots[index] = Slot(epoch: epoch) }
@@ -60,9 +55,9 @@ extension RetryPolicy {
             }
         }
 
-        /// Takes a retry from the budget; `false` when it is spent.
-        package func spendRetry() -> Bool {
-            let epoch = currentEpoch()
+        /// Takes a retry from the budget at `now` on the proxy's clock; `false` when it is spent.
+        package func spendRetry(at now: Duration) -> Bool {
+            let epoch = epoch(at: now)
             return slots.withLock { slots in
                 var loads = 0
                 var retries = 0
@@ -79,16 +74,14 @@ extension RetryPolicy {
             }
         }
 
-        private func currentEpoch() -> Int64 {
-            Int64(((clock() - Self.origin) / slotLength).rounded(.down))
+        /// The slot `now` falls in, counted from the clock's origin.
+        private func epoch(at now: Duration) -> Int64 {
+            Int64((now / slotLength).rounded(.down))
         }
 
         private static func index(of epoch: Int64) -> Int {
             let count = Int64(slotCount)
             return Int((epoch % count + count) % count)
         }
-
-        /// A fixed instant the epochs count from.
-        private static let origin = ContinuousClock.now
     }
 }
