@@ -215,22 +215,6 @@ struct AuthenticatorTests {
         await shop.stop()
     }
 
-    /// Tokens that live a minute, as long as the default refresh window: loads 300 ms apart use
-    /// the one token issued at sign-in, none refreshes it ahead (it would be three quarters into
-    /// its life, 45 s, before one did).
-    @Test func aTokenThatLivesNoLongerThanTheWindowIsNotRefreshedByEveryLoad() async throws {
-        let shop = try await TokenShop.make(tokenLifetime: .seconds(60))
-        let token = try await shop.signIn()
-        for _ in 0..<8 {
-            try await Task.sleep(for: .milliseconds(300))
-            _ = try await shop.account().load()
-        }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(shop.tokens.issued == 1)
-        #expect(shop.authenticator.credential?.token == token)
-        await shop.stop()
-    }
-
     @Test func cancellingALoadThatWaitsForTheRefreshEndsItAtOnce() async throws {
         let shop = try await TokenShop.make()
         _ = try await shop.signIn()

@@ -264,6 +264,36 @@ struct LoadEngineTests {
         #expect(refreshes.withLock { $0 } == 1)
     }
 
+    /// A token that lives no longer than the refresh window (a minute, the window's default) is
+    /// refreshed in the last quarter of its life, not by every load: loads up to 45 s after its
+    /// issue use it as it is; the first after that starts one refresh ahead, and the loads
+    /// meanwhile go on with it.
+    @Test func aTokenThatLivesNoLongerThanTheWindowIsRefreshedInItsLastQuarter() async throws {
+        let clock = ManualLoadClock()
+        let refreshes = Locked(0)
+        let issued = clock.date
+        let authenticator = Authenticator(credential: Authenticator.Credential(token: "first", expiresAt: issued + 60, issuedAt: issued)) {
+            refreshes.withLock { $0 += 1 }
+            try await Task.sleep(for: .seconds(3_600))  // still running while the loads below go on
+            return Authenticator.Credential(token: "second")
+        }
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .status(204))
+        let manager = Self.manager(stub, clock: clock, authenticator: authenticator)
+        for step in [0, 15, 15, 10, 4] {  // 0, 15, 30, 40, 44 s after the issue
+            clock.advance(by: .seconds(step))
+            _ = try await manager.load()
+        }
+        #expect(refreshes.withLock { $0 } == 0)
+        clock.advance(by: .seconds(2))  // 46 s: in the last quarter
+        _ = try await manager.load()
+        #expect(await eventually { refreshes.withLock { $0 } == 1 })
+        clock.advance(by: .seconds(4))
+        _ = try await manager.load()
+        #expect(refreshes.withLock { $0 } == 1)
+        #expect(stub.requests.map { $0.headers["Authorization"] ?? "" } == Array(repeating: "Bearer first", count: 7))
+    }
+
     /// A refresh that outlasts its timeout on the load's clock fails the loads waiting for it,
     /// with no real time spent waiting.
     @Test func aRefreshThatOutlastsItsTimeoutOnTheClockFailsTheLoad() async throws {

@@ -105,7 +105,12 @@ final class UploadPipe: Sendable {
         }
         guard fresh else { return false }
         let task = Task { await produce(self) }
-        state.withLock { $0.producer = task }
+        // A transfer that closed while the task was being made did not see it to cancel it.
+        let closed = state.withLock { state -> Bool in
+            state.producer = task
+            return state.closed
+        }
+        if closed { task.cancel() }
         return true
     }
 
