@@ -274,8 +274,7 @@ struct LoadEngineTests {
         let issued = clock.date
         let authenticator = Authenticator(credential: Authenticator.Credential(token: "first", expiresAt: issued + 60, issuedAt: issued)) {
             refreshes.withLock { $0 += 1 }
-            try await Task.sleep(for: .seconds(3_600))  // still running while the loads below go on
-            return Authenticator.Credential(token: "second")
+            try await waitUntilCancelled()  // still running while the loads below go on
         }
         let stub = StubTransport()
         stub.stub(.get, "goods", with: .status(204))
@@ -298,9 +297,8 @@ struct LoadEngineTests {
     /// with no real time spent waiting.
     @Test func aRefreshThatOutlastsItsTimeoutOnTheClockFailsTheLoad() async throws {
         let clock = ManualLoadClock()
-        let authenticator = Authenticator(refreshTimeout: .seconds(30)) {
-            try await Task.sleep(for: .seconds(3_600))
-            return Authenticator.Credential(token: "late")
+        let authenticator = Authenticator(refreshTimeout: .seconds(30)) { () async throws -> Authenticator.Credential in
+            try await waitUntilCancelled()
         }
         let stub = StubTransport()
         stub.stub(.get, "goods", with: .status(204))

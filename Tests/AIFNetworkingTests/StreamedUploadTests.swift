@@ -115,7 +115,6 @@ struct StreamedUploadTests {
             let pulled: Locked<Int>
 
             mutating func next() async throws -> Data? {
-                try await Task.sleep(for: .milliseconds(5))
                 pulled.withLock { $0 += 1 }
                 return Data(count: 4096)
             }

@@ -47,3 +47,13 @@ func outcome<Success: Sendable>(of task: Task<Success, any Error>, within timeou
     await eventually(timeout: timeout) { ended.withLock { $0 != nil } }
     return ended.withLock { $0 }
 }
+
+/// Waits until the calling task is cancelled, then throws `CancellationError` — with no time of
+/// its own: what a refresh or a producer that never comes back does in a test driven by a
+/// manual clock.
+func waitUntilCancelled() async throws -> Never {
+    let (never, continuation) = AsyncStream<Never>.makeStream()
+    for await _ in never {}
+    withExtendedLifetime(continuation) {}
+    throw CancellationError()
+}
