@@ -165,14 +165,27 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),
             ]
         ),
-        .macro(
-            name: "AIFNetworkingMacros",
+        // The macros' expansion, a library of its own so that their tests reach it without
+        // depending on the macro target: SwiftPM builds a test product whose targets depend on a
+        // macro for the host, and with it every module the tests use a second time (the
+        // samples and tools are built for the target), which doubled each clean build.
+        .target(
+            name: "AIFNetworkingInterfaceMacros",
             dependencies: [
                 .product(name: "SwiftSyntax", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
                 .product(name: "SwiftSyntaxBuilder", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
                 .product(name: "SwiftBasicFormat", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
                 .product(name: "SwiftDiagnostics", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
+            ]
+        ),
+        // The compiler plug-in: the macros by the names `#externalMacro` gives them.
+        .macro(
+            name: "AIFNetworkingMacros",
+            dependencies: [
+                "AIFNetworkingInterfaceMacros",
+                .product(name: "SwiftSyntax", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
             ]
         ),
@@ -392,7 +405,7 @@ let package = Package(
         .testTarget(
             name: "AIFNetworkingMacrosTests",
             dependencies: [
-                "AIFNetworkingMacros",
+                "AIFNetworkingInterfaceMacros",
                 .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),

@@ -1,5 +1,5 @@
 #if Interfaces
-import AIFNetworkingMacros
+import AIFNetworkingInterfaceMacros
 import SwiftSyntax
 import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacros
