@@ -70,12 +70,12 @@ private final class CountingVetoService: Service, @unchecked Sendable {
 /// when the clock says so, not when real time does), and asks the service about an answer once.
 @Suite("Load engine: the proxy's clock, the service asked once")
 struct LoadEngineTests {
-    private static func manager(_ stub: any HTTPTransport, clock: ManualLoadClock) -> APIManager<NoContent> {
+    private static func manager(_ stub: any HTTPTransport, clock: ManualLoadClock, observers: [any LoadObserver] = []) -> APIManager<NoContent> {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ClockedService())
         let proxy = APIProxy(
             transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
-            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
+            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: observers, clock: clock)
         return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods"), proxy: proxy, registry: registry)
     }
 
@@ -130,6 +130,63 @@ struct LoadEngineTests {
         let error = #expect(throws: APIError.self) { try ended.get() }
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
+    }
+
+    /// A cancellation is an event of the load's machine: the load ends at once, as cancelled,
+    /// even while its transport has not given up the transfer (one slow to stop, or that
+    /// never does); what the transport answers afterwards is ignored, and the load ends once.
+    /// (The load used to end only when the transport reported the cancelled transfer.)
+    @Test func aCancelledLoadEndsAtOnceWhateverItsTransportDoes() async throws {
+        let transport = HoldingTransport()
+        let observer = EndCountingObserver()
+        let manager = Self.manager(transport, clock: ManualLoadClock(), observers: [observer])
+        let load = Task { try await manager.load() }
+        #expect(await eventually { transport.held == 1 })
+        load.cancel()
+        let ended = try #require(await outcome(of: load), "the load did not end")
+        let error = #expect(throws: APIError.self) { try ended.get() }
+        #expect(error?.kind == .cancelled)
+        #expect(error?.attempts == 1)
+        #expect(transport.cancelsAsked == 1)
+        #expect(!manager.isLoading)
+        // The transfer's late answer changes nothing.
+        transport.answerAll(with: 200)
+        #expect(await eventually { transport.held == 0 })
+        #expect(observer.ends == ["cancelled"])
+        #expect(!manager.isLoading)
+    }
+
+    /// The same through the delegate face: `cancelRequest` ends the load at once; the delegate
+    /// hears nothing of a cancelled load, nor of the transfer's late answer.
+    @Test func cancelRequestEndsTheLoadAtOnceWhateverItsTransportDoes() async throws {
+        let transport = HoldingTransport()
+        let observer = EndCountingObserver()
+        let manager = Self.manager(transport, clock: ManualLoadClock(), observers: [observer])
+        let delegate = HeardDelegate()
+        manager.delegate = delegate
+        let id = manager.loadData()
+        #expect(await eventually { transport.held == 1 })
+        manager.cancelRequest(id)
+        #expect(await eventually { !manager.isLoading })
+        #expect(observer.ends == ["cancelled"])
+        transport.answerAll(with: 200)
+        #expect(await eventually { transport.held == 0 })
+        #expect(observer.ends == ["cancelled"])
+        #expect(delegate.heard.withLock { $0 } == 0)
+    }
+
+    /// Cancelled before its engine has started (from `onStart`, as a caller holding the ID
+    /// can), a load ends once, as cancelled, and sends nothing.
+    @Test func aLoadCancelledBeforeItStartsEndsOnceAndSendsNothing() async throws {
+        let transport = HoldingTransport()
+        let observer = EndCountingObserver()
+        let manager = Self.manager(transport, clock: ManualLoadClock(), observers: [observer])
+        let id = manager.loadData(with: [:], onStart: { manager.cancelRequest($0) })
+        #expect(await eventually { !manager.isLoading })
+        #expect(observer.ends == ["cancelled"])
+        #expect(transport.held == 0)
+        #expect(transport.sent == 0)
+        #expect(!manager.proxy.isInFlight(id))
     }
 
     /// The service is asked for its veto once per answer: the manager's check of the answer
@@ -421,4 +478,65 @@ private final class StackWatcher: APIManagerDelegate {
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         hear(error.requestID, succeeded: false)
     }
+}
+
+/// A transport that keeps every request until the test answers it, and does not give one up
+/// when asked to cancel it — as a transport slow to stop a transfer.
+private final class HoldingTransport: HTTPTransport {
+    private struct Unstoppable: CancellableTransfer {
+        let asked: Locked<Int>
+        func cancel() { asked.withLock { $0 += 1 } }
+    }
+
+    private let asked = Locked(0)
+    private let sends = Locked(0)
+    private let holding = Locked<[(request: HTTPRequest, completion: @Sendable (Result<HTTPResponse, TransportError>) -> Void)]>([])
+
+    /// How many requests wait for their answer.
+    var held: Int { holding.withLock { $0.count } }
+    /// How many requests were sent.
+    var sent: Int { sends.withLock { $0 } }
+    /// How many times a transfer was asked to stop.
+    var cancelsAsked: Int { asked.withLock { $0 } }
+
+    func send(
+        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer {
+        sends.withLock { $0 += 1 }
+        holding.withLock { $0.append((request, completion)) }
+        return Unstoppable(asked: asked)
+    }
+
+    /// Answers every request held with an empty response of `status`.
+    func answerAll(with status: Int) {
+        let all = holding.withLock { held in
+            defer { held.removeAll() }
+            return held
+        }
+        for (request, completion) in all {
+            completion(.success(HTTPResponse(statusCode: status, headers: HTTPHeaders(), body: Data(), url: request.url)))
+        }
+    }
+}
+
+/// Records how each load ended, in order.
+private final class EndCountingObserver: LoadObserver {
+    private final class Observation: LoadObservation {
+        let observer: EndCountingObserver
+        init(_ observer: EndCountingObserver) { self.observer = observer }
+        func loadDidEnd(_ outcome: ObservedLoad.Outcome) { observer.ended.withLock { $0.append(outcome.outcomeClass) } }
+    }
+
+    let ended = Locked<[String]>([])
+    var ends: [String] { ended.withLock { $0 } }
+
+    func observation(of load: ObservedLoad) -> (any LoadObservation)? { Observation(self) }
+}
+
+/// Counts what the delegate heard.
+private final class HeardDelegate: APIManagerDelegate {
+    let heard = Locked(0)
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) { heard.withLock { $0 += 1 } }
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) { heard.withLock { $0 += 1 } }
 }

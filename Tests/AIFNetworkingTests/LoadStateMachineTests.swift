@@ -105,6 +105,7 @@ struct LoadStateMachineTests {
         #expect(machine.retryDeclined(late, because: "late") == .ignore)
         #expect(machine.waitEnded(cancelled: false, on: clock()) == .ignore)
         #expect(machine.startedAgain(on: clock()) == .ignore)
+        #expect(machine.cancelled() == .ignore)
     }
 
     // MARK: Plain loads
@@ -598,6 +599,61 @@ struct LoadStateMachineTests {
     @Test func cancellingWhileTheRequestIsInFlightEndsWithTheCancelledAnswer() {
         var machine = Self.sending()
         #expect(machine.answered(Self.failure(.cancelled), policy: .standard, on: Self.clock()) == Self.end(1))
+    }
+
+    /// A cancellation is an event of its own: whatever the load is doing, it fails at once,
+    /// counting the attempts that could have reached the server, and every later event —
+    /// the stopped step's own ending included — is ignored.
+    @Test func aCancellationEndsTheLoadAtOnceAtEachPoint() {
+        let cancelled = "the request was cancelled"
+        let refreshing = "the request was cancelled while the credential was refreshed"
+
+        var notStarted = Machine(usesCredential: false, isSigned: false, clockTolerance: 30)
+        #expect(notStarted.cancelled() == Self.fail(.cancelled, cancelled, attempts: 0))
+        Self.expectEverythingIgnored(notStarted)
+
+        var gettingCredential = Machine(usesCredential: true, isSigned: false, clockTolerance: 30)
+        _ = gettingCredential.start(on: Self.clock())
+        #expect(gettingCredential.cancelled() == Self.fail(.cancelled, refreshing, attempts: 0))
+        Self.expectEverythingIgnored(gettingCredential)
+
+        var sending = Self.sending()
+        #expect(sending.cancelled() == Self.fail(.cancelled, cancelled, attempts: 1))
+        // The transfer's own cancelled ending, arriving afterwards, is ignored.
+        #expect(sending.answered(Self.failure(.cancelled), policy: .standard, on: Self.clock()) == .ignore)
+        Self.expectEverythingIgnored(sending)
+
+        var renewing = Self.sending(credential: true)
+        _ = renewing.answered(Self.answer(401, judgement: Machine.Judgement(credentialExpired: true)), policy: .standard, on: Self.clock())
+        #expect(renewing.cancelled() == Self.fail(.cancelled, refreshing, attempts: 1))
+        Self.expectEverythingIgnored(renewing)
+
+        var heldBack = Self.sending(credential: true)
+        _ = heldBack.answered(Self.failure(.withdrawn), policy: .standard, on: Self.clock())
+        #expect(heldBack.cancelled() == Self.fail(.cancelled, refreshing, attempts: 0))
+        Self.expectEverythingIgnored(heldBack)
+
+        var weighing = Self.sending()
+        let asked = weighing.answered(Self.answer(503), policy: .standard, on: Self.clock())
+        #expect(weighing.cancelled() == Self.fail(.cancelled, cancelled, attempts: 1))
+        #expect(weighing.retryAllowed(Self.retry(asked: asked)) == .ignore)
+        Self.expectEverythingIgnored(weighing)
+
+        var waiting = Self.sending()
+        _ = waiting.retryAllowed(Self.retry(asked: waiting.answered(Self.answer(503), policy: .standard, on: Self.clock())))
+        #expect(waiting.cancelled() == Self.fail(.cancelled, "the request was cancelled while waiting to retry", attempts: 1))
+        #expect(waiting.waitEnded(cancelled: true, on: Self.clock()) == .ignore)
+        Self.expectEverythingIgnored(waiting)
+
+        var startingAgain = Self.sending(signed: true)
+        let corrected = startingAgain.answered(Self.answer(401, clockOffset: 120), policy: .standard, on: Self.clock())
+        #expect(corrected == .startAgain(.clockCorrected(offset: 120)))
+        #expect(startingAgain.cancelled() == Self.fail(.cancelled, cancelled, attempts: 1))
+        Self.expectEverythingIgnored(startingAgain)
+
+        var ended = Self.sending()
+        #expect(ended.answered(Self.answer(200), policy: .standard, on: Self.clock()) == Self.end(1))
+        #expect(ended.cancelled() == .ignore)
     }
 
     @Test func cancellingDuringTheWaitBeforeARetryFailsTheLoad() {

@@ -34,89 +34,172 @@ enum LoadEnding: Sendable {
 /// through the proxy, waits before a retry on the proxy's clock — and tells the machine what
 /// came of it, until the machine ends the load. Then it hands the ending to the manager, once.
 ///
-/// The machine is a value carried from each step to the next (each action leads to exactly one
-/// event), so the engine itself holds nothing that changes.
-final class LoadEngine: Sendable {
+/// It is also what the proxy's table cancels the load through: a cancellation is an event of
+/// the machine like the others. While the load waits for a step outside the engine — a
+/// transfer, a wait, a credential's refresh — the cancellation ends it at once: the step is
+/// stopped and whatever it produces afterwards is ignored, so a transport slow to give up a
+/// transfer does not hold up the load's ending. While the engine itself works on the load
+/// (makes a request, weighs an answer, tells the observers), the cancellation is the next
+/// event the machine hears, so that nothing the load's observers hear comes after its end; and
+/// so it is while a transfer that writes into the load's file or stream, or reads its upload,
+/// winds down — the load ends once the transfer has let go of them.
+final class LoadEngine: CancellableTransfer {
     private let plan: LoadPlan
     private let id: RequestID
     private let owner: WeakLoadOwner
     private let proxy: APIProxy
-    private let cancellation: AsyncCancellation
+    /// Stops the step under way: each transfer, wait and credential request is attached to it.
+    private let steps = AsyncCancellation()
     private let runner: any CompletionExecutor
     private let clock: any LoadClock
     private let completion: @Sendable (LoadEnding) -> Void
+    /// The load's decisions, and whether the engine is at work on them; each event is told
+    /// under this lock, and its action performed outside it.
+    private let state: Locked<State>
 
-    /// Runs a load: its attempts until one is delivered or the load fails; `completion` is
-    /// called exactly once, on `runner`.
+    private struct State {
+        var machine: LoadStateMachine
+        /// Whether the engine is performing a step itself, rather than waiting for one it
+        /// handed off (a transfer, a wait, a credential).
+        var working = true
+        /// Whether the step handed off uses what the load owns (its file, stream or upload),
+        /// so that the load cannot end before the step does.
+        var stepHoldsLoad = false
+        /// A cancellation that came while the engine was working: the machine hears it next.
+        var cancelAsked = false
+    }
+
+    /// Makes the engine of a load; nothing happens until ``start()``. `completion` is called
+    /// exactly once, on `runner`.
     ///
     /// - Parameters:
     ///   - plan: What the manager read when the load started.
     ///   - id: The load's ID.
     ///   - owner: Its manager, held weakly.
     ///   - proxy: Where its requests are sent, its retries budgeted and its steps logged.
-    ///   - cancellation: The load's; cancelling it stops the step under way.
     ///   - runner: Where every step after the first runs.
     ///   - completion: Gets the ending.
-    static func run(
-        _ plan: LoadPlan, id: RequestID, owner: WeakLoadOwner, proxy: APIProxy, cancellation: AsyncCancellation, runner: any CompletionExecutor,
-        completion: @escaping @Sendable (LoadEnding) -> Void
-    ) {
-        proxy.retryBudget.recordLoad(at: proxy.clock.now)
-        let engine = LoadEngine(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner, completion: completion)
-        var machine = LoadStateMachine(
-            usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
-        let action = machine.start(on: engine.clock)
-        engine.perform(action, machine)
-    }
-
-    private init(
-        _ plan: LoadPlan, id: RequestID, owner: WeakLoadOwner, proxy: APIProxy, cancellation: AsyncCancellation, runner: any CompletionExecutor,
+    init(
+        _ plan: LoadPlan, id: RequestID, owner: WeakLoadOwner, proxy: APIProxy, runner: any CompletionExecutor,
         completion: @escaping @Sendable (LoadEnding) -> Void
     ) {
         self.plan = plan
         self.id = id
         self.owner = owner
         self.proxy = proxy
-        self.cancellation = cancellation
         self.runner = runner
         clock = proxy.clock
         self.completion = completion
+        state = Locked(State(machine: LoadStateMachine(
+            usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)))
+    }
+
+    /// Runs the load: its attempts until one is delivered or the load fails (or is cancelled).
+    func start() {
+        proxy.retryBudget.recordLoad(at: clock.now)
+        perform(decide { $0.start(on: clock) })
+    }
+
+    /// Cancels the load, unless it has ended: at once (its ending told on the runner) while it
+    /// waits for a step handed off, which is stopped; once a stopped transfer that holds the
+    /// load's file, stream or upload has let go of them; else as the next event the machine
+    /// hears.
+    func cancel() {
+        let (action, stopsStep) = state.withLock { state -> (LoadStateMachine.Action, Bool) in
+            guard !state.machine.hasEnded, !state.cancelAsked else { return (.ignore, false) }
+            if state.working || state.stepHoldsLoad {
+                state.cancelAsked = true
+                return (.ignore, !state.working)
+            }
+            return (state.machine.cancelled(), true)
+        }
+        if stopsStep { steps.cancel() }
+        guard case .fail(let failure) = action else { return }
+        runner.run { [self] in
+            completion(.failed(plan.error(failure.kind, id: id, failure.message, nil, attempts: failure.attempts)))
+        }
+    }
+
+    /// Tells the machine of an event — or of the cancellation asked for meanwhile — and
+    /// returns what to do.
+    @inline(__always)
+    private func decide(_ event: (inout LoadStateMachine) -> LoadStateMachine.Action) -> LoadStateMachine.Action {
+        state.withLock { state in
+            if state.cancelAsked {
+                state.cancelAsked = false
+                return state.machine.cancelled()
+            }
+            return event(&state.machine)
+        }
+    }
+
+    /// Hands a step off (`start` starts it; its outcome comes back through ``resume()``): the
+    /// engine stops working until then — unless a cancellation came meanwhile, which ends the
+    /// load instead. A step that `holdsLoad` (see ``State/stepHoldsLoad``) is stopped by a
+    /// cancellation, and the load ends when its outcome comes back.
+    @inline(__always)
+    private func handOff(holdsLoad: Bool = false, _ start: () -> Void) {
+        let cancelled = state.withLock { state -> LoadStateMachine.Action? in
+            if state.cancelAsked {
+                state.cancelAsked = false
+                return state.machine.cancelled()
+            }
+            state.working = false
+            state.stepHoldsLoad = holdsLoad
+            return nil
+        }
+        if let cancelled { return perform(cancelled) }
+        start()
+    }
+
+    /// The engine works again, on the outcome of the step it handed off; `false` when the load
+    /// ended meanwhile (cancelled), the outcome to be ignored.
+    @inline(__always)
+    private func resume() -> Bool {
+        state.withLock { state in
+            guard !state.machine.hasEnded else { return false }
+            state.working = true
+            return true
+        }
     }
 
     // MARK: Performing
 
-    /// Performs `action`, `machine` being the machine that returned it; `underlying` is the
-    /// error behind a failure.
-    private func perform(_ action: LoadStateMachine.Action, _ machine: LoadStateMachine, underlying: (any Error)? = nil) {
-        var machine = machine
+    /// Performs `action`; `underlying` is the error behind a failure.
+    private func perform(_ action: LoadStateMachine.Action, underlying: (any Error)? = nil) {
         switch action {
         case .getCredential:
-            plan.authenticator?.acquire(on: runner, cancellation: cancellation, clock: clock) { [self, machine] outcome in
-                credentialCame(outcome, machine)
+            guard let authenticator = plan.authenticator else { preconditionFailure("a credential for a load without an authenticator") }
+            handOff {
+                authenticator.acquire(on: runner, cancellation: steps, clock: clock) { [self] outcome in
+                    if resume() { credentialCame(outcome) }
+                }
             }
         case .renewCredential(let generation, let heldBack):
+            guard let authenticator = plan.authenticator else { preconditionFailure("a credential for a load without an authenticator") }
             proxy.logRenewal(id, generation: generation, heldBack: heldBack)
             plan.observation?.loadWillRenewCredential()
-            plan.authenticator?.renew(after: generation, on: runner, cancellation: cancellation, clock: clock) { [self, machine] outcome in
-                credentialCame(outcome, machine)
+            handOff {
+                authenticator.renew(after: generation, on: runner, cancellation: steps, clock: clock) { [self] outcome in
+                    if resume() { credentialCame(outcome) }
+                }
             }
         case .send(let attempt):
-            send(attempt, machine)
+            send(attempt)
         case .startAgain(.clockCorrected(let offset)):
             proxy.logClockResend(id, offset: offset)
-            perform(machine.startedAgain(on: clock), machine)
+            perform(decide { $0.startedAgain(on: clock) })
         case .startAgain(.downloadStartsOver):
             proxy.logNoRetry(id, "the partial file does not match the server's; asking for the whole file")
-            perform(machine.startedAgain(on: clock), machine)
+            perform(decide { $0.startedAgain(on: clock) })
         case .wait(let delay):
-            let waiting = machine
             let wait = PendingStep<Void>(on: runner) { [self] resumed in
-                var machine = waiting
-                let next = machine.waitEnded(cancelled: resumed == nil, on: clock)
-                perform(next, machine)
+                if resume() { perform(decide { $0.waitEnded(cancelled: resumed == nil, on: clock) }) }
             }
-            cancellation.attach(wait)
-            wait.resume(after: delay, on: clock, with: ())
+            handOff {
+                steps.attach(wait)
+                wait.resume(after: delay, on: clock, with: ())
+            }
         case .fail(let failure):
             completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, attempts: failure.attempts)))
         case .askToRetry, .end:
@@ -129,85 +212,82 @@ final class LoadEngine: Sendable {
     /// Performs `action`, which the machine decided about `answer`: asks the owner and the
     /// budget about a retry, ends the load with the answer, or fails it (the answer's response
     /// kept with the error).
-    private func perform(_ action: LoadStateMachine.Action, _ machine: LoadStateMachine, after answer: LoadStateMachine.Answer, underlying: (any Error)? = nil) {
-        var machine = machine
+    private func perform(_ action: LoadStateMachine.Action, after answer: LoadStateMachine.Answer, underlying: (any Error)? = nil) {
         switch action {
         case .askToRetry(let retry):
             let next: LoadStateMachine.Action
             if let owner = owner.object, !owner.allowsRetry(retry) {
-                next = machine.retryDeclined(retry, because: "an interceptor declined the retry")
+                next = decide { $0.retryDeclined(retry, because: "an interceptor declined the retry") }
             } else if !proxy.retryBudget.spendRetry(at: clock.now) {
-                next = machine.retryDeclined(retry, because: "the proxy's retry budget is spent")
+                next = decide { $0.retryDeclined(retry, because: "the proxy's retry budget is spent") }
             } else {
                 proxy.logRetry(id, retry)
                 plan.observation?.loadWillRetry(retry)
-                next = machine.retryAllowed(retry)
+                next = decide { $0.retryAllowed(retry) }
             }
-            perform(next, machine, after: answer)
+            perform(next, after: answer)
         case .end(let ending):
             end(ending, with: answer)
         case .fail(let failure):
             let response = try? answer.outcome.get()
             completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, response, attempts: failure.attempts)))
         default:
-            perform(action, machine, underlying: underlying)
+            perform(action, underlying: underlying)
         }
     }
 
-    private func credentialCame(_ outcome: CredentialOutcome, _ machine: LoadStateMachine) {
-        var machine = machine
+    private func credentialCame(_ outcome: CredentialOutcome) {
         switch outcome {
         case .credential(let credential, let generation):
-            let next = machine.credentialArrived(credential, generation: generation, on: clock)
-            perform(next, machine)
+            perform(decide { $0.credentialArrived(credential, generation: generation, on: clock) })
         case .failed(let failure):
-            let next = machine.credentialFailed(failure)
-            perform(next, machine, underlying: failure.underlying)
+            perform(decide { $0.credentialFailed(failure) }, underlying: failure.underlying)
         case .cancelled:
-            let next = machine.credentialWaitCancelled()
-            perform(next, machine)
+            perform(decide { $0.credentialWaitCancelled() })
         }
     }
 
     /// Makes, signs and sends an attempt's request — a download's attempt writing to its
     /// partial file, asking for what it lacks — and tells the machine of its answer.
-    private func send(_ attempt: LoadStateMachine.Send, _ machine: LoadStateMachine) {
-        var machine = machine
+    private func send(_ attempt: LoadStateMachine.Send) {
         var writer: DownloadWriter?
         if let download = plan.transfer?.download {
             do throws(DownloadError) {
                 writer = try download.beginAttempt(identity: plan.downloadIdentity)
             } catch {
-                return perform(machine.stopped(.transport, error.description), machine, underlying: error)
+                return perform(decide { $0.stopped(.transport, error.description) }, underlying: error)
             }
         }
         let signingOffset = plan.resolved.clockSkew.offset
         let request: HTTPRequest
         switch makeRequest(attempt, signingContext: .at(clock.date, clockOffset: signingOffset), writer: writer) {
         case .success(let made): request = made
-        case .failure(let error): return perform(machine.stopped(.configuration, error.description), machine, underlying: error)
+        case .failure(let error): return perform(decide { $0.stopped(.configuration, error.description) }, underlying: error)
         }
-        machine.requestMade(signingOffset: signingOffset, totalTimeout: request.timeouts?.total, on: clock)
+        let number = state.withLock { state in
+            state.machine.requestMade(signingOffset: signingOffset, totalTimeout: request.timeouts?.total, on: clock)
+            return state.machine.number
+        }
         if attempt.isFirst {
-            guard let owner = owner.object else { return perform(machine.stopped(.cancelled, "the manager was deallocated"), machine) }
+            guard let owner = owner.object else { return perform(decide { $0.stopped(.cancelled, "the manager was deallocated") }) }
             owner.loadWillCallAPI(with: plan.parameters)
         }
-        let sent = machine
         let attemptWriter = writer
-        proxy.send(
-            request, for: plan.resolved, id: id, coalescingKey: plan.coalescingKey, cancellation: cancellation, runner: runner,
-            progress: plan.transfer?.progressReporter(for: attemptWriter)
-        ) { [self] result in
-            answered(result, to: request, writer: attemptWriter, sent)
+        handOff(holdsLoad: plan.transfer != nil) {
+            proxy.send(
+                request, for: plan.resolved, id: id, coalescingKey: plan.coalescingKey, cancellation: steps, runner: runner,
+                progress: plan.transfer?.progressReporter(for: attemptWriter)
+            ) { [self] result in
+                if resume() { answered(result, to: request, attempt: number, writer: attemptWriter) }
+            }
         }
     }
 
-    /// Tells the machine of an attempt's answer, with what the download and the service's
-    /// rules say about it.
-    private func answered(_ result: Result<HTTPResponse, any Error>, to request: HTTPRequest, writer: DownloadWriter?, _ machine: LoadStateMachine) {
-        var machine = machine
+    /// Tells the machine of the answer to attempt `number`, with what the download and the
+    /// service's rules say about it.
+    private func answered(_ result: Result<HTTPResponse, any Error>, to request: HTTPRequest, attempt number: Int, writer: DownloadWriter?) {
         let withdrawn = plan.authenticator != nil && Self.isWithdrawal(result)
-        if !withdrawn { plan.observation?.attemptDidEnd(ObservedLoad.Attempt(number: machine.number, request: request, result: result)) }
+        if !withdrawn { plan.observation?.attemptDidEnd(ObservedLoad.Attempt(number: number, request: request, result: result)) }
         var answer = LoadStateMachine.Answer(outcome: result, request: request, clockOffset: plan.resolved.clockSkew.offset)
         if let transfer = plan.transfer {
             transfer.progress?.flush()
@@ -218,15 +298,14 @@ final class LoadEngine: Sendable {
                 answer.download = try downloadVerdict(writer, on: response)
             } catch {
                 let kind: APIError.Kind = if case .file = error.reason { .transport } else { .invalidResponse }
-                return perform(machine.answerUnusable(kind, error.description), machine, after: answer, underlying: error)
+                return perform(decide { $0.answerUnusable(kind, error.description) }, after: answer, underlying: error)
             }
         }
         if case .success(var response) = result, needsJudging(response) {
             answer.judgement = judge(&response)
             answer.outcome = .success(response)
         }
-        let next = machine.answered(answer, policy: plan.retryPolicy, on: clock)
-        perform(next, machine, after: answer)
+        perform(decide { $0.answered(answer, policy: plan.retryPolicy, on: clock) }, after: answer)
     }
 
     /// Ends the load with its last answer: tells the error handler the service's policy names,

@@ -16,7 +16,8 @@ import Foundation
 ///    │                      │                                                     └─ wait ─┤
 ///    └──────────────────────┼──────────────────────────────────────────────────────────────┘
 ///                           └◀──────────────────────────── renewed credential ◀───────────┘
-///  a credential that cannot be had, a request that cannot be made, a wait cancelled ──▶ fail
+///  a credential that cannot be had, a request that cannot be made ──▶ fail
+///  cancelled, at any step before the end ──▶ fail (what the step under way produces is ignored)
 /// ```
 ///
 /// A load ends exactly once: after ``Action/end(_:)`` or ``Action/fail(_:)`` every event is
@@ -356,6 +357,28 @@ struct LoadStateMachine: Sendable {
         guard phase == .waiting else { return unexpected("the end of a wait") }
         guard !cancelled else { return fail(.cancelled, "the request was cancelled while waiting to retry", attempts: number - 1) }
         return beginAttempt(on: clock)
+    }
+
+    /// The load was cancelled: it ends now, whatever it was doing, with ``Action/fail(_:)`` (the
+    /// engine stops the step under way, and what that step produces afterwards is ignored);
+    /// after its end a cancellation changes nothing. The attempts counted are those that could
+    /// have reached the server: the one under way or being weighed included, not one still to
+    /// come after a wait or a credential.
+    mutating func cancelled() -> Action {
+        switch phase {
+        case .ended:
+            return .ignore
+        case .idle:
+            return fail(.cancelled, "the request was cancelled", attempts: number - 1)
+        case .gettingCredential:
+            return fail(.cancelled, "the request was cancelled while the credential was refreshed", attempts: number - 1)
+        case .renewingCredential(let heldBack):
+            return fail(.cancelled, "the request was cancelled while the credential was refreshed", attempts: heldBack ? number - 1 : number)
+        case .sending, .askingToRetry:
+            return fail(.cancelled, "the request was cancelled", attempts: number)
+        case .waiting:
+            return fail(.cancelled, "the request was cancelled while waiting to retry", attempts: number - 1)
+        }
     }
 
     /// The engine said why the attempt starts again (``Action/startAgain(_:)``).

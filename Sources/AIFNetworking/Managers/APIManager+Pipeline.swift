@@ -110,6 +110,21 @@ extension APIManager {
         ))
     }
 
+    /// Sends a load through its engine, the one send path of both faces: enters the engine in
+    /// the proxy's table (cancelling the load is an event of the engine's), starts it on
+    /// `runner`, and hands its ending, checked and decoded, to `concluded` — once, on `runner`.
+    func send(
+        _ plan: LoadPlan, id: RequestID, on runner: any CompletionExecutor,
+        then concluded: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
+    ) {
+        let reference = WeakReference(self)
+        let engine = LoadEngine(plan, id: id, owner: WeakLoadOwner(self), proxy: proxy, runner: runner) { ending in
+            concluded(Self.conclude(ending, plan: plan, id: id, manager: reference))
+        }
+        proxy.attach(id, work: engine)
+        runner.run { engine.start() }
+    }
+
     /// The outcome of a load the engine ended: its failure, or its answer checked and decoded
     /// (``conclude(_:plan:id:attempts:manager:)``), a failure saying why it was not retried.
     static func conclude(_ ending: LoadEnding, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) -> Result<APIResponse<Content>, APIError> {

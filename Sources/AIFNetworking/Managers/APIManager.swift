@@ -404,18 +404,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         onStart?(id)
         let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
         if case .send(let plan) = stage {
-            let reference = WeakReference(self)
-            let owner = WeakLoadOwner(self)
-            let cancellation = AsyncCancellation()
-            proxy.attach(id, work: cancellation)
-            let runner = proxy.loadRunner
             let orphan = Orphan(self, id: id, service: plan.serviceName, path: plan.shownPath)
-            runner.run { [proxy] in
-                LoadEngine.run(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner) { ending in
-                    let result = Self.conclude(ending, plan: plan, id: id, manager: reference)
-                    if case .failure = result { transfer?.download?.abandon() }
-                    if let manager = reference.object { manager.finish(id, result, deliver: deliver) } else { orphan.end() }
-                }
+            send(plan, id: id, on: proxy.loadRunner) { [weak self] result in
+                if case .failure = result { transfer?.download?.abandon() }
+                if let self { self.finish(id, result, deliver: deliver) } else { orphan.end() }
             }
         } else {
             // Answered without sending: still ended off the caller's stack, like every load.
@@ -494,11 +486,6 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
         let result: Result<APIResponse<Content>, APIError>
         if case .send(let plan) = stage {
-            let reference = WeakReference(self)
-            let owner = WeakLoadOwner(self)
-            let cancellation = AsyncCancellation()
-            proxy.attach(id, work: cancellation)
-            let runner = proxy.asyncLoadRunner
             // The outcome crosses threads under a lock as well as through the continuation: when
             // the engine ends before this task has finished suspending, the runtime resumes it
             // with no ordering the thread sanitizer can see, and every read of the error's fields
@@ -507,13 +494,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             await withTaskCancellationHandler {
                 // An unsafe continuation is sound: the engine calls its completion exactly once.
                 await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-                    runner.run { [proxy] in
-                        LoadEngine.run(plan, id: id, owner: owner, proxy: proxy, cancellation: cancellation, runner: runner) { ending in
-                            let outcome = Self.conclude(ending, plan: plan, id: id, manager: reference)
-                            handedOver.withLock { $0 = outcome }
-                            // The `Never`-error form, which .tsan/suppressions.txt's first entry names.
-                            continuation.resume(returning: ())
-                        }
+                    send(plan, id: id, on: proxy.asyncLoadRunner) { outcome in
+                        handedOver.withLock { $0 = outcome }
+                        // The `Never`-error form, which .tsan/suppressions.txt's first entry names.
+                        continuation.resume(returning: ())
                     }
                 }
             } onCancel: { [proxy] in
