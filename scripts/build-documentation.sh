@@ -4,11 +4,10 @@
 # transport's, with a leading slash: ``/AIFTransport/CurlTransport``), and fails if DocC warns
 # about anything (an unresolved symbol link, a malformed article). Warnings SwiftPM prints about dependencies'
 # files while building are not DocC's and are let through. The archive lands in
-# .build/plugins/Swift-DocC/outputs/. The plugin builds in the tests' own build folder, where the
-# dependencies are already compiled: in a folder of its own it compiled them again (Hummingbird's
-# and SwiftNIO's graph, which the plugin builds for the test kit whatever its traits), 2 min 56 s
-# of a clean `make test` against 1 min 27 s. The price is paid by the next warm build, which
-# compiles the package's own targets again (the plugin builds the four with other flags).
+# .build/plugins/Swift-DocC/outputs/. The plugin builds in the package's default build folder
+# (.build): with `make test`'s sanitized build in .build-tsan, that is a build of its own
+# (Hummingbird's and SwiftNIO's graph, which the plugin builds for the test kit whatever its
+# traits; about 3 minutes from clean), shared with `make demo` and `make test-plain`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
