@@ -132,6 +132,35 @@ struct LoadEngineTests {
         #expect(error?.attempts == 1)
     }
 
+    /// A response's lifetime in the cache passes on the proxy's clock, as the load's other
+    /// decisions do: it answers from the cache until the clock has moved past its lifetime,
+    /// then the network again — no real time. (The cache read the system's time unless it was
+    /// given a clock of its own.)
+    @Test func aCachedResponseExpiresWhenTheProxysClockSaysSo() async throws {
+        struct Item: Decodable, Sendable { let id: Int }
+        let clock = ManualLoadClock()
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .json(#"{"id": 1}"#))
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(ClockedService())
+        let proxy = APIProxy(
+            transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
+            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
+        let endpoint = Endpoint<Item>(service: "clocked", path: "goods", cachePolicy: .lifetime(.seconds(60)))
+        let manager = APIManager(endpoint, proxy: proxy, registry: registry, cache: ResponseCache())
+        #expect(try await manager.load().origin == .network)
+        clock.advance(by: .seconds(59))
+        #expect(try await manager.load().origin == .cache(age: .seconds(59)))
+        clock.advance(by: .seconds(2))
+        let refreshed = try await manager.load()
+        #expect(refreshed.origin == .network)
+        #expect(refreshed.content.id == 1)
+        #expect(stub.requests.count == 2)
+        // Stored again at the clock's time: fresh for another minute.
+        clock.advance(by: .seconds(30))
+        #expect(try await manager.load().origin == .cache(age: .seconds(30)))
+    }
+
     /// A cancellation is an event of the load's machine: the load ends at once, as cancelled,
     /// even while its transport has not given up the transfer (one slow to stop, or that
     /// never does); what the transport answers afterwards is ignored, and the load ends once.
@@ -372,6 +401,38 @@ struct LoadEngineTests {
         #expect(ContinuousClock.now - started < .seconds(20))
     }
 
+    /// The signing time (AIF's `timestamp` query item) of each request.
+    private static func timestamps(of requests: [HTTPRequest]) -> [String?] {
+        requests.map { request in
+            URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "timestamp" }?.value
+        }
+    }
+
+    /// A redirect's hop is signed afresh at the load's clock's time, and a server's `Date` is
+    /// read against that clock: a server 120 s ahead of it moves the next signature 120 s on.
+    /// (Both read the system's time: the hop was signed in the present, and the server's offset
+    /// was measured from the system's clock, so a load on another clock was signed out of step.)
+    @Test func aRedirectHopAndTheServersClockAreReadOnTheLoadsClock() async throws {
+        let clock = ManualLoadClock()
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .status(302, headers: ["Location": "https://api.clocked.test/v1/moved"]), times: 1)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let ahead = formatter.string(from: clock.date.addingTimeInterval(120))
+        stub.stub(.get, "moved", with: .status(204, headers: ["Date": ahead]))
+        stub.stub(.get, "goods", with: .status(204))
+        let manager = Self.manager(stub, clock: clock, signed: true)
+        _ = try await manager.load()
+        clock.advance(by: .seconds(10))
+        _ = try await manager.load()
+        let stamps = Self.timestamps(of: stub.requests)
+        let start = Int(clock.date.timeIntervalSince1970) - 10
+        #expect(stub.requests.map(\.url.lastPathComponent) == ["goods", "moved", "goods"])
+        #expect(stamps == [String(start), String(start), String(start + 10 + 120)])
+    }
+
     /// A signature carries the load's clock's time (corrected by the server's offset).
     @Test func theSignatureCarriesTheClocksTime() async throws {
         let clock = ManualLoadClock()
@@ -381,9 +442,7 @@ struct LoadEngineTests {
         _ = try await manager.load()
         clock.advance(by: .seconds(90))
         _ = try await manager.load()
-        let stamps = stub.requests.map { request in
-            URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "timestamp" }?.value
-        }
+        let stamps = Self.timestamps(of: stub.requests)
         let start = Int(clock.date.timeIntervalSince1970) - 90
         #expect(stamps == [String(start), String(start + 90)])
     }

@@ -60,8 +60,8 @@ public final class ResponseCache: Sendable {
 
     /// How many entries the memory tier keeps at most.
     public let capacity: Int
-    /// The wall clock lifetimes are measured on.
-    let now: @Sendable () -> Date
+    /// The wall clock lifetimes are measured on, when the cache was given one of its own.
+    private let now: (@Sendable () -> Date)?
     private let memory: Locked<MemoryTier>
     private let store = Locked<(any PersistentStore)?>(nil)
 
@@ -75,9 +75,10 @@ public final class ResponseCache: Sendable {
     /// - Parameters:
     ///   - capacity: How many entries to keep in memory at most; 1,000 by default.
     ///   - persistentStore: The tier under memory; none by default.
-    ///   - now: The wall clock lifetimes are measured on; the system's by default (tests pass
-    ///     one they can move).
-    public init(capacity: Int = 1000, persistentStore: (any PersistentStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+    ///   - now: The wall clock lifetimes are measured on, for every load; by default none of
+    ///     the cache's own: each load's proxy's clock — the system's, or the one a test moves —
+    ///     which its retries, waits and credentials read too.
+    public init(capacity: Int = 1000, persistentStore: (any PersistentStore)? = nil, now: (@Sendable () -> Date)? = nil) {
         self.capacity = max(1, capacity)
         self.now = now
         memory = Locked(MemoryTier(entries: LRUStorage(capacity: max(1, capacity))))
@@ -106,18 +107,24 @@ public final class ResponseCache: Sendable {
         return statistics
     }
 
+    /// The time now for a load whose proxy reads `clock`: the cache's own clock if it was
+    /// given one, else the load's (the system's when there is no load).
+    func date(on clock: (any LoadClock)?) -> Date {
+        now?() ?? clock?.date ?? Date()
+    }
+
     /// The entry for a key that is still of use — fresh, or expired but kept (for serving
     /// stale, falling back, or revalidating) — from memory, else from the persistent store.
     ///
     /// - Parameter key: The key.
     /// - Returns: The entry (a memory entry becomes the most recently used), or `nil`.
     public func entry(for key: Key) -> Entry? {
-        entry(for: key, counting: true)
+        entry(for: key, counting: true, at: date(on: nil))
     }
 
-    /// ``entry(for:)``, counted in the statistics or not (a refresh's lookup is not a load's).
-    func entry(for key: Key, counting: Bool) -> Entry? {
-        let instant = now()
+    /// ``entry(for:)`` at `instant`, counted in the statistics or not (a refresh's lookup is
+    /// not a load's).
+    func entry(for key: Key, counting: Bool, at instant: Date) -> Entry? {
         let inMemory: Entry? = memory.withLock { tier in
             guard let entry = tier.entries.value(for: key) else { return nil }
             guard entry.keepUntil > instant else {
@@ -158,7 +165,11 @@ public final class ResponseCache: Sendable {
     ///   - key: The key.
     ///   - policy: How long to keep it, and where.
     public func store(_ response: HTTPResponse, request: HTTPRequest, content: any Sendable, for key: Key, policy: CachePolicy) {
-        let storedAt = now()
+        store(response, request: request, content: content, for: key, policy: policy, at: date(on: nil))
+    }
+
+    /// ``store(_:request:content:for:policy:)``, stored at `storedAt`.
+    func store(_ response: HTTPResponse, request: HTTPRequest, content: any Sendable, for key: Key, policy: CachePolicy, at storedAt: Date) {
         guard let retention = policy.retention(of: response, at: storedAt) else { return }
         let entry = Entry(
             response: response, request: request, content: content, storedAt: storedAt, expiresAt: retention.expires, keepUntil: retention.keepUntil,

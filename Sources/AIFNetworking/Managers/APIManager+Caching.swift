@@ -12,13 +12,24 @@ final class CacheUse: Sendable {
     let stored: ResponseCache.Entry?
     /// The load whose stale answer this load refreshes, if it is a refresh.
     let refreshes: RequestID?
+    /// The load's clock (its proxy's), which the cache's lifetimes are measured on.
+    let clock: any LoadClock
 
-    init(cache: ResponseCache, key: ResponseCache.Key, policy: CachePolicy, stored: ResponseCache.Entry?, refreshes: RequestID?) {
+    init(cache: ResponseCache, key: ResponseCache.Key, policy: CachePolicy, stored: ResponseCache.Entry?, refreshes: RequestID?, clock: any LoadClock) {
         self.cache = cache
         self.key = key
         self.policy = policy
         self.stored = stored
         self.refreshes = refreshes
+        self.clock = clock
+    }
+
+    /// The time now, for the cache (see ``ResponseCache/date(on:)``).
+    var now: Date { cache.date(on: clock) }
+
+    /// Stores the load's response, decoded into `content`, dated now.
+    func store(_ response: HTTPResponse, request: HTTPRequest, content: any Sendable) {
+        cache.store(response, request: request, content: content, for: key, policy: policy, at: now)
     }
 
     /// `If-None-Match` and `If-Modified-Since` from the stored entry's validators, when the
@@ -43,8 +54,9 @@ final class CacheUse: Sendable {
     /// just delivered).
     func fallback(for error: APIError) -> (entry: ResponseCache.Entry, age: Duration)? {
         guard let limit = policy.offlineFallback, refreshes == nil, error.kind == .noNetwork || error.kind == .timeout else { return nil }
-        guard let entry = cache.entry(for: key, counting: false) ?? stored else { return nil }
-        let age = entry.age(at: cache.now())
+        let now = now
+        guard let entry = cache.entry(for: key, counting: false, at: now) ?? stored else { return nil }
+        let age = entry.age(at: now)
         return age <= limit ? (entry, age) : nil
     }
 }
@@ -62,14 +74,14 @@ extension APIManager {
         let key = ResponseCache.Key(
             service: serviceName, environment: resolved.environmentName, method: method, path: path, parameters: parameters,
             version: "\(resolved.service.cacheVersion).\(policy.version)", schema: SchemaFingerprint.of(Content.self))
-        let entry = cache.entry(for: key, counting: refreshing == nil)
+        let now = cache.date(on: proxy.clock)
+        let entry = cache.entry(for: key, counting: refreshing == nil, at: now)
         if let entry, refreshing == nil {
-            let now = cache.now()
             let age = entry.age(at: now)
             if entry.isFresh(at: now), let response = cachedResponse(entry, key: key, origin: .cache(age: age), id: id, parameters: parameters, resolved: resolved) {
                 proxy.logCacheHit(id, path: key.path, service: key.service, bytes: entry.response.body.count)
                 observation?.cacheDidAnswer(from: entry.tier)
-                return (.cached(response), CacheUse(cache: cache, key: key, policy: policy, stored: nil, refreshes: nil))
+                return (.cached(response), CacheUse(cache: cache, key: key, policy: policy, stored: nil, refreshes: nil, clock: proxy.clock))
             }
             if let window = policy.staleWhileRevalidate, now < entry.expiresAt.addingTimeInterval(window.timeInterval),
                 let response = cachedResponse(entry, key: key, origin: .staleCache(age: age), id: id, parameters: parameters, resolved: resolved)
@@ -77,12 +89,12 @@ extension APIManager {
                 cache.count { $0.staleServed += 1 }
                 proxy.logCacheHit(id, path: key.path, service: key.service, bytes: entry.response.body.count)
                 observation?.cacheDidAnswer(from: entry.tier)
-                return (.stale(response), CacheUse(cache: cache, key: key, policy: policy, stored: entry, refreshes: nil))
+                return (.stale(response), CacheUse(cache: cache, key: key, policy: policy, stored: entry, refreshes: nil, clock: proxy.clock))
             }
         }
         // Any entry found rides along: an expired one (or a fresh one that would not decode)
         // for the conditional request and the fallback.
-        return (nil, CacheUse(cache: cache, key: key, policy: policy, stored: entry, refreshes: refreshing))
+        return (nil, CacheUse(cache: cache, key: key, policy: policy, stored: entry, refreshes: refreshing, clock: proxy.clock))
     }
 
     /// A cache entry as this manager's response: its content decoded if it was read from the

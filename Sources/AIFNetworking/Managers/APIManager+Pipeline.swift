@@ -203,7 +203,7 @@ extension APIManager {
             return failure(.invalidResponse, "the response was rejected: \(error)", error)
         }
         if let use = plan.cache {
-            use.cache.store(response, request: request, content: content, for: use.key, policy: use.policy)
+            use.store(response, request: request, content: content)
         }
         return .success(apiResponse)
     }

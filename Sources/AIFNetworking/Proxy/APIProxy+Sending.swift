@@ -55,7 +55,9 @@ extension APIProxy {
             transport.exchange(hop, progress: progress, through: runner, completion: done)
         }
         let sentAt = ContinuousClock.now
-        let clockSkew = resolved.clockSkew
+        // The server's clock read, and each hop signed, on the proxy's clock.
+        let clock = clock
+        let clockSkew = resolved.clockSkew.observer(on: clock)
         var first = request
         first.redirects = .never
         // The first hop's answer may come, and the load go on, before `exchange` returns.
@@ -66,7 +68,7 @@ extension APIProxy {
                 }
                 var prepareHop: RedirectingSend<any Error>.PrepareHop?
                 if resolved.isSigned {
-                    prepareHop = { @Sendable hop, original throws(any Error) in try generator.signedAgain(hop, after: original, for: resolved) }
+                    prepareHop = { @Sendable hop, original throws(any Error) in try generator.signedAgain(hop, after: original, for: resolved, at: clock.date) }
                 }
                 let hops = RedirectingSend(
                     request: request, sentAt: sentAt, maxRedirects: maxRedirects, prepareHop: prepareHop, mapError: { $0 }, cancellation: cancellation,

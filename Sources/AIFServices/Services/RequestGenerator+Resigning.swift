@@ -13,9 +13,12 @@ extension RequestGenerator {
     ///   - hop: The next hop, as ``/AIFTransport/HTTPRequest/redirected(by:)`` made it.
     ///   - original: The load's first request.
     ///   - resolved: The service and environment it was made for.
+    ///   - date: The time to sign with, before the clock correction: the load's clock's now.
     /// - Returns: The hop to send.
     /// - Throws: ``ServiceError`` when the hop cannot be signed.
-    package func signedAgain(_ hop: HTTPRequest, after original: HTTPRequest, for resolved: ServiceRegistry.ResolvedService) throws(ServiceError) -> HTTPRequest {
+    package func signedAgain(
+        _ hop: HTTPRequest, after original: HTTPRequest, for resolved: ServiceRegistry.ResolvedService, at date: Date
+    ) throws(ServiceError) -> HTTPRequest {
         var next = hop
         let items = PercentEncoding.queryItems(of: hop.url)
         if items.contains(where: { Self.signatureQueryFields.contains($0.name) }) {
@@ -25,7 +28,7 @@ extension RequestGenerator {
             next.headers.remove(name: name)
         }
         guard HTTPRequest.sameOrigin(original.url, next.url) else { return next }
-        return try sign(next, for: resolved, context: resolved.clockSkew.context())
+        return try sign(next, for: resolved, context: .at(date, clockOffset: resolved.clockSkew.offset))
     }
 
     /// The query fields the built-in signers add.
@@ -38,5 +41,20 @@ extension ServiceRegistry.ClockSkew: ResponseObserver {
     /// Learns from the response's `Date` header, received now.
     package func record(_ response: HTTPResponse) {
         record(response, receivedAt: Date())
+    }
+
+    /// What learns from each response's `Date` header, received at `clock`'s now: a load's
+    /// clock, which its signing time is read on too.
+    package func observer(on clock: any LoadClock) -> some ResponseObserver {
+        ClockedObserver(skew: self, clock: clock)
+    }
+
+    private struct ClockedObserver: ResponseObserver {
+        let skew: ServiceRegistry.ClockSkew
+        let clock: any LoadClock
+
+        func record(_ response: HTTPResponse) {
+            skew.record(response, receivedAt: clock.date)
+        }
     }
 }
