@@ -165,53 +165,87 @@ struct LoadEngineTests {
     /// even while its transport has not given up the transfer (one slow to stop, or that
     /// never does); what the transport answers afterwards is ignored, and the load ends once.
     /// (The load used to end only when the transport reported the cancelled transfer.)
-    @Test func aCancelledLoadEndsAtOnceWhateverItsTransportDoes() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func aCancelledLoadEndsAtOnceWhateverItsTransportDoes() async throws {
         let transport = HoldingTransport()
         let observer = EndCountingObserver()
         let manager = Self.manager(transport, clock: ManualLoadClock(), observers: [observer])
         let load = Task { try await manager.load() }
-        #expect(await eventually { transport.held == 1 })
+        await transport.waitUntilSent(1)
         load.cancel()
-        let ended = try #require(await outcome(of: load), "the load did not end")
-        let error = #expect(throws: APIError.self) { try ended.get() }
+        let error = await #expect(throws: APIError.self) { try await load.value }
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
         #expect(transport.cancelsAsked == 1)
+        #expect(transport.held == 1)
         #expect(!manager.isLoading)
+        #expect(observer.ends == ["cancelled"])
         // The transfer's late answer changes nothing.
         transport.answerAll(with: 200)
-        #expect(await eventually { transport.held == 0 })
         #expect(observer.ends == ["cancelled"])
         #expect(!manager.isLoading)
     }
 
     /// The same through the delegate face: `cancelRequest` ends the load at once; the delegate
     /// hears nothing of a cancelled load, nor of the transfer's late answer.
-    @Test func cancelRequestEndsTheLoadAtOnceWhateverItsTransportDoes() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func cancelRequestEndsTheLoadAtOnceWhateverItsTransportDoes() async throws {
         let transport = HoldingTransport()
         let observer = EndCountingObserver()
         let manager = Self.manager(transport, clock: ManualLoadClock(), observers: [observer])
         let delegate = HeardDelegate()
         manager.delegate = delegate
         let id = manager.loadData()
-        #expect(await eventually { transport.held == 1 })
+        await transport.waitUntilSent(1)
         manager.cancelRequest(id)
-        #expect(await eventually { !manager.isLoading })
+        await observer.waitForEnds(1)
         #expect(observer.ends == ["cancelled"])
+        #expect(!manager.proxy.isInFlight(id))
+        #expect(transport.held == 1)
         transport.answerAll(with: 200)
-        #expect(await eventually { transport.held == 0 })
         #expect(observer.ends == ["cancelled"])
         #expect(delegate.heard.withLock { $0 } == 0)
     }
 
+    /// However a load in flight is cancelled — by its ID, in a list, by its group, with all of
+    /// its manager's — it ends at once, as cancelled: neither delegate method is called, the
+    /// interceptor hears the cancellation once, and the proxy's table is empty. No socket and no
+    /// sleep: the request waits in a transport that holds it, and the test waits for the end.
+    @Test(.timeLimit(.minutes(1)), arguments: ["by ID", "in a list", "by group", "all of the manager's"])
+    func aLoadInFlightEndsOnceAsCancelledHoweverItIsCancelled(_ way: String) async throws {
+        let transport = HoldingTransport()
+        let manager = Self.manager(transport, clock: ManualLoadClock())
+        let heard = EndingHooks()
+        manager.delegate = heard
+        manager.interceptor = heard
+        manager.callbackExecutor = .immediate
+        manager.group = "screen-1"
+        let id = manager.loadData()
+        #expect(manager.isLoading)
+        #expect(manager.proxy.isInFlight(id))
+        await transport.waitUntilSent(1)
+        switch way {
+        case "by ID": manager.cancelRequest(id)
+        case "in a list": manager.proxy.cancel([id, RequestID(rawValue: .max)])
+        case "by group": manager.proxy.cancel(group: "screen-1")
+        default: manager.cancelAllRequests()
+        }
+        await heard.waitForTheEnd()
+        #expect(heard.events == ["interceptor.afterPerformFail(cancelled)"])
+        #expect(!manager.isLoading)
+        #expect(manager.proxy.requestsInFlight.isEmpty)
+        #expect(transport.cancelsAsked == 1)
+    }
+
     /// Cancelled before its engine has started (from `onStart`, as a caller holding the ID
     /// can), a load ends once, as cancelled, and sends nothing.
-    @Test func aLoadCancelledBeforeItStartsEndsOnceAndSendsNothing() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func aLoadCancelledBeforeItStartsEndsOnceAndSendsNothing() async throws {
         let transport = HoldingTransport()
         let observer = EndCountingObserver()
         let manager = Self.manager(transport, clock: ManualLoadClock(), observers: [observer])
         let id = manager.loadData(with: [:], onStart: { manager.cancelRequest($0) })
-        #expect(await eventually { !manager.isLoading })
+        await observer.waitForEnds(1)
         #expect(observer.ends == ["cancelled"])
         #expect(transport.held == 0)
         #expect(transport.sent == 0)
@@ -539,58 +573,46 @@ private final class StackWatcher: APIManagerDelegate {
     }
 }
 
-/// A transport that keeps every request until the test answers it, and does not give one up
-/// when asked to cancel it — as a transport slow to stop a transfer.
-private final class HoldingTransport: HTTPTransport {
-    private struct Unstoppable: CancellableTransfer {
-        let asked: Locked<Int>
-        func cancel() { asked.withLock { $0 += 1 } }
-    }
-
-    private let asked = Locked(0)
-    private let sends = Locked(0)
-    private let holding = Locked<[(request: HTTPRequest, completion: @Sendable (Result<HTTPResponse, TransportError>) -> Void)]>([])
-
-    /// How many requests wait for their answer.
-    var held: Int { holding.withLock { $0.count } }
-    /// How many requests were sent.
-    var sent: Int { sends.withLock { $0 } }
-    /// How many times a transfer was asked to stop.
-    var cancelsAsked: Int { asked.withLock { $0 } }
-
-    func send(
-        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?,
-        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
-    ) -> any CancellableTransfer {
-        sends.withLock { $0 += 1 }
-        holding.withLock { $0.append((request, completion)) }
-        return Unstoppable(asked: asked)
-    }
-
-    /// Answers every request held with an empty response of `status`.
-    func answerAll(with status: Int) {
-        let all = holding.withLock { held in
-            defer { held.removeAll() }
-            return held
-        }
-        for (request, completion) in all {
-            completion(.success(HTTPResponse(statusCode: status, headers: HTTPHeaders(), body: Data(), url: request.url)))
-        }
-    }
-}
-
 /// Records how each load ended, in order.
 private final class EndCountingObserver: LoadObserver {
     private final class Observation: LoadObservation {
         let observer: EndCountingObserver
         init(_ observer: EndCountingObserver) { self.observer = observer }
-        func loadDidEnd(_ outcome: ObservedLoad.Outcome) { observer.ended.withLock { $0.append(outcome.outcomeClass) } }
+        func loadDidEnd(_ outcome: ObservedLoad.Outcome) { observer.ended(outcome.outcomeClass) }
     }
 
-    let ended = Locked<[String]>([])
-    var ends: [String] { ended.withLock { $0 } }
+    private struct State {
+        var ends: [String] = []
+        var waiting: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = Locked(State())
+    /// How each load ended (`success`, or the error's kind), in order.
+    var ends: [String] { state.withLock { $0.ends } }
 
     func observation(of load: ObservedLoad) -> (any LoadObservation)? { Observation(self) }
+
+    /// Returns once `count` loads have ended: with no polling, and no time of its own.
+    func waitForEnds(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.ends.count >= count { return true }
+                state.waiting.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    private func ended(_ outcome: String) {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.ends.append(outcome)
+            let count = state.ends.count
+            defer { state.waiting.removeAll { $0.count <= count } }
+            return state.waiting.filter { $0.count <= count }.map(\.continuation)
+        }
+        for continuation in ready { continuation.resume() }
+    }
 }
 
 /// Counts what the delegate heard.
@@ -598,4 +620,39 @@ private final class HeardDelegate: APIManagerDelegate {
     let heard = Locked(0)
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) { heard.withLock { $0 += 1 } }
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) { heard.withLock { $0 += 1 } }
+}
+
+/// A delegate and interceptor that records how a load ended, and lets a test wait for the
+/// interceptor's last word on it (no polling).
+private final class EndingHooks: APIManagerDelegate, APIManagerInterceptor {
+    private let state = Locked<(events: [String], waiting: CheckedContinuation<Void, Never>?)>(([], nil))
+
+    var events: [String] { state.withLock { $0.events } }
+
+    /// Returns once the interceptor has heard the load's end (one waiter at a time).
+    func waitForTheEnd() async {
+        await withCheckedContinuation { continuation in
+            let ended = state.withLock { state -> Bool in
+                if state.events.contains(where: { $0.hasPrefix("interceptor.afterPerform") }) { return true }
+                state.waiting = continuation
+                return false
+            }
+            if ended { continuation.resume() }
+        }
+    }
+
+    private func record(_ event: String) {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.events.append(event)
+            guard event.hasPrefix("interceptor.afterPerform") else { return nil }
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waiting?.resume()
+    }
+
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) { record("delegate.success") }
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) { record("delegate.fail(\(error.kind))") }
+    func afterPerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) { record("interceptor.afterPerformSuccess") }
+    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) { record("interceptor.afterPerformFail(\(error.kind))") }
 }

@@ -34,20 +34,10 @@ struct ManagerCancellationTests {
         #expect(manager.events.withLock { $0.filter { $0.hasPrefix("interceptor.afterPerformFail") } } == ["interceptor.afterPerformFail(cancelled)"])
     }
 
+    /// A transfer under way in libcurl, cancelled by its load's ID. (By a list, a group and
+    /// all of a manager's: `LoadEngineTests`, with no socket and no sleep.)
     @Test func cancelByID() async throws {
         try await expectCancelled { _, manager, id in manager.cancelRequest(id) }
-    }
-
-    @Test func cancelByList() async throws {
-        try await expectCancelled { stack, _, id in stack.proxy.cancel([id, RequestID(rawValue: .max)]) }
-    }
-
-    @Test func cancelByGroup() async throws {
-        try await expectCancelled { stack, _, _ in stack.proxy.cancel(group: "screen-1") }
-    }
-
-    @Test func cancelAllOfAManager() async throws {
-        try await expectCancelled { _, manager, _ in manager.cancelAllRequests() }
     }
 
     @Test func aGroupCancelLeavesOtherGroupsAlone() async throws {
