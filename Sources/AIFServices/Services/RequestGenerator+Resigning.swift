@@ -44,9 +44,10 @@ extension ServiceRegistry.ClockSkew: ResponseObserver {
     }
 
     /// What learns from each response's `Date` header, received at `clock`'s now: a load's
-    /// clock, which its signing time is read on too.
-    package func observer(on clock: any LoadClock) -> some ResponseObserver {
-        ClockedObserver(skew: self, clock: clock)
+    /// clock, which its signing time is read on too. On the system's clock that is the tracker
+    /// itself, which reads the system's time: no wrapper to allocate for every request.
+    package func observer(on clock: any LoadClock) -> any ResponseObserver {
+        clock is SystemLoadClock ? self : ClockedObserver(skew: self, clock: clock)
     }
 
     private struct ClockedObserver: ResponseObserver {
