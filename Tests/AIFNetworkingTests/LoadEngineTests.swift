@@ -70,11 +70,14 @@ private final class CountingVetoService: Service, @unchecked Sendable {
 /// when the clock says so, not when real time does), and asks the service about an answer once.
 @Suite("Load engine: the proxy's clock, the service asked once")
 struct LoadEngineTests {
-    private static func manager(_ stub: any HTTPTransport, clock: ManualLoadClock, observers: [any LoadObserver] = []) -> APIManager<NoContent> {
+    private static func manager(
+        _ stub: any HTTPTransport, clock: ManualLoadClock, observers: [any LoadObserver] = [],
+        logger: Logger = Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) -> APIManager<NoContent> {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ClockedService())
         let proxy = APIProxy(
-            transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
+            transport: stub, logger: logger, retryBudget: RetryPolicy.Budget(),
             offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: observers, clock: clock)
         return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods"), proxy: proxy, registry: registry)
     }
@@ -231,10 +234,69 @@ struct LoadEngineTests {
         default: manager.cancelAllRequests()
         }
         await heard.waitForTheEnd()
-        #expect(heard.events == ["interceptor.afterPerformFail(cancelled)"])
+        #expect(heard.events == ["interceptor.afterCallingAPI", "interceptor.afterPerformFail(cancelled)"])
         #expect(!manager.isLoading)
         #expect(manager.proxy.requestsInFlight.isEmpty)
         #expect(transport.cancelsAsked == 1)
+    }
+
+    /// A manager released while its load is in flight cancels it, and the load still ends
+    /// once, without it: the proxy's table emptied, the observers told, the interceptor the
+    /// manager had told through `afterPerformFail(ofDeallocatedManager:)`, the log saying why no
+    /// delegate heard; the transfer's late answer changes nothing. No socket, no sleep, no poll.
+    @Test(.timeLimit(.minutes(1)))
+    func aManagerReleasedDuringItsLoadCancelsItAndTheLoadStillEndsOnce() async throws {
+        let transport = HoldingTransport()
+        let observer = EndCountingObserver()
+        let messages = Locked<[(Logger.Level, String)]>([])
+        let logger = Logger(label: "test", factory: { _ in CapturingLogHandler(messages: messages) })
+        var manager: APIManager<NoContent>? = Self.manager(transport, clock: ManualLoadClock(), observers: [observer], logger: logger)
+        weak let watched = manager
+        let heard = EndingHooks()
+        manager!.delegate = heard
+        manager!.interceptor = heard
+        let proxy = manager!.proxy
+        let id = manager!.loadData()
+        await transport.waitUntilSent(1)
+        manager = nil
+        #expect(watched == nil)
+        await heard.waitForTheEnd()
+        #expect(heard.events == ["interceptor.afterCallingAPI", "interceptor.afterPerformFail(ofDeallocatedManager: cancelled)"])
+        #expect(observer.ends == ["cancelled"])
+        #expect(!proxy.isInFlight(id))
+        #expect(transport.cancelsAsked == 1)
+        let notices = messages.withLock { $0 }.filter { $0.0 == .notice }.map(\.1)
+        #expect(notices == [
+            "cancelled \(id) clocked goods: its manager was released before the load ended, so no delegate hears of it (keep a reference to the manager while its loads run)"
+        ])
+        transport.answerAll(with: 200)
+        #expect(heard.events.count == 2)
+        #expect(observer.ends == ["cancelled"])
+    }
+
+    /// The engine never calls into the manager: the "after calling the API" hooks run as the
+    /// load is handed to it — before its request is sent — and the interceptor's word on a
+    /// retry reaches the engine through the load's plan. An interceptor that declines ends the
+    /// load with its first answer, saying why it was not retried.
+    @Test(.timeLimit(.minutes(1)))
+    func theHooksAroundSendingRunWithoutTheEngineCallingTheManager() async throws {
+        let transport = HoldingTransport()
+        let manager = Self.manager(transport, clock: ManualLoadClock())
+        let heard = EndingHooks(allowsRetries: false)
+        manager.delegate = heard
+        manager.interceptor = heard
+        manager.callbackExecutor = .immediate
+        _ = manager.loadData()
+        #expect(heard.events == ["interceptor.afterCallingAPI"])
+        await transport.waitUntilSent(1)
+        transport.answerAll(with: 503)
+        await heard.waitForTheEnd()
+        #expect(heard.events == [
+            "interceptor.afterCallingAPI", "interceptor.shouldRetry(attempt 2 of 3)", "delegate.fail(HTTP status)", "interceptor.afterPerformFail(HTTP status)",
+        ])
+        #expect(heard.lastError?.message.contains("an interceptor declined the retry") == true)
+        #expect(transport.sent == 1)
+        #expect(!manager.isLoading)
     }
 
     /// Cancelled before its engine has started (from `onStart`, as a caller holding the ID
@@ -625,9 +687,16 @@ private final class HeardDelegate: APIManagerDelegate {
 /// A delegate and interceptor that records how a load ended, and lets a test wait for the
 /// interceptor's last word on it (no polling).
 private final class EndingHooks: APIManagerDelegate, APIManagerInterceptor {
-    private let state = Locked<(events: [String], waiting: CheckedContinuation<Void, Never>?)>(([], nil))
+    private let state = Locked<(events: [String], waiting: CheckedContinuation<Void, Never>?, lastError: APIError?)>(([], nil, nil))
+    private let allowsRetries: Bool
 
     var events: [String] { state.withLock { $0.events } }
+    /// The last error the delegate heard.
+    var lastError: APIError? { state.withLock { $0.lastError } }
+
+    init(allowsRetries: Bool = true) {
+        self.allowsRetries = allowsRetries
+    }
 
     /// Returns once the interceptor has heard the load's end (one waiter at a time).
     func waitForTheEnd() async {
@@ -652,7 +721,16 @@ private final class EndingHooks: APIManagerDelegate, APIManagerInterceptor {
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) { record("delegate.success") }
-    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) { record("delegate.fail(\(error.kind))") }
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
+        state.withLock { $0.lastError = error }
+        record("delegate.fail(\(error.kind))")
+    }
+    func afterCallingAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) { record("interceptor.afterCallingAPI") }
+    func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryPolicy.Attempt) -> Bool {
+        record("interceptor.shouldRetry(attempt \(attempt.number) of \(attempt.maximum))")
+        return allowsRetries
+    }
+    func afterPerformFail(ofDeallocatedManager error: APIError) { record("interceptor.afterPerformFail(ofDeallocatedManager: \(error.kind))") }
     func afterPerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) { record("interceptor.afterPerformSuccess") }
     func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) { record("interceptor.afterPerformFail(\(error.kind))") }
 }

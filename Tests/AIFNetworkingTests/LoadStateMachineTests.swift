@@ -54,9 +54,9 @@ struct LoadStateMachineTests {
     }
 
     static func send(
-        _ number: Int, credential: Authenticator.Credential? = nil, generation: Int = 0, reportsRefusal: Bool = true, remaining: Duration? = nil, isFirst: Bool = false
+        _ number: Int, credential: Authenticator.Credential? = nil, generation: Int = 0, reportsRefusal: Bool = true, remaining: Duration? = nil
     ) -> Action {
-        .send(Machine.Send(number: number, credential: credential, generation: generation, reportsRefusal: reportsRefusal, remaining: remaining, isFirst: isFirst))
+        .send(Machine.Send(number: number, credential: credential, generation: generation, reportsRefusal: reportsRefusal, remaining: remaining))
     }
 
     static func end(_ attempts: Int, notRetried: String? = nil, handler: String? = nil) -> Action {
@@ -81,9 +81,9 @@ struct LoadStateMachineTests {
         var machine = Machine(usesCredential: credential, isSigned: signed, clockTolerance: 30)
         if credential {
             #expect(machine.start(on: clock()) == .getCredential)
-            #expect(machine.credentialArrived(Authenticator.Credential(token: "t1"), generation: 1, on: clock()) == send(1, credential: Authenticator.Credential(token: "t1"), generation: 1, isFirst: true))
+            #expect(machine.credentialArrived(Authenticator.Credential(token: "t1"), generation: 1, on: clock()) == send(1, credential: Authenticator.Credential(token: "t1"), generation: 1))
         } else {
-            #expect(machine.start(on: clock()) == send(1, isFirst: true))
+            #expect(machine.start(on: clock()) == send(1))
         }
         machine.requestMade(signingOffset: 0, totalTimeout: nil, on: clock())
         return machine

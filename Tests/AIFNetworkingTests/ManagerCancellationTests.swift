@@ -54,32 +54,6 @@ struct ManagerCancellationTests {
         #expect(try await second.value.statusCode == 200)
     }
 
-    @Test func deallocatingTheManagerCancelsItsLoads() async throws {
-        let messages = Locked<[(Logger.Level, String)]>([])
-        let logger = Logger(label: "test", factory: { _ in CapturingLogHandler(messages: messages) })
-        let stack = try await ShopStack.make(proxy: { APIProxy(transport: $0, logger: logger) })
-        let recorder = Recorder()
-        var manager: ShopManager<NoContent>? = stack.manager("slow", NoContent.self)
-        weak let watched = manager
-        manager!.delegate = recorder
-        manager!.interceptor = recorder
-        manager!.callbackExecutor = .immediate
-        let id = manager!.loadData(with: ["ms": 20000])
-        try await Task.sleep(for: .milliseconds(50))
-        manager = nil
-        #expect(watched == nil)
-        #expect(await eventually(timeout: .seconds(3)) { !stack.proxy.isInFlight(id) })
-        #expect(recorder.deliveries == 0)
-        // The interceptor hears the end all the same, once, as a cancellation.
-        #expect(await eventually(timeout: .seconds(3)) { recorder.events.withLock { $0 }.contains { $0.hasPrefix("interceptor.afterPerformFail(ofDeallocatedManager") } })
-        try await Task.sleep(for: .milliseconds(50))
-        let ends = recorder.events.withLock { $0 }.filter { $0.hasPrefix("interceptor.afterPerformFail") }
-        #expect(ends == ["interceptor.afterPerformFail(ofDeallocatedManager: \(id) cancelled)"])
-        // And the log says so: the load did not vanish without a word.
-        let notices = messages.withLock { $0 }.filter { $0.0 == .notice }.map(\.1)
-        #expect(notices == ["cancelled \(id) shop slow: its manager was released before the load ended, so no delegate hears of it (keep a reference to the manager while its loads run)"])
-    }
-
     @Test func cancellingTheTaskCancelsTheLoad() async throws {
         let stack = try await ShopStack.make()
         let manager = stack.manager("slow", NoContent.self)

@@ -1,24 +1,5 @@
 import Foundation
 
-/// What a load's engine needs of the manager that started it, whatever its content type.
-protocol LoadOwner: AnyObject, Sendable {
-    /// The load's first attempt is about to be sent: the "after calling the API" hooks run.
-    func loadWillCallAPI(with parameters: Parameters)
-    /// Whether the owner (its interceptor) lets the load make `attempt`.
-    func allowsRetry(_ attempt: RetryPolicy.Attempt) -> Bool
-}
-
-/// A weak reference to a load's owner, so that a load does not keep its manager alive.
-struct WeakLoadOwner: @unchecked Sendable {
-    // Unchecked for the reason given on ``WeakReference``: the owner is `Sendable`, the
-    // reference is set once and only loaded afterwards (weak loads are atomic).
-    weak var object: (any LoadOwner)?
-
-    init(_ object: any LoadOwner) {
-        self.object = object
-    }
-}
-
 /// How a load ended, for its manager to check, decode and deliver.
 enum LoadEnding: Sendable {
     /// The last attempt's exchange, or the failure that sending it ended with; `notRetried`
@@ -33,6 +14,7 @@ enum LoadEnding: Sendable {
 /// ``LoadStateMachine`` decides — gets the credential, makes, signs and sends each attempt
 /// through the proxy, waits before a retry on the proxy's clock — and tells the machine what
 /// came of it, until the machine ends the load. Then it hands the ending to the manager, once.
+/// It never calls into the manager: the interceptor's word on a retry comes through the plan.
 ///
 /// It is also what the proxy's table cancels the load through: a cancellation is an event of
 /// the machine like the others. While the load waits for a step outside the engine — a
@@ -46,7 +28,6 @@ enum LoadEnding: Sendable {
 final class LoadEngine: CancellableTransfer {
     private let plan: LoadPlan
     private let id: RequestID
-    private let owner: WeakLoadOwner
     private let proxy: APIProxy
     /// Stops the step under way: each transfer, wait and credential request is attached to it.
     private let steps = AsyncCancellation()
@@ -75,17 +56,15 @@ final class LoadEngine: CancellableTransfer {
     /// - Parameters:
     ///   - plan: What the manager read when the load started.
     ///   - id: The load's ID.
-    ///   - owner: Its manager, held weakly.
     ///   - proxy: Where its requests are sent, its retries budgeted and its steps logged.
     ///   - runner: Where every step after the first runs.
     ///   - completion: Gets the ending.
     init(
-        _ plan: LoadPlan, id: RequestID, owner: WeakLoadOwner, proxy: APIProxy, runner: any CompletionExecutor,
+        _ plan: LoadPlan, id: RequestID, proxy: APIProxy, runner: any CompletionExecutor,
         completion: @escaping @Sendable (LoadEnding) -> Void
     ) {
         self.plan = plan
         self.id = id
-        self.owner = owner
         self.proxy = proxy
         self.runner = runner
         clock = proxy.clock
@@ -209,14 +188,14 @@ final class LoadEngine: CancellableTransfer {
         }
     }
 
-    /// Performs `action`, which the machine decided about `answer`: asks the owner and the
+    /// Performs `action`, which the machine decided about `answer`: asks the interceptor and the
     /// budget about a retry, ends the load with the answer, or fails it (the answer's response
     /// kept with the error).
     private func perform(_ action: LoadStateMachine.Action, after answer: LoadStateMachine.Answer, underlying: (any Error)? = nil) {
         switch action {
         case .askToRetry(let retry):
             let next: LoadStateMachine.Action
-            if let owner = owner.object, !owner.allowsRetry(retry) {
+            if let interception = plan.interception, !interception.allowsRetry(retry) {
                 next = decide { $0.retryDeclined(retry, because: "an interceptor declined the retry") }
             } else if !proxy.retryBudget.spendRetry(at: clock.now) {
                 next = decide { $0.retryDeclined(retry, because: "the proxy's retry budget is spent") }
@@ -267,10 +246,6 @@ final class LoadEngine: CancellableTransfer {
         let number = state.withLock { state in
             state.machine.requestMade(signingOffset: signingOffset, totalTimeout: request.timeouts?.total, on: clock)
             return state.machine.number
-        }
-        if attempt.isFirst {
-            guard let owner = owner.object else { return perform(decide { $0.stopped(.cancelled, "the manager was deallocated") }) }
-            owner.loadWillCallAPI(with: plan.parameters)
         }
         let attemptWriter = writer
         handOff(holdsLoad: plan.transfer != nil) {

@@ -12,7 +12,7 @@ import Foundation
 ///    │       uses one)      │               ├─ credential refused, not renewed yet ──▶ renew ─┤
 ///    │                      │               ├─ signing time refused, clock moved ─▶ start ─┐  │
 ///    │                      │               ├─ a download to start over (once) ────▶ start ─┤  │
-///    │                      │               └─ retryable ─▶ ask owner and budget ─┬─ no ─▶ end
+///    │                      │               └─ retryable ─▶ ask interceptor/budget┬─ no ─▶ end
 ///    │                      │                                                     └─ wait ─┤
 ///    └──────────────────────┼──────────────────────────────────────────────────────────────┘
 ///                           └◀──────────────────────────── renewed credential ◀───────────┘
@@ -35,7 +35,7 @@ struct LoadStateMachine: Sendable {
         /// Start the next attempt at once, for `reason`: the engine says why in its log, then
         /// reports ``LoadStateMachine/startedAgain(at:)``.
         case startAgain(StartAgain)
-        /// The policy allows this retry: ask the load's owner (its interceptor) and the
+        /// The policy allows this retry: ask the manager's interceptor and the
         /// proxy's budget, then report ``LoadStateMachine/retryAllowed(_:)`` or
         /// ``LoadStateMachine/retryDeclined(_:because:)``.
         case askToRetry(RetryPolicy.Attempt)
@@ -64,8 +64,6 @@ struct LoadStateMachine: Sendable {
         /// What is left of the load's total timeout, if it has one and this is not the first
         /// attempt (the first has all of it).
         var remaining: Duration?
-        /// Whether this is the load's first attempt: its owner's "calling the API" hooks run.
-        var isFirst: Bool
     }
 
     /// Why an attempt starts again at once.
@@ -265,7 +263,7 @@ struct LoadStateMachine: Sendable {
     }
 
     /// The attempt could not be sent: `kind` and `message` say why (its request could not be
-    /// made, its file could not be opened, its owner is gone).
+    /// made, its file could not be opened).
     mutating func stopped(_ kind: APIError.Kind, _ message: String) -> Action {
         guard phase == .sending else { return unexpected("a stop") }
         return fail(kind, message, attempts: number - 1)
@@ -337,7 +335,7 @@ struct LoadStateMachine: Sendable {
         return weighRetry(of: .success(response), answer.request, policy(), reason: nil, on: clock, clockOffset: answer.clockOffset, random: random)
     }
 
-    /// The owner and the budget allow the retry the machine asked about.
+    /// The interceptor and the budget allow the retry the machine asked about.
     mutating func retryAllowed(_ retry: RetryPolicy.Attempt) -> Action {
         guard phase == .askingToRetry else { return unexpected("a retry allowed") }
         number += 1
@@ -399,7 +397,7 @@ struct LoadStateMachine: Sendable {
         phase = .sending
         return .send(Send(
             number: number, credential: credential, generation: generation, reportsRefusal: !renewedCredential,
-            remaining: deadline.map { $0 - clock.now }, isFirst: !began))
+            remaining: deadline.map { $0 - clock.now }))
     }
 
     private mutating func again(_ reason: StartAgain) -> Action {

@@ -106,19 +106,32 @@ extension APIManager {
             headers: headers, query: call.query, body: body, bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding,
             placements: parameterPlacements, timeouts: timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: retryPolicy, errorPolicies: resolved.service.errorPolicies,
-            authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation
+            authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation,
+            interception: interceptor.map(interception)
         ))
     }
 
-    /// Sends a load through its engine, the one send path of both faces: enters the engine in
-    /// the proxy's table (cancelling the load is an event of the engine's), starts it on
-    /// `runner`, and hands its ending, checked and decoded, to `concluded` — once, on `runner`.
+    /// What the load's engine and its ending need of `interceptor`: its word on each retry
+    /// (with this manager, while both live).
+    private func interception(_ interceptor: any APIManagerInterceptor) -> LoadInterception {
+        LoadInterception(interceptor) { [weak self, weak interceptor] attempt in
+            guard let self, let interceptor else { return true }
+            return interceptor.shouldRetry(self, attempt: attempt)
+        }
+    }
+
+    /// Sends a load through its engine, the one send path of both faces: runs the "after
+    /// calling the API" hooks (the load is handed on), enters the engine in the proxy's table
+    /// (cancelling the load is an event of the engine's), starts it on `runner`, and hands its
+    /// ending, checked and decoded, to `concluded` — once, on `runner`.
     func send(
         _ plan: LoadPlan, id: RequestID, on runner: any CompletionExecutor,
         then concluded: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
     ) {
+        afterCallingAPI(with: plan.parameters)
+        interceptor?.afterCallingAPI(self, with: plan.parameters)
         let reference = WeakReference(self)
-        let engine = LoadEngine(plan, id: id, owner: WeakLoadOwner(self), proxy: proxy, runner: runner) { ending in
+        let engine = LoadEngine(plan, id: id, proxy: proxy, runner: runner) { ending in
             concluded(Self.conclude(ending, plan: plan, id: id, manager: reference))
         }
         proxy.attach(id, work: engine)
@@ -290,17 +303,6 @@ extension APIManager {
             afterPerformFail(with: error)
             interceptor?.afterPerformFail(self, with: error)
         }
-    }
-}
-
-extension APIManager: LoadOwner {
-    func loadWillCallAPI(with parameters: Parameters) {
-        afterCallingAPI(with: parameters)
-        interceptor?.afterCallingAPI(self, with: parameters)
-    }
-
-    func allowsRetry(_ attempt: RetryPolicy.Attempt) -> Bool {
-        interceptor?.shouldRetry(self, attempt: attempt) ?? true
     }
 }
 

@@ -354,10 +354,8 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let id = startLoad()
         onStart?(id)
         let error = APIError(kind, requestID: id, service: serviceName, path: path, message: message.message)
-        let orphan = Orphan(self, id: id)
-        callbackExecutor.run { [weak self] in
-            if let self { self.finishWithoutSending(id, .failed(error), deliver: true) } else { orphan.end() }
-        }
+        // The manager is held until then: a load that sent nothing ends on the next turn.
+        callbackExecutor.run { self.finishWithoutSending(id, .failed(error), deliver: true) }
         return id
     }
 
@@ -404,17 +402,16 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         onStart?(id)
         let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
         if case .send(let plan) = stage {
-            let orphan = Orphan(self, id: id, service: plan.serviceName, path: plan.shownPath)
-            send(plan, id: id, on: proxy.loadRunner) { [weak self] result in
+            // The engine holds the manager weakly: a manager deallocated meanwhile cancels its
+            // loads, which then end without it.
+            send(plan, id: id, on: proxy.loadRunner) { [weak self, proxy] result in
                 if case .failure = result { transfer?.download?.abandon() }
-                if let self { self.finish(id, result, deliver: deliver) } else { orphan.end() }
+                if let self { self.finish(id, result, deliver: deliver) } else { proxy.endAbandoned(id, plan: plan) }
             }
         } else {
-            // Answered without sending: still ended off the caller's stack, like every load.
-            let orphan = Orphan(self, id: id)
-            callbackExecutor.run { [weak self] in
-                if let self { self.finishWithoutSending(id, stage, deliver: deliver) } else { orphan.end() }
-            }
+            // Answered without sending: still ended off the caller's stack, like every load (the
+            // manager held until then).
+            callbackExecutor.run { self.finishWithoutSending(id, stage, deliver: deliver) }
             if case .stale = stage { loadData(with: parameters, onStart: nil, refreshing: id, deliver: deliver, at: url, call: call) }
         }
         return id
@@ -626,42 +623,6 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// Called in the load's task when a load has ended, before delivery (paging keeps its
     /// cursor here).
     func loadDidEnd(_ id: RequestID, result: Result<APIResponse<Content>, APIError>) {}
-}
-
-/// What ends a load whose manager was deallocated before it ended: the proxy's table entry,
-/// and the interceptor the manager had when the load started, told through
-/// ``APIManagerInterceptor/afterPerformFail(ofDeallocatedManager:)``.
-struct Orphan: Sendable {
-    let id: RequestID
-    let proxy: APIProxy
-    let service: ServiceName
-    let path: String
-    /// Allocated only when the manager has an interceptor (most loads have none).
-    let interceptor: WeakInterceptor?
-
-    init<Content>(_ manager: APIManager<Content>, id: RequestID, service: ServiceName? = nil, path: String? = nil) {
-        self.id = id
-        proxy = manager.proxy
-        self.service = service ?? manager.serviceName
-        self.path = path ?? manager.path
-        interceptor = manager.interceptor.map(WeakInterceptor.init)
-    }
-
-    func end() {
-        proxy.logOrphan(id, service: service, path: path)
-        let ended = proxy.end(id)
-        let error = APIError(.cancelled, requestID: id, service: service, path: path, message: "the manager was deallocated")
-        ended.observation?.loadDidEnd(ObservedLoad.Outcome(error: error))
-        interceptor?.interceptor?.afterPerformFail(ofDeallocatedManager: error)
-    }
-
-    final class WeakInterceptor: Sendable {
-        weak let interceptor: (any APIManagerInterceptor)?
-
-        init(_ interceptor: any APIManagerInterceptor) {
-            self.interceptor = interceptor
-        }
-    }
 }
 
 /// Used by managers whose manager and service name no decoder.

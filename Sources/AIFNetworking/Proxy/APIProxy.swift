@@ -210,9 +210,16 @@ public final class APIProxy: Sendable {
         }
     }
 
-    /// Whether a load was cancelled (it may still be in the table, winding down).
-    func isCancelled(_ id: RequestID) -> Bool {
-        table.withLock { $0.entries[id]?.cancelled ?? false }
+    /// Ends a load whose manager was deallocated before it ended (and so cancelled it): takes
+    /// it out of the table, and tells its observers, the log and the interceptor the manager
+    /// had as it started (``APIManagerInterceptor/afterPerformFail(ofDeallocatedManager:)``).
+    @inline(never)
+    func endAbandoned(_ id: RequestID, plan: LoadPlan) {
+        logger.notice(
+            "cancelled \(id) \(plan.serviceName) \(plan.shownPath): its manager was released before the load ended, so no delegate hears of it (keep a reference to the manager while its loads run)")
+        let error = plan.error(.cancelled, id: id, "the manager was deallocated")
+        end(id).observation?.loadDidEnd(ObservedLoad.Outcome(error: error))
+        plan.interception?.interceptor?.afterPerformFail(ofDeallocatedManager: error)
     }
 
     /// Cancels one load. Nothing happens if it has ended.
@@ -346,12 +353,6 @@ public final class APIProxy: Sendable {
         logger.warning("error policy of \(id) names the handler \"\(name)\", which is not registered (ServiceRegistry.setErrorHandler)")
     }
 
-    /// Logs a load whose manager was released before it ended: cancelled, no delegate told.
-    @inline(never)
-    func logOrphan(_ id: RequestID, service: ServiceName, path: String) {
-        logger.notice(
-            "cancelled \(id) \(service) \(path): its manager was released before the load ended, so no delegate hears of it (keep a reference to the manager while its loads run)")
-    }
 
     /// Logs why a failed attempt is not retried.
     @inline(never)
