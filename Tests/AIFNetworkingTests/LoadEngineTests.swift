@@ -12,8 +12,12 @@ private final class ManualLoadClock: LoadClock {
     private struct State {
         var now = Duration.seconds(1_000)
         var waits: [(end: Duration, length: Duration, work: @Sendable () -> Void)] = []
+        /// Tests waiting for a number of waits to be pending.
+        var watchers: [(count: Int, continuation: CheckedContinuation<[Duration], Never>)] = []
     }
     private let state = Locked(State())
+    /// Signalled once for each wait asked for, for a transport that blocks until then.
+    let scheduled = DispatchSemaphore(value: 0)
 
     var now: Duration { state.withLock { $0.now } }
     var date: Date { Date(timeIntervalSince1970: 1_700_000_000) + state.withLock { $0.now.timeInterval } }
@@ -21,8 +25,28 @@ private final class ManualLoadClock: LoadClock {
     /// The lengths of the waits not yet over, in the order they were asked for.
     var pendingWaits: [Duration] { state.withLock { $0.waits.map(\.length) } }
 
+    /// Returns the lengths of the waits not yet over once there are `count` of them: no
+    /// polling, no time of its own.
+    func waitUntilWaiting(_ count: Int = 1) async -> [Duration] {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> [Duration]? in
+                if state.waits.count >= count { return state.waits.map(\.length) }
+                state.watchers.append((count, continuation))
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+    }
+
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
-        state.withLock { $0.waits.append((end: $0.now + delay, length: delay, work: work)) }
+        let (ready, waits) = state.withLock { state in
+            state.waits.append((end: state.now + delay, length: delay, work: work))
+            let count = state.waits.count
+            defer { state.watchers.removeAll { $0.count <= count } }
+            return (state.watchers.filter { $0.count <= count }.map(\.continuation), state.waits.map(\.length))
+        }
+        scheduled.signal()
+        for continuation in ready { continuation.resume(returning: waits) }
     }
 
     /// Moves the time on, running the waits that end by then.
@@ -68,7 +92,7 @@ private final class CountingVetoService: Service, @unchecked Sendable {
 
 /// The load engine with a stub transport: it waits on its proxy's clock (a retry's wait passes
 /// when the clock says so, not when real time does), and asks the service about an answer once.
-@Suite("Load engine: the proxy's clock, the service asked once")
+@Suite("Load engine: the proxy's clock, the service asked once", .timeLimit(.minutes(1)))
 struct LoadEngineTests {
     private static func manager(
         _ stub: any HTTPTransport, clock: ManualLoadClock, observers: [any LoadObserver] = [],
@@ -90,7 +114,7 @@ struct LoadEngineTests {
         let manager = Self.manager(stub, clock: clock)
         let started = ContinuousClock.now
         let load = Task { try await manager.load() }
-        #expect(await eventually { clock.pendingWaits == [.seconds(120)] })
+        #expect(await clock.waitUntilWaiting() == [.seconds(120)])
         clock.advance(by: .seconds(119))
         #expect(clock.pendingWaits == [.seconds(120)])
         #expect(stub.requests.count == 1)
@@ -109,9 +133,9 @@ struct LoadEngineTests {
         stub.stub(.get, "goods", with: .status(503, headers: ["Retry-After": "30"]))
         let manager = Self.manager(stub, clock: clock)
         let load = Task { try await manager.load() }
-        #expect(await eventually { clock.pendingWaits == [.seconds(30)] })
+        #expect(await clock.waitUntilWaiting() == [.seconds(30)])
         load.cancel()
-        let ended = try #require(await outcome(of: load), "the load did not end")
+        let ended = await load.result
         let error = #expect(throws: APIError.self) { try ended.get() }
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
@@ -124,12 +148,12 @@ struct LoadEngineTests {
     /// CI's TSan run hung here twice.)
     @Test func cancellingDuringAWaitThatBeganBeforeSendReturnedEndsTheLoad() async throws {
         let clock = ManualLoadClock()
-        let transport = AnsweringBeforeReturning(.status(503, headers: ["Retry-After": "30"])) { !clock.pendingWaits.isEmpty }
+        let transport = AnsweringBeforeReturning(.status(503, headers: ["Retry-After": "30"]), returningAfter: clock.scheduled)
         let load = Task { try await Self.manager(transport, clock: clock).load() }
-        #expect(await eventually { clock.pendingWaits == [.seconds(30)] })
-        #expect(await eventually { transport.returned.withLock { $0 } == 1 })
+        #expect(await clock.waitUntilWaiting() == [.seconds(30)])
+        await transport.waitUntilReturned()
         load.cancel()
-        let ended = try #require(await outcome(of: load), "the load did not end")
+        let ended = await load.result
         let error = #expect(throws: APIError.self) { try ended.get() }
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
@@ -369,8 +393,7 @@ struct LoadEngineTests {
             delegate.caller.withLock { $0 = UInt(bitPattern: Int(bitPattern: pthread_self())) }
             let id = manager.loadData()
             delegate.caller.withLock { $0 = nil }
-            #expect(await eventually { delegate.heard.withLock { $0 }.count == 1 }, "\(service)")
-            let heard = delegate.heard.withLock { $0 }
+            let heard = await delegate.waitForHearing()
             #expect(heard.first?.id == id, "\(service)")
             #expect(heard.first?.insideLoadData == false, "\(service): the delegate ran inside loadData")
             #expect(heard.first?.succeeded == (service == "clocked"), "\(service)")
@@ -402,10 +425,10 @@ struct LoadEngineTests {
         func attempts(waitingFor waits: Int) async throws -> (attempts: Int, message: String) {
             let load = Task { try await manager.load() }
             for _ in 0..<waits {
-                #expect(await eventually { clock.pendingWaits == [.seconds(1)] })
+                #expect(await clock.waitUntilWaiting() == [.seconds(1)])
                 clock.advance(by: .seconds(1))
             }
-            let ended = try #require(await outcome(of: load), "the load did not end")
+            let ended = await load.result
             let error = #expect(throws: APIError.self) { try ended.get() }
             return (error?.attempts ?? 0, error?.message ?? "")
         }
@@ -426,7 +449,8 @@ struct LoadEngineTests {
         let clock = ManualLoadClock()
         let refreshes = Locked(0)
         let authenticator = Authenticator(
-            credential: Authenticator.Credential(token: "old", expiresAt: clock.date + 300, issuedAt: clock.date), refreshWindow: .seconds(60)
+            credential: Authenticator.Credential(token: "old", expiresAt: clock.date + 300, issuedAt: clock.date), refreshTimeout: .seconds(600),
+            refreshWindow: .seconds(60)
         ) {
             refreshes.withLock { $0 += 1 }
             return Authenticator.Credential(token: "new", expiresAt: clock.date + 300, issuedAt: clock.date)
@@ -440,7 +464,10 @@ struct LoadEngineTests {
         #expect(refreshes.withLock { $0 } == 0)
         clock.advance(by: .seconds(20))  // 50 s before: in it
         _ = try await manager.load()
-        #expect(await eventually { authenticator.credential?.token == "new" })
+        // Past the old one's expiry (not the refresh's timeout), the next load carries the new
+        // credential — whether the refresh has ended by then or the load waits for it: no need
+        // to wait here.
+        clock.advance(by: .seconds(60))
         _ = try await manager.load()
         #expect(stub.requests.map { $0.headers["Authorization"] ?? "" } == ["Bearer old", "Bearer old", "Bearer old", "Bearer new"])
         #expect(refreshes.withLock { $0 } == 1)
@@ -454,10 +481,13 @@ struct LoadEngineTests {
         let clock = ManualLoadClock()
         let refreshes = Locked(0)
         let issued = clock.date
+        let (started, refreshStarts) = AsyncStream<Void>.makeStream()
         let authenticator = Authenticator(credential: Authenticator.Credential(token: "first", expiresAt: issued + 60, issuedAt: issued)) {
             refreshes.withLock { $0 += 1 }
+            refreshStarts.yield()
             try await waitUntilCancelled()  // still running while the loads below go on
         }
+        var refreshStarted = started.makeAsyncIterator()
         let stub = StubTransport()
         stub.stub(.get, "goods", with: .status(204))
         let manager = Self.manager(stub, clock: clock, authenticator: authenticator)
@@ -468,7 +498,8 @@ struct LoadEngineTests {
         #expect(refreshes.withLock { $0 } == 0)
         clock.advance(by: .seconds(2))  // 46 s: in the last quarter
         _ = try await manager.load()
-        #expect(await eventually { refreshes.withLock { $0 } == 1 })
+        await refreshStarted.next()
+        #expect(refreshes.withLock { $0 } == 1)
         clock.advance(by: .seconds(4))
         _ = try await manager.load()
         #expect(refreshes.withLock { $0 } == 1)
@@ -487,9 +518,9 @@ struct LoadEngineTests {
         let manager = Self.manager(stub, clock: clock, authenticator: authenticator)
         let started = ContinuousClock.now
         let load = Task { try await manager.load() }
-        #expect(await eventually { clock.pendingWaits == [.seconds(30)] })
+        #expect(await clock.waitUntilWaiting() == [.seconds(30)])
         clock.advance(by: .seconds(30))
-        let ended = try #require(await outcome(of: load), "the load did not end")
+        let ended = await load.result
         let error = #expect(throws: APIError.self) { try ended.get() }
         #expect(error?.kind == .authenticationFailed)
         #expect(error?.message.contains("longer than its timeout") == true, "\(error?.message ?? "")")
@@ -568,20 +599,31 @@ private struct AnsweringAtOnce: HTTPTransport {
 }
 
 /// A transport whose answer comes on another thread before `send` returns: `send` returns
-/// only once `until` holds (or after 10 s), so that the load has gone on by then.
+/// only once `signal` is signalled (or after 10 s), so that the load has gone on by then.
 private final class AnsweringBeforeReturning: HTTPTransport {
     private struct Done: CancellableTransfer {
         func cancel() {}
     }
 
     private let stub = StubTransport()
-    private let until: @Sendable () -> Bool
-    /// How many `send` calls have returned.
-    let returned = Locked(0)
+    private let signal: DispatchSemaphore
+    private let returned = Locked<(count: Int, waiting: CheckedContinuation<Void, Never>?)>((0, nil))
 
-    init(_ answer: StubResponse, until: @escaping @Sendable () -> Bool) {
+    init(_ answer: StubResponse, returningAfter signal: DispatchSemaphore) {
         stub.stub(where: { _ in true }, with: answer)
-        self.until = until
+        self.signal = signal
+    }
+
+    /// Returns once a `send` has returned.
+    func waitUntilReturned() async {
+        await withCheckedContinuation { continuation in
+            let now = returned.withLock { returned -> Bool in
+                if returned.count > 0 { return true }
+                returned.waiting = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
     }
 
     func send(
@@ -589,11 +631,13 @@ private final class AnsweringBeforeReturning: HTTPTransport {
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
         _ = stub.send(request, progress: nil, completion: completion)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !until() && ContinuousClock.now < deadline {
-            usleep(1_000)
+        _ = signal.wait(timeout: .now() + 10)
+        let waiting = returned.withLock { returned in
+            returned.count += 1
+            defer { returned.waiting = nil }
+            return returned.waiting
         }
-        returned.withLock { $0 += 1 }
+        waiting?.resume()
         return Done()
     }
 }
@@ -616,14 +660,32 @@ private struct UnsignableService: Service {
 /// Records which load the delegate heard of, and whether it ran on the thread that was inside
 /// `loadData` at the time.
 private final class StackWatcher: APIManagerDelegate {
+    typealias Heard = (id: RequestID, insideLoadData: Bool, succeeded: Bool)
     /// The thread inside `loadData`, while it is.
     let caller = Locked<UInt?>(nil)
-    let heard = Locked<[(id: RequestID, insideLoadData: Bool, succeeded: Bool)]>([])
+    private let heard = Locked<(all: [Heard], waiting: CheckedContinuation<[Heard], Never>?)>(([], nil))
+
+    /// Returns what the delegate heard once it has heard of a load.
+    func waitForHearing() async -> [Heard] {
+        await withCheckedContinuation { continuation in
+            let now = heard.withLock { heard -> [Heard]? in
+                if !heard.all.isEmpty { return heard.all }
+                heard.waiting = continuation
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+    }
 
     private func hear(_ id: RequestID, succeeded: Bool) {
         let this = UInt(bitPattern: Int(bitPattern: pthread_self()))
         let inside = caller.withLock { $0 == this }
-        heard.withLock { $0.append((id, inside, succeeded)) }
+        let (waiting, all) = heard.withLock { heard in
+            heard.all.append((id, inside, succeeded))
+            defer { heard.waiting = nil }
+            return (heard.waiting, heard.all)
+        }
+        waiting?.resume(returning: all)
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
