@@ -188,6 +188,41 @@ struct LoadEngineTests {
         #expect(try await manager.load().origin == .cache(age: .seconds(30)))
     }
 
+    /// A load the cache answers is a load in the proxy's table like any other until it is
+    /// delivered: cancelled before its delivery — here while the delegate's queue is held — it
+    /// ends once, as cancelled, and the delegate hears nothing; the observers hear the
+    /// cancellation, and the table is empty. Its object hears the cancellation as an event,
+    /// nothing read after the fact.
+    @Test func aLoadAnsweredFromTheCacheAndCancelledBeforeItsDeliveryEndsCancelled() async throws {
+        struct Item: Decodable, Sendable { let id: Int }
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .json(#"{"id": 1}"#))
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(ClockedService())
+        let observer = EndCountingObserver()
+        let proxy = APIProxy(
+            transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
+            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [observer], clock: ManualLoadClock())
+        let endpoint = Endpoint<Item>(service: "clocked", path: "goods", cachePolicy: .lifetime(.seconds(60)))
+        let manager = APIManager(endpoint, proxy: proxy, registry: registry, cache: ResponseCache())
+        #expect(try await manager.load().origin == .network)
+        let delivery = DispatchQueue(label: "held delivery")
+        delivery.suspend()
+        manager.callbackExecutor = .queue(delivery)
+        let heard = EndingHooks()
+        manager.delegate = heard
+        manager.interceptor = heard
+        let id = manager.loadData()
+        #expect(proxy.isInFlight(id))
+        manager.cancelRequest(id)
+        delivery.resume()
+        await heard.waitForTheEnd()
+        #expect(heard.events == ["interceptor.afterPerformFail(cancelled)"])
+        #expect(observer.ends == ["success", "cancelled"])
+        #expect(!proxy.isInFlight(id))
+        #expect(stub.requests.count == 1)
+    }
+
     /// A cancellation is an event of the load's machine: the load ends at once, as cancelled,
     /// even while its transport has not given up the transfer (one slow to stop, or that
     /// never does); what the transport answers afterwards is ignored, and the load ends once.

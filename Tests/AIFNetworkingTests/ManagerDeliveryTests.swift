@@ -139,8 +139,8 @@ struct ManagerDeliveryTests {
             for index in 0..<8 {
                 group.addTask {
                     (0..<500).map { _ in
-                        let id = proxies[index % 2].begin(group: nil)
-                        _ = proxies[index % 2].end(id)
+                        let id = proxies[index % 2].begin(group: nil).id
+                        proxies[index % 2].end(id)
                         return id
                     }
                 }

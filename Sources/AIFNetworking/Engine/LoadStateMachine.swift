@@ -4,7 +4,7 @@ import Foundation
 /// thing that happens to it, and when it ends. It holds no resources and performs nothing — it
 /// is told what happened (a credential came, an answer arrived, a wait ended) and what time it
 /// is, and returns the next action — so every path a load can take is tested without a socket
-/// or real time. ``LoadEngine`` owns one per load and performs its actions.
+/// or real time. ``Load`` owns one per load and performs its actions.
 ///
 /// ```
 ///  start ─▶ credential ─▶ send ─▶ answer ─┬─ usable, or not to be retried ───────────────────▶ end

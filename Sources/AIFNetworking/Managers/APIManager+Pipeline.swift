@@ -17,19 +17,20 @@ enum Stage: Sendable {
 
 extension APIManager {
 
-    /// Enters a load in the proxy's table and the manager's.
-    func startLoad() -> RequestID {
-        let id = proxy.begin(group: group)
-        state.withLock { _ = $0.inFlight.insert(id) }
-        return id
+    /// Starts a load: its object in the proxy's table, its ID in the manager's list.
+    func startLoad() -> Load {
+        let load = proxy.begin(group: group)
+        state.withLock { _ = $0.inFlight.insert(load.id) }
+        return load
     }
 
     /// Runs the steps before sending, on the caller's thread: reform, veto, validate, resolve,
     /// look up the cache (unless the load is the refresh of `refreshing`'s stale answer).
     func prepare(
-        id: RequestID, parameters source: Parameters, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, at url: URL? = nil,
+        _ load: Load, parameters source: Parameters, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, at url: URL? = nil,
         call: CallAdditions = .none
     ) -> Stage {
+        let id = load.id
         let service = serviceName
         let path = url?.absoluteString ?? path
         // A linked page's URL as errors, logs and observers show it: its credentials hidden.
@@ -38,7 +39,7 @@ extension APIManager {
         var observed = false
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Stage {
             if !observed {
-                _ = proxy.observe(id, ObservedLoad(requestID: id, service: service, environment: nil, path: shownPath, method: method))
+                load.observation = proxy.observation(of: ObservedLoad(requestID: id, service: service, environment: nil, path: shownPath, method: method))
             }
             return .failed(APIError(kind, requestID: id, service: service, path: shownPath, message: message, underlyingError: underlying))
         }
@@ -90,8 +91,9 @@ extension APIManager {
         }
         let keyPath = call.keyPath(path)
         observed = true
-        let observation = proxy.observe(
-            id, ObservedLoad(requestID: id, service: service, environment: resolved.environmentName, path: shownPath, method: method))
+        let observation = proxy.observation(
+            of: ObservedLoad(requestID: id, service: service, environment: resolved.environmentName, path: shownPath, method: method))
+        if let observation { load.observation = observation }
         var cacheUse: CacheUse?
         if let policy = cachePolicy, transfer == nil {
             let lookup = cacheLookup(
@@ -121,21 +123,20 @@ extension APIManager {
     }
 
     /// Sends a load through its engine, the one send path of both faces: runs the "after
-    /// calling the API" hooks (the load is handed on), enters the engine in the proxy's table
-    /// (cancelling the load is an event of the engine's), starts it on `runner`, and hands its
-    /// ending, checked and decoded, to `concluded` — once, on `runner`.
+    /// calling the API" hooks (the load is handed on), starts the load on `runner` with its
+    /// plan, and hands its ending, checked and decoded, to `concluded` — once, on `runner`.
     func send(
-        _ plan: LoadPlan, id: RequestID, on runner: any CompletionExecutor,
+        _ plan: LoadPlan, _ load: Load, on runner: any CompletionExecutor,
         then concluded: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
     ) {
         afterCallingAPI(with: plan.parameters)
         interceptor?.afterCallingAPI(self, with: plan.parameters)
         let reference = WeakReference(self)
-        let engine = LoadEngine(plan, id: id, proxy: proxy, runner: runner) { ending in
-            concluded(Self.conclude(ending, plan: plan, id: id, manager: reference))
+        runner.run {
+            load.start(plan, on: runner) { [id = load.id] ending in
+                concluded(Self.conclude(ending, plan: plan, id: id, manager: reference))
+            }
         }
-        proxy.attach(id, work: engine)
-        runner.run { engine.start() }
     }
 
     /// The outcome of a load the engine ended: its failure, or its answer checked and decoded
@@ -221,34 +222,36 @@ extension APIManager {
         return .success(apiResponse)
     }
 
-    /// Ends a load that sent nothing (it failed before sending, or the cache answered).
+    /// Ends a load that sent nothing (it failed before sending, or the cache answered) — as
+    /// cancelled, if it was cancelled first.
     @discardableResult
-    func finishWithoutSending(_ id: RequestID, _ stage: Stage, deliver: Bool) -> Result<APIResponse<Content>, APIError> {
+    func finishWithoutSending(_ load: Load, _ stage: Stage, deliver: Bool) -> Result<APIResponse<Content>, APIError> {
+        guard load.endBeforeSending() else {
+            let error = APIError(.cancelled, requestID: load.id, service: serviceName, path: path, message: "the request was cancelled")
+            return finish(load, .failure(error), deliver: deliver)
+        }
         switch stage {
         case .failed(let error):
-            return finish(id, .failure(error), deliver: deliver)
+            return finish(load, .failure(error), deliver: deliver)
         case .cached(let answer), .stale(let answer):
             // Put there by `prepare` of this manager, so of this type.
             let response = answer as! APIResponse<Content>
             afterCallingAPI(with: response.parameters)
             interceptor?.afterCallingAPI(self, with: response.parameters)
-            return finish(id, .success(response), deliver: deliver)
+            return finish(load, .success(response), deliver: deliver)
         case .send:
             preconditionFailure("a load to send is finished by the load engine")
         }
     }
 
-    /// Ends a load exactly once: takes it out of the tables, turns its outcome into a
-    /// cancellation if it was cancelled meanwhile, records it, and hands it to the hooks and
-    /// (when `deliver`) the delegate.
+    /// Ends a load exactly once, with the outcome its object ended it with: takes it out of
+    /// the tables, tells its observers, records it, and hands it to the hooks and (when
+    /// `deliver`) the delegate.
     @discardableResult
-    func finish(_ id: RequestID, _ result: Result<APIResponse<Content>, APIError>, deliver: Bool) -> Result<APIResponse<Content>, APIError> {
-        var outcome = result
-        let ended = proxy.end(id)
-        if ended.cancelled, !result.isCancellation {
-            outcome = .failure(APIError(.cancelled, requestID: id, service: serviceName, path: path, message: "the request was cancelled"))
-        }
-        ended.observation?.loadDidEnd(ObservedLoad.Outcome(outcome))
+    func finish(_ load: Load, _ outcome: Result<APIResponse<Content>, APIError>, deliver: Bool) -> Result<APIResponse<Content>, APIError> {
+        let id = load.id
+        proxy.end(id)
+        load.observation?.loadDidEnd(ObservedLoad.Outcome(outcome))
         state.withLock { state in
             state.inFlight.remove(id)
             if !outcome.isCancellation { state.last = outcome }

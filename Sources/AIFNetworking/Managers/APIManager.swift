@@ -342,21 +342,21 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// A load of the async face that ends at once with this error, nothing sent: entered and
     /// ended as every load is (its observers told); the error is the caller's to throw.
     func failedLoad(_ kind: APIError.Kind, _ message: String) -> APIError {
-        let id = startLoad()
-        let error = APIError(kind, requestID: id, service: serviceName, path: path, message: message)
-        if case .failure(let ended) = finishWithoutSending(id, .failed(error), deliver: false) { return ended }
+        let load = startLoad()
+        let error = APIError(kind, requestID: load.id, service: serviceName, path: path, message: message)
+        if case .failure(let ended) = finishWithoutSending(load, .failed(error), deliver: false) { return ended }
         return error
     }
 
     /// Starts a load that fails at once with this error, ended off the caller's stack like
     /// every load; `onStart` hears its ID first.
     func failWithoutSending(_ kind: APIError.Kind, _ message: SourceUnreachable, onStart: ((RequestID) -> Void)?) -> RequestID {
-        let id = startLoad()
-        onStart?(id)
-        let error = APIError(kind, requestID: id, service: serviceName, path: path, message: message.message)
+        let load = startLoad()
+        onStart?(load.id)
+        let error = APIError(kind, requestID: load.id, service: serviceName, path: path, message: message.message)
         // The manager is held until then: a load that sent nothing ends on the next turn.
-        callbackExecutor.run { self.finishWithoutSending(id, .failed(error), deliver: true) }
-        return id
+        callbackExecutor.run { self.finishWithoutSending(load, .failed(error), deliver: true) }
+        return load.id
     }
 
     /// Starts a load with the given parameters, and headers or query items of this call's own.
@@ -398,20 +398,21 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         with parameters: Parameters, onStart: ((RequestID) -> Void)?, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, deliver: Bool = true,
         at url: URL? = nil, call: CallAdditions = .none
     ) -> RequestID {
-        let id = startLoad()
+        let load = startLoad()
+        let id = load.id
         onStart?(id)
-        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
+        let stage = prepare(load, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
         if case .send(let plan) = stage {
             // The engine holds the manager weakly: a manager deallocated meanwhile cancels its
             // loads, which then end without it.
-            send(plan, id: id, on: proxy.loadRunner) { [weak self, proxy] result in
+            send(plan, load, on: proxy.loadRunner) { [weak self, proxy] result in
                 if case .failure = result { transfer?.download?.abandon() }
-                if let self { self.finish(id, result, deliver: deliver) } else { proxy.endAbandoned(id, plan: plan) }
+                if let self { self.finish(load, result, deliver: deliver) } else { proxy.endAbandoned(id, plan: plan) }
             }
         } else {
             // Answered without sending: still ended off the caller's stack, like every load (the
             // manager held until then).
-            callbackExecutor.run { self.finishWithoutSending(id, stage, deliver: deliver) }
+            callbackExecutor.run { self.finishWithoutSending(load, stage, deliver: deliver) }
             if case .stale = stage { loadData(with: parameters, onStart: nil, refreshing: id, deliver: deliver, at: url, call: call) }
         }
         return id
@@ -479,8 +480,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         _ parameters: Parameters, transfer: LoadTransfer?, refreshing: RequestID? = nil, refreshesStale: Bool = true, at url: URL? = nil,
         call: CallAdditions = .none
     ) async throws(APIError) -> APIResponse<Content> {
-        let id = startLoad()
-        let stage = prepare(id: id, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
+        let load = startLoad()
+        let id = load.id
+        let stage = prepare(load, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
         let result: Result<APIResponse<Content>, APIError>
         if case .send(let plan) = stage {
             // The outcome crosses threads under a lock as well as through the continuation: when
@@ -491,7 +493,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
             await withTaskCancellationHandler {
                 // An unsafe continuation is sound: the engine calls its completion exactly once.
                 await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-                    send(plan, id: id, on: proxy.asyncLoadRunner) { outcome in
+                    send(plan, load, on: proxy.asyncLoadRunner) { outcome in
                         handedOver.withLock { $0 = outcome }
                         // The `Never`-error form, which .tsan/suppressions.txt's first entry names.
                         continuation.resume(returning: ())
@@ -501,10 +503,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
                 proxy.cancel(id)
             }
             guard let sent = handedOver.withLock({ $0 }) else { preconditionFailure("the load engine resumed a load without its outcome") }
-            result = finish(id, sent, deliver: false)
+            result = finish(load, sent, deliver: false)
         } else {
-            if Task.isCancelled { proxy.cancel(id) }
-            result = finishWithoutSending(id, stage, deliver: false)
+            if Task.isCancelled { load.cancel() }
+            result = finishWithoutSending(load, stage, deliver: false)
             if case .stale = stage, refreshesStale, case .success = result {
                 loadData(with: parameters, onStart: nil, refreshing: id, deliver: false, at: url, call: call)
             }

@@ -1,11 +1,24 @@
 /// Runs a load made of other loads (an ``APIBatch``, an ``APIChain``) as one entry in a
 /// proxy's table: it has a request ID of its own, and cancelling that ID — or its group, or all
-/// of the proxy's loads — cancels the task that runs it, and so the member loads under way.
+/// of the proxy's loads — cancels the task that runs it, and so the member loads under way. The
+/// task is the composite load's one object: its cancellation says that the load was cancelled.
 enum CompositeLoad {
-    /// Cancels the task running a composite load.
-    private struct TaskCancellation<Outcome: Sendable>: CancellableTransfer {
-        let task: Task<Outcome, Never>
-        func cancel() { task.cancel() }
+    /// The table's entry of a composite load: cancels its task — once there is one, for the
+    /// entry is made before the task, which could otherwise end before it was entered.
+    private final class TaskEntry<Outcome: Sendable>: CancellableTransfer {
+        private let state = Locked<(task: Task<Outcome, Never>?, cancelled: Bool)>((nil, false))
+
+        /// Hands over the task, cancelled at once if the load was.
+        func run(_ task: Task<Outcome, Never>) {
+            if state.withLock({ state in state.task = task; return state.cancelled }) { task.cancel() }
+        }
+
+        func cancel() {
+            state.withLock { state in
+                state.cancelled = true
+                return state.task
+            }?.cancel()
+        }
     }
 
     /// The async face: runs `body` and returns its outcome (and whether the load was cancelled);
@@ -13,15 +26,18 @@ enum CompositeLoad {
     static func run<Outcome: Sendable>(
         proxy: APIProxy, group: RequestGroup?, _ body: @escaping @Sendable (RequestID) async -> Outcome
     ) async -> (id: RequestID, outcome: Outcome, cancelled: Bool) {
-        let id = proxy.begin(group: group)
-        let task = Task { await body(id) }
-        proxy.attach(id, work: TaskCancellation(task: task))
-        let outcome = await withTaskCancellationHandler {
+        let id = proxy.newID()
+        let entry = TaskEntry<(Outcome, Bool)>()
+        proxy.enter(id, group: group, entry)
+        let task = Task { (await body(id), Task.isCancelled) }
+        entry.run(task)
+        let (outcome, cancelled) = await withTaskCancellationHandler {
             await task.value
         } onCancel: {
             proxy.cancel(id)
         }
-        return (id, outcome, proxy.end(id).cancelled)
+        proxy.end(id)
+        return (id, outcome, cancelled)
     }
 
     /// The delegate face: starts `body` and returns its ID at once; `deliver` runs on
@@ -30,13 +46,14 @@ enum CompositeLoad {
         proxy: APIProxy, group: RequestGroup?, executor: CallbackExecutor,
         _ body: @escaping @Sendable (RequestID) async -> Outcome, deliver: @escaping @Sendable (Outcome) -> Void
     ) -> RequestID {
-        let id = proxy.begin(group: group)
-        let task = Task {
+        let id = proxy.newID()
+        let entry = TaskEntry<Void>()
+        proxy.enter(id, group: group, entry)
+        entry.run(Task {
             let outcome = await body(id)
-            if !proxy.end(id).cancelled { executor.run { deliver(outcome) } }
-            return outcome
-        }
-        proxy.attach(id, work: TaskCancellation(task: task))
+            proxy.end(id)
+            if !Task.isCancelled { executor.run { deliver(outcome) } }
+        })
         return id
     }
 }

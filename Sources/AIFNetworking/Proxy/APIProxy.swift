@@ -149,65 +149,45 @@ public final class APIProxy: Sendable {
 
     // MARK: The table
 
+    /// A load in flight: what cancels it — its ``Load``, or the task of a composite
+    /// load — and the group it was started in.
     private struct Entry {
         var group: RequestGroup?
-        var cancelled = false
-        /// What stops the load's work: its transfer, or its task.
-        var work: (any CancellableTransfer)?
-        /// What hears the load, when the proxy has observers.
-        var observation: (any LoadObservation)?
-    }
-
-    /// A load taken out of the table.
-    struct EndedLoad {
-        /// Whether it was cancelled (its outcome is then to be discarded).
-        var cancelled: Bool
-        /// What hears the load, to be told how it ended.
-        var observation: (any LoadObservation)?
+        let load: any CancellableTransfer
     }
 
     private struct Table {
         var entries: [RequestID: Entry] = [:]
     }
 
-    /// Starts a load: hands out its ID and enters it in the table.
-    func begin(group: RequestGroup?) -> RequestID {
-        let id = RequestID(rawValue: requestIDCounter.add(1, ordering: .relaxed).newValue)
-        table.withLock { $0.entries[id] = Entry(group: group) }
-        return id
+    /// Hands out a new load's ID.
+    func newID() -> RequestID {
+        RequestID(rawValue: requestIDCounter.add(1, ordering: .relaxed).newValue)
     }
 
-    /// Attaches the work to stop when the load is cancelled; stops it at once if the load was
-    /// cancelled already.
-    func attach(_ id: RequestID, work: any CancellableTransfer) {
-        let cancelNow = table.withLock { table -> Bool in
-            // One hash lookup: the entry is then read and changed in place through its index.
-            guard let index = table.entries.index(forKey: id) else { return false }
-            if table.entries.values[index].cancelled { return true }
-            table.entries.values[index].work = work
-            return false
-        }
-        if cancelNow { work.cancel() }
+    /// Starts a manager's load: makes its ``Load`` and enters it in the table.
+    func begin(group: RequestGroup?) -> Load {
+        let load = Load(id: newID(), group: group, proxy: self)
+        enter(load.id, group: group, load)
+        return load
     }
 
-    /// Starts observing a load, when the proxy has observers: asks them (on the caller's
-    /// thread) and keeps what hears the load with its entry, for ``end(_:)``.
+    /// Enters a load in the table: cancelling it (by ID, group or all) cancels `load`.
+    func enter(_ id: RequestID, group: RequestGroup?, _ load: any CancellableTransfer) {
+        table.withLock { $0.entries[id] = Entry(group: group, load: load) }
+    }
+
+    /// Asks the observers, if the proxy has any, what hears `load` (on the caller's thread).
     ///
     /// - Returns: What hears the load, or `nil`.
-    func observe(_ id: RequestID, _ load: @autoclosure () -> ObservedLoad) -> (any LoadObservation)? {
-        guard !loadObservers.all.isEmpty, let observation = loadObservers.observation(of: load()) else { return nil }
-        table.withLock { $0.entries[id]?.observation = observation }
-        return observation
+    func observation(of load: @autoclosure () -> ObservedLoad) -> (any LoadObservation)? {
+        guard !loadObservers.all.isEmpty else { return nil }
+        return loadObservers.observation(of: load())
     }
 
-    /// Ends a load, removing it from the table.
-    ///
-    /// - Returns: Whether it was cancelled, and what hears it.
-    func end(_ id: RequestID) -> EndedLoad {
-        table.withLock { table in
-            guard let entry = table.entries.removeValue(forKey: id) else { return EndedLoad(cancelled: true) }
-            return EndedLoad(cancelled: entry.cancelled, observation: entry.observation)
-        }
+    /// Takes a load that has ended out of the table.
+    func end(_ id: RequestID) {
+        table.withLock { _ = $0.entries.removeValue(forKey: id) }
     }
 
     /// Ends a load whose manager was deallocated before it ended (and so cancelled it): takes
@@ -218,7 +198,8 @@ public final class APIProxy: Sendable {
         logger.notice(
             "cancelled \(id) \(plan.serviceName) \(plan.shownPath): its manager was released before the load ended, so no delegate hears of it (keep a reference to the manager while its loads run)")
         let error = plan.error(.cancelled, id: id, "the manager was deallocated")
-        end(id).observation?.loadDidEnd(ObservedLoad.Outcome(error: error))
+        end(id)
+        plan.observation?.loadDidEnd(ObservedLoad.Outcome(error: error))
         plan.interception?.interceptor?.afterPerformFail(ofDeallocatedManager: error)
     }
 
@@ -266,16 +247,10 @@ public final class APIProxy: Sendable {
     }
 
     private func cancel(where matches: (RequestID, Entry) -> Bool) {
-        let stopping = table.withLock { table -> [any CancellableTransfer] in
-            var stopping: [any CancellableTransfer] = []
-            for (id, entry) in table.entries where !entry.cancelled && matches(id, entry) {
-                table.entries[id]!.cancelled = true
-                if let work = entry.work { stopping.append(work) }
-                table.entries[id]!.work = nil
-            }
-            return stopping
-        }
-        for work in stopping { work.cancel() }
+        // Each load hears its cancellation as an event of its own, outside the lock, and ends
+        // itself (and leaves the table) once; a second cancellation changes nothing.
+        let cancelled = table.withLock { table in table.entries.compactMap { matches($0.key, $0.value) ? $0.value.load : nil } }
+        for load in cancelled { load.cancel() }
     }
 
     // MARK: Connectivity

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How a load ended, for its manager to check, decode and deliver.
 enum LoadEnding: Sendable {
@@ -10,73 +11,124 @@ enum LoadEnding: Sendable {
     case failed(APIError)
 }
 
-/// The one owner of a load from its first attempt to its ending: it performs what the load's
-/// ``LoadStateMachine`` decides — gets the credential, makes, signs and sends each attempt
-/// through the proxy, waits before a retry on the proxy's clock — and tells the machine what
-/// came of it, until the machine ends the load. Then it hands the ending to the manager, once.
-/// It never calls into the manager: the interceptor's word on a retry comes through the plan.
+/// The one object of a load, from its ID to its ending: the proxy's table holds it while the
+/// load is in flight, and nothing else about the load. While the manager prepares the load it
+/// only hears cancellations; handed a plan, it performs what the load's ``LoadStateMachine``
+/// decides — gets the credential, makes, signs and sends each attempt through the proxy, waits
+/// before a retry on the proxy's clock — and tells the machine what came of it, until the
+/// machine ends the load. Then it hands the ending to the manager, once. It never calls into
+/// the manager: the interceptor's word on a retry comes through the plan. A load answered from
+/// the cache, or refused before sending, ends through it too.
 ///
-/// It is also what the proxy's table cancels the load through: a cancellation is an event of
-/// the machine like the others. While the load waits for a step outside the engine — a
-/// transfer, a wait, a credential's refresh — the cancellation ends it at once: the step is
-/// stopped and whatever it produces afterwards is ignored, so a transport slow to give up a
-/// transfer does not hold up the load's ending. While the engine itself works on the load
-/// (makes a request, weighs an answer, tells the observers), the cancellation is the next
-/// event the machine hears, so that nothing the load's observers hear comes after its end; and
-/// so it is while a transfer that writes into the load's file or stream, or reads its upload,
-/// winds down — the load ends once the transfer has let go of them.
-final class LoadEngine: CancellableTransfer {
-    private let plan: LoadPlan
-    private let id: RequestID
+/// A cancellation is an event of the load like the others. While the load waits for a step
+/// outside it — a transfer, a wait, a credential's refresh — the cancellation ends it
+/// at once: the step is stopped and whatever it produces afterwards is ignored, so a transport
+/// slow to give up a transfer does not hold up the load's ending. While the load is worked on
+/// — prepared by its manager, or it makes a request, weighs an answer, tells the
+/// observers — the cancellation is the next event the machine hears, so that nothing the
+/// load's observers hear comes after its end; and so it is while a transfer that writes into
+/// the load's file or stream, or reads its upload, winds down — the load ends once the
+/// transfer has let go of them.
+final class Load: CancellableTransfer {
+    /// The load's ID.
+    let id: RequestID
+    /// The group the load was started in.
+    let group: RequestGroup?
     private let proxy: APIProxy
-    /// Stops the step under way: each transfer, wait and credential request is attached to it.
-    private let steps = AsyncCancellation()
-    private let runner: any CompletionExecutor
     private let clock: any LoadClock
-    private let completion: @Sendable (LoadEnding) -> Void
-    /// The load's decisions, and whether the engine is at work on them; each event is told
-    /// under this lock, and its action performed outside it.
-    private let state: Locked<State>
+    /// What the load runs with, given as it starts: set once, then only read.
+    private let given = AtomicLazyReference<Run>()
+    /// The load's decisions, and whether it is worked on; each event is told under this lock,
+    /// and its action performed outside it.
+    private let state = Locked(State())
+
+    /// What a load runs with once its manager has prepared it.
+    private final class Run: Sendable {
+        let plan: LoadPlan
+        let runner: any CompletionExecutor
+        let completion: @Sendable (LoadEnding) -> Void
+        /// Stops the step under way: each transfer, wait and credential request is attached to it.
+        let steps = AsyncCancellation()
+
+        init(_ plan: LoadPlan, runner: any CompletionExecutor, completion: @escaping @Sendable (LoadEnding) -> Void) {
+            self.plan = plan
+            self.runner = runner
+            self.completion = completion
+        }
+    }
 
     private struct State {
-        var machine: LoadStateMachine
-        /// Whether the engine is performing a step itself, rather than waiting for one it
-        /// handed off (a transfer, a wait, a credential).
+        /// The load's decisions, once it has started (`nil` while its manager prepares it).
+        var machine: LoadStateMachine?
+        /// Whether the load ended without sending (answered from the cache, or refused).
+        var endedBeforeSending = false
+        /// Whether the load is worked on (prepared, or a step it performs itself),
+        /// rather than waiting for a step handed off (a transfer, a wait, a credential).
         var working = true
         /// Whether the step handed off uses what the load owns (its file, stream or upload),
         /// so that the load cannot end before the step does.
         var stepHoldsLoad = false
-        /// A cancellation that came while the engine was working: the machine hears it next.
+        /// A cancellation that came while the load was worked on: the machine hears it next.
         var cancelAsked = false
+        /// What hears the load, when the proxy has observers.
+        var observation: (any LoadObservation)?
+
+        var hasEnded: Bool { machine?.hasEnded ?? endedBeforeSending }
     }
 
-    /// Makes the engine of a load; nothing happens until ``start()``. `completion` is called
-    /// exactly once, on `runner`.
+    private var run: Run {
+        guard let run = given.load() else { preconditionFailure("load \(id) was worked on before it started") }
+        return run
+    }
+    private var plan: LoadPlan { run.plan }
+    private var runner: any CompletionExecutor { run.runner }
+    private var steps: AsyncCancellation { run.steps }
+
+    /// Makes the object of a new load, prepared by its manager until ``start(_:on:completion:)``
+    /// or ``endBeforeSending()``.
+    ///
+    /// - Parameters:
+    ///   - id: The load's ID.
+    ///   - group: The group it was started in, if any.
+    ///   - proxy: Where its requests are sent, its retries budgeted and its steps logged.
+    init(id: RequestID, group: RequestGroup?, proxy: APIProxy) {
+        self.id = id
+        self.group = group
+        self.proxy = proxy
+        clock = proxy.clock
+    }
+
+    /// What hears the load, when the proxy has observers: set as the manager prepares it.
+    var observation: (any LoadObservation)? {
+        get { state.withLock { $0.observation } }
+        set { state.withLock { $0.observation = newValue } }
+    }
+
+    /// Runs the load: its attempts until one is delivered or the load fails (or is cancelled —
+    /// as it may have been while it was prepared). `completion` is called exactly once, on
+    /// `runner`, where this is called too.
     ///
     /// - Parameters:
     ///   - plan: What the manager read when the load started.
-    ///   - id: The load's ID.
-    ///   - proxy: Where its requests are sent, its retries budgeted and its steps logged.
     ///   - runner: Where every step after the first runs.
     ///   - completion: Gets the ending.
-    init(
-        _ plan: LoadPlan, id: RequestID, proxy: APIProxy, runner: any CompletionExecutor,
-        completion: @escaping @Sendable (LoadEnding) -> Void
-    ) {
-        self.plan = plan
-        self.id = id
-        self.proxy = proxy
-        self.runner = runner
-        clock = proxy.clock
-        self.completion = completion
-        state = Locked(State(machine: LoadStateMachine(
-            usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)))
-    }
-
-    /// Runs the load: its attempts until one is delivered or the load fails (or is cancelled).
-    func start() {
+    func start(_ plan: LoadPlan, on runner: any CompletionExecutor, completion: @escaping @Sendable (LoadEnding) -> Void) {
+        _ = given.storeIfNil(Run(plan, runner: runner, completion: completion))
+        state.withLock { state in
+            state.machine = LoadStateMachine(
+                usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
+        }
         proxy.retryBudget.recordLoad(at: clock.now)
         perform(decide { $0.start(on: clock) })
+    }
+
+    /// Ends a load that sends nothing (answered from the cache, or refused before sending);
+    /// `false` when it was cancelled first, its answer then to be dropped for the cancellation.
+    func endBeforeSending() -> Bool {
+        state.withLock { state in
+            state.endedBeforeSending = true
+            return !state.cancelAsked
+        }
     }
 
     /// Cancels the load, unless it has ended: at once (its ending told on the runner) while it
@@ -85,17 +137,19 @@ final class LoadEngine: CancellableTransfer {
     /// hears.
     func cancel() {
         let (action, stopsStep) = state.withLock { state -> (LoadStateMachine.Action, Bool) in
-            guard !state.machine.hasEnded, !state.cancelAsked else { return (.ignore, false) }
+            guard !state.hasEnded, !state.cancelAsked else { return (.ignore, false) }
             if state.working || state.stepHoldsLoad {
                 state.cancelAsked = true
                 return (.ignore, !state.working)
             }
-            return (state.machine.cancelled(), true)
+            // Not worked on: the load has started, and waits for a step it handed off.
+            return (state.machine!.cancelled(), true)
         }
         if stopsStep { steps.cancel() }
         guard case .fail(let failure) = action else { return }
-        runner.run { [self] in
-            completion(.failed(plan.error(failure.kind, id: id, failure.message, nil, attempts: failure.attempts)))
+        let run = run
+        run.runner.run { [id] in
+            run.completion(.failed(run.plan.error(failure.kind, id: id, failure.message, nil, attempts: failure.attempts)))
         }
     }
 
@@ -106,14 +160,14 @@ final class LoadEngine: CancellableTransfer {
         state.withLock { state in
             if state.cancelAsked {
                 state.cancelAsked = false
-                return state.machine.cancelled()
+                return state.machine!.cancelled()
             }
-            return event(&state.machine)
+            return event(&state.machine!)
         }
     }
 
     /// Hands a step off (`start` starts it; its outcome comes back through ``resume()``): the
-    /// engine stops working until then — unless a cancellation came meanwhile, which ends the
+    /// load is not worked on until then — unless a cancellation came meanwhile, which ends the
     /// load instead. A step that `holdsLoad` (see ``State/stepHoldsLoad``) is stopped by a
     /// cancellation, and the load ends when its outcome comes back.
     @inline(__always)
@@ -121,7 +175,7 @@ final class LoadEngine: CancellableTransfer {
         let cancelled = state.withLock { state -> LoadStateMachine.Action? in
             if state.cancelAsked {
                 state.cancelAsked = false
-                return state.machine.cancelled()
+                return state.machine!.cancelled()
             }
             state.working = false
             state.stepHoldsLoad = holdsLoad
@@ -131,12 +185,12 @@ final class LoadEngine: CancellableTransfer {
         start()
     }
 
-    /// The engine works again, on the outcome of the step it handed off; `false` when the load
+    /// The load is worked on again, on the outcome of the step it handed off; `false` when the load
     /// ended meanwhile (cancelled), the outcome to be ignored.
     @inline(__always)
     private func resume() -> Bool {
         state.withLock { state in
-            guard !state.machine.hasEnded else { return false }
+            guard !state.hasEnded else { return false }
             state.working = true
             return true
         }
@@ -180,7 +234,7 @@ final class LoadEngine: CancellableTransfer {
                 wait.resume(after: delay, on: clock, with: ())
             }
         case .fail(let failure):
-            completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, attempts: failure.attempts)))
+            run.completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, attempts: failure.attempts)))
         case .askToRetry, .end:
             preconditionFailure("the load's machine decided \(action) without an answer")
         case .ignore:
@@ -209,7 +263,7 @@ final class LoadEngine: CancellableTransfer {
             end(ending, with: answer)
         case .fail(let failure):
             let response = try? answer.outcome.get()
-            completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, response, attempts: failure.attempts)))
+            run.completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, response, attempts: failure.attempts)))
         default:
             perform(action, underlying: underlying)
         }
@@ -244,8 +298,8 @@ final class LoadEngine: CancellableTransfer {
         case .failure(let error): return perform(decide { $0.stopped(.configuration, error.description) }, underlying: error)
         }
         let number = state.withLock { state in
-            state.machine.requestMade(signingOffset: signingOffset, totalTimeout: request.timeouts?.total, on: clock)
-            return state.machine.number
+            state.machine!.requestMade(signingOffset: signingOffset, totalTimeout: request.timeouts?.total, on: clock)
+            return state.machine!.number
         }
         let attemptWriter = writer
         handOff(holdsLoad: plan.transfer != nil) {
@@ -301,7 +355,7 @@ final class LoadEngine: CancellableTransfer {
         case .failure(let error):
             exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, path: plan.shownPath).counting(attempts: ending.attempts))
         }
-        completion(.answered(exchange, attempts: ending.attempts, notRetried: ending.notRetried, retryableAt: ending.retryableAt))
+        run.completion(.answered(exchange, attempts: ending.attempts, notRetried: ending.notRetried, retryableAt: ending.retryableAt))
     }
 
     // MARK: Judging
