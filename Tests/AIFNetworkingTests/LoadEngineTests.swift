@@ -238,6 +238,7 @@ struct LoadEngineTests {
         let error = await #expect(throws: APIError.self) { try await load.value }
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
+        await transport.waitForCancelsAsked(1)
         #expect(transport.cancelsAsked == 1)
         #expect(transport.held == 1)
         #expect(!manager.isLoading)
@@ -296,6 +297,7 @@ struct LoadEngineTests {
         #expect(heard.events == ["interceptor.afterCallingAPI", "interceptor.afterPerformFail(cancelled)"])
         #expect(!manager.isLoading)
         #expect(manager.proxy.requestsInFlight.isEmpty)
+        await transport.waitForCancelsAsked(1)
         #expect(transport.cancelsAsked == 1)
     }
 
@@ -323,6 +325,7 @@ struct LoadEngineTests {
         #expect(heard.events == ["interceptor.afterCallingAPI", "interceptor.afterPerformFail(ofDeallocatedManager: cancelled)"])
         #expect(observer.ends == ["cancelled"])
         #expect(!proxy.isInFlight(id))
+        await transport.waitForCancelsAsked(1)
         #expect(transport.cancelsAsked == 1)
         let notices = messages.withLock { $0 }.filter { $0.0 == .notice }.map(\.1)
         #expect(notices == [
@@ -439,7 +442,7 @@ struct LoadEngineTests {
 
     private static func manager(
         _ stub: StubTransport, clock: ManualLoadClock, authenticator: Authenticator? = nil, signed: Bool = false,
-        budget: RetryPolicy.Budget = RetryPolicy.Budget()
+        budget: RetryPolicy.Budget = RetryPolicy.Budget(), timeouts: HTTPRequest.Timeouts? = nil
     ) -> APIManager<NoContent> {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ClockedService(signed: signed))
@@ -447,7 +450,7 @@ struct LoadEngineTests {
         let proxy = APIProxy(
             transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: budget,
             offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
-        return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods"), proxy: proxy, registry: registry)
+        return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods", timeouts: timeouts), proxy: proxy, registry: registry)
     }
 
     /// The retry budget's window moves on the proxy's clock: spent by one load's retry, it
@@ -539,6 +542,29 @@ struct LoadEngineTests {
         _ = try await manager.load()
         #expect(refreshes.withLock { $0 } == 1)
         #expect(stub.requests.map { $0.headers["Authorization"] ?? "" } == Array(repeating: "Bearer first", count: 7))
+    }
+
+    /// A load whose credential was refused waits for the renewed one no longer than its total
+    /// timeout: on the clock, the load ends then, as timed out, though the refresh goes on
+    /// (its own timeout is ten minutes). It used to wait for the refresh's end.
+    @Test func aLoadWaitingForARenewedCredentialEndsAtItsTotalTimeout() async throws {
+        let clock = ManualLoadClock()
+        let authenticator = Authenticator(credential: Authenticator.Credential(token: "t1"), refreshTimeout: .seconds(600)) {
+            try await waitUntilCancelled()
+        }
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .status(401))
+        let manager = Self.manager(stub, clock: clock, authenticator: authenticator, timeouts: HTTPRequest.Timeouts(total: .seconds(5)))
+        let load = Task { try await manager.load() }
+        #expect(await clock.waitUntilWaiting(2).sorted() == [.seconds(5), .seconds(600)])
+        clock.advance(by: .seconds(4))
+        #expect(stub.requests.count == 1)
+        clock.advance(by: .seconds(1))
+        let error = await #expect(throws: APIError.self) { try await load.value }
+        #expect(error?.kind == .timeout)
+        #expect(error?.attempts == 1)
+        #expect(error?.message.contains("total timeout of 5.0 seconds ran out while it waited for its credential to be renewed") == true, "\(error?.message ?? "")")
+        #expect(stub.requests.count == 1)
     }
 
     /// A refresh that outlasts its timeout on the load's clock fails the loads waiting for it,

@@ -130,12 +130,6 @@ struct LoadStateMachineTests {
         Self.expectEverythingIgnored(machine)
     }
 
-    @Test func aManagerGoneBeforeTheFirstAttemptCancelsTheLoad() {
-        var machine = Machine(usesCredential: false, isSigned: false, clockTolerance: 30)
-        _ = machine.start(on: Self.clock())
-        #expect(machine.stopped(.cancelled, "the manager was deallocated") == Self.fail(.cancelled, "the manager was deallocated", attempts: 0))
-    }
-
     // MARK: What the transport sent again
 
     @Test func whatTheTransportSentAgainCountsAsAttempts() {
@@ -451,6 +445,24 @@ struct LoadStateMachineTests {
         var afterRefusal = Self.sending(credential: true)
         _ = afterRefusal.answered(Self.answer(401, judgement: Machine.Judgement(credentialExpired: true)), policy: .standard, on: Self.clock())
         #expect(afterRefusal.credentialFailed(failure) == Self.fail(.authenticationFailed, failure.description, attempts: 1))
+    }
+
+    /// The total timeout is an event of the load while it waits for a renewed credential: it
+    /// ends the load then, as timed out; while an attempt is under way it changes nothing (the
+    /// transport bounds the attempt by what is left of it).
+    @Test func theTotalTimeoutEndsAWaitForARenewedCredentialAndNothingElse() {
+        var machine = Machine(usesCredential: true, isSigned: false, clockTolerance: 30)
+        _ = machine.start(on: Self.clock())
+        _ = machine.credentialArrived(Authenticator.Credential(token: "t1"), generation: 1, on: Self.clock())
+        machine.requestMade(signingOffset: 0, totalTimeout: .seconds(5), on: Self.clock())
+        #expect(machine.deadlinePassed(on: Self.clock(5)) == .ignore)
+        let refused = Machine.Judgement(credentialExpired: true)
+        #expect(machine.answered(Self.answer(401, judgement: refused), policy: .standard, on: Self.clock(1)) == .renewCredential(after: 1, heldBack: false))
+        #expect(machine.remaining(on: Self.clock(1)) == .seconds(4))
+        #expect(machine.deadlinePassed(on: Self.clock(4.9)) == .ignore)
+        #expect(machine.deadlinePassed(on: Self.clock(5)) == Self.fail(
+            .timeout, "the load's total timeout of 5.0 seconds ran out while it waited for its credential to be renewed", attempts: 1))
+        Self.expectEverythingIgnored(machine)
     }
 
     @Test func aRequestHeldBackIsSentOnceWithTheRenewedCredentialAndNotCountedTwice() {

@@ -216,6 +216,7 @@ final class Load: CancellableTransfer {
                 authenticator.renew(after: generation, on: runner, cancellation: steps, clock: clock) { [self] outcome in
                     if resume() { credentialCame(outcome) }
                 }
+                watchDeadline()
             }
         case .send(let attempt):
             send(attempt)
@@ -267,6 +268,25 @@ final class Load: CancellableTransfer {
         default:
             perform(action, underlying: underlying)
         }
+    }
+
+    /// The load's total timeout is an event of the load while it waits for a renewed
+    /// credential (a refresh may take longer): the clock tells the load when it runs out.
+    private func watchDeadline() {
+        guard let remaining = state.withLock({ $0.machine?.remaining(on: clock) }) else { return }
+        clock.schedule(after: max(remaining, .zero)) { [weak self] in self?.deadlineReached() }
+    }
+
+    /// The load's total timeout ran out: the machine ends the load if it still waits for its
+    /// credential, the wait stopped.
+    private func deadlineReached() {
+        let action = state.withLock { state -> LoadStateMachine.Action in
+            guard !state.working, state.machine != nil else { return .ignore }
+            return state.machine!.deadlinePassed(on: clock)
+        }
+        guard case .fail = action else { return }
+        steps.cancel()
+        runner.run { [self] in perform(action) }
     }
 
     private func credentialCame(_ outcome: CredentialOutcome) {

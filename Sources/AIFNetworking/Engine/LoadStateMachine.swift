@@ -17,6 +17,7 @@ import Foundation
 ///    └──────────────────────┼──────────────────────────────────────────────────────────────┘
 ///                           └◀──────────────────────────── renewed credential ◀───────────┘
 ///  a credential that cannot be had, a request that cannot be made ──▶ fail
+///  the total timeout, while a renewed credential is awaited ──▶ fail
 ///  cancelled, at any step before the end ──▶ fail (what the step under way produces is ignored)
 /// ```
 ///
@@ -175,6 +176,8 @@ struct LoadStateMachine: Sendable {
     private var began = false
     /// When the load's total timeout ends, if it has one (known once the first request is made).
     private var deadline: Duration?
+    /// The load's total timeout, if it has one.
+    private var totalTimeout: Duration?
     /// The generation of the credential the attempt carries.
     private var generation = 0
     /// Whether the credential was renewed for this load already (once at most).
@@ -259,7 +262,25 @@ struct LoadStateMachine: Sendable {
         self.signingOffset = signingOffset
         guard !began else { return }
         began = true
+        self.totalTimeout = totalTimeout
         deadline = totalTimeout.map { clock.now + $0 }
+    }
+
+    /// What is left of the load's total timeout at `clock`'s time, once its first request was
+    /// made, when it has one.
+    func remaining(on clock: any LoadClock) -> Duration? {
+        deadline.map { $0 - clock.now }
+    }
+
+    /// The clock says the load's total timeout may have run out. While the load waits for its
+    /// credential to be renewed, it ends then, as timed out (the refresh goes on for the loads
+    /// that wait for it); anywhere else this changes nothing: an attempt is sent with what is
+    /// left of the total as its own timeout, and no wait before a retry outlasts it.
+    mutating func deadlinePassed(on clock: any LoadClock) -> Action {
+        guard case .renewingCredential(let heldBack) = phase, let deadline, let totalTimeout, clock.now >= deadline else { return .ignore }
+        return fail(
+            .timeout, "the load's total timeout of \(totalTimeout) ran out while it waited for its credential to be renewed",
+            attempts: heldBack ? number - 1 : number)
     }
 
     /// The attempt could not be sent: `kind` and `message` say why (its request could not be

@@ -8,7 +8,13 @@ import Foundation
 final class HoldingTransport: HTTPTransport {
     private struct Unstoppable: CancellableTransfer {
         let transport: HoldingTransport
-        func cancel() { transport.state.withLock { $0.cancelsAsked += 1 } }
+        func cancel() {
+            let ready = transport.state.withLock { state in
+                state.cancelsAsked += 1
+                return state.ready(\.waitingCancels, at: state.cancelsAsked)
+            }
+            for continuation in ready { continuation.resume() }
+        }
     }
 
     private struct State {
@@ -16,6 +22,13 @@ final class HoldingTransport: HTTPTransport {
         var cancelsAsked = 0
         var held: [(request: HTTPRequest, completion: @Sendable (Result<HTTPResponse, TransportError>) -> Void)] = []
         var waiting: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waitingCancels: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Takes out of `list` the waiters `count` satisfies.
+        mutating func ready(_ list: WritableKeyPath<State, [(count: Int, continuation: CheckedContinuation<Void, Never>)]>, at count: Int) -> [CheckedContinuation<Void, Never>] {
+            defer { self[keyPath: list].removeAll { $0.count <= count } }
+            return self[keyPath: list].filter { $0.count <= count }.map(\.continuation)
+        }
     }
 
     private let state = Locked(State())
@@ -29,10 +42,24 @@ final class HoldingTransport: HTTPTransport {
 
     /// Returns once `count` requests have been sent.
     func waitUntilSent(_ count: Int) async {
+        await wait(until: \.sent, reaches: count, in: \.waiting)
+    }
+
+    /// Returns once transfers have been asked to stop `count` times. (A load ends at once when
+    /// cancelled; its transfer is asked to stop as the load hands it over, which may come
+    /// just after — when the cancellation came as the transport's `send` returned.)
+    func waitForCancelsAsked(_ count: Int) async {
+        await wait(until: \.cancelsAsked, reaches: count, in: \.waitingCancels)
+    }
+
+    private func wait(
+        until counter: KeyPath<State, Int>, reaches count: Int,
+        in list: WritableKeyPath<State, [(count: Int, continuation: CheckedContinuation<Void, Never>)]>
+    ) async {
         await withCheckedContinuation { continuation in
             let now = state.withLock { state -> Bool in
-                if state.sent >= count { return true }
-                state.waiting.append((count, continuation))
+                if state[keyPath: counter] >= count { return true }
+                state[keyPath: list].append((count, continuation))
                 return false
             }
             if now { continuation.resume() }
@@ -46,10 +73,7 @@ final class HoldingTransport: HTTPTransport {
         let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.sent += 1
             state.held.append((request, completion))
-            let sent = state.sent
-            let ready = state.waiting.filter { $0.count <= sent }.map(\.continuation)
-            state.waiting.removeAll { $0.count <= sent }
-            return ready
+            return state.ready(\.waiting, at: state.sent)
         }
         for continuation in ready { continuation.resume() }
         return Unstoppable(transport: self)
