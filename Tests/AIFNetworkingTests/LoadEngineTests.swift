@@ -6,62 +6,6 @@ import Foundation
 import Logging
 import Testing
 
-/// A clock a test moves by hand: its waits run when the test advances it past their end, never
-/// on their own.
-private final class ManualLoadClock: LoadClock {
-    private struct State {
-        var now = Duration.seconds(1_000)
-        var waits: [(end: Duration, length: Duration, work: @Sendable () -> Void)] = []
-        /// Tests waiting for a number of waits to be pending.
-        var watchers: [(count: Int, continuation: CheckedContinuation<[Duration], Never>)] = []
-    }
-    private let state = Locked(State())
-    /// Signalled once for each wait asked for, for a transport that blocks until then.
-    let scheduled = DispatchSemaphore(value: 0)
-
-    var now: Duration { state.withLock { $0.now } }
-    var date: Date { Date(timeIntervalSince1970: 1_700_000_000) + state.withLock { $0.now.timeInterval } }
-
-    /// The lengths of the waits not yet over, in the order they were asked for.
-    var pendingWaits: [Duration] { state.withLock { $0.waits.map(\.length) } }
-
-    /// Returns the lengths of the waits not yet over once there are `count` of them: no
-    /// polling, no time of its own.
-    func waitUntilWaiting(_ count: Int = 1) async -> [Duration] {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> [Duration]? in
-                if state.waits.count >= count { return state.waits.map(\.length) }
-                state.watchers.append((count, continuation))
-                return nil
-            }
-            if let now { continuation.resume(returning: now) }
-        }
-    }
-
-    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
-        let (ready, waits) = state.withLock { state in
-            state.waits.append((end: state.now + delay, length: delay, work: work))
-            let count = state.waits.count
-            defer { state.watchers.removeAll { $0.count <= count } }
-            return (state.watchers.filter { $0.count <= count }.map(\.continuation), state.waits.map(\.length))
-        }
-        scheduled.signal()
-        for continuation in ready { continuation.resume(returning: waits) }
-    }
-
-    /// Moves the time on, running the waits that end by then.
-    func advance(by step: Duration) {
-        let due = state.withLock { state -> [@Sendable () -> Void] in
-            state.now += step
-            let now = state.now
-            let due = state.waits.filter { $0.end <= now }.map(\.work)
-            state.waits.removeAll { $0.end <= now }
-            return due
-        }
-        for work in due { work() }
-    }
-}
-
 private struct ClockedService: Service {
     var name: ServiceName = "clocked"
     /// Whether requests are signed (AIF's HMAC, its time in the query).

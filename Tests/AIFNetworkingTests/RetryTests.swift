@@ -6,8 +6,12 @@ import Foundation
 import Testing
 
 /// Retries against the demo shop's `flaky/{key}` route, which fails as asked and then reports
-/// how many requests it received and the nonce each was signed with.
-@Suite("Retries: the policy, Retry-After, the budget, cancellation")
+/// how many requests it received and the nonce each was signed with: what only a server shows
+/// about retries — each attempt signed afresh and verified, a refused connection retried by
+/// libcurl, the budget under loads in flight together. The decisions — statuses, waits,
+/// `Retry-After`, keys, cancellation, the interceptor — are tested end to end on the load's
+/// clock with no socket in ``RetryDecisionTests``.
+@Suite("Retries: against the demo shop")
 struct RetryTests {
     /// The standard policy with short waits, so that the tests are quick.
     static let quick = RetryPolicy(baseDelay: .milliseconds(20), maxDelay: .seconds(30))
@@ -36,151 +40,6 @@ struct RetryTests {
         #expect(stack.transport.sent == 3)
     }
 
-    @Test func theDelegateFaceRetriesTooAndKeepsTheRequestID() async throws {
-        let stack = try await ShopStack.make()
-        let manager = flaky(stack)
-        let recorder = Recorder(events: manager.events)
-        manager.delegate = recorder
-        manager.callbackExecutor = .immediate
-        let id = manager.loadData(with: ["failures": 1, "status": 502])
-        #expect(await eventually { recorder.deliveries == 1 })
-        guard case .success(let report)? = recorder.outcome(id).first else {
-            Issue.record("expected a success for \(id), got \(recorder.outcome(id))")
-            return
-        }
-        #expect(report.contains("attempts: 2"))
-        #expect(stack.transport.sent == 2)
-    }
-
-    @Test func exhaustedRetriesDeliverTheLastAnswerAndCountTheAttempts() async throws {
-        let stack = try await ShopStack.make()
-        let manager = flaky(stack)
-        let error = await #expect(throws: APIError.self) { try await manager.load(["failures": 10, "status": 504]) }
-        #expect(error?.kind == .httpStatus)
-        #expect(error?.statusCode == 504)
-        #expect(error?.attempts == 3)
-        #expect(error?.description.contains("after 3 attempts") == true)
-        // One thing said about retries: they were made, and ran out.
-        #expect(error?.message.hasSuffix("(gave up: the server answered 504; no retries left after 3 attempts)") == true, "\(error?.message ?? "")")
-        #expect(stack.transport.sent == 3)
-    }
-
-    @Test func aStatusOutsideThePolicyIsNotRetried() async throws {
-        let stack = try await ShopStack.make()
-        let manager = flaky(stack)
-        let error = await #expect(throws: APIError.self) { try await manager.load(["failures": 1, "status": 500]) }
-        #expect(error?.statusCode == 500)
-        #expect(error?.attempts == 1)
-        #expect(stack.transport.sent == 1)
-    }
-
-    @Test func retryAfterInSecondsIsWaitedFor() async throws {
-        let stack = try await ShopStack.make()
-        let manager = flaky(stack)
-        let started = ContinuousClock.now
-        let response = try await manager.load(["failures": 1, "status": 429, "retry_after": 1])
-        #expect(ContinuousClock.now - started >= .seconds(1))
-        #expect(response.attempts == 2)
-    }
-
-    @Test func retryAfterAsAnHTTPDateIsWaitedFor() async throws {
-        let stack = try await ShopStack.make()
-        let manager = flaky(stack)
-        let started = ContinuousClock.now
-        // Two seconds ahead, written to the second: between one and two seconds away.
-        let response = try await manager.load(["failures": 1, "status": 503, "retry_after_date": 2])
-        #expect(ContinuousClock.now - started >= .milliseconds(900))
-        #expect(response.attempts == 2)
-    }
-
-    /// A Retry-After of 25 s past a 20 s deadline, or past a 2 s longest wait: the answer is
-    /// delivered at once, without a second request.
-    @Test func aRetryAfterPastTheDeadlineOrTheLongestWaitEndsTheLoadAtOnce() async throws {
-        let stack = try await ShopStack.make()
-        let bounded = flaky(stack) { $0.timeouts = HTTPRequest.Timeouts(connect: .seconds(10), total: .seconds(20)) }
-        var started = ContinuousClock.now
-        var error = await #expect(throws: APIError.self) { try await bounded.load(["failures": 1, "status": 503, "retry_after": 25]) }
-        #expect(error?.statusCode == 503)
-        #expect(error?.attempts == 1)
-        #expect(ContinuousClock.now - started < .seconds(1))
-
-        let impatient = flaky(stack) { $0.retryPolicy?.maxDelay = .seconds(2) }
-        started = ContinuousClock.now
-        error = await #expect(throws: APIError.self) { try await impatient.load(["failures": 1, "status": 429, "retry_after": 25]) }
-        #expect(error?.statusCode == 429)
-        #expect(error?.attempts == 1)
-        #expect(ContinuousClock.now - started < .seconds(1))
-        #expect(stack.transport.sent == 2)
-    }
-
-    @Test func postIsRetriedOnlyWithAnIdempotencyKey() async throws {
-        let stack = try await ShopStack.make()
-        // A POST's parameters travel in its body, where the route does not look: it fails twice.
-        let plain = flaky(stack, method: .post)
-        let error = await #expect(throws: APIError.self) { try await plain.load(["quantity": 1]) }
-        #expect(error?.statusCode == 503)
-        #expect(stack.transport.sent == 1)
-
-        let withKey = flaky(stack, method: .post) {
-            $0.retryPolicy?.idempotencyKeyHeader = "Idempotency-Key"
-            $0.headers = ["Idempotency-Key": UUID().uuidString]
-        }
-        let response = try await withKey.load(["quantity": 1])
-        #expect(response.attempts == 3)
-        #expect(Set(response.content.nonces).count == 3)
-        #expect(stack.transport.sent == 4)
-    }
-
-    /// Cancelled by ID during a 20-second Retry-After, the load ends at once. The stack has a
-    /// transport of its own and runs loads on its thread, so that the time measured is the
-    /// library's; and the best of three tries counts, so that a machine busy with other work
-    /// (a build, the other tests) does not decide it. Every try ends at once, well under a
-    /// second.
-    @Test func cancellingDuringTheWaitEndsTheLoadAtOnce() async throws {
-        let transport = CurlTransport()
-        defer { transport.shutdown() }
-        let stack = try await ShopStack.make(transport: transport, proxy: { APIProxy(transport: $0, loadPlacement: .transportThread) })
-        var latencies: [Duration] = []
-        for attempt in 1...3 {
-            let manager = flaky(stack)
-            let ended = Locked<ContinuousClock.Instant?>(nil)
-            let recorder = EndRecorder(ended: ended)
-            manager.interceptor = recorder
-            manager.delegate = recorder
-            manager.callbackExecutor = .immediate
-            let id = manager.loadData(with: ["failures": 5, "retry_after": 20])
-            #expect(await eventually { stack.transport.sent == attempt })
-            try await Task.sleep(for: .milliseconds(100))
-            let cancelled = ContinuousClock.now
-            manager.cancelRequest(id)
-            #expect(await eventually { ended.withLock { $0 } != nil })
-            latencies.append(try #require(ended.withLock { $0 }) - cancelled)
-            #expect(recorder.cancellations.withLock { $0 } == 1)
-            #expect(recorder.deliveries.withLock { $0 } == 0)
-            #expect(!stack.proxy.isInFlight(id))
-        }
-        #expect(try #require(latencies.min()) < .milliseconds(50), "\(latencies)")
-        #expect(latencies.allSatisfy { $0 < .seconds(1) }, "\(latencies)")
-        #expect(stack.transport.sent == 3)
-    }
-
-    /// The async face: cancelling the task during the wait ends the load as cancelled, long
-    /// before the server's 20 seconds.
-    @Test func cancellingTheTaskDuringTheWaitEndsTheLoad() async throws {
-        let stack = try await ShopStack.make()
-        let manager = flaky(stack)
-        let task = Task { try await manager.load(["failures": 5, "retry_after": 20]) }
-        #expect(await eventually { stack.transport.sent == 1 })
-        try await Task.sleep(for: .milliseconds(100))
-        let cancelled = ContinuousClock.now
-        task.cancel()
-        let error = await #expect(throws: APIError.self) { try await task.value }
-        #expect(ContinuousClock.now - cancelled < .seconds(1))
-        #expect(error?.kind == .cancelled)
-        #expect(error?.attempts == 1)
-        #expect(stack.transport.sent == 1)
-    }
-
     @Test func aTransportFailureIsRetriedAndCounted() async throws {
         let port = try RawServer.closedPort()
         let stack = try await ShopStack.make(onlineURL: URL(string: "http://127.0.0.1:\(port)")!)
@@ -193,18 +52,6 @@ struct RetryTests {
         #expect(error?.kind == .noNetwork)
         #expect(error?.attempts == 3)
         #expect(stack.transport.sent == 3)
-    }
-
-    @Test func anInterceptorCanVetoARetry() async throws {
-        let stack = try await ShopStack.make()
-        let manager = flaky(stack)
-        let veto = RetryVeto()
-        manager.interceptor = veto
-        let error = await #expect(throws: APIError.self) { try await manager.load(["failures": 1]) }
-        #expect(error?.attempts == 1)
-        #expect(veto.asked.withLock { $0.map(\.number) } == [2])
-        #expect(veto.asked.withLock { $0.first?.reason } == .status(503, retryAfter: nil))
-        #expect(stack.transport.sent == 1)
     }
 
     @Test func theBudgetStopsRetriesWhenEverythingFails() async throws {
@@ -229,40 +76,6 @@ struct RetryTests {
         let resolved = try stack.registry.resolve("shop")
         #expect(resolved.service.retryPolicy.maxRetries == 2)
         #expect(resolved.service.retryPolicy.idempotencyKeyHeader == "Idempotency-Key")
-    }
-}
-
-/// Notes when a load ends (the perform hooks run right after the engine ends it) and how.
-private final class EndRecorder: APIManagerInterceptor, APIManagerDelegate {
-    let ended: Locked<ContinuousClock.Instant?>
-    let cancellations = Locked(0)
-    let deliveries = Locked(0)
-
-    init(ended: Locked<ContinuousClock.Instant?>) {
-        self.ended = ended
-    }
-
-    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) {
-        if error.isCancellation { cancellations.withLock { $0 += 1 } }
-        ended.withLock { $0 = $0 ?? ContinuousClock.now }
-    }
-
-    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        deliveries.withLock { $0 += 1 }
-    }
-
-    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        deliveries.withLock { $0 += 1 }
-    }
-}
-
-/// An interceptor that refuses every retry and remembers what it was asked.
-private final class RetryVeto: APIManagerInterceptor {
-    let asked = Locked<[RetryPolicy.Attempt]>([])
-
-    func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryPolicy.Attempt) -> Bool {
-        asked.withLock { $0.append(attempt) }
-        return false
     }
 }
 
