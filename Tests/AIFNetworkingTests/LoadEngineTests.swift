@@ -305,6 +305,55 @@ struct LoadEngineTests {
         #expect(!manager.isLoading)
     }
 
+    /// Cancelling a group ends its loads and leaves another group's alone: they go on to their
+    /// answers.
+    @Test func aGroupCancelLeavesOtherGroupsAlone() async throws {
+        let transport = HoldingTransport()
+        let leaving = Self.manager(transport, clock: ManualLoadClock())
+        leaving.group = "leaving"
+        let staying = APIManager(leaving.endpoint, proxy: leaving.proxy, registry: leaving.registry)
+        staying.group = "staying"
+        let first = Task { try await leaving.load() }
+        let second = Task { try await staying.load() }
+        await transport.waitUntilSent(2)
+        leaving.proxy.cancel(group: "leaving")
+        let error = await #expect(throws: APIError.self) { try await first.value }
+        #expect(error?.kind == .cancelled)
+        #expect(staying.isLoading)
+        transport.answerAll(with: 204)
+        #expect(try await second.value.statusCode == 204)
+    }
+
+    /// A load of the async face is cancelled by its ID as a delegate-face one is.
+    @Test func anAsyncLoadCanBeCancelledByItsID() async throws {
+        let transport = HoldingTransport()
+        let manager = Self.manager(transport, clock: ManualLoadClock())
+        let load = Task { try await manager.load() }
+        await transport.waitUntilSent(1)
+        manager.cancelRequest(try #require(manager.requestsInFlight.first))
+        let error = await #expect(throws: APIError.self) { try await load.value }
+        #expect(error?.kind == .cancelled)
+    }
+
+    /// Cancelling a load that has ended changes nothing: it has left the table, so there is
+    /// nothing to hear the cancellation — its delivery stands, and its outcome stays the last.
+    @Test func cancellingAnEndedLoadChangesNothing() async throws {
+        let transport = HoldingTransport()
+        let manager = Self.manager(transport, clock: ManualLoadClock())
+        let heard = EndingHooks()
+        manager.delegate = heard
+        manager.interceptor = heard
+        manager.callbackExecutor = .immediate
+        let id = manager.loadData()
+        await transport.waitUntilSent(1)
+        transport.answerAll(with: 204)
+        await heard.waitForTheEnd()
+        #expect(!manager.proxy.isInFlight(id))
+        manager.cancelRequest(id)
+        #expect(heard.events == ["interceptor.afterCallingAPI", "delegate.success", "interceptor.afterPerformSuccess"])
+        #expect(manager.lastResponse?.requestID == id)
+    }
+
     /// Cancelled before its engine has started (from `onStart`, as a caller holding the ID
     /// can), a load ends once, as cancelled, and sends nothing.
     @Test(.timeLimit(.minutes(1)))

@@ -35,23 +35,10 @@ struct ManagerCancellationTests {
     }
 
     /// A transfer under way in libcurl, cancelled by its load's ID. (By a list, a group and
-    /// all of a manager's: `LoadEngineTests`, with no socket and no sleep.)
+    /// all of a manager's, an async load by its ID, a load that has ended: `LoadEngineTests`,
+    /// with no socket and no sleep.)
     @Test func cancelByID() async throws {
         try await expectCancelled { _, manager, id in manager.cancelRequest(id) }
-    }
-
-    @Test func aGroupCancelLeavesOtherGroupsAlone() async throws {
-        let stack = try await ShopStack.make()
-        let cancelled = stack.manager("slow", NoContent.self)
-        cancelled.group = "leaving"
-        let kept = stack.manager("slow", NoContent.self)
-        kept.group = "staying"
-        let first = Task { try await cancelled.load(["ms": 20000]) }
-        let second = Task { try await kept.load(["ms": 300]) }
-        try await Task.sleep(for: .milliseconds(50))
-        stack.proxy.cancel(group: "leaving")
-        await #expect(throws: APIError.self) { try await first.value }
-        #expect(try await second.value.statusCode == 200)
     }
 
     @Test func cancellingTheTaskCancelsTheLoad() async throws {
@@ -72,16 +59,6 @@ struct ManagerCancellationTests {
         #expect(manager.events.withLock { $0.last } == "manager.afterPerformFail")
     }
 
-    @Test func anAsyncLoadCanBeCancelledByID() async throws {
-        let stack = try await ShopStack.make()
-        let manager = stack.manager("slow", NoContent.self)
-        let outcome = Task { try await manager.load(["ms": 20000]) }
-        #expect(await eventually { manager.isLoading })
-        manager.cancelRequest(manager.requestsInFlight[0])
-        let error = await #expect(throws: APIError.self) { try await outcome.value }
-        #expect(error?.kind == .cancelled)
-    }
-
     @Test func aTaskCancelledBeforeLoadingSendsNothing() async throws {
         let stack = try await ShopStack.make()
         let manager = stack.manager("goods/{id}", Goods.self)
@@ -92,20 +69,6 @@ struct ManagerCancellationTests {
         let result = await task.result
         #expect((try? result.get()) == nil)
         #expect(stack.proxy.requestsInFlight.isEmpty)
-    }
-
-    @Test func cancellingAnEndedLoadChangesNothing() async throws {
-        let stack = try await ShopStack.make()
-        let manager = stack.manager("goods/{id}", Goods.self)
-        let recorder = Recorder()
-        manager.delegate = recorder
-        manager.callbackExecutor = .immediate
-        let id = manager.loadData(with: ["id": 1])
-        #expect(await eventually { recorder.deliveries == 1 })
-        manager.cancelRequest(id)
-        try await Task.sleep(for: .milliseconds(20))
-        #expect(recorder.deliveries == 1)
-        #expect(manager.lastResponse?.requestID == id)
     }
 
     /// Over the counting wrapper, completions come one by one on the transport's thread and
