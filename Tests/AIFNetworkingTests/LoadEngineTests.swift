@@ -50,6 +50,15 @@ struct LoadEngineTests {
         return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods"), proxy: proxy, registry: registry)
     }
 
+    /// A manager over `transport` whose delegate and interceptor are `heard`, told at once.
+    private static func heardManager(_ transport: HoldingTransport, _ heard: EndingHooks) -> APIManager<NoContent> {
+        let manager = manager(transport, clock: ManualLoadClock())
+        manager.delegate = heard
+        manager.interceptor = heard
+        manager.callbackExecutor = .immediate
+        return manager
+    }
+
     @Test func aRetryAfterOfTwoMinutesPassesWhenTheClockSaysSo() async throws {
         let clock = ManualLoadClock()
         let stub = StubTransport()
@@ -221,11 +230,8 @@ struct LoadEngineTests {
     @Test(.timeLimit(.minutes(1)), arguments: ["by ID", "in a list", "by group", "all of the manager's"])
     func aLoadInFlightEndsOnceAsCancelledHoweverItIsCancelled(_ way: String) async throws {
         let transport = HoldingTransport()
-        let manager = Self.manager(transport, clock: ManualLoadClock())
         let heard = EndingHooks()
-        manager.delegate = heard
-        manager.interceptor = heard
-        manager.callbackExecutor = .immediate
+        let manager = Self.heardManager(transport, heard)
         manager.group = "screen-1"
         let id = manager.loadData()
         #expect(manager.isLoading)
@@ -287,11 +293,8 @@ struct LoadEngineTests {
     @Test(.timeLimit(.minutes(1)))
     func theHooksAroundSendingRunWithoutTheEngineCallingTheManager() async throws {
         let transport = HoldingTransport()
-        let manager = Self.manager(transport, clock: ManualLoadClock())
         let heard = EndingHooks(allowsRetries: false)
-        manager.delegate = heard
-        manager.interceptor = heard
-        manager.callbackExecutor = .immediate
+        let manager = Self.heardManager(transport, heard)
         _ = manager.loadData()
         #expect(heard.events == ["interceptor.afterCallingAPI"])
         await transport.waitUntilSent(1)
@@ -339,11 +342,8 @@ struct LoadEngineTests {
     /// nothing to hear the cancellation — its delivery stands, and its outcome stays the last.
     @Test func cancellingAnEndedLoadChangesNothing() async throws {
         let transport = HoldingTransport()
-        let manager = Self.manager(transport, clock: ManualLoadClock())
         let heard = EndingHooks()
-        manager.delegate = heard
-        manager.interceptor = heard
-        manager.callbackExecutor = .immediate
+        let manager = Self.heardManager(transport, heard)
         let id = manager.loadData()
         await transport.waitUntilSent(1)
         transport.answerAll(with: 204)
