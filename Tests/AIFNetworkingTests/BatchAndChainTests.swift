@@ -93,30 +93,6 @@ struct BatchAndChainTests {
         #expect(recorder.batches.withLock { $0.isEmpty })
     }
 
-    @Test func cancellingTheGroupReachesTheBatch() async throws {
-        let stack = try await ShopStack.make()
-        let batch = APIBatch(group: "screen", proxy: stack.proxy)
-        batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 10_000])
-        let task = Task { await batch.load() }
-        #expect(await eventually { stack.proxy.requestsInFlight.count == 2 })
-        stack.proxy.cancel(group: "screen")
-        let outcome = await task.value
-        #expect(outcome.failures.map(\.kind) == [.cancelled])
-    }
-
-    @Test func cancellingTheAwaitingTaskCancelsTheMembers() async throws {
-        let stack = try await ShopStack.make()
-        let batch = APIBatch(proxy: stack.proxy)
-        batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 10_000])
-        batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 10_000])
-        let task = Task { await batch.load() }
-        #expect(await eventually { stack.proxy.requestsInFlight.count == 3 })
-        task.cancel()
-        let outcome = await task.value
-        #expect(outcome.failures.map(\.kind) == [.cancelled, .cancelled])
-        #expect(stack.proxy.requestsInFlight.isEmpty)
-    }
-
     @Test func theDelegateHearsTheOutcomeOnceOnItsExecutor() async throws {
         let stack = try await ShopStack.make()
         let batch = APIBatch(proxy: stack.proxy)
@@ -224,5 +200,56 @@ struct BatchAndChainTests {
         APIChain(stack.manager("goods/{id}", Goods.self), parameters: ["id": -5]).start(delegate: recorder, on: .immediate)
         #expect(await eventually { recorder.chains.withLock { $0.count } == 2 })
         #expect(Set(recorder.chains.withLock { $0 }) == ["finished GoodsPage", "failed at 1: httpStatus"])
+    }
+}
+
+/// A batch's cancellation decided with no socket and no sleep: its members' requests wait in a
+/// transport that holds them, and the test waits for them to arrive.
+@Suite("Batches: cancellation, no socket", .timeLimit(.minutes(1)))
+struct BatchCancellationTests {
+    private struct HeldService: Service {
+        var name: ServiceName = "held"
+        var environments: [ServiceEnvironment.Name: ServiceEnvironment] {
+            [.online: ServiceEnvironment(baseURL: URL(string: "https://api.held.test")!)]
+        }
+    }
+
+    private let transport = HoldingTransport()
+    private let proxy: APIProxy
+    private let registry = ServiceRegistry(processEnvironment: [:])
+
+    init() {
+        proxy = APIProxy(transport: transport)
+        registry.register(HeldService())
+    }
+
+    private func member() -> APIManager<NoContent> {
+        APIManager(Endpoint<NoContent>(service: "held", path: "goods"), proxy: proxy, registry: registry)
+    }
+
+    /// Cancelling a group reaches a batch started in it: its member ends cancelled.
+    @Test func cancellingTheGroupReachesTheBatch() async throws {
+        let batch = APIBatch(group: "screen", proxy: proxy)
+        batch.add(member())
+        let task = Task { await batch.load() }
+        await transport.waitUntilSent(1)
+        proxy.cancel(group: "screen")
+        let outcome = await task.linkedValue
+        #expect(outcome.failures.map(\.kind) == [.cancelled])
+        #expect(proxy.requestsInFlight.isEmpty)
+    }
+
+    /// Cancelling the task that awaits a batch cancels every member under way.
+    @Test func cancellingTheAwaitingTaskCancelsTheMembers() async throws {
+        let batch = APIBatch(proxy: proxy)
+        batch.add(member())
+        batch.add(member())
+        let task = Task { await batch.load() }
+        await transport.waitUntilSent(2)
+        #expect(proxy.requestsInFlight.count == 3)  // the batch and its two members
+        task.cancel()
+        let outcome = await task.linkedValue
+        #expect(outcome.failures.map(\.kind) == [.cancelled, .cancelled])
+        #expect(proxy.requestsInFlight.isEmpty)
     }
 }

@@ -72,7 +72,7 @@ struct LoadEngineTests {
         #expect(clock.pendingWaits == [.seconds(120)])
         #expect(stub.requests.count == 1)
         clock.advance(by: .seconds(1))
-        let response = try await load.value
+        let response = try await load.linkedValue
         #expect(response.statusCode == 204)
         #expect(response.attempts == 2)
         #expect(stub.requests.count == 2)
@@ -88,7 +88,7 @@ struct LoadEngineTests {
         let load = Task { try await manager.load() }
         #expect(await clock.waitUntilWaiting() == [.seconds(30)])
         load.cancel()
-        let ended = await load.result
+        let ended = await load.linkedResult
         let error = #expect(throws: APIError.self) { try ended.get() }
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
@@ -106,7 +106,7 @@ struct LoadEngineTests {
         #expect(await clock.waitUntilWaiting() == [.seconds(30)])
         await transport.waitUntilReturned()
         load.cancel()
-        let ended = await load.result
+        let ended = await load.linkedResult
         let error = #expect(throws: APIError.self) { try ended.get() }
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
@@ -188,7 +188,7 @@ struct LoadEngineTests {
         let load = Task { try await manager.load() }
         await transport.waitUntilSent(1)
         load.cancel()
-        let error = await #expect(throws: APIError.self) { try await load.value }
+        let error = await #expect(throws: APIError.self) { try await load.linkedValue }
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
         await transport.waitForCancelsAsked(1)
@@ -320,11 +320,11 @@ struct LoadEngineTests {
         let second = Task { try await staying.load() }
         await transport.waitUntilSent(2)
         leaving.proxy.cancel(group: "leaving")
-        let error = await #expect(throws: APIError.self) { try await first.value }
+        let error = await #expect(throws: APIError.self) { try await first.linkedValue }
         #expect(error?.kind == .cancelled)
         #expect(staying.isLoading)
         transport.answerAll(with: 204)
-        #expect(try await second.value.statusCode == 204)
+        #expect(try await second.linkedValue.statusCode == 204)
     }
 
     /// A load of the async face is cancelled by its ID as a delegate-face one is.
@@ -334,7 +334,7 @@ struct LoadEngineTests {
         let load = Task { try await manager.load() }
         await transport.waitUntilSent(1)
         manager.cancelRequest(try #require(manager.requestsInFlight.first))
-        let error = await #expect(throws: APIError.self) { try await load.value }
+        let error = await #expect(throws: APIError.self) { try await load.linkedValue }
         #expect(error?.kind == .cancelled)
     }
 
@@ -459,7 +459,7 @@ struct LoadEngineTests {
                 #expect(await clock.waitUntilWaiting() == [.seconds(1)])
                 clock.advance(by: .seconds(1))
             }
-            let ended = await load.result
+            let ended = await load.linkedResult
             let error = #expect(throws: APIError.self) { try ended.get() }
             return (error?.attempts ?? 0, error?.message ?? "")
         }
@@ -549,11 +549,11 @@ struct LoadEngineTests {
         stub.stub(.get, "goods", with: .status(401))
         let manager = Self.manager(stub, clock: clock, authenticator: authenticator, timeouts: HTTPRequest.Timeouts(total: .seconds(5)))
         let load = Task { try await manager.load() }
-        #expect(await clock.waitUntilWaiting(2).sorted() == [.seconds(5), .seconds(600)])
+        #expect(await clock.waitUntilWaiting(2)?.sorted() == [.seconds(5), .seconds(600)])
         clock.advance(by: .seconds(4))
         #expect(stub.requests.count == 1)
         clock.advance(by: .seconds(1))
-        let error = await #expect(throws: APIError.self) { try await load.value }
+        let error = await #expect(throws: APIError.self) { try await load.linkedValue }
         #expect(error?.kind == .timeout)
         #expect(error?.attempts == 1)
         #expect(error?.message.contains("total timeout of 5.0 seconds ran out while it waited for its credential to be renewed") == true, "\(error?.message ?? "")")
@@ -574,7 +574,7 @@ struct LoadEngineTests {
         let load = Task { try await manager.load() }
         #expect(await clock.waitUntilWaiting() == [.seconds(30)])
         clock.advance(by: .seconds(30))
-        let ended = await load.result
+        let ended = await load.linkedResult
         let error = #expect(throws: APIError.self) { try ended.get() }
         #expect(error?.kind == .authenticationFailed)
         #expect(error?.message.contains("longer than its timeout") == true, "\(error?.message ?? "")")
@@ -661,7 +661,7 @@ private final class AnsweringBeforeReturning: HTTPTransport {
 
     private let stub = StubTransport()
     private let signal: DispatchSemaphore
-    private let returned = Locked<(count: Int, waiting: CheckedContinuation<Void, Never>?)>((0, nil))
+    private let returned = Locked<(count: Int, waiting: (@Sendable (()) -> Void)?)>((0, nil))
 
     init(_ answer: StubResponse, returningAfter signal: DispatchSemaphore) {
         stub.stub(where: { _ in true }, with: answer)
@@ -670,13 +670,13 @@ private final class AnsweringBeforeReturning: HTTPTransport {
 
     /// Returns once a `send` has returned.
     func waitUntilReturned() async {
-        await withCheckedContinuation { continuation in
+        await event { (continuation: @escaping @Sendable (()) -> Void) in
             let now = returned.withLock { returned -> Bool in
                 if returned.count > 0 { return true }
                 returned.waiting = continuation
                 return false
             }
-            if now { continuation.resume() }
+            if now { continuation(()) }
         }
     }
 
@@ -691,7 +691,7 @@ private final class AnsweringBeforeReturning: HTTPTransport {
             defer { returned.waiting = nil }
             return returned.waiting
         }
-        waiting?.resume()
+        waiting?(())
         return Done()
     }
 }
@@ -717,18 +717,20 @@ private final class StackWatcher: APIManagerDelegate {
     typealias Heard = (id: RequestID, insideLoadData: Bool, succeeded: Bool)
     /// The thread inside `loadData`, while it is.
     let caller = Locked<UInt?>(nil)
-    private let heard = Locked<(all: [Heard], waiting: CheckedContinuation<[Heard], Never>?)>(([], nil))
+    private let heard = Locked<(all: [Heard], waiting: (@Sendable ([Heard]) -> Void)?)>(([], nil))
 
-    /// Returns what the delegate heard once it has heard of a load.
+    /// Returns what the delegate heard once it has heard of a load (nothing when the test was
+    /// cancelled first).
     func waitForHearing() async -> [Heard] {
-        await withCheckedContinuation { continuation in
+        let seen = await event { (continuation: @escaping @Sendable ([Heard]) -> Void) in
             let now = heard.withLock { heard -> [Heard]? in
                 if !heard.all.isEmpty { return heard.all }
                 heard.waiting = continuation
                 return nil
             }
-            if let now { continuation.resume(returning: now) }
+            if let now { continuation(now) }
         }
+        return seen ?? []
     }
 
     private func hear(_ id: RequestID, succeeded: Bool) {
@@ -739,7 +741,7 @@ private final class StackWatcher: APIManagerDelegate {
             defer { heard.waiting = nil }
             return (heard.waiting, heard.all)
         }
-        waiting?.resume(returning: all)
+        waiting?(all)
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
@@ -761,7 +763,7 @@ private final class EndCountingObserver: LoadObserver {
 
     private struct State {
         var ends: [String] = []
-        var waiting: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiting: [(count: Int, continuation: @Sendable (()) -> Void)] = []
     }
 
     private let state = Locked(State())
@@ -772,24 +774,24 @@ private final class EndCountingObserver: LoadObserver {
 
     /// Returns once `count` loads have ended: with no polling, and no time of its own.
     func waitForEnds(_ count: Int) async {
-        await withCheckedContinuation { continuation in
+        await event { (continuation: @escaping @Sendable (()) -> Void) in
             let now = state.withLock { state -> Bool in
                 if state.ends.count >= count { return true }
                 state.waiting.append((count, continuation))
                 return false
             }
-            if now { continuation.resume() }
+            if now { continuation(()) }
         }
     }
 
     private func ended(_ outcome: String) {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let ready = state.withLock { state -> [@Sendable (()) -> Void] in
             state.ends.append(outcome)
             let count = state.ends.count
             defer { state.waiting.removeAll { $0.count <= count } }
             return state.waiting.filter { $0.count <= count }.map(\.continuation)
         }
-        for continuation in ready { continuation.resume() }
+        for continuation in ready { continuation(()) }
     }
 }
 
@@ -803,7 +805,7 @@ private final class HeardDelegate: APIManagerDelegate {
 /// A delegate and interceptor that records how a load ended, and lets a test wait for the
 /// interceptor's last word on it (no polling).
 private final class EndingHooks: APIManagerDelegate, APIManagerInterceptor {
-    private let state = Locked<(events: [String], waiting: CheckedContinuation<Void, Never>?, lastError: APIError?)>(([], nil, nil))
+    private let state = Locked<(events: [String], waiting: (@Sendable (()) -> Void)?, lastError: APIError?)>(([], nil, nil))
     private let allowsRetries: Bool
 
     var events: [String] { state.withLock { $0.events } }
@@ -816,24 +818,24 @@ private final class EndingHooks: APIManagerDelegate, APIManagerInterceptor {
 
     /// Returns once the interceptor has heard the load's end (one waiter at a time).
     func waitForTheEnd() async {
-        await withCheckedContinuation { continuation in
+        await event { (continuation: @escaping @Sendable (()) -> Void) in
             let ended = state.withLock { state -> Bool in
                 if state.events.contains(where: { $0.hasPrefix("interceptor.afterPerform") }) { return true }
                 state.waiting = continuation
                 return false
             }
-            if ended { continuation.resume() }
+            if ended { continuation(()) }
         }
     }
 
     private func record(_ event: String) {
-        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let waiting = state.withLock { state -> (@Sendable (()) -> Void)? in
             state.events.append(event)
             guard event.hasPrefix("interceptor.afterPerform") else { return nil }
             defer { state.waiting = nil }
             return state.waiting
         }
-        waiting?.resume()
+        waiting?(())
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) { record("delegate.success") }

@@ -55,7 +55,7 @@ struct RetryDecisionTests {
         manager.callbackExecutor = .immediate
         let id = manager.loadData()
         await passWaits([.milliseconds(20)])
-        let outcome = await heard.waitForOutcome()
+        let outcome = try #require(await heard.waitForOutcome())
         let response = try #require(try? outcome.get())
         #expect(response.requestID == id)
         #expect(response.attempts == 2)
@@ -67,7 +67,7 @@ struct RetryDecisionTests {
         let manager = manager()
         let load = Task { try await manager.load() }
         await passWaits([.milliseconds(20), .milliseconds(40)])
-        let error = await #expect(throws: APIError.self) { try await load.value }
+        let error = await #expect(throws: APIError.self) { try await load.linkedValue }
         #expect(error?.kind == .httpStatus)
         #expect(error?.statusCode == 504)
         #expect(error?.attempts == 3)
@@ -99,7 +99,7 @@ struct RetryDecisionTests {
         clock.advance(by: expected - .milliseconds(1))
         #expect(stub.requests.count == 1)
         clock.advance(by: .milliseconds(1))
-        #expect(try await load.value.attempts == 2)
+        #expect(try await load.linkedValue.attempts == 2)
     }
 
     /// A `Retry-After` of 25 s past a 20 s total timeout, or past a 2 s longest wait: the answer
@@ -135,7 +135,7 @@ struct RetryDecisionTests {
         let withKey = manager(.post, headers: ["Idempotency-Key": "order-7"], retryPolicy: keyed)
         let load = Task { try await withKey.load(body: ["quantity": 1]) }
         await passWaits([.milliseconds(20), .milliseconds(40)])
-        #expect(try await load.value.attempts == 3)
+        #expect(try await load.linkedValue.attempts == 3)
         #expect(stub.requests.dropFirst().map { $0.headers["Idempotency-Key"] } == ["order-7", "order-7", "order-7"])
     }
 
@@ -181,30 +181,30 @@ private final class HeardOutcome: APIManagerDelegate, APIManagerInterceptor {
         var outcome: Result<APIResponse<NoContent>, APIError>?
         var delegateHeard = 0
         var interceptorsEnd: APIError?
-        var waitingForOutcome: CheckedContinuation<Result<APIResponse<NoContent>, APIError>, Never>?
-        var waitingForEnd: CheckedContinuation<APIError?, Never>?
+        var waitingForOutcome: (@Sendable (Result<APIResponse<NoContent>, APIError>) -> Void)?
+        var waitingForEnd: (@Sendable (APIError) -> Void)?
     }
 
     private let state = Locked(State())
     var delegateHeard: Int { state.withLock { $0.delegateHeard } }
 
-    func waitForOutcome() async -> Result<APIResponse<NoContent>, APIError> {
-        await withCheckedContinuation { continuation in
+    func waitForOutcome() async -> Result<APIResponse<NoContent>, APIError>? {
+        await event { (continuation: @escaping @Sendable (Result<APIResponse<NoContent>, APIError>) -> Void) in
             let now = state.withLock { state in
                 if state.outcome == nil { state.waitingForOutcome = continuation }
                 return state.outcome
             }
-            if let now { continuation.resume(returning: now) }
+            if let now { continuation(now) }
         }
     }
 
     func waitForInterceptorsEnd() async -> APIError? {
-        await withCheckedContinuation { continuation in
+        await event { (continuation: @escaping @Sendable (APIError) -> Void) in
             let now = state.withLock { state in
                 if state.interceptorsEnd == nil { state.waitingForEnd = continuation }
                 return state.interceptorsEnd
             }
-            if let now { continuation.resume(returning: now) }
+            if let now { continuation(now) }
         }
     }
 
@@ -215,7 +215,7 @@ private final class HeardOutcome: APIManagerDelegate, APIManagerInterceptor {
             defer { state.waitingForOutcome = nil }
             return state.waitingForOutcome
         }
-        waiting?.resume(returning: outcome)
+        waiting?(outcome)
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
@@ -232,7 +232,7 @@ private final class HeardOutcome: APIManagerDelegate, APIManagerInterceptor {
             defer { state.waitingForEnd = nil }
             return state.waitingForEnd
         }
-        waiting?.resume(returning: error)
+        waiting?(error)
     }
 }
 

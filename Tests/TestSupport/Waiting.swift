@@ -57,3 +57,50 @@ func waitUntilCancelled() async throws -> Never {
     withExtendedLifetime(continuation) {}
     throw CancellationError()
 }
+
+/// Waits for a value another thread hands over — or until the waiting task is cancelled, as
+/// Swift Testing cancels a test that outlives its time limit, so that a test waiting for an
+/// event that never comes fails at its limit instead of hanging the run. No polling, no time
+/// of its own. `register` gets the function that hands the value over (called at once when the
+/// value is there already); a second call of it is ignored.
+///
+/// - Returns: The value, or `nil` when the wait was cancelled first.
+@discardableResult
+func event<Value: Sendable>(_ register: (@escaping @Sendable (Value) -> Void) -> Void) async -> Value? {
+    let pending = Locked<CheckedContinuation<Value?, Never>?>(nil)
+    @Sendable func finish(_ value: Value?) {
+        pending.withLock { continuation in
+            defer { continuation = nil }
+            return continuation
+        }?.resume(returning: value)
+    }
+    return await withTaskCancellationHandler {
+        await withCheckedContinuation { continuation in
+            pending.withLock { $0 = continuation }
+            register { finish($0) }
+            if Task.isCancelled { finish(nil) }
+        }
+    } onCancel: {
+        finish(nil)
+    }
+}
+
+extension Task where Failure == any Error {
+    /// The task's value, awaited so that cancelling the waiting task — a test past its time
+    /// limit — cancels this one too (a load then ends, and the test with it).
+    var linkedValue: Success {
+        get async throws { try await withTaskCancellationHandler { try await value } onCancel: { cancel() } }
+    }
+
+    /// The task's result, awaited as ``linkedValue`` is.
+    var linkedResult: Result<Success, any Error> {
+        get async { await withTaskCancellationHandler { await result } onCancel: { cancel() } }
+    }
+}
+
+extension Task where Failure == Never {
+    /// The task's value, awaited so that cancelling the waiting task cancels this one too.
+    var linkedValue: Success {
+        get async { await withTaskCancellationHandler { await value } onCancel: { cancel() } }
+    }
+}

@@ -13,21 +13,24 @@ final class HoldingTransport: HTTPTransport {
                 state.cancelsAsked += 1
                 return state.ready(\.waitingCancels, at: state.cancelsAsked)
             }
-            for continuation in ready { continuation.resume() }
+            for arrived in ready { arrived(()) }
         }
     }
+
+    /// A test waiting for a count to be reached, and what tells it.
+    private typealias Waiter = (count: Int, arrived: @Sendable (()) -> Void)
 
     private struct State {
         var sent = 0
         var cancelsAsked = 0
         var held: [(request: HTTPRequest, completion: @Sendable (Result<HTTPResponse, TransportError>) -> Void)] = []
-        var waiting: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-        var waitingCancels: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiting: [Waiter] = []
+        var waitingCancels: [Waiter] = []
 
         /// Takes out of `list` the waiters `count` satisfies.
-        mutating func ready(_ list: WritableKeyPath<State, [(count: Int, continuation: CheckedContinuation<Void, Never>)]>, at count: Int) -> [CheckedContinuation<Void, Never>] {
+        mutating func ready(_ list: WritableKeyPath<State, [Waiter]>, at count: Int) -> [@Sendable (()) -> Void] {
             defer { self[keyPath: list].removeAll { $0.count <= count } }
-            return self[keyPath: list].filter { $0.count <= count }.map(\.continuation)
+            return self[keyPath: list].filter { $0.count <= count }.map(\.arrived)
         }
     }
 
@@ -54,15 +57,15 @@ final class HoldingTransport: HTTPTransport {
 
     private func wait(
         until counter: KeyPath<State, Int>, reaches count: Int,
-        in list: WritableKeyPath<State, [(count: Int, continuation: CheckedContinuation<Void, Never>)]>
+        in list: WritableKeyPath<State, [Waiter]>
     ) async {
-        await withCheckedContinuation { continuation in
+        await event { (arrived: @escaping @Sendable (()) -> Void) in
             let now = state.withLock { state -> Bool in
                 if state[keyPath: counter] >= count { return true }
-                state[keyPath: list].append((count, continuation))
+                state[keyPath: list].append((count, arrived))
                 return false
             }
-            if now { continuation.resume() }
+            if now { arrived(()) }
         }
     }
 
@@ -70,12 +73,12 @@ final class HoldingTransport: HTTPTransport {
         _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let ready = state.withLock { state -> [@Sendable (()) -> Void] in
             state.sent += 1
             state.held.append((request, completion))
             return state.ready(\.waiting, at: state.sent)
         }
-        for continuation in ready { continuation.resume() }
+        for arrived in ready { arrived(()) }
         return Unstoppable(transport: self)
     }
 

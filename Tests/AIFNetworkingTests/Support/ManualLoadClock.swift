@@ -10,7 +10,7 @@ final class ManualLoadClock: LoadClock {
         var now = Duration.seconds(1_000)
         var waits: [(end: Duration, length: Duration, work: @Sendable () -> Void)] = []
         /// Tests waiting for a number of waits to be pending.
-        var watchers: [(count: Int, continuation: CheckedContinuation<[Duration], Never>)] = []
+        var watchers: [(count: Int, arrived: @Sendable ([Duration]) -> Void)] = []
     }
     private let state = Locked(State())
     /// Signalled once for each wait asked for, for a transport that blocks until then.
@@ -22,16 +22,16 @@ final class ManualLoadClock: LoadClock {
     /// The lengths of the waits not yet over, in the order they were asked for.
     var pendingWaits: [Duration] { state.withLock { $0.waits.map(\.length) } }
 
-    /// Returns the lengths of the waits not yet over once there are `count` of them: no
-    /// polling, no time of its own.
-    func waitUntilWaiting(_ count: Int = 1) async -> [Duration] {
-        await withCheckedContinuation { continuation in
+    /// Returns the lengths of the waits not yet over once there are `count` of them (`nil`
+    /// when the test was cancelled first): no polling, no time of its own.
+    func waitUntilWaiting(_ count: Int = 1) async -> [Duration]? {
+        await event { (arrived: @escaping @Sendable ([Duration]) -> Void) in
             let now = state.withLock { state -> [Duration]? in
                 if state.waits.count >= count { return state.waits.map(\.length) }
-                state.watchers.append((count, continuation))
+                state.watchers.append((count, arrived))
                 return nil
             }
-            if let now { continuation.resume(returning: now) }
+            if let now { arrived(now) }
         }
     }
 
@@ -42,10 +42,10 @@ final class ManualLoadClock: LoadClock {
             state.waits.append((end: state.now + delay, length: delay, work: work))
             let count = state.waits.count
             defer { state.watchers.removeAll { $0.count <= count } }
-            return (state.watchers.filter { $0.count <= count }.map(\.continuation), state.waits.map(\.length))
+            return (state.watchers.filter { $0.count <= count }.map(\.arrived), state.waits.map(\.length))
         }
         scheduled.signal()
-        for continuation in ready { continuation.resume(returning: waits) }
+        for arrived in ready { arrived(waits) }
     }
 
     /// Moves the time on, running the waits that end by then.
