@@ -31,8 +31,6 @@ enum LoadEnding: Sendable {
 final class Load: CancellableTransfer {
     /// The load's ID.
     let id: RequestID
-    /// The group the load was started in.
-    let group: RequestGroup?
     private let proxy: APIProxy
     private let clock: any LoadClock
     /// What the load runs with, given as it starts: set once, then only read. Unchecked for
@@ -94,11 +92,9 @@ final class Load: CancellableTransfer {
     ///
     /// - Parameters:
     ///   - id: The load's ID.
-    ///   - group: The group it was started in, if any.
     ///   - proxy: Where its requests are sent, its retries budgeted and its steps logged.
-    init(id: RequestID, group: RequestGroup?, proxy: APIProxy) {
+    init(id: RequestID, proxy: APIProxy) {
         self.id = id
-        self.group = group
         self.proxy = proxy
         clock = proxy.clock
     }

@@ -167,7 +167,7 @@ public final class APIProxy: Sendable {
 
     /// Starts a manager's load: makes its ``Load`` and enters it in the table.
     func begin(group: RequestGroup?) -> Load {
-        let load = Load(id: newID(), group: group, proxy: self)
+        let load = Load(id: newID(), proxy: self)
         enter(load.id, group: group, load)
         return load
     }
