@@ -131,12 +131,12 @@ struct ProcessorBudgetTests {
     // MARK: Placement
 
     @Test func automaticPlacementRunsDelegateLoadsOnTheTransportThreadOnlyWithOneProcessor() {
-        #expect(LoadPlacement.automatic.onTransportThread(processors: 1) == (loads: true, tasks: false))
-        #expect(LoadPlacement.automatic.onTransportThread(processors: 2) == (loads: false, tasks: false))
-        #expect(LoadPlacement.automatic.onTransportThread(processors: 64) == (loads: false, tasks: false))
+        #expect(LoadPlacement.automatic.onTransportThread(processors: 1))
+        #expect(!LoadPlacement.automatic.onTransportThread(processors: 2))
+        #expect(!LoadPlacement.automatic.onTransportThread(processors: 64))
         for processors in [1, 2] {
-            #expect(LoadPlacement.transportThread.onTransportThread(processors: processors) == (loads: true, tasks: true))
-            #expect(LoadPlacement.loadExecutor.onTransportThread(processors: processors) == (loads: false, tasks: false))
+            #expect(LoadPlacement.transportThread.onTransportThread(processors: processors))
+            #expect(!LoadPlacement.loadExecutor.onTransportThread(processors: processors))
         }
     }
 
@@ -144,25 +144,17 @@ struct ProcessorBudgetTests {
         let curl = CurlTransport.shared
         let onThread = APIProxy(transport: curl, loadPlacement: .transportThread)
         #expect(onThread.runsDelegateLoadsOnTransportThread)
-        #expect(onThread.runsAsyncLoadsOnTransportThread)
         #expect(onThread.loadRunner === curl.ownThreadExecutor)
-        #expect(onThread.asyncLoadRunner === curl.ownThreadExecutor)
         let onExecutor = APIProxy(transport: curl, loadPlacement: .loadExecutor)
         #expect(!onExecutor.runsDelegateLoadsOnTransportThread)
-        #expect(!onExecutor.runsAsyncLoadsOnTransportThread)
         #expect(onExecutor.loadRunner === LoadExecutor.shared)
-        #expect(onExecutor.asyncLoadRunner === LoadExecutor.shared)
-        // Automatic: delegate-face loads by the budget, async-face tasks on the load executor.
+        // Automatic: by the budget.
         let automatic = APIProxy(transport: curl)
         #expect(automatic.runsDelegateLoadsOnTransportThread == (ProcessorBudget.current == 1))
-        #expect(!automatic.runsAsyncLoadsOnTransportThread)
-        #expect(automatic.asyncLoadRunner === LoadExecutor.shared)
         // Another transport has no thread to offer: the load executor, whatever was asked.
         let other = APIProxy(transport: ForwardingTransport(), loadPlacement: .transportThread)
         #expect(!other.runsDelegateLoadsOnTransportThread)
-        #expect(!other.runsAsyncLoadsOnTransportThread)
         #expect(other.loadRunner === LoadExecutor.shared)
-        #expect(other.asyncLoadRunner === LoadExecutor.shared)
     }
 }
 

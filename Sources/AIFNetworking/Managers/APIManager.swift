@@ -485,24 +485,20 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let stage = prepare(load, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
         let result: Result<APIResponse<Content>, APIError>
         if case .send(let plan) = stage {
-            // The outcome crosses threads under a lock as well as through the continuation: when
-            // the engine ends before this task has finished suspending, the runtime resumes it
-            // with no ordering the thread sanitizer can see, and every read of the error's fields
-            // here (the observers', the hooks') was reported as a race with its creation.
+            // The load's steps run in this task (two thread hops: to the transport and back);
+            // its outcome is handed over under the runner's lock and this one.
+            let runner = AwaitingTaskRunner()
             let handedOver = Locked<Result<APIResponse<Content>, APIError>?>(nil)
             await withTaskCancellationHandler {
-                // An unsafe continuation is sound: the engine calls its completion exactly once.
-                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-                    send(plan, load, on: proxy.asyncLoadRunner) { outcome in
-                        handedOver.withLock { $0 = outcome }
-                        // The `Never`-error form, which .tsan/suppressions.txt's first entry names.
-                        continuation.resume(returning: ())
-                    }
+                send(plan, load, on: runner) { outcome in
+                    handedOver.withLock { $0 = outcome }
+                    runner.end()
                 }
+                await runner.performSteps()
             } onCancel: { [proxy] in
                 proxy.cancel(id)
             }
-            guard let sent = handedOver.withLock({ $0 }) else { preconditionFailure("the load engine resumed a load without its outcome") }
+            guard let sent = handedOver.withLock({ $0 }) else { preconditionFailure("the load ended without its outcome") }
             result = finish(load, sent, deliver: false)
         } else {
             if Task.isCancelled { load.cancel() }

@@ -35,9 +35,10 @@ extension APIProxy {
             send(request, for: resolved, runner: runner, cancellation: cancellation, progress: progress, completion: logged)
             return
         }
-        // The flight may land, and the load go on, before `join` returns.
+        // The flight may land, and the load go on, before `join` returns. The flight lands on
+        // the runner of the load that started it; each load aboard goes on on its own.
         cancellation.attach {
-            coalescer.join(coalescingKey, id: id, completion: logged) { [self] landed in
+            coalescer.join(coalescingKey, id: id, completion: { result in runner.run { logged(result) } }) { [self] landed in
                 // The flight's transfers, cancelled when every load aboard has left.
                 let flight = AsyncCancellation()
                 send(request, for: resolved, runner: runner, cancellation: flight, completion: landed)

@@ -51,16 +51,10 @@ public final class APIProxy: Sendable {
     /// ``LoadPlacement`` decided: the transport's own thread, or the library's load executor (a
     /// concurrent Dispatch queue). The work must not block.
     let loadRunner: any CompletionExecutor
-    /// Where the async face's loads (`load()`) run their steps: the load executor, unless the
-    /// placement is ``LoadPlacement/transportThread``.
-    let asyncLoadRunner: any CompletionExecutor
     /// Whether the delegate face's loads (`loadData`) run on the transport's own thread
     /// (``LoadPlacement/transportThread``, or what ``LoadPlacement/automatic`` chose) rather than
     /// on the library's load executor.
     package let runsDelegateLoadsOnTransportThread: Bool
-    /// Whether the async face's loads (`load()`) run on the transport's own thread
-    /// (``LoadPlacement/transportThread`` only) rather than on the library's load executor.
-    package let runsAsyncLoadsOnTransportThread: Bool
 
     /// Where the loads' engine reads the time and waits.
     let clock: any LoadClock
@@ -139,12 +133,9 @@ public final class APIProxy: Sendable {
         self.logger = logger
         self.retryBudget = retryBudget
         connectivityMonitor = ConnectivityMonitor(failuresToGoOffline: offlineAfterFailures)
-        let (loads, tasks) = loadPlacement.onTransportThread(processors: ProcessorBudget.current)
-        let ownThread = transport.threadForLoads
-        loadRunner = (loads ? ownThread : nil) ?? LoadExecutor.shared
-        asyncLoadRunner = (tasks ? ownThread : nil) ?? LoadExecutor.shared
-        runsDelegateLoadsOnTransportThread = loads && ownThread != nil
-        runsAsyncLoadsOnTransportThread = tasks && ownThread != nil
+        let ownThread = loadPlacement.onTransportThread(processors: ProcessorBudget.current) ? transport.threadForLoads : nil
+        loadRunner = ownThread ?? LoadExecutor.shared
+        runsDelegateLoadsOnTransportThread = ownThread != nil
     }
 
     // MARK: The table

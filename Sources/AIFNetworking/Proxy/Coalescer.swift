@@ -16,12 +16,35 @@ final class Coalescer: Sendable {
     private struct State {
         var flights: [String: Flight] = [:]
         var nextSerial: UInt64 = 0
+        /// Tests waiting for a number of loads aboard flights, and what tells each.
+        var watchers: [(count: Int, reached: @Sendable () -> Void)] = []
+
+        var aboard: Int { flights.values.reduce(0) { $0 + $1.waiters.count } }
+
+        /// Takes out the watchers whose count is reached.
+        mutating func reachedWatchers() -> [@Sendable () -> Void] {
+            guard !watchers.isEmpty else { return [] }
+            let aboard = aboard
+            defer { watchers.removeAll { $0.count <= aboard } }
+            return watchers.filter { $0.count <= aboard }.map(\.reached)
+        }
     }
 
     private let state = Locked(State())
 
     /// The number of transfers in flight (for tests).
     var flightCount: Int { state.withLock { $0.flights.count } }
+
+    /// Calls `reached` once `count` loads are aboard flights at the same time — at once, if
+    /// they are (for tests, which wait for it as an event rather than poll).
+    func whenAboard(_ count: Int, _ reached: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard state.aboard < count else { return true }
+            state.watchers.append((count, reached))
+            return false
+        }
+        if now { reached() }
+    }
 
     /// Joins the flight for `key`, or starts one with `start`.
     ///
@@ -36,15 +59,16 @@ final class Coalescer: Sendable {
         _ key: String, id: RequestID, completion: @escaping Completion,
         start: @Sendable (_ landed: @escaping Completion) -> any CancellableTransfer
     ) -> any CancellableTransfer {
-        let newSerial = state.withLock { state -> UInt64? in
+        let (newSerial, watchers) = state.withLock { state -> (UInt64?, [@Sendable () -> Void]) in
             if state.flights[key] != nil {
                 state.flights[key]!.waiters[id] = completion
-                return nil
+                return (nil, state.reachedWatchers())
             }
             state.nextSerial += 1
             state.flights[key] = Flight(serial: state.nextSerial, waiters: [id: completion])
-            return state.nextSerial
+            return (state.nextSerial, state.reachedWatchers())
         }
+        for reached in watchers { reached() }
         if let serial = newSerial {
             let transfer = start { [self] result in land(key, serial: serial, result) }
             let kept = state.withLock { state -> Bool in

@@ -1,0 +1,84 @@
+/// Runs an async-face load's steps in the task that awaits the load: the task starts the load
+/// itself, and each later step — the transport's answer, a wait's end, a credential, the
+/// ending of a cancelled load — wakes the task, which performs the step where it stands. A
+/// load then crosses threads twice (the task to the transport's thread, and back) rather
+/// than four times through the library's load executor.
+///
+/// The task performs steps until its load has ended (``end()``, wherever the load's
+/// completion runs). A step handed over after that — a coalesced transfer landing for the
+/// loads that joined it, the log line of a transfer that outlived its cancelled load — runs
+/// on the load executor instead, so that no step waits for a task that has left.
+final class AwaitingTaskRunner: CompletionExecutor {
+    private struct State {
+        /// Steps handed over and not yet taken by the task, oldest first.
+        var steps: [@Sendable () -> Void] = []
+        /// The task, when it waits for a step.
+        var waiting: UnsafeContinuation<Void, Never>?
+        /// Whether the load has ended: the task performs the steps handed over, then leaves.
+        var hasEnded = false
+        /// Whether the task has stopped performing steps.
+        var hasLeft = false
+    }
+
+    private let state = Locked(State())
+
+    /// Hands a step to the task (which is woken if it waits), or, once it has left, to the
+    /// load executor.
+    func run(_ step: @escaping @Sendable () -> Void) {
+        let (waiting, taken) = state.withLock { state -> (UnsafeContinuation<Void, Never>?, Bool) in
+            guard !state.hasLeft else { return (nil, false) }
+            state.steps.append(step)
+            defer { state.waiting = nil }
+            return (state.waiting, true)
+        }
+        guard taken else { return LoadExecutor.shared.run(step) }
+        waiting?.resume()
+    }
+
+    /// Tells the task that the load has ended (its outcome handed over): it leaves once it has
+    /// performed the steps handed over so far.
+    func end() {
+        let waiting = state.withLock { state -> UnsafeContinuation<Void, Never>? in
+            state.hasEnded = true
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waiting?.resume()
+    }
+
+    /// Performs the steps handed over, in order, as they come — waiting when none is ready —
+    /// until the load has ended and every step handed over until then is performed.
+    func performSteps() async {
+        while let steps = await nextSteps() {
+            for step in steps { step() }
+        }
+    }
+
+    /// The steps handed over since the last call, waiting until there is one; `nil` once the
+    /// load has ended and none is left, the task then gone.
+    private func nextSteps() async -> [@Sendable () -> Void]? {
+        while true {
+            let ready = state.withLock { state -> [@Sendable () -> Void]?? in
+                if !state.steps.isEmpty {
+                    defer { state.steps = [] }
+                    return .some(state.steps)
+                }
+                if state.hasEnded {
+                    state.hasLeft = true
+                    return .some(nil)
+                }
+                return nil
+            }
+            if let ready { return ready }
+            // An unsafe continuation is sound: whoever takes it from the state resumes it, once.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                let wait = state.withLock { state -> Bool in
+                    guard state.steps.isEmpty, !state.hasEnded else { return false }
+                    state.waiting = continuation
+                    return true
+                }
+                if !wait { continuation.resume() }
+            }
+        }
+    }
+}
