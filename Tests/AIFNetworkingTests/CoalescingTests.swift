@@ -63,6 +63,39 @@ struct CoalescingTests {
         #expect(transport.sent == 1)
     }
 
+    @Test func cancellingOneLoadAboardLeavesTheOthers() async throws {
+        let transport = HoldingTransport()
+        let manager = Self.manager(transport)
+        let heard = Delivery()
+        manager.delegate = heard
+        manager.callbackExecutor = .immediate
+        let ids = (0..<3).map { _ in manager.loadData() }
+        await Self.aboard(3, manager, transport)
+        manager.cancelRequest(ids[1])
+        transport.answerAll(with: 204)
+        #expect(await heard.statuses(count: 2) == [ids[0]: 204, ids[2]: 204])
+        #expect(manager.requestsInFlight.isEmpty)
+        // The cancelled load ended without a delegate call, and its transfer went on for the others.
+        #expect(heard.heard.count == 2)
+        #expect(transport.cancelsAsked == 0)
+        #expect(transport.sent == 1)
+    }
+
+    @Test func cancellingEveryLoadAboardStopsTheTransfer() async throws {
+        let transport = HoldingTransport()
+        let manager = Self.manager(transport)
+        let loads = (0..<3).map { _ in Task { try await manager.load() } }
+        await Self.aboard(3, manager, transport)
+        manager.cancelAllRequests()
+        for load in loads {
+            #expect((await load.linkedResult.failure as? APIError)?.kind == .cancelled)
+        }
+        await transport.waitForCancelsAsked(1)
+        #expect(manager.proxy.coalescer.flightCount == 0)
+        #expect(manager.proxy.requestsInFlight.isEmpty)
+        #expect(transport.sent == 1)
+    }
+
     @Test func delegateAndAsyncLoadsShareAFlight() async throws {
         let transport = HoldingTransport()
         let manager = Self.manager(transport)
@@ -80,32 +113,42 @@ struct CoalescingTests {
     }
 }
 
-/// What a delegate heard: the status of the one load it waits for.
+/// What a delegate heard: the status of each load (a failure's is -1).
 private final class Delivery: APIManagerDelegate {
-    private let status = Locked<(heard: Int?, waiting: (@Sendable (Int) -> Void)?)>((nil, nil))
+    private let state = Locked<(heard: [RequestID: Int], waiting: (count: Int, told: @Sendable ([RequestID: Int]) -> Void)?)>(([:], nil))
 
-    /// The delivered status (a failure's is -1), once the load has ended.
-    func status() async -> Int? {
-        await event { (heard: @escaping @Sendable (Int) -> Void) in
-            let now = status.withLock { state -> Int? in
-                if state.heard == nil { state.waiting = heard }
-                return state.heard
+    /// The statuses heard so far.
+    var heard: [RequestID: Int] { state.withLock { $0.heard } }
+
+    /// The statuses, once `count` loads have been delivered (one waiter at a time).
+    func statuses(count: Int) async -> [RequestID: Int]? {
+        await event { (told: @escaping @Sendable ([RequestID: Int]) -> Void) in
+            let now = state.withLock { state -> [RequestID: Int]? in
+                guard state.heard.count < count else { return state.heard }
+                state.waiting = (count, told)
+                return nil
             }
-            if let now { heard(now) }
+            if let now { told(now) }
         }
     }
 
-    private func hear(_ code: Int) {
-        let waiting = status.withLock { state in
-            state.heard = code
-            defer { state.waiting = nil }
-            return state.waiting
-        }
-        waiting?(code)
+    /// The status of the one load delivered first.
+    func status() async -> Int? {
+        await statuses(count: 1)?.values.first
     }
 
-    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) { hear(response.statusCode) }
-    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) { hear(-1) }
+    private func hear(_ id: RequestID, _ code: Int) {
+        let (waiting, heard) = state.withLock { state -> ((@Sendable ([RequestID: Int]) -> Void)?, [RequestID: Int]) in
+            state.heard[id] = code
+            guard let waiting = state.waiting, state.heard.count >= waiting.count else { return (nil, state.heard) }
+            state.waiting = nil
+            return (waiting.told, state.heard)
+        }
+        waiting?(heard)
+    }
+
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) { hear(response.requestID, response.statusCode) }
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) { hear(error.requestID, -1) }
 }
 
 extension Result {

@@ -169,38 +169,6 @@ struct ResponseCacheTests {
         _ = try await manager.load(["ms": 10])
         #expect(stack.transport.sent == 2)
     }
-
-    @Test func cancellingOneCoalescedLoadLeavesTheOthers() async throws {
-        let stack = try await ShopStack.make()
-        let manager = stack.manager("slow", Slept.self) { var s = $0; s.coalesce = true; return s }
-        let recorder = Recorder(events: manager.events)
-        manager.delegate = recorder
-        manager.interceptor = recorder
-        manager.callbackExecutor = .immediate
-        let ids = (0..<3).map { _ in manager.loadData(with: ["ms": 400]) }
-        try await Task.sleep(for: .milliseconds(50))
-        manager.cancelRequest(ids[1])
-        #expect(await eventually { recorder.deliveries == 2 })
-        #expect(recorder.outcome(ids[1]).isEmpty)
-        #expect(recorder.outcome(ids[0]).count == 1)
-        #expect(recorder.outcome(ids[2]).count == 1)
-        #expect(stack.transport.sent == 1)
-    }
-
-    @Test func cancellingEveryCoalescedLoadCancelsTheTransfer() async throws {
-        let stack = try await ShopStack.make()
-        let manager = stack.manager("slow", Slept.self) { var s = $0; s.coalesce = true; return s }
-        let started = ContinuousClock.now
-        let tasks = (0..<3).map { _ in Task { try await manager.load(["ms": 20000]) } }
-        try await Task.sleep(for: .milliseconds(50))
-        manager.cancelAllRequests()
-        for task in tasks {
-            let result = await task.result
-            #expect((try? result.get()) == nil)
-        }
-        #expect(ContinuousClock.now - started < .seconds(8))
-        #expect(stack.proxy.requestsInFlight.isEmpty)
-    }
 }
 
 /// The slow endpoint's answer.

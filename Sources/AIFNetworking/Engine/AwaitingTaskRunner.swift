@@ -22,6 +22,25 @@ final class AwaitingTaskRunner: CompletionExecutor {
 
     private let state = Locked(State())
 
+    /// Starts work whose steps then run in the calling task, and returns its outcome.
+    ///
+    /// - Parameter start: Starts the work on the runner it is given; the work hands its
+    ///   outcome, once, to the completion it is given.
+    /// - Returns: The outcome.
+    static func outcome<Outcome: Sendable>(
+        of start: (_ runner: AwaitingTaskRunner, _ completion: @escaping @Sendable (Outcome) -> Void) -> Void
+    ) async -> Outcome {
+        let runner = AwaitingTaskRunner()
+        let handedOver = Locked<Outcome?>(nil)
+        start(runner) { outcome in
+            handedOver.withLock { $0 = outcome }
+            runner.end()
+        }
+        await runner.performSteps()
+        guard let outcome = handedOver.withLock({ $0 }) else { preconditionFailure("the work ended without its outcome") }
+        return outcome
+    }
+
     /// Hands a step to the task (which is woken if it waits), or, once it has left, to the
     /// load executor.
     func run(_ step: @escaping @Sendable () -> Void) {

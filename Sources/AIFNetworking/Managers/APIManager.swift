@@ -485,20 +485,12 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         let stage = prepare(load, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
         let result: Result<APIResponse<Content>, APIError>
         if case .send(let plan) = stage {
-            // The load's steps run in this task (two thread hops: to the transport and back);
-            // its outcome is handed over under the runner's lock and this one.
-            let runner = AwaitingTaskRunner()
-            let handedOver = Locked<Result<APIResponse<Content>, APIError>?>(nil)
-            await withTaskCancellationHandler {
-                send(plan, load, on: runner) { outcome in
-                    handedOver.withLock { $0 = outcome }
-                    runner.end()
-                }
-                await runner.performSteps()
+            // The load's steps run in this task: two thread hops, to the transport and back.
+            let sent = await withTaskCancellationHandler {
+                await AwaitingTaskRunner.outcome { runner, completion in send(plan, load, on: runner, then: completion) }
             } onCancel: { [proxy] in
                 proxy.cancel(id)
             }
-            guard let sent = handedOver.withLock({ $0 }) else { preconditionFailure("the load ended without its outcome") }
             result = finish(load, sent, deliver: false)
         } else {
             if Task.isCancelled { load.cancel() }

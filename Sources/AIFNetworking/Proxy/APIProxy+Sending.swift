@@ -22,9 +22,8 @@ extension APIProxy {
     public func send(_ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService) async throws -> HTTPResponse {
         let cancellation = AsyncCancellation()
         let result = await withTaskCancellationHandler {
-            // An unsafe continuation is sound: the send calls its completion exactly once.
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<HTTPResponse, any Error>, Never>) in
-                send(request, for: resolved, runner: LoadExecutor.shared, cancellation: cancellation) { continuation.resume(returning: $0) }
+            await AwaitingTaskRunner.outcome { runner, completion in
+                send(request, for: resolved, runner: runner, cancellation: cancellation, completion: completion)
             }
         } onCancel: {
             cancellation.cancel()
