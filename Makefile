@@ -24,7 +24,7 @@ TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 curl libsqlit
 # The benchmark adds nginx as the common server (and pins cores with taskset, as the tests do).
 BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light
 
-.PHONY: demo demo-mock demo-shop transport-sample openapi-client docs install test test-plain test-tsan run-tsan test-asan soak fuzz bench build clean
+.PHONY: demo demo-mock demo-shop transport-sample openapi-client docs install test test-plain test-tsan run-tsan test-asan count-socket-free soak fuzz bench build clean
 
 ## Runs the shop sample against the demo shop servers it starts in-process, then the hub sample
 ## (a client for a GitHub-like API) against the demo hub, then the OpenAPI sample (a generated
@@ -131,6 +131,13 @@ test-tsan:
 run-tsan:
 	scripts/with-sanitizer-reports.sh .build-tsan/reports/suite $(call DEADLINE,1200) env $(call TSAN_RUN,suite) $(SWIFT) test --skip-build --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --skip '$(ALONE)'
 	scripts/with-sanitizer-reports.sh .build-tsan/reports/alone $(call DEADLINE,600) env $(call TSAN_RUN,alone) $(SWIFT) test --skip-build --no-parallel --sanitize=thread --scratch-path .build-tsan $(TRAITS) --filter '$(ALONE)'
+
+## How many tests make no socket call: the plain suite once under strace, each socket call
+## charged to the test running (scripts/count-socket-free-tests.sh).
+count-socket-free:
+	@scripts/install-system-packages.sh $(TEST_PACKAGES)
+	scripts/build-without-warnings.sh $(TRAITS)
+	scripts/count-socket-free-tests.sh $(TRAITS)
 
 ## The whole suite under AddressSanitizer (not part of `make test`). Leak detection is off: in
 ## Swift, LeakSanitizer reports memory that is still referenced — a weak reference's side table

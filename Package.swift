@@ -189,10 +189,13 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax", condition: .when(traits: ["Interfaces"])),
             ]
         ),
+        // The test kit: a stub transport, local servers, a signature verifier. It sits on the
+        // services and the transport, so that their tests do not link the engine above.
         .target(
             name: "AIFNetworkingTesting",
             dependencies: [
-                "AIFNetworking",
+                "AIFServices",
+                "AIFTransport",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["TestServer"])),
                 .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["TestServer"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["TestServer"])),
@@ -343,7 +346,9 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
-        // The transport's tests: they see the transport and nothing above it.
+        // The transport's tests: they see the transport, and the test kit (its stub transport,
+        // local servers and signature verifier, built on the services), nothing of the engine or
+        // managers above.
         .testTarget(
             name: "AIFTransportTests",
             dependencies: [
@@ -358,7 +363,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
-        // Services, signing and decoding: they see those and the transport, nothing above.
+        // Services, signing and decoding: they see those, the transport and the test kit, nothing above.
         .testTarget(
             name: "AIFServicesTests",
             dependencies: [

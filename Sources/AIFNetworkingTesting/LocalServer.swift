@@ -1,5 +1,6 @@
 #if TestServer
-import AIFNetworking
+import AIFServices
+import AIFTransport
 import Foundation
 import Hummingbird
 import HummingbirdCore

@@ -1,4 +1,5 @@
-import AIFNetworking
+import AIFServices
+import AIFTransport
 import Foundation
 
 /// A request as a server receives it — the parts a signature is checked against.

@@ -1,4 +1,5 @@
-import AIFNetworking
+import AIFServices
+import AIFTransport
 import Foundation
 
 /// Checks signed requests the way a server does, to assert in a test that a request was signed

@@ -1,4 +1,5 @@
-import AIFNetworking
+import AIFServices
+import AIFTransport
 import Foundation
 
 /// A transport for tests: answers requests with programmed responses, after programmed delays

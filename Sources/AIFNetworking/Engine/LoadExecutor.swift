@@ -1,8 +1,10 @@
 import Dispatch
 
-/// Where loads do their work between the transport's I/O — signing, decoding, validation,
-/// hooks, `.immediate` delivery — unless their proxy puts them on the transport's thread: a
-/// concurrent Dispatch queue of the library's own, run by Dispatch's worker threads.
+/// Where delegate-face loads do their work between the transport's I/O — signing, decoding,
+/// validation, hooks, `.immediate` delivery — unless their proxy puts them on the transport's
+/// thread: a concurrent Dispatch queue of the library's own, run by Dispatch's worker threads.
+/// (An async-face load does its work in the task that awaits it, and hands a step here only
+/// once that task has left: see ``AwaitingTaskRunner``.)
 ///
 /// A draining executor stood here before (one queue of the library's, a few workers each
 /// running jobs one after another, the loads a batch of finished transfers resumed run by the
@@ -10,9 +12,9 @@ import Dispatch
 /// manager clients (`TransportBench client`, alternating runs, medians), it was the slower:
 /// this queue served 25–28% more requests a second at concurrency 16 and 10–19% more at 64, on
 /// both faces, with less CPU per request at 16. See `Benchmarks/README.md`.
-package final class LoadExecutor: CompletionExecutor {
+final class LoadExecutor: CompletionExecutor {
     /// The executor every proxy's loads use unless they run on the transport's thread.
-    package static let shared = LoadExecutor()
+    static let shared = LoadExecutor()
 
     private let queue = DispatchQueue(label: "AIFNetworking.loads", attributes: .concurrent)
     /// Set on the queue, so that a test can tell whether it runs there.
@@ -22,12 +24,12 @@ package final class LoadExecutor: CompletionExecutor {
         queue.setSpecific(key: marker, value: true)
     }
 
-    package func run(_ work: @escaping @Sendable () -> Void) {
+    func run(_ work: @escaping @Sendable () -> Void) {
         queue.async(execute: work)
     }
 
     /// Whether the current thread is running work of this executor.
-    package var isCurrent: Bool {
+    var isCurrent: Bool {
         DispatchQueue.getSpecific(key: marker) ?? false
     }
 }
