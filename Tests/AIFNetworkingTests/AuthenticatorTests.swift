@@ -215,25 +215,6 @@ struct AuthenticatorTests {
         await shop.stop()
     }
 
-    @Test func cancellingALoadThatWaitsForTheRefreshEndsItAtOnce() async throws {
-        let shop = try await TokenShop.make()
-        _ = try await shop.signIn()
-        shop.tokens.expireAll()
-        // The refresh takes 15 s; the cancelled load ends at once, before any token is issued.
-        shop.tokens.delayIssuing(by: .seconds(15))
-        let issuedBefore = shop.tokens.issued
-        let manager = shop.account()
-        let task = Task { try await manager.load() }
-        #expect(await eventually { shop.tokens.refreshAttempts == 2 })
-        let cancelled = ContinuousClock.now
-        task.cancel()
-        let error = await #expect(throws: APIError.self) { try await task.value }
-        #expect(error?.kind == .cancelled)
-        #expect(ContinuousClock.now - cancelled < .seconds(1))
-        #expect(shop.tokens.issued == issuedBefore)
-        await shop.stop()
-    }
-
     @Test func theDelegateFaceWaitsForTheRefreshToo() async throws {
         let shop = try await TokenShop.make()
         _ = try await shop.signIn()

@@ -40,13 +40,13 @@ private final class CountingVetoService: Service, @unchecked Sendable {
 struct LoadEngineTests {
     private static func manager(
         _ stub: any HTTPTransport, clock: ManualLoadClock, observers: [any LoadObserver] = [],
-        logger: Logger = Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), runner: SteppingExecutor? = nil
     ) -> APIManager<NoContent> {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ClockedService())
         let proxy = APIProxy(
             transport: stub, logger: logger, retryBudget: RetryPolicy.Budget(),
-            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: observers, clock: clock)
+            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: observers, clock: clock, runner: runner)
         return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods"), proxy: proxy, registry: registry)
     }
 
@@ -249,6 +249,42 @@ struct LoadEngineTests {
         #expect(manager.proxy.requestsInFlight.isEmpty)
         await transport.waitForCancelsAsked(1)
         #expect(transport.cancelsAsked == 1)
+    }
+
+    /// Cancelled between any two of its steps — before it starts, while its request is out,
+    /// once the answer has come but before the load has heard it, after it ended — a
+    /// delegate-face load ends exactly once: as cancelled, the delegate told nothing, unless it
+    /// had ended; an answer that comes after changes nothing. The load's steps run one at a
+    /// time, when the test says, so each point is reached exactly.
+    @Test(arguments: ["before it starts", "while its request is out", "when its answer has come", "after it ended"])
+    func aLoadCancelledBetweenAnyTwoOfItsStepsEndsOnce(at point: String) async throws {
+        let steps = SteppingExecutor()
+        let transport = HoldingTransport()
+        let heard = EndingHooks()
+        let manager = Self.manager(transport, clock: ManualLoadClock(), runner: steps)
+        manager.delegate = heard
+        manager.interceptor = heard
+        manager.callbackExecutor = .immediate
+        let id = manager.loadData()
+        #expect(steps.pending == 1)  // its start, on its runner
+        if point == "before it starts" { manager.cancelRequest(id) }
+        steps.runAll()
+        if point == "while its request is out" { manager.cancelRequest(id) }
+        transport.answerAll(with: 204)  // the answer, if a request was out, waits as a step
+        if point == "when its answer has come" {
+            #expect(steps.pending == 1)  // the answer, not yet heard
+            manager.cancelRequest(id)
+        }
+        steps.runAll()
+        if point == "after it ended" { manager.cancelRequest(id) }
+        steps.runAll()
+        let delivered = point == "after it ended"
+        #expect(heard.events.filter { $0.hasPrefix("interceptor.afterPerform") }
+            == [delivered ? "interceptor.afterPerformSuccess" : "interceptor.afterPerformFail(cancelled)"])
+        #expect(heard.events.filter { $0.hasPrefix("delegate.") } == (delivered ? ["delegate.success"] : []))
+        #expect(!manager.proxy.isInFlight(id))
+        #expect(transport.sent == (point == "before it starts" ? 0 : 1))
+        if point == "while its request is out" { #expect(transport.cancelsAsked == 1) }
     }
 
     /// A manager released while its load is in flight cancels it, and the load still ends
@@ -535,6 +571,28 @@ struct LoadEngineTests {
         _ = try await manager.load()
         #expect(refreshes.withLock { $0 } == 1)
         #expect(stub.requests.map { $0.headers["Authorization"] ?? "" } == Array(repeating: "Bearer first", count: 7))
+    }
+
+    /// A load waiting for its credential's refresh ends at once when cancelled, nothing sent,
+    /// though the refresh goes on (it never ends here: the test ending within its limit is the
+    /// "at once").
+    @Test func cancellingALoadThatWaitsForItsCredentialEndsItAtOnce() async throws {
+        let (started, starts) = AsyncStream<Void>.makeStream()
+        let authenticator = Authenticator(refreshTimeout: .seconds(600)) { () async throws -> Authenticator.Credential in
+            starts.yield()
+            try await waitUntilCancelled()
+        }
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .status(204))
+        let manager = Self.manager(stub, clock: ManualLoadClock(), authenticator: authenticator)
+        let load = Task { try await manager.load() }
+        var refreshStarted = started.makeAsyncIterator()
+        await refreshStarted.next()
+        load.cancel()
+        let error = await #expect(throws: APIError.self) { try await load.linkedValue }
+        #expect(error?.kind == .cancelled)
+        #expect(stub.requests.isEmpty)
+        #expect(manager.proxy.requestsInFlight.isEmpty)
     }
 
     /// A load whose credential was refused waits for the renewed one no longer than its total

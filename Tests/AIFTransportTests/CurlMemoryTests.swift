@@ -1,6 +1,5 @@
-@testable import AIFTransport
+@_spi(Performance) @testable import AIFTransport
 @testable import TestSupport
-@_spi(Performance) @testable import AIFNetworking
 import Foundation
 import Testing
 

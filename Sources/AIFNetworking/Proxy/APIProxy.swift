@@ -121,10 +121,13 @@ public final class APIProxy: Sendable {
             loadPlacement: loadPlacement, recorder: recorder, observers: observers, clock: SystemLoadClock())
     }
 
-    /// Creates a proxy whose loads read the time and wait on `clock` (a test's).
+    /// Creates a proxy whose loads read the time and wait on `clock` (a test's), and whose
+    /// delegate-face loads run their steps on `runner` when it is given (a test's, which runs
+    /// each step when the test says) rather than where `loadPlacement` puts them.
     init(
         transport: any HTTPTransport, logger: Logger, retryBudget: RetryPolicy.Budget, offlineAfterFailures: Int,
-        loadPlacement: LoadPlacement, recorder: FixtureRecorder?, observers: [any LoadObserver], clock: any LoadClock
+        loadPlacement: LoadPlacement, recorder: FixtureRecorder?, observers: [any LoadObserver], clock: any LoadClock,
+        runner: (any CompletionExecutor)? = nil
     ) {
         self.clock = clock
         self.transport = transport
@@ -134,8 +137,8 @@ public final class APIProxy: Sendable {
         self.retryBudget = retryBudget
         connectivityMonitor = ConnectivityMonitor(failuresToGoOffline: offlineAfterFailures)
         let ownThread = loadPlacement.onTransportThread(processors: ProcessorBudget.current) ? transport.threadForLoads : nil
-        loadRunner = ownThread ?? LoadExecutor.shared
-        runsDelegateLoadsOnTransportThread = ownThread != nil
+        loadRunner = runner ?? ownThread ?? LoadExecutor.shared
+        runsDelegateLoadsOnTransportThread = runner == nil && ownThread != nil
     }
 
     // MARK: The table
