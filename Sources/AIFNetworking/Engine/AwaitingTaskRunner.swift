@@ -9,7 +9,7 @@
 /// loads that joined it, the log line of a transfer that outlived its cancelled load — runs
 /// on the load executor instead, so that no step waits for a task that has left.
 final class AwaitingTaskRunner: CompletionExecutor {
-    private struct State {
+    fileprivate struct State {
         /// Steps handed over and not yet taken by the task, oldest first.
         var steps: [@Sendable () -> Void] = []
         /// The task, when it waits for a step.
@@ -68,36 +68,47 @@ final class AwaitingTaskRunner: CompletionExecutor {
     /// Performs the steps handed over, in order, as they come — waiting when none is ready —
     /// until the load has ended and every step handed over until then is performed.
     func performSteps() async {
-        while let steps = await nextSteps() {
-            for step in steps { step() }
+        while true {
+            switch state.withLock({ $0.next() }) {
+            case .perform(let steps):
+                for step in steps { step() }
+            case .leave:
+                return
+            case .wait:
+                // An unsafe continuation is sound: whoever takes it from the state resumes it, once.
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                    let waits = state.withLock { state -> Bool in
+                        guard state.steps.isEmpty, !state.hasEnded else { return false }
+                        state.waiting = continuation
+                        return true
+                    }
+                    if !waits { continuation.resume() }
+                }
+            }
         }
     }
+}
 
-    /// The steps handed over since the last call, waiting until there is one; `nil` once the
-    /// load has ended and none is left, the task then gone.
-    private func nextSteps() async -> [@Sendable () -> Void]? {
-        while true {
-            let ready = state.withLock { state -> [@Sendable () -> Void]?? in
-                if !state.steps.isEmpty {
-                    defer { state.steps = [] }
-                    return .some(state.steps)
-                }
-                if state.hasEnded {
-                    state.hasLeft = true
-                    return .some(nil)
-                }
-                return nil
-            }
-            if let ready { return ready }
-            // An unsafe continuation is sound: whoever takes it from the state resumes it, once.
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-                let wait = state.withLock { state -> Bool in
-                    guard state.steps.isEmpty, !state.hasEnded else { return false }
-                    state.waiting = continuation
-                    return true
-                }
-                if !wait { continuation.resume() }
-            }
+extension AwaitingTaskRunner.State {
+    /// What the task does next.
+    enum Next {
+        /// Performs these steps, handed over since it last looked.
+        case perform([@Sendable () -> Void])
+        /// Leaves: the load has ended and no step is left (later ones go to the load executor).
+        case leave
+        /// Waits for a step, or for the load's end.
+        case wait
+    }
+
+    /// What the task does next: the steps handed over, taken; else leaving once the load has
+    /// ended; else waiting.
+    mutating func next() -> Next {
+        if !steps.isEmpty {
+            defer { steps = [] }
+            return .perform(steps)
         }
+        guard hasEnded else { return .wait }
+        hasLeft = true
+        return .leave
     }
 }
