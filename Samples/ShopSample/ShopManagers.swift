@@ -39,7 +39,15 @@ final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
     override var path: String { "goods/{id}" }
     override var cachePolicy: CachePolicy? { .lifetime(.seconds(60)) }
 
-    override func validate(parameters: Parameters) throws {
+    convenience init() {
+        self.init(service: .shop)
+        plugins = [PositiveID()]
+    }
+}
+
+/// Refuses a load whose `id` is not a positive integer: nothing is sent.
+struct PositiveID: LoadPlugin {
+    func loadWillStart(_ load: ObservedLoad, parameters: Parameters) throws {
         guard case .int(let id)? = parameters["id"], id > 0 else { throw SampleError("\"id\" must be a positive integer") }
     }
 }
@@ -51,14 +59,23 @@ final class CreateOrderManager: APIManager<Order>, @unchecked Sendable {
     override var path: String { "orders" }
     override var requestMethod: HTTPMethod { .post }
 
-    override func reformParams(_ parameters: Parameters) -> Parameters {
+    convenience init() {
+        self.init(service: .shop)
+        plugins = [NewOrderIsPlaced()]
+    }
+
+    override func reformParameters(_ parameters: Parameters) -> Parameters {
         var reformed = parameters
         reformed["goods_id"] = reformed.removeValue(forKey: "goods")
         return reformed
     }
+}
 
-    override func validate(response: APIResponse<Order>) throws {
-        guard response.content.status == "placed" else { throw SampleError("a new order should be placed, not \(response.content.status)") }
+/// Rejects a new order's response unless the order is placed (the load then fails, nothing cached).
+struct NewOrderIsPlaced: LoadPlugin {
+    func loadDidReceive<Content>(_ response: APIResponse<Content>, of load: ObservedLoad) throws {
+        guard let order = response.content as? Order else { return }
+        guard order.status == "placed" else { throw SampleError("a new order should be placed, not \(order.status)") }
     }
 }
 

@@ -187,13 +187,13 @@ struct ShopSample {
 
         let slow = SlowManager()
         let watcher = CancellationWatcher()
-        slow.interceptor = watcher
+        slow.plugins = [watcher]
         slow.delegate = watcher
         let id = slow.loadData(with: ["ms": 5000])
         try? await Task.sleep(for: .milliseconds(100))
-        slow.cancelRequest(id)
+        slow.cancelLoad(id)
         let seen = await watcher.outcome()
-        print("   cancelled: request \(id) — \(seen)")
+        print("   cancelled: load \(id) — \(seen)")
 
         do {
             _ = try await CouponManager().load(["code": "SPRING"])
@@ -428,9 +428,9 @@ final class ListingPrinter: APIManagerDelegate, APIManagerParamSource, @unchecke
     }
 }
 
-/// Sees how the slow request ends: the delegate should hear nothing, the interceptor a
+/// Sees how the slow request ends: the delegate should hear nothing, the plugin a
 /// cancellation. Its state sits behind an `NSLock`, as ``ListingPrinter``'s does.
-final class CancellationWatcher: APIManagerDelegate, APIManagerInterceptor, @unchecked Sendable {
+final class CancellationWatcher: APIManagerDelegate, LoadPlugin, @unchecked Sendable {
     // @unchecked is safe: every `var` below is read and written only while `lock` is held.
     private let lock = NSLock()
     private var seen: String?
@@ -456,8 +456,8 @@ final class CancellationWatcher: APIManagerDelegate, APIManagerInterceptor, @unc
         waiter?.resume(returning: text)
     }
 
-    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) {
-        record("the interceptor saw \(error.kind), the delegate heard nothing")
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome, of load: ObservedLoad) {
+        record("the plugin saw \(outcome.outcomeClass), the delegate heard nothing")
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {

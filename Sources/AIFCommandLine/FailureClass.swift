@@ -29,7 +29,7 @@ enum FailureClass: Int32, CaseIterable {
     /// The class of a load's error.
     init(_ error: APIError) {
         switch error.kind {
-        case .configuration, .invalidParameters, .vetoedByInterceptor:
+        case .configuration, .invalidParameters:
             self = .configuration
         case .noNetwork, .responseLost:
             self = .connection

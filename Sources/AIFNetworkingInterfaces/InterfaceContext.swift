@@ -137,7 +137,7 @@ public struct InterfaceMethod<Content: Decodable & Sendable>: Sendable {
     /// Fails a call whose arguments could not be turned into parameters, before anything is sent.
     private func check(_ arguments: InterfaceArguments) throws(APIError) {
         guard let failure = arguments.call.failure else { return }
-        throw APIError(.invalidParameters, requestID: RequestID(rawValue: 0), service: endpoint.service, path: endpoint.path, message: "\(name): \(failure)")
+        throw APIError(.invalidParameters, loadID: LoadID(rawValue: 0), service: endpoint.service, path: endpoint.path, message: "\(name): \(failure)")
     }
 }
 

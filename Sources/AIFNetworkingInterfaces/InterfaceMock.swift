@@ -102,7 +102,7 @@ public final class InterfaceMock: Sendable {
     /// - Returns: The error.
     public func unanswered(_ method: String, property: String) -> APIError {
         APIError(
-            .configuration, requestID: RequestID(rawValue: 0), service: ServiceName(rawValue: interface), path: method,
+            .configuration, loadID: LoadID(rawValue: 0), service: ServiceName(rawValue: interface), path: method,
             message: "\(interface)Mock has no answer for \(method): set its \(property)")
     }
 }

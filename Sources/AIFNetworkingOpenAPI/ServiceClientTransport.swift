@@ -8,7 +8,7 @@ import OpenAPIRuntime
 /// A swift-openapi-generator client's transport through a registered service: each operation
 /// is a load of that service, as a manager's — its active environment's base URL and version,
 /// common headers, signing, its ``/AIFServices/Authenticator``'s credential with single-flight
-/// refresh, its retry policy and error policies, the proxy's observers and log, a request ID
+/// refresh, its retry policy and error policies, the proxy's observers and log, a load ID
 /// to cancel it by — on the proxy's transport.
 ///
 /// ```swift

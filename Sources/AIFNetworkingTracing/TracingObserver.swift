@@ -73,7 +73,7 @@ private final class LoadTrace: LoadObservation {
             attributes["aif.service"] = load.service.rawValue
             if let environment = load.environment { attributes["aif.environment"] = environment.rawValue }
             attributes["aif.method_name"] = load.path
-            attributes["aif.request_id"] = Int(load.requestID.rawValue)
+            attributes["aif.request_id"] = Int(load.loadID.rawValue)
             attributes["http.request.method"] = load.method.rawValue
         }
     }

@@ -374,10 +374,10 @@ private final class HeardGoods: APIManagerDelegate {
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         let goods = response.content as? Goods
-        heard.withLock { $0.append("#\(response.requestID.rawValue) goods \(goods?.id ?? -1)") }
+        heard.withLock { $0.append("#\(response.loadID.rawValue) goods \(goods?.id ?? -1)") }
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        heard.withLock { $0.append("#\(error.requestID.rawValue) failed: \(error.message)") }
+        heard.withLock { $0.append("#\(error.loadID.rawValue) failed: \(error.message)") }
     }
 }

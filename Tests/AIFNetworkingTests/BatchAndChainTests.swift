@@ -44,7 +44,7 @@ struct BatchAndChainTests {
         #expect(error.kind == .httpStatus || error.kind == .serviceVeto, "\(error)")
         #expect(outcome.errors.map { $0 == nil } == [true, false, true])
         #expect(!outcome.succeeded)
-        #expect(stack.proxy.requestsInFlight.isEmpty)
+        #expect(stack.proxy.loadsInFlight.isEmpty)
     }
 
     @Test func aMemberOfAnotherBatchIsAnErrorNotACrash() async throws {
@@ -86,9 +86,9 @@ struct BatchAndChainTests {
         for _ in 0..<3 { batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 10_000]) }
         let recorder = CompositeRecorder()
         let id = batch.start(delegate: recorder)
-        #expect(await eventually { stack.proxy.requestsInFlight.count == 4 })   // the batch and its three members
+        #expect(await eventually { stack.proxy.loadsInFlight.count == 4 })   // the batch and its three members
         stack.proxy.cancel(id)
-        #expect(await eventually(timeout: .seconds(3)) { stack.proxy.requestsInFlight.isEmpty })
+        #expect(await eventually(timeout: .seconds(3)) { stack.proxy.loadsInFlight.isEmpty })
         try await Task.sleep(for: .milliseconds(200))
         #expect(recorder.batches.withLock { $0.isEmpty })
     }
@@ -133,7 +133,7 @@ struct BatchAndChainTests {
         // Page 3 of 4 ends with goods 12, which makes the last step sleep 12 ms.
         #expect(outcome.response?.content.sleptMs == 12)
         #expect(stack.transport.sent == 3)
-        #expect(stack.proxy.requestsInFlight.isEmpty)
+        #expect(stack.proxy.loadsInFlight.isEmpty)
     }
 
     @Test func aStepThatDeclinesStopsTheChain() async throws {
@@ -176,7 +176,7 @@ struct BatchAndChainTests {
         let id = chain.start(delegate: recorder, on: .immediate)
         #expect(await eventually { stack.transport.sent == 2 })
         stack.proxy.cancel(id)
-        #expect(await eventually(timeout: .seconds(3)) { stack.proxy.requestsInFlight.isEmpty })
+        #expect(await eventually(timeout: .seconds(3)) { stack.proxy.loadsInFlight.isEmpty })
         try await Task.sleep(for: .milliseconds(200))
         #expect(!ran.withLock { $0 })
         #expect(recorder.chains.withLock { $0 }.isEmpty)
@@ -236,7 +236,7 @@ struct BatchCancellationTests {
         proxy.cancel(group: "screen")
         let outcome = await task.linkedValue
         #expect(outcome.failures.map(\.kind) == [.cancelled])
-        #expect(proxy.requestsInFlight.isEmpty)
+        #expect(proxy.loadsInFlight.isEmpty)
     }
 
     /// Cancelling the task that awaits a batch cancels every member under way.
@@ -246,10 +246,10 @@ struct BatchCancellationTests {
         batch.add(member())
         let task = Task { await batch.load() }
         await transport.waitUntilSent(2)
-        #expect(proxy.requestsInFlight.count == 3)  // the batch and its two members
+        #expect(proxy.loadsInFlight.count == 3)  // the batch and its two members
         task.cancel()
         let outcome = await task.linkedValue
         #expect(outcome.failures.map(\.kind) == [.cancelled, .cancelled])
-        #expect(proxy.requestsInFlight.isEmpty)
+        #expect(proxy.loadsInFlight.isEmpty)
     }
 }

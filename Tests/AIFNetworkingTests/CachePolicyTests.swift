@@ -8,20 +8,20 @@ import Testing
 /// Hears every response with where it came from.
 private final class OriginRecorder: APIManagerDelegate {
     struct Heard: Sendable {
-        let id: RequestID
+        let id: LoadID
         let origin: ResponseOrigin?
-        let refreshes: RequestID?
+        let refreshes: LoadID?
         let error: APIError.Kind?
     }
 
     let heard = Locked<[Heard]>([])
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        heard.withLock { $0.append(Heard(id: response.requestID, origin: response.origin, refreshes: response.refreshes, error: nil)) }
+        heard.withLock { $0.append(Heard(id: response.loadID, origin: response.origin, refreshes: response.refreshes, error: nil)) }
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        heard.withLock { $0.append(Heard(id: error.requestID, origin: nil, refreshes: nil, error: error.kind)) }
+        heard.withLock { $0.append(Heard(id: error.loadID, origin: nil, refreshes: nil, error: error.kind)) }
     }
 }
 
@@ -73,7 +73,7 @@ struct CachePolicyTests {
         var responses: [APIResponse<Goods>] = []
         for try await response in detail.responses(["id": 4]) { responses.append(response) }
         #expect(responses.map(\.origin) == [.staleCache(age: .seconds(31)), .network])
-        #expect(responses[1].refreshes == responses[0].requestID)
+        #expect(responses[1].refreshes == responses[0].loadID)
         #expect(responses[0].content == responses[1].content)
         #expect(stack.transport.sent == 2)
 

@@ -71,10 +71,10 @@ struct CoalescingTests {
         manager.callbackExecutor = .immediate
         let ids = (0..<3).map { _ in manager.loadData() }
         await Self.aboard(3, manager, transport)
-        manager.cancelRequest(ids[1])
+        manager.cancelLoad(ids[1])
         transport.answerAll(with: 204)
         #expect(await heard.statuses(count: 2) == [ids[0]: 204, ids[2]: 204])
-        #expect(manager.requestsInFlight.isEmpty)
+        #expect(manager.loadsInFlight.isEmpty)
         // The cancelled load ended without a delegate call, and its transfer went on for the others.
         #expect(heard.heard.count == 2)
         #expect(transport.cancelsAsked == 0)
@@ -86,13 +86,13 @@ struct CoalescingTests {
         let manager = Self.manager(transport)
         let loads = (0..<3).map { _ in Task { try await manager.load() } }
         await Self.aboard(3, manager, transport)
-        manager.cancelAllRequests()
+        manager.cancelAllLoads()
         for load in loads {
             #expect((await load.linkedResult.failure as? APIError)?.kind == .cancelled)
         }
         await transport.waitForCancelsAsked(1)
         #expect(manager.proxy.coalescer.flightCount == 0)
-        #expect(manager.proxy.requestsInFlight.isEmpty)
+        #expect(manager.proxy.loadsInFlight.isEmpty)
         #expect(transport.sent == 1)
     }
 
@@ -115,15 +115,15 @@ struct CoalescingTests {
 
 /// What a delegate heard: the status of each load (a failure's is -1).
 private final class Delivery: APIManagerDelegate {
-    private let state = Locked<(heard: [RequestID: Int], waiting: (count: Int, told: @Sendable ([RequestID: Int]) -> Void)?)>(([:], nil))
+    private let state = Locked<(heard: [LoadID: Int], waiting: (count: Int, told: @Sendable ([LoadID: Int]) -> Void)?)>(([:], nil))
 
     /// The statuses heard so far.
-    var heard: [RequestID: Int] { state.withLock { $0.heard } }
+    var heard: [LoadID: Int] { state.withLock { $0.heard } }
 
     /// The statuses, once `count` loads have been delivered (one waiter at a time).
-    func statuses(count: Int) async -> [RequestID: Int]? {
-        await event { (told: @escaping @Sendable ([RequestID: Int]) -> Void) in
-            let now = state.withLock { state -> [RequestID: Int]? in
+    func statuses(count: Int) async -> [LoadID: Int]? {
+        await event { (told: @escaping @Sendable ([LoadID: Int]) -> Void) in
+            let now = state.withLock { state -> [LoadID: Int]? in
                 guard state.heard.count < count else { return state.heard }
                 state.waiting = (count, told)
                 return nil
@@ -137,8 +137,8 @@ private final class Delivery: APIManagerDelegate {
         await statuses(count: 1)?.values.first
     }
 
-    private func hear(_ id: RequestID, _ code: Int) {
-        let (waiting, heard) = state.withLock { state -> ((@Sendable ([RequestID: Int]) -> Void)?, [RequestID: Int]) in
+    private func hear(_ id: LoadID, _ code: Int) {
+        let (waiting, heard) = state.withLock { state -> ((@Sendable ([LoadID: Int]) -> Void)?, [LoadID: Int]) in
             state.heard[id] = code
             guard let waiting = state.waiting, state.heard.count >= waiting.count else { return (nil, state.heard) }
             state.waiting = nil
@@ -147,8 +147,8 @@ private final class Delivery: APIManagerDelegate {
         waiting?(heard)
     }
 
-    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) { hear(response.requestID, response.statusCode) }
-    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) { hear(error.requestID, -1) }
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) { hear(response.loadID, response.statusCode) }
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) { hear(error.loadID, -1) }
 }
 
 extension Result {

@@ -301,7 +301,7 @@ struct FixtureRecordingTests {
             "goods 12: Ceramic cup no. 2, 1434 cents",
             "POST orders → 201: order 1, goods 7 × 2, placed",
             "DELETE orders/1 → 204, no content",
-            "the interceptor saw cancelled, the delegate heard nothing",
+            "the plugin saw cancelled, the delegate heard nothing",
             "service veto: service veto 4001",
             "not found: HTTP status 404",
             "60 loads of goods 42, all answered",

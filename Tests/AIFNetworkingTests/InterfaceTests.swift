@@ -521,7 +521,7 @@ struct InterfaceMockTests {
             given.append(page.content)
         }
         #expect(given == pages)
-        let offline = APIError(.noNetwork, requestID: RequestID(rawValue: 0), service: "shop", path: "goods", message: "offline")
+        let offline = APIError(.noNetwork, loadID: LoadID(rawValue: 0), service: "shop", path: "goods", message: "offline")
         shop.onCatalogue = { Paging.Pages([pages[0]], thenFailingWith: offline) }
         var iterator = try await shop.catalogue().makeAsyncIterator()
         let first = try await iterator.next()

@@ -50,11 +50,11 @@ struct LoadEngineTests {
         return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods"), proxy: proxy, registry: registry)
     }
 
-    /// A manager over `transport` whose delegate and interceptor are `heard`, told at once.
+    /// A manager over `transport` whose delegate and plugin are `heard`, told at once.
     private static func heardManager(_ transport: HoldingTransport, _ heard: EndingHooks) -> APIManager<NoContent> {
         let manager = manager(transport, clock: ManualLoadClock())
         manager.delegate = heard
-        manager.interceptor = heard
+        manager.plugins = [heard]
         manager.callbackExecutor = .immediate
         return manager
     }
@@ -164,13 +164,13 @@ struct LoadEngineTests {
         manager.callbackExecutor = .queue(delivery)
         let heard = EndingHooks()
         manager.delegate = heard
-        manager.interceptor = heard
+        manager.plugins = [heard]
         let id = manager.loadData()
         #expect(proxy.isInFlight(id))
-        manager.cancelRequest(id)
+        manager.cancelLoad(id)
         delivery.resume()
         await heard.waitForTheEnd()
-        #expect(heard.events == ["interceptor.afterPerformFail(cancelled)"])
+        #expect(heard.events == ["plugin.loadWillStart", "plugin.loadDidEnd(cancelled)"])
         #expect(observer.ends == ["success", "cancelled"])
         #expect(!proxy.isInFlight(id))
         #expect(stub.requests.count == 1)
@@ -202,10 +202,10 @@ struct LoadEngineTests {
         #expect(!manager.isLoading)
     }
 
-    /// The same through the delegate face: `cancelRequest` ends the load at once; the delegate
+    /// The same through the delegate face: `cancelLoad` ends the load at once; the delegate
     /// hears nothing of a cancelled load, nor of the transfer's late answer.
     @Test(.timeLimit(.minutes(1)))
-    func cancelRequestEndsTheLoadAtOnceWhateverItsTransportDoes() async throws {
+    func cancelLoadEndsTheLoadAtOnceWhateverItsTransportDoes() async throws {
         let transport = HoldingTransport()
         let observer = EndCountingObserver()
         let manager = Self.manager(transport, clock: ManualLoadClock(), observers: [observer])
@@ -213,7 +213,7 @@ struct LoadEngineTests {
         manager.delegate = delegate
         let id = manager.loadData()
         await transport.waitUntilSent(1)
-        manager.cancelRequest(id)
+        manager.cancelLoad(id)
         await observer.waitForEnds(1)
         #expect(observer.ends == ["cancelled"])
         #expect(!manager.proxy.isInFlight(id))
@@ -225,7 +225,7 @@ struct LoadEngineTests {
 
     /// However a load in flight is cancelled — by its ID, in a list, by its group, with all of
     /// its manager's — it ends at once, as cancelled: neither delegate method is called, the
-    /// interceptor hears the cancellation once, and the proxy's table is empty. No socket and no
+    /// plugin hears the cancellation once, and the proxy's table is empty. No socket and no
     /// sleep: the request waits in a transport that holds it, and the test waits for the end.
     @Test(.timeLimit(.minutes(1)), arguments: ["by ID", "in a list", "by group", "all of the manager's"])
     func aLoadInFlightEndsOnceAsCancelledHoweverItIsCancelled(_ way: String) async throws {
@@ -238,15 +238,15 @@ struct LoadEngineTests {
         #expect(manager.proxy.isInFlight(id))
         await transport.waitUntilSent(1)
         switch way {
-        case "by ID": manager.cancelRequest(id)
-        case "in a list": manager.proxy.cancel([id, RequestID(rawValue: .max)])
+        case "by ID": manager.cancelLoad(id)
+        case "in a list": manager.proxy.cancel([id, LoadID(rawValue: .max)])
         case "by group": manager.proxy.cancel(group: "screen-1")
-        default: manager.cancelAllRequests()
+        default: manager.cancelAllLoads()
         }
         await heard.waitForTheEnd()
-        #expect(heard.events == ["interceptor.afterCallingAPI", "interceptor.afterPerformFail(cancelled)"])
+        #expect(heard.events == ["plugin.loadWillStart", "plugin.loadDidEnd(cancelled)"])
         #expect(!manager.isLoading)
-        #expect(manager.proxy.requestsInFlight.isEmpty)
+        #expect(manager.proxy.loadsInFlight.isEmpty)
         await transport.waitForCancelsAsked(1)
         #expect(transport.cancelsAsked == 1)
     }
@@ -263,24 +263,24 @@ struct LoadEngineTests {
         let heard = EndingHooks()
         let manager = Self.manager(transport, clock: ManualLoadClock(), runner: steps)
         manager.delegate = heard
-        manager.interceptor = heard
+        manager.plugins = [heard]
         manager.callbackExecutor = .immediate
         let id = manager.loadData()
         #expect(steps.pending == 1)  // its start, on its runner
-        if point == "before it starts" { manager.cancelRequest(id) }
+        if point == "before it starts" { manager.cancelLoad(id) }
         steps.runAll()
-        if point == "while its request is out" { manager.cancelRequest(id) }
+        if point == "while its request is out" { manager.cancelLoad(id) }
         transport.answerAll(with: 204)  // the answer, if a request was out, waits as a step
         if point == "when its answer has come" {
             #expect(steps.pending == 1)  // the answer, not yet heard
-            manager.cancelRequest(id)
+            manager.cancelLoad(id)
         }
         steps.runAll()
-        if point == "after it ended" { manager.cancelRequest(id) }
+        if point == "after it ended" { manager.cancelLoad(id) }
         steps.runAll()
         let delivered = point == "after it ended"
-        #expect(heard.events.filter { $0.hasPrefix("interceptor.afterPerform") }
-            == [delivered ? "interceptor.afterPerformSuccess" : "interceptor.afterPerformFail(cancelled)"])
+        #expect(heard.events.filter { $0.hasPrefix("plugin.loadDidEnd") }
+            == [delivered ? "plugin.loadDidEnd(success)" : "plugin.loadDidEnd(cancelled)"])
         #expect(heard.events.filter { $0.hasPrefix("delegate.") } == (delivered ? ["delegate.success"] : []))
         #expect(!manager.proxy.isInFlight(id))
         #expect(transport.sent == (point == "before it starts" ? 0 : 1))
@@ -288,7 +288,7 @@ struct LoadEngineTests {
     }
 
     /// A manager released while its load is in flight cancels it, and the load still ends
-    /// once, without it: the proxy's table emptied, the observers told, the interceptor the
+    /// once, without it: the proxy's table emptied, the observers told, the plugin the
     /// manager had told through `afterPerformFail(ofDeallocatedManager:)`, the log saying why no
     /// delegate heard; the transfer's late answer changes nothing. No socket, no sleep, no poll.
     @Test(.timeLimit(.minutes(1)))
@@ -301,14 +301,14 @@ struct LoadEngineTests {
         weak let watched = manager
         let heard = EndingHooks()
         manager!.delegate = heard
-        manager!.interceptor = heard
+        manager!.plugins = [heard]
         let proxy = manager!.proxy
         let id = manager!.loadData()
         await transport.waitUntilSent(1)
         manager = nil
         #expect(watched == nil)
         await heard.waitForTheEnd()
-        #expect(heard.events == ["interceptor.afterCallingAPI", "interceptor.afterPerformFail(ofDeallocatedManager: cancelled)"])
+        #expect(heard.events == ["plugin.loadWillStart", "plugin.loadDidEnd(cancelled)"])
         #expect(observer.ends == ["cancelled"])
         #expect(!proxy.isInFlight(id))
         await transport.waitForCancelsAsked(1)
@@ -322,9 +322,9 @@ struct LoadEngineTests {
         #expect(observer.ends == ["cancelled"])
     }
 
-    /// The engine never calls into the manager: the "after calling the API" hooks run as the
-    /// load is handed to it — before its request is sent — and the interceptor's word on a
-    /// retry reaches the engine through the load's plan. An interceptor that declines ends the
+    /// The engine never calls into the manager: the plugins hear the load start as it is
+    /// prepared — before its request is sent — and their word on a retry reaches the engine
+    /// through the load's plan. A plugin that declines ends the
     /// load with its first answer, saying why it was not retried.
     @Test(.timeLimit(.minutes(1)))
     func theHooksAroundSendingRunWithoutTheEngineCallingTheManager() async throws {
@@ -332,14 +332,14 @@ struct LoadEngineTests {
         let heard = EndingHooks(allowsRetries: false)
         let manager = Self.heardManager(transport, heard)
         _ = manager.loadData()
-        #expect(heard.events == ["interceptor.afterCallingAPI"])
+        #expect(heard.events == ["plugin.loadWillStart"])
         await transport.waitUntilSent(1)
         transport.answerAll(with: 503)
         await heard.waitForTheEnd()
         #expect(heard.events == [
-            "interceptor.afterCallingAPI", "interceptor.shouldRetry(attempt 2 of 3)", "delegate.fail(HTTP status)", "interceptor.afterPerformFail(HTTP status)",
+            "plugin.loadWillStart", "plugin.loadShouldRetry(attempt 2 of 3)", "delegate.fail(HTTP status)", "plugin.loadDidEnd(HTTP status)",
         ])
-        #expect(heard.lastError?.message.contains("an interceptor declined the retry") == true)
+        #expect(heard.lastError?.message.contains("a plugin declined the retry") == true)
         #expect(transport.sent == 1)
         #expect(!manager.isLoading)
     }
@@ -369,7 +369,7 @@ struct LoadEngineTests {
         let manager = Self.manager(transport, clock: ManualLoadClock())
         let load = Task { try await manager.load() }
         await transport.waitUntilSent(1)
-        manager.cancelRequest(try #require(manager.requestsInFlight.first))
+        manager.cancelLoad(try #require(manager.loadsInFlight.first))
         let error = await #expect(throws: APIError.self) { try await load.linkedValue }
         #expect(error?.kind == .cancelled)
     }
@@ -385,9 +385,9 @@ struct LoadEngineTests {
         transport.answerAll(with: 204)
         await heard.waitForTheEnd()
         #expect(!manager.proxy.isInFlight(id))
-        manager.cancelRequest(id)
-        #expect(heard.events == ["interceptor.afterCallingAPI", "delegate.success", "interceptor.afterPerformSuccess"])
-        #expect(manager.lastResponse?.requestID == id)
+        manager.cancelLoad(id)
+        #expect(heard.events == ["plugin.loadWillStart", "delegate.success", "plugin.loadDidEnd(success)"])
+        #expect(manager.lastResponse?.loadID == id)
     }
 
     /// Cancelled before its engine has started (from `onStart`, as a caller holding the ID
@@ -397,7 +397,7 @@ struct LoadEngineTests {
         let transport = HoldingTransport()
         let observer = EndCountingObserver()
         let manager = Self.manager(transport, clock: ManualLoadClock(), observers: [observer])
-        let id = manager.loadData(with: [:], onStart: { manager.cancelRequest($0) })
+        let id = manager.loadData(with: [:], onStart: { manager.cancelLoad($0) })
         await observer.waitForEnds(1)
         #expect(observer.ends == ["cancelled"])
         #expect(transport.held == 0)
@@ -592,7 +592,7 @@ struct LoadEngineTests {
         let error = await #expect(throws: APIError.self) { try await load.linkedValue }
         #expect(error?.kind == .cancelled)
         #expect(stub.requests.isEmpty)
-        #expect(manager.proxy.requestsInFlight.isEmpty)
+        #expect(manager.proxy.loadsInFlight.isEmpty)
     }
 
     /// A load whose credential was refused waits for the renewed one no longer than its total
@@ -772,7 +772,7 @@ private struct UnsignableService: Service {
 /// Records which load the delegate heard of, and whether it ran on the thread that was inside
 /// `loadData` at the time.
 private final class StackWatcher: APIManagerDelegate {
-    typealias Heard = (id: RequestID, insideLoadData: Bool, succeeded: Bool)
+    typealias Heard = (id: LoadID, insideLoadData: Bool, succeeded: Bool)
     /// The thread inside `loadData`, while it is.
     let caller = Locked<UInt?>(nil)
     private let heard = Locked<(all: [Heard], waiting: (@Sendable ([Heard]) -> Void)?)>(([], nil))
@@ -791,7 +791,7 @@ private final class StackWatcher: APIManagerDelegate {
         return seen ?? []
     }
 
-    private func hear(_ id: RequestID, succeeded: Bool) {
+    private func hear(_ id: LoadID, succeeded: Bool) {
         let this = UInt(bitPattern: Int(bitPattern: pthread_self()))
         let inside = caller.withLock { $0 == this }
         let (waiting, all) = heard.withLock { heard in
@@ -803,11 +803,11 @@ private final class StackWatcher: APIManagerDelegate {
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        hear(response.requestID, succeeded: true)
+        hear(response.loadID, succeeded: true)
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        hear(error.requestID, succeeded: false)
+        hear(error.loadID, succeeded: false)
     }
 }
 
@@ -860,9 +860,9 @@ private final class HeardDelegate: APIManagerDelegate {
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) { heard.withLock { $0 += 1 } }
 }
 
-/// A delegate and interceptor that records how a load ended, and lets a test wait for the
-/// interceptor's last word on it (no polling).
-private final class EndingHooks: APIManagerDelegate, APIManagerInterceptor {
+/// A delegate and plugin that records how a load ended, and lets a test wait for the plugin's
+/// last word on it (no polling).
+private final class EndingHooks: APIManagerDelegate, LoadPlugin {
     private let state = Locked<(events: [String], waiting: (@Sendable (()) -> Void)?, lastError: APIError?)>(([], nil, nil))
     private let allowsRetries: Bool
 
@@ -874,11 +874,11 @@ private final class EndingHooks: APIManagerDelegate, APIManagerInterceptor {
         self.allowsRetries = allowsRetries
     }
 
-    /// Returns once the interceptor has heard the load's end (one waiter at a time).
+    /// Returns once the plugin has heard the load's end (one waiter at a time).
     func waitForTheEnd() async {
         await event { (continuation: @escaping @Sendable (()) -> Void) in
             let ended = state.withLock { state -> Bool in
-                if state.events.contains(where: { $0.hasPrefix("interceptor.afterPerform") }) { return true }
+                if state.events.contains(where: { $0.hasPrefix("plugin.loadDidEnd") }) { return true }
                 state.waiting = continuation
                 return false
             }
@@ -889,7 +889,7 @@ private final class EndingHooks: APIManagerDelegate, APIManagerInterceptor {
     private func record(_ event: String) {
         let waiting = state.withLock { state -> (@Sendable (()) -> Void)? in
             state.events.append(event)
-            guard event.hasPrefix("interceptor.afterPerform") else { return nil }
+            guard event.hasPrefix("plugin.loadDidEnd") else { return nil }
             defer { state.waiting = nil }
             return state.waiting
         }
@@ -901,12 +901,10 @@ private final class EndingHooks: APIManagerDelegate, APIManagerInterceptor {
         state.withLock { $0.lastError = error }
         record("delegate.fail(\(error.kind))")
     }
-    func afterCallingAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) { record("interceptor.afterCallingAPI") }
-    func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryPolicy.Attempt) -> Bool {
-        record("interceptor.shouldRetry(attempt \(attempt.number) of \(attempt.maximum))")
+    func loadWillStart(_ load: ObservedLoad, parameters: Parameters) throws { record("plugin.loadWillStart") }
+    func loadShouldRetry(_ retry: RetryPolicy.Attempt, of load: ObservedLoad) -> Bool {
+        record("plugin.loadShouldRetry(attempt \(retry.number) of \(retry.maximum))")
         return allowsRetries
     }
-    func afterPerformFail(ofDeallocatedManager error: APIError) { record("interceptor.afterPerformFail(ofDeallocatedManager: \(error.kind))") }
-    func afterPerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) { record("interceptor.afterPerformSuccess") }
-    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) { record("interceptor.afterPerformFail(\(error.kind))") }
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome, of load: ObservedLoad) { record("plugin.loadDidEnd(\(outcome.error.map { "\($0.kind)" } ?? "success"))") }
 }

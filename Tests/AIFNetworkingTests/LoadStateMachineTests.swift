@@ -393,8 +393,8 @@ struct LoadStateMachineTests {
 
     // MARK: Vetoes
 
-    @Test func anInterceptorOrTheBudgetCanDeclineARetry() {
-        for why in ["an interceptor declined the retry", "the proxy's retry budget is spent"] {
+    @Test func aPluginOrTheBudgetCanDeclineARetry() {
+        for why in ["a plugin declined the retry", "the proxy's retry budget is spent"] {
             var machine = Self.sending()
             let asked = machine.answered(Self.answer(503), policy: .standard, on: Self.clock())
             #expect(machine.retryDeclined(Self.retry(asked: asked), because: why) == Self.end(1, notRetried: "the server answered 503; \(why)"))

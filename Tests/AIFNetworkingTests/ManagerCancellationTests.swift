@@ -9,14 +9,14 @@ import Testing
 
 @Suite("APIManager: cancellation and exactly-once endings")
 struct ManagerCancellationTests {
-    /// A slow load, cancelled by `cancel`, calls neither delegate method, shows the interceptor
-    /// a cancellation, and frees the proxy's table.
-    private func expectCancelled(_ cancel: @Sendable (ShopStack, ShopManager<NoContent>, RequestID) -> Void) async throws {
+    /// A slow load, cancelled by `cancel`, calls neither delegate method, shows the plugins a
+    /// cancellation, and frees the proxy's table.
+    private func expectCancelled(_ cancel: @Sendable (ShopStack, ShopManager<NoContent>, LoadID) -> Void) async throws {
         let stack = try await ShopStack.make()
         let manager = stack.manager("slow", NoContent.self)
         let recorder = Recorder(events: manager.events)
         manager.delegate = recorder
-        manager.interceptor = recorder
+        manager.plugins.append(recorder)
         manager.callbackExecutor = .immediate
         manager.group = "screen-1"
         let started = ContinuousClock.now
@@ -25,20 +25,20 @@ struct ManagerCancellationTests {
         #expect(stack.proxy.isInFlight(id))
         try await Task.sleep(for: .milliseconds(50))
         cancel(stack, manager, id)
-        #expect(await eventually { manager.events.withLock { $0.contains("interceptor.afterPerformFail(cancelled)") } })
+        #expect(await eventually { manager.events.withLock { $0.contains("plugin.loadDidEnd(cancelled)") } })
         #expect(ContinuousClock.now - started < .seconds(8))
         try await Task.sleep(for: .milliseconds(50))
         #expect(recorder.deliveries == 0)
         #expect(!manager.isLoading)
-        #expect(stack.proxy.requestsInFlight.isEmpty)
-        #expect(manager.events.withLock { $0.filter { $0.hasPrefix("interceptor.afterPerformFail") } } == ["interceptor.afterPerformFail(cancelled)"])
+        #expect(stack.proxy.loadsInFlight.isEmpty)
+        #expect(manager.events.withLock { $0.filter { $0.hasPrefix("plugin.loadDidEnd") } } == ["plugin.loadDidEnd(cancelled)"])
     }
 
     /// A transfer under way in libcurl, cancelled by its load's ID. (By a list, a group and
     /// all of a manager's, an async load by its ID, a load that has ended: `LoadEngineTests`,
     /// with no socket and no sleep.)
     @Test func cancelByID() async throws {
-        try await expectCancelled { _, manager, id in manager.cancelRequest(id) }
+        try await expectCancelled { _, manager, id in manager.cancelLoad(id) }
     }
 
     @Test func cancellingTheTaskCancelsTheLoad() async throws {
@@ -55,8 +55,8 @@ struct ManagerCancellationTests {
             return
         }
         #expect(error.isCancellation)
-        #expect(stack.proxy.requestsInFlight.isEmpty)
-        #expect(manager.events.withLock { $0.last } == "manager.afterPerformFail")
+        #expect(stack.proxy.loadsInFlight.isEmpty)
+        #expect(manager.events.withLock { $0.last } == "manager.loadDidEnd(cancelled)")
     }
 
     @Test func aTaskCancelledBeforeLoadingSendsNothing() async throws {
@@ -68,7 +68,7 @@ struct ManagerCancellationTests {
         }
         let result = await task.result
         #expect((try? result.get()) == nil)
-        #expect(stack.proxy.requestsInFlight.isEmpty)
+        #expect(stack.proxy.loadsInFlight.isEmpty)
     }
 
     /// Over the counting wrapper, completions come one by one on the transport's thread and
@@ -89,8 +89,8 @@ struct ManagerCancellationTests {
             stack.manager("coupons/{code}", NoContent.self), stack.manager("goods/{id}", Goods.self),
         ]
         for manager in managers { manager.attach(recorder) }
-        var ids: [RequestID] = []
-        var cancelledIDs: Set<RequestID> = []
+        var ids: [LoadID] = []
+        var cancelledIDs: Set<LoadID> = []
         for index in 0..<1000 {
             let manager = managers[index % managers.count]
             let id = manager.start(index)
@@ -102,7 +102,7 @@ struct ManagerCancellationTests {
         }
         #expect(Set(ids).count == 1000)
         #expect(ids == ids.sorted())
-        #expect(await eventually(timeout: .seconds(60)) { stack.proxy.requestsInFlight.isEmpty })
+        #expect(await eventually(timeout: .seconds(60)) { stack.proxy.loadsInFlight.isEmpty })
         try await Task.sleep(for: .milliseconds(100))
         var failed = 0
         for id in ids {
@@ -123,8 +123,8 @@ struct ManagerCancellationTests {
 /// Starts loads on managers of different content types.
 protocol LoadStarter: Sendable {
     func attach(_ recorder: Recorder)
-    func start(_ index: Int) -> RequestID
-    func cancel(_ id: RequestID)
+    func start(_ index: Int) -> LoadID
+    func cancel(_ id: LoadID)
 }
 
 extension ShopManager: LoadStarter {
@@ -133,7 +133,7 @@ extension ShopManager: LoadStarter {
         callbackExecutor = .immediate
     }
 
-    func start(_ index: Int) -> RequestID {
+    func start(_ index: Int) -> LoadID {
         switch path {
         case "goods/{id}": loadData(with: ["id": .int(index % 1003 + 1)])
         case "goods": loadData(with: ["page": .int(index % 50 + 1)])
@@ -141,7 +141,7 @@ extension ShopManager: LoadStarter {
         }
     }
 
-    func cancel(_ id: RequestID) {
-        cancelRequest(id)
+    func cancel(_ id: LoadID) {
+        cancelLoad(id)
     }
 }

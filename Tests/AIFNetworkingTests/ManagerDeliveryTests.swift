@@ -116,9 +116,9 @@ struct ManagerDeliveryTests {
         let lines = messages.withLock { $0 }
         let info = lines.filter { $0.0 == .info }.map(\.1)
         #expect(info.count == 5)
-        #expect(info[0].hasPrefix("request \(first.requestID) GET http://127.0.0.1:"))
+        #expect(info[0].hasPrefix("request \(first.loadID) GET http://127.0.0.1:"))
         #expect(info[0].contains("/v1/goods/4?"))
-        #expect(info[1].hasPrefix("response \(first.requestID) 200 GET "))
+        #expect(info[1].hasPrefix("response \(first.loadID) 200 GET "))
         #expect(info[1].contains(" ms, \(first.data.count) bytes"))
         #expect(info[2].contains("from cache"))
         #expect(info[4].hasPrefix("response") && info[4].contains(" 404 "))
@@ -133,9 +133,9 @@ struct ManagerDeliveryTests {
         #expect(APIProxy().logger.handler is SwiftLogNoOpLogHandler)
     }
 
-    @Test func requestIDsIncreaseAcrossProxiesAndThreads() async throws {
+    @Test func loadIDsIncreaseAcrossProxiesAndThreads() async throws {
         let proxies = [APIProxy(), APIProxy()]
-        let ids = await withTaskGroup(of: [RequestID].self) { group in
+        let ids = await withTaskGroup(of: [LoadID].self) { group in
             for index in 0..<8 {
                 group.addTask {
                     (0..<500).map { _ in
@@ -145,7 +145,7 @@ struct ManagerDeliveryTests {
                     }
                 }
             }
-            var all: [RequestID] = []
+            var all: [LoadID] = []
             for await chunk in group {
                 #expect(chunk == chunk.sorted())
                 all += chunk

@@ -14,25 +14,23 @@ struct ManagerPipelineTests {
         let recorder = Recorder(events: manager.events, parameters: ["id": 3])
         manager.paramSource = recorder
         manager.delegate = recorder
-        manager.validator = recorder
-        manager.interceptor = recorder
+        manager.plugins.append(recorder)
         manager.callbackExecutor = .immediate
         let id = manager.loadData()
-        #expect(await eventually { recorder.deliveries == 1 && manager.events.withLock { $0.last == "interceptor.afterPerformSuccess" } })
+        #expect(await eventually { recorder.deliveries == 1 && manager.events.withLock { $0.last == "plugin.loadDidEnd(success)" } })
         #expect(manager.events.withLock { $0 } == [
             "source.parameters",
-            "manager.reformParams",
-            "manager.shouldCallAPI", "interceptor.shouldCallAPI",
-            "manager.validateParameters", "validator.parameters",
-            "manager.afterCallingAPI", "interceptor.afterCallingAPI",
-            "manager.validateResponse", "validator.response",
-            "manager.beforePerformSuccess", "interceptor.beforePerformSuccess",
+            "manager.reformParameters",
+            "manager.loadWillStart", "plugin.loadWillStart",
+            "manager.attemptWillBeSigned(1)", "plugin.attemptWillBeSigned(1)",
+            "manager.loadDidReceive", "plugin.loadDidReceive",
+            "manager.loadWillDeliver", "plugin.loadWillDeliver",
             "delegate.success",
-            "manager.afterPerformSuccess", "interceptor.afterPerformSuccess",
+            "manager.loadDidEnd(success)", "plugin.loadDidEnd(success)",
         ])
         #expect(recorder.outcome(id).count == 1)
         let response = try #require(manager.lastResponse)
-        #expect(response.requestID == id)
+        #expect(response.loadID == id)
         #expect(response.content.id == 3)
         #expect(response.statusCode == 200)
         #expect(response.parameters == ["id": 3])
@@ -43,24 +41,41 @@ struct ManagerPipelineTests {
         #expect(!manager.isLoading)
     }
 
-    @Test func failuresRunTheFailHooksInOrder() async throws {
+    @Test func failuresReachThePluginsInOrder() async throws {
         let stack = try await ShopStack.make()
         let manager = stack.manager("goods/{id}", Goods.self)
         let recorder = Recorder(events: manager.events)
         manager.delegate = recorder
-        manager.interceptor = recorder
+        manager.plugins.append(recorder)
         manager.callbackExecutor = .immediate
         manager.loadData(with: ["id": 99_999])
-        #expect(await eventually { manager.events.withLock { $0.last?.hasPrefix("interceptor.afterPerformFail") == true } })
+        #expect(await eventually { manager.events.withLock { $0.last?.hasPrefix("plugin.loadDidEnd") == true } })
         #expect(manager.events.withLock { $0 } == [
-            "manager.reformParams",
-            "manager.shouldCallAPI", "interceptor.shouldCallAPI",
-            "manager.validateParameters",
-            "manager.afterCallingAPI", "interceptor.afterCallingAPI",
-            "manager.beforePerformFail", "interceptor.beforePerformFail",
+            "manager.reformParameters",
+            "manager.loadWillStart", "plugin.loadWillStart",
+            "manager.attemptWillBeSigned(1)", "plugin.attemptWillBeSigned(1)",
+            "manager.loadWillDeliver", "plugin.loadWillDeliver",
             "delegate.fail(HTTP status 404)",
-            "manager.afterPerformFail", "interceptor.afterPerformFail(HTTP status 404)",
+            "manager.loadDidEnd(HTTP status 404)", "plugin.loadDidEnd(HTTP status 404)",
         ])
+    }
+
+    /// A plugin that holds a delivery back keeps the delegate from hearing it; the plugins
+    /// still hear the end, and an awaiting caller still gets its result.
+    @Test func aPluginCanHoldADeliveryBack() async throws {
+        let stack = try await ShopStack.make()
+        let manager = stack.manager("goods/{id}", Goods.self) { var s = $0; s.suppressDelegate = true; return s }
+        let recorder = Recorder(events: manager.events)
+        manager.delegate = recorder
+        manager.plugins.append(recorder)
+        manager.callbackExecutor = .immediate
+        manager.loadData(with: ["id": 3])
+        #expect(await eventually { manager.events.withLock { $0.last == "plugin.loadDidEnd(success)" } })
+        #expect(recorder.deliveries == 0)
+        #expect(manager.events.withLock { $0.suffix(4) } == [
+            "manager.loadWillDeliver", "plugin.loadWillDeliver", "manager.loadDidEnd(success)", "plugin.loadDidEnd(success)",
+        ])
+        #expect(try await manager.load(["id": 3]).content.id == 3)
     }
 
     @Test func reformedParametersAreWhatIsSent() async throws {
@@ -79,13 +94,20 @@ struct ManagerPipelineTests {
         #expect(response.parameters == ["id": 12])
     }
 
-    @Test func anInterceptorVetoSendsNothing() async throws {
+    @Test func aPluginThatRefusesALoadSendsNothing() async throws {
         let stack = try await ShopStack.make()
         let manager = stack.manager("goods/{id}", Goods.self) { var s = $0; s.vetoCall = true; return s }
+        let recorder = Recorder(events: manager.events)
+        manager.plugins.append(recorder)
         let error = await #expect(throws: APIError.self) { try await manager.load(["id": 1]) }
-        #expect(error?.kind == .vetoedByInterceptor)
+        #expect(error?.kind == .invalidParameters)
+        #expect((error?.underlyingError as? TestFailure)?.description == "vetoed")
         #expect(stack.transport.sent == 0)
-        #expect(!manager.events.withLock { $0 }.contains("manager.validateParameters"))
+        // The plugins after the one that refused are not asked; every plugin hears the end.
+        #expect(manager.events.withLock { $0 } == [
+            "manager.reformParameters", "manager.loadWillStart", "manager.loadWillDeliver", "plugin.loadWillDeliver",
+            "manager.loadDidEnd(invalid parameters)", "plugin.loadDidEnd(invalid parameters)",
+        ])
     }
 
     @Test func invalidParametersSendNothing() async throws {
@@ -102,7 +124,7 @@ struct ManagerPipelineTests {
         }
         #expect(error.kind == .invalidParameters)
         #expect(error.message.contains("id must be positive"))
-        #expect(error.requestID == id)
+        #expect(error.loadID == id)
         #expect(error.description.contains("service \"shop\", path \"goods/{id}\""))
         #expect(stack.transport.sent == 0)
     }

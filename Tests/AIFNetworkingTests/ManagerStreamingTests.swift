@@ -86,7 +86,7 @@ struct ManagerStreamingTests {
         }
         #expect(shop.tokens.eventStreamsLeftByClient == 1)
         #expect(!manager.isLoading)
-        #expect(shop.stack.proxy.requestsInFlight.isEmpty)
+        #expect(shop.stack.proxy.loadsInFlight.isEmpty)
         await shop.stop()
     }
 

@@ -19,7 +19,7 @@ private final class TransferRecorder: APIManagerDelegate {
         outcomes.withLock { $0.append("failed: \(error.message)") }
     }
 
-    func manager<Content>(_ manager: APIManager<Content>, didReportProgress progress: TransferProgress, requestID: RequestID) {
+    func manager<Content>(_ manager: APIManager<Content>, didReportProgress progress: TransferProgress, loadID: LoadID) {
         self.progress.withLock { $0.append(progress) }
     }
 }
@@ -54,7 +54,7 @@ struct ManagerTransferTests {
         #expect(last.bytesReceived == Int64(content.count))
         #expect(last.totalBytesToReceive == Int64(content.count))
         #expect(reports.withLock { $0.count } <= 40)   // throttled: not one per buffer
-        #expect(stack.proxy.requestsInFlight.isEmpty)
+        #expect(stack.proxy.loadsInFlight.isEmpty)
     }
 
     @Test func aRetriedDownloadResumesWithARangeItSigned() async throws {

@@ -39,7 +39,7 @@ struct ObservabilityTests {
                         _ = await task.result
                     case 2:
                         let id = manager.loadData(with: ["id": id])
-                        if index % 8 == 2 { manager.cancelRequest(id) }
+                        if index % 8 == 2 { manager.cancelLoad(id) }
                         #expect(await eventually { !manager.isLoading })
                     default:
                         // Let go of mid-flight: the load ends as cancelled for its observer too.
@@ -65,18 +65,18 @@ struct ObservabilityTests {
         let stack = try await ShopStack.make(proxy: { APIProxy(transport: $0, observers: [recorder]) })
         let flaky = stack.manager("flaky/\(UUID().uuidString)", FlakyReport.self) { var s = $0; s.retryPolicy = Self.quickRetries; return s }
         let response = try await flaky.load(["failures": 1])
-        #expect(recorder.events[response.requestID] == ["start", "sign 1", "attempt 1: 503", "retry 2", "sign 2", "attempt 2: 200", "end success 2"])
+        #expect(recorder.events[response.loadID] == ["start", "sign 1", "attempt 1: 503", "retry 2", "sign 2", "attempt 2: 200", "end success 2"])
 
         let cached = stack.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; return s }
         _ = try await cached.load(["id": 7])
         let fromCache = try await cached.load(["id": 7])
-        #expect(recorder.events[fromCache.requestID] == ["start", "cache memory", "end success 0"])
+        #expect(recorder.events[fromCache.loadID] == ["start", "cache memory", "end success 0"])
 
         let unknown = stack.manager("goods/{id}", Goods.self) { var s = $0; s.service = "nowhere"; return s }
         let error = await #expect(throws: APIError.self) { try await unknown.load(["id": 1]) }
-        #expect(recorder.events[try #require(error?.requestID)] == ["start", "end configuration 0"])
-        #expect(recorder.environments[try #require(error?.requestID)] == .some(nil))
-        #expect(recorder.environments[response.requestID] == "online")
+        #expect(recorder.events[try #require(error?.loadID)] == ["start", "end configuration 0"])
+        #expect(recorder.environments[try #require(error?.loadID)] == .some(nil))
+        #expect(recorder.environments[response.loadID] == "online")
     }
 
     // MARK: Metrics
@@ -200,7 +200,7 @@ struct ObservabilityTests {
         #expect(attempts.allSatisfy { $0.parentSpanID == load.spanID && $0.operationName == "GET \(name)" })
         #expect(load.attributes["aif.service"]?.toSpanAttribute() == "shop")
         #expect(load.attributes["aif.environment"]?.toSpanAttribute() == "online")
-        #expect(load.attributes["aif.request_id"]?.toSpanAttribute() == .int64(Int64(response.requestID.rawValue)))
+        #expect(load.attributes["aif.request_id"]?.toSpanAttribute() == .int64(Int64(response.loadID.rawValue)))
         #expect(load.attributes["aif.attempts"]?.toSpanAttribute() == 2)
         #expect(load.attributes["aif.outcome"]?.toSpanAttribute() == "success")
         #expect(load.events.map(\.name) == ["retry"])
@@ -275,32 +275,32 @@ struct ObservabilityTests {
 
 // MARK: - Helpers
 
-/// Records what each load's observation hears, as short strings, by request ID.
+/// Records what each load's observation hears, as short strings, by load ID.
 private final class RecordingObserver: LoadObserver {
-    private let state = Locked<(events: [RequestID: [String]], environments: [RequestID: ServiceEnvironment.Name?])>(([:], [:]))
+    private let state = Locked<(events: [LoadID: [String]], environments: [LoadID: ServiceEnvironment.Name?])>(([:], [:]))
 
-    var events: [RequestID: [String]] { state.withLock { $0.events } }
-    var environments: [RequestID: ServiceEnvironment.Name?] { state.withLock { $0.environments } }
+    var events: [LoadID: [String]] { state.withLock { $0.events } }
+    var environments: [LoadID: ServiceEnvironment.Name?] { state.withLock { $0.environments } }
     var started: Int { state.withLock { $0.events.count } }
     var ended: Int { state.withLock { $0.events.values.count { $0.last?.hasPrefix("end") == true } } }
 
     func observation(of load: ObservedLoad) -> (any LoadObservation)? {
         state.withLock { state in
-            state.events[load.requestID, default: []].append("start")
-            state.environments[load.requestID] = load.environment
+            state.events[load.loadID, default: []].append("start")
+            state.environments[load.loadID] = load.environment
         }
-        return Observation(id: load.requestID, observer: self)
+        return Observation(id: load.loadID, observer: self)
     }
 
-    fileprivate func note(_ id: RequestID, _ event: String) {
+    fileprivate func note(_ id: LoadID, _ event: String) {
         state.withLock { $0.events[id, default: []].append(event) }
     }
 
     private final class Observation: LoadObservation {
-        let id: RequestID
+        let id: LoadID
         let observer: RecordingObserver
 
-        init(id: RequestID, observer: RecordingObserver) {
+        init(id: LoadID, observer: RecordingObserver) {
             self.id = id
             self.observer = observer
         }

@@ -73,9 +73,11 @@ struct ResponseCacheTests {
         #expect(!first.isFromCache)
         #expect(second.isFromCache)
         #expect(second.content == first.content)
-        #expect(second.requestID != first.requestID)
+        #expect(second.loadID != first.loadID)
         #expect(stack.transport.sent == 1)
-        #expect(manager.events.withLock { $0.filter { $0 == "manager.afterCallingAPI" }.count } == 2)
+        // Both loads start; only the first sends an attempt.
+        #expect(manager.events.withLock { $0.filter { $0 == "manager.loadWillStart" }.count } == 2)
+        #expect(manager.events.withLock { $0.filter { $0.hasPrefix("manager.attemptWillBeSigned") }.count } == 1)
         _ = try await manager.load(["id": 6])
         #expect(stack.transport.sent == 2)
     }

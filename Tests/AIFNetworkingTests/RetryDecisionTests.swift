@@ -5,7 +5,7 @@ import Foundation
 import Logging
 import Testing
 
-/// Retries decided end to end — manager, engine, policy, budget, interceptor — over a stub
+/// Retries decided end to end — manager, engine, policy, budget, plugins — over a stub
 /// transport on a clock the test moves: no socket, no real time, no polling. Each wait before a
 /// retry is read off the clock and passed by advancing it. (These ran against the demo shop,
 /// waiting the real seconds a `Retry-After` asked for; what only a server shows — each attempt
@@ -46,7 +46,7 @@ struct RetryDecisionTests {
         }
     }
 
-    @Test func theDelegateFaceRetriesAndKeepsTheRequestID() async throws {
+    @Test func theDelegateFaceRetriesAndKeepsTheLoadID() async throws {
         stub.stub(.get, "report", with: .status(502), times: 1)
         stub.stub(.get, "report", with: .status(204))
         let manager = manager()
@@ -57,7 +57,7 @@ struct RetryDecisionTests {
         await passWaits([.milliseconds(20)])
         let outcome = try #require(await heard.waitForOutcome())
         let response = try #require(try? outcome.get())
-        #expect(response.requestID == id)
+        #expect(response.loadID == id)
         #expect(response.attempts == 2)
         #expect(stub.requests.count == 2)
     }
@@ -140,18 +140,18 @@ struct RetryDecisionTests {
     }
 
     /// Cancelled by its ID during a 20 s `Retry-After`, a delegate-face load ends at once, the
-    /// clock not moved: the interceptor hears the cancellation once, the delegate nothing.
+    /// clock not moved: the plugin hears the cancellation once, the delegate nothing.
     @Test func cancellingByIDDuringTheWaitEndsTheLoadAtOnce() async throws {
         stub.stub(.get, "report", with: .status(503, headers: ["Retry-After": "20"]))
         let manager = manager()
         let heard = HeardOutcome()
         manager.delegate = heard
-        manager.interceptor = heard
+        manager.plugins = [heard]
         manager.callbackExecutor = .immediate
         let id = manager.loadData()
         #expect(await clock.waitUntilWaiting() == [.seconds(20)])
-        manager.cancelRequest(id)
-        let error = await heard.waitForInterceptorsEnd()
+        manager.cancelLoad(id)
+        let error = await heard.waitForPluginsEnd()
         #expect(error?.kind == .cancelled)
         #expect(error?.attempts == 1)
         #expect(heard.delegateHeard == 0)
@@ -159,28 +159,60 @@ struct RetryDecisionTests {
         #expect(stub.requests.count == 1)
     }
 
-    /// An interceptor asked about a retry sees its number and reason, and can decline it.
-    @Test func anInterceptorCanDeclineARetry() async throws {
+    /// A plugin asked about a retry sees its number and reason, and can decline it.
+    @Test func aPluginCanDeclineARetry() async throws {
         stub.stub(.get, "report", with: .status(503))
         let manager = manager()
         let veto = RetryVeto()
-        manager.interceptor = veto
+        manager.plugins = [veto]
         let error = await #expect(throws: APIError.self) { try await manager.load() }
         #expect(error?.attempts == 1)
-        #expect(error?.message.contains("an interceptor declined the retry") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("a plugin declined the retry") == true, "\(error?.message ?? "")")
         #expect(veto.asked.withLock { $0.map(\.number) } == [2])
         #expect(veto.asked.withLock { $0.first?.reason } == .status(503, retryAfter: nil))
         #expect(stub.requests.count == 1)
     }
 }
 
-/// A delegate and interceptor a test waits on: for the delegate's outcome, or for the
-/// interceptor's last word on a failed load.
-private final class HeardOutcome: APIManagerDelegate, APIManagerInterceptor {
+extension RetryDecisionTests {
+    /// A header a plugin adds before signing goes out on every attempt, each with its number,
+    /// on the async face too; the plugin hears the load start once and end once.
+    @Test func aPluginsHeaderGoesOutOnEveryAttempt() async throws {
+        stub.stub(.get, "report", with: .status(503), times: 1)
+        stub.stub(.get, "report", with: .status(204))
+        let manager = manager()
+        let tagger = AttemptTagger()
+        manager.plugins = [tagger]
+        async let loaded = manager.load()
+        await passWaits([.milliseconds(20)])
+        let response = try await loaded
+        #expect(response.attempts == 2)
+        #expect(stub.requests.map { $0.headers["X-Attempt"] } == ["\(response.loadID.rawValue)-1", "\(response.loadID.rawValue)-2"])
+        #expect(tagger.heard.withLock { $0 } == ["start", "end success"])
+    }
+}
+
+/// Tags each attempt with the load's ID and the attempt's number, and notes the load's start
+/// and end.
+private final class AttemptTagger: LoadPlugin {
+    let heard = Locked<[String]>([])
+
+    func loadWillStart(_ load: ObservedLoad, parameters: Parameters) throws { heard.withLock { $0.append("start") } }
+    func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders, of load: ObservedLoad) {
+        headers.set(name: "X-Attempt", value: "\(load.loadID.rawValue)-\(attempt)")
+    }
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome, of load: ObservedLoad) {
+        heard.withLock { $0.append("end \(outcome.outcomeClass)") }
+    }
+}
+
+/// A delegate and plugin a test waits on: for the delegate's outcome, or for the plugin's last
+/// word on a failed load.
+private final class HeardOutcome: APIManagerDelegate, LoadPlugin {
     private struct State {
         var outcome: Result<APIResponse<NoContent>, APIError>?
         var delegateHeard = 0
-        var interceptorsEnd: APIError?
+        var pluginsEnd: APIError?
         var waitingForOutcome: (@Sendable (Result<APIResponse<NoContent>, APIError>) -> Void)?
         var waitingForEnd: (@Sendable (APIError) -> Void)?
     }
@@ -198,11 +230,11 @@ private final class HeardOutcome: APIManagerDelegate, APIManagerInterceptor {
         }
     }
 
-    func waitForInterceptorsEnd() async -> APIError? {
+    func waitForPluginsEnd() async -> APIError? {
         await event { (continuation: @escaping @Sendable (APIError) -> Void) in
             let now = state.withLock { state in
-                if state.interceptorsEnd == nil { state.waitingForEnd = continuation }
-                return state.interceptorsEnd
+                if state.pluginsEnd == nil { state.waitingForEnd = continuation }
+                return state.pluginsEnd
             }
             if let now { continuation(now) }
         }
@@ -226,9 +258,10 @@ private final class HeardOutcome: APIManagerDelegate, APIManagerInterceptor {
         heard(.failure(error))
     }
 
-    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) {
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome, of load: ObservedLoad) {
+        guard let error = outcome.error else { return }
         let waiting = state.withLock { state in
-            state.interceptorsEnd = error
+            state.pluginsEnd = error
             defer { state.waitingForEnd = nil }
             return state.waitingForEnd
         }
@@ -236,11 +269,11 @@ private final class HeardOutcome: APIManagerDelegate, APIManagerInterceptor {
     }
 }
 
-/// An interceptor that refuses every retry and remembers what it was asked.
-private final class RetryVeto: APIManagerInterceptor {
+/// A plugin that refuses every retry and remembers what it was asked.
+private final class RetryVeto: LoadPlugin {
     let asked = Locked<[RetryPolicy.Attempt]>([])
 
-    func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryPolicy.Attempt) -> Bool {
+    func loadShouldRetry(_ attempt: RetryPolicy.Attempt, of load: ObservedLoad) -> Bool {
         asked.withLock { $0.append(attempt) }
         return false
     }

@@ -300,14 +300,14 @@ struct SigningIntegrationTests {
 /// Notes each load's outcome as the delegate hears it: "ID: status" or "ID: failed".
 private final class OutcomeCatcher: APIManagerDelegate {
     let outcomes = Locked<[String]>([])
-    let failures = Locked<[RequestID: APIError]>([:])
+    let failures = Locked<[LoadID: APIError]>([:])
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        outcomes.withLock { $0.append("\(response.requestID): \(response.statusCode)") }
+        outcomes.withLock { $0.append("\(response.loadID): \(response.statusCode)") }
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        failures.withLock { $0[error.requestID] = error }
-        outcomes.withLock { $0.append("\(error.requestID): failed") }
+        failures.withLock { $0[error.loadID] = error }
+        outcomes.withLock { $0.append("\(error.loadID): failed") }
     }
 }

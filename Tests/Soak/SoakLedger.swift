@@ -5,7 +5,7 @@ import ProcessResources
 import Synchronization
 
 /// What the soak's loads did: an observer of the proxy (every load's endings, counted by its
-/// request ID, and its outcome), the delegate calls, the loads the workers finished, and the
+/// load ID, and its outcome), the delegate calls, the loads the workers finished, and the
 /// resident memory after every 10,000 of them. Its table is sized up front, so that it does not
 /// grow while memory is measured.
 final class SoakLedger: LoadObserver {
@@ -15,7 +15,7 @@ final class SoakLedger: LoadObserver {
     }
 
     private struct State {
-        var entries: [RequestID: Entry]
+        var entries: [LoadID: Entry]
         var outcomes: [String: Int] = [:]
         /// Loads that ended in an outcome their endpoint cannot give, by `endpoint:outcome`.
         var wrong: [String: Int] = [:]
@@ -58,16 +58,16 @@ final class SoakLedger: LoadObserver {
         self.loads = loads
         // Filled once and emptied, keeping its capacity: every page of the table is resident
         // before the first load, so that its growth is not counted as the library's.
-        var entries: [RequestID: Entry] = [:]
+        var entries: [LoadID: Entry] = [:]
         entries.reserveCapacity(loads + loads / 2)
-        for index in 0..<UInt64(loads + loads / 2) { entries[RequestID(rawValue: .max - index)] = Entry() }
+        for index in 0..<UInt64(loads + loads / 2) { entries[LoadID(rawValue: .max - index)] = Entry() }
         entries.removeAll(keepingCapacity: true)
         state = Mutex(State(entries: entries))
     }
 
     func observation(of load: ObservedLoad) -> (any LoadObservation)? {
-        state.withLock { $0.entries[load.requestID] = Entry() }
-        return Observation(ledger: self, id: load.requestID, expectation: Expectation(service: load.service.rawValue, path: load.path))
+        state.withLock { $0.entries[load.loadID] = Entry() }
+        return Observation(ledger: self, id: load.loadID, expectation: Expectation(service: load.service.rawValue, path: load.path))
     }
 
     /// A worker finished a load (its `load()` returned, or its delegate was told).
@@ -88,11 +88,11 @@ final class SoakLedger: LoadObserver {
         state.withLock { $0.finished }
     }
 
-    func noteDelegateCall(_ id: RequestID) {
+    func noteDelegateCall(_ id: LoadID) {
         state.withLock { $0.entries[id, default: Entry()].delegateCalls += 1 }
     }
 
-    private func note(_ id: RequestID, _ change: (inout State, inout Entry) -> Void) {
+    private func note(_ id: LoadID, _ change: (inout State, inout Entry) -> Void) {
         state.withLock { state in
             var entry = state.entries[id] ?? Entry()
             change(&state, &entry)
@@ -113,12 +113,12 @@ final class SoakLedger: LoadObserver {
 
     private final class Observation: LoadObservation {
         let ledger: SoakLedger
-        let id: RequestID
+        let id: LoadID
         let expectation: Expectation
         /// When the attempt under way was about to be signed.
         private let attemptStart = Mutex<ContinuousClock.Instant?>(nil)
 
-        init(ledger: SoakLedger, id: RequestID, expectation: Expectation) {
+        init(ledger: SoakLedger, id: LoadID, expectation: Expectation) {
             self.ledger = ledger
             self.id = id
             self.expectation = expectation

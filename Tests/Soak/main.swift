@@ -264,7 +264,7 @@ final class SoakWorker: APIManagerDelegate, @unchecked Sendable {
     private let registry: ServiceRegistry
     private let ledger: SoakLedger
     private var managers: [LoadKind: APIManager<NoContent>] = [:]
-    private let waiting = Mutex<[RequestID: Waiting]>([:])
+    private let waiting = Mutex<[LoadID: Waiting]>([:])
 
     /// Where a delegate-face load stands between `loadData` and its callback.
     private enum Waiting {
@@ -310,16 +310,16 @@ final class SoakWorker: APIManagerDelegate, @unchecked Sendable {
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        heard(response.requestID)
+        heard(response.loadID)
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        heard(error.requestID)
+        heard(error.loadID)
     }
 
     /// Counts the call, and resumes the worker waiting for `id` or leaves a mark for it when the
     /// delegate came first.
-    private func heard(_ id: RequestID) {
+    private func heard(_ id: LoadID) {
         ledger.noteDelegateCall(id)
         let worker = waiting.withLock { waiting -> CheckedContinuation<Void, Never>? in
             if case .worker(let continuation)? = waiting.removeValue(forKey: id) { return continuation }

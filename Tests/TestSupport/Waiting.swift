@@ -9,7 +9,7 @@ final class CompletionLedger: Sendable {
         calls.withLock { $0[id, default: 0] += 1 }
     }
 
-    /// Request IDs called other than exactly once, among `0..<count`.
+    /// Load IDs called other than exactly once, among `0..<count`.
     func anomalies(expecting count: Int) -> [Int: Int] {
         calls.withLock { calls in
             var result: [Int: Int] = [:]

@@ -16,7 +16,7 @@ enum LoadEnding: Sendable {
 /// decides — gets the credential, makes, signs and sends each attempt through the proxy, waits
 /// before a retry on the proxy's clock — and tells the machine what came of it, until the
 /// machine ends the load. Then it hands the ending to the manager, once. It never calls into
-/// the manager: the interceptor's word on a retry comes through the plan. A load answered from
+/// the manager: the plugins' word on a retry comes through the plan. A load answered from
 /// the cache, or refused before sending, ends through it too.
 ///
 /// A cancellation is an event of the load like the others. While the load waits for a step
@@ -30,7 +30,7 @@ enum LoadEnding: Sendable {
 /// transfer has let go of them.
 final class Load: CancellableTransfer {
     /// The load's ID.
-    let id: RequestID
+    let id: LoadID
     private let proxy: APIProxy
     private let clock: any LoadClock
     /// What the load runs with, given as it starts: set once, then only read. Unchecked for
@@ -75,6 +75,8 @@ final class Load: CancellableTransfer {
         var cancelAsked = false
         /// What hears the load, when the proxy has observers.
         var observation: (any LoadObservation)?
+        /// The manager's plugins as the load started, when it had any.
+        var plugins: LoadPlugins?
 
         var hasEnded: Bool { machine?.hasEnded ?? endedBeforeSending }
     }
@@ -93,7 +95,7 @@ final class Load: CancellableTransfer {
     /// - Parameters:
     ///   - id: The load's ID.
     ///   - proxy: Where its requests are sent, its retries budgeted and its steps logged.
-    init(id: RequestID, proxy: APIProxy) {
+    init(id: LoadID, proxy: APIProxy) {
         self.id = id
         self.proxy = proxy
         clock = proxy.clock
@@ -103,6 +105,13 @@ final class Load: CancellableTransfer {
     var observation: (any LoadObservation)? {
         get { state.withLock { $0.observation } }
         set { state.withLock { $0.observation = newValue } }
+    }
+
+    /// The manager's plugins as the load started, when it had any: set as the manager
+    /// prepares it.
+    var plugins: LoadPlugins? {
+        get { state.withLock { $0.plugins } }
+        set { state.withLock { $0.plugins = newValue } }
     }
 
     /// Runs the load: its attempts until one is delivered or the load fails (or is cancelled —
@@ -244,15 +253,15 @@ final class Load: CancellableTransfer {
         }
     }
 
-    /// Performs `action`, which the machine decided about `answer`: asks the interceptor and the
+    /// Performs `action`, which the machine decided about `answer`: asks the plugins and the
     /// budget about a retry, ends the load with the answer, or fails it (the answer's response
     /// kept with the error).
     private func perform(_ action: LoadStateMachine.Action, after answer: LoadStateMachine.Answer, underlying: (any Error)? = nil) {
         switch action {
         case .askToRetry(let retry):
             let next: LoadStateMachine.Action
-            if let interception = plan.interception, !interception.allowsRetry(retry) {
-                next = decide { $0.retryDeclined(retry, because: "an interceptor declined the retry") }
+            if let plugins = plan.plugins, !plugins.allowRetry(retry) {
+                next = decide { $0.retryDeclined(retry, because: "a plugin declined the retry") }
             } else if !proxy.retryBudget.spendRetry(at: clock.now) {
                 next = decide { $0.retryDeclined(retry, because: "the proxy's retry budget is spent") }
             } else {
@@ -451,6 +460,7 @@ final class Load: CancellableTransfer {
         }
         // Before signing: a scheme that covers headers covers a trace context too.
         plan.observation?.attemptWillBeSigned(attempt.number, headers: &headers)
+        plan.plugins?.attemptWillBeSigned(attempt.number, headers: &headers)
         let credential = attempt.credential.flatMap { credential in plan.authenticator.map { Authenticator.PlacedCredential(credential, as: $0.placement) } }
         do throws(ServiceError) {
             var made = try proxy.generator.makeRequest(

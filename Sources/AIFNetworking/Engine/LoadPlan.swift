@@ -41,9 +41,9 @@ final class LoadPlan: Sendable {
     let transfer: LoadTransfer?
     /// What hears the load's attempts, when the proxy has observers.
     let observation: (any LoadObservation)?
-    /// The manager's interceptor as the load started, when it had one: asked before each
-    /// retry, and told the end of a load whose manager was deallocated.
-    let interception: LoadInterception?
+    /// The manager's plugins as the load started, when it had any: asked before each attempt
+    /// is signed and each retry, and told the end of a load whose manager was deallocated.
+    let plugins: LoadPlugins?
 
     /// The load's retry policy: the manager's, else the service's. Read only when an attempt
     /// fails, so that a load that succeeds never copies one.
@@ -54,7 +54,7 @@ final class LoadPlan: Sendable {
         parameters: Parameters, headers: HTTPHeaders, query: [URLQueryItem] = [], body: HTTPRequest.Body? = nil, bodyEncoding: BodyEncoding?,
         arrayEncoding: ArrayEncoding? = nil, placements: [String: ParameterPlacement] = [:], timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
-        transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil, interception: LoadInterception? = nil
+        transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil, plugins: LoadPlugins? = nil
     ) {
         self.resolved = resolved
         self.serviceName = serviceName
@@ -80,7 +80,7 @@ final class LoadPlan: Sendable {
         self.authenticator = authenticator
         self.transfer = transfer
         self.observation = observation
-        self.interception = interception
+        self.plugins = plugins
         isSigned = resolved.isSigned
     }
 
@@ -92,30 +92,14 @@ final class LoadPlan: Sendable {
 
     /// An error of this load.
     func error(
-        _ kind: APIError.Kind, id: RequestID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil, attempts: Int? = nil
+        _ kind: APIError.Kind, id: LoadID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil, attempts: Int? = nil
     ) -> APIError {
-        APIError(kind, requestID: id, service: serviceName, path: shownPath, message: message, underlyingError: underlying, response: response, attempts: attempts)
+        APIError(kind, loadID: id, service: serviceName, path: shownPath, message: message, underlyingError: underlying, response: response, attempts: attempts)
     }
 }
 
 // Not nested in the generic manager: a nested type is generic too, and every use of it would
 // look its metadata up at run time.
-
-/// What a load's engine and its ending need of the interceptor its manager had as the load
-/// started — held weakly, as the manager holds it, and with the manager held weakly too: the
-/// engine asks it before a retry (without calling into the manager), and a load whose manager
-/// was deallocated tells it its end. Only a manager with an interceptor makes one.
-final class LoadInterception: Sendable {
-    /// The interceptor, while it lives.
-    weak let interceptor: (any APIManagerInterceptor)?
-    /// Whether the interceptor lets the load make a retry (`true` once it or the manager is gone).
-    let allowsRetry: @Sendable (RetryPolicy.Attempt) -> Bool
-
-    init(_ interceptor: any APIManagerInterceptor, allowsRetry: @escaping @Sendable (RetryPolicy.Attempt) -> Bool) {
-        self.interceptor = interceptor
-        self.allowsRetry = allowsRetry
-    }
-}
 
 /// The request sent and the response received (a class for the same reason as ``LoadPlan``).
 final class Exchange: Sendable {

@@ -12,7 +12,7 @@ import Foundation
 ///    │       uses one)      │               ├─ credential refused, not renewed yet ──▶ renew ─┤
 ///    │                      │               ├─ signing time refused, clock moved ─▶ start ─┐  │
 ///    │                      │               ├─ a download to start over (once) ────▶ start ─┤  │
-///    │                      │               └─ retryable ─▶ ask interceptor/budget┬─ no ─▶ end
+///    │                      │               └─ retryable ─▶ ask plugins/budget ───┬─ no ─▶ end
 ///    │                      │                                                     └─ wait ─┤
 ///    └──────────────────────┼──────────────────────────────────────────────────────────────┘
 ///                           └◀──────────────────────────── renewed credential ◀───────────┘
@@ -36,7 +36,7 @@ struct LoadStateMachine: Sendable {
         /// Start the next attempt at once, for `reason`: the engine says why in its log, then
         /// reports ``LoadStateMachine/startedAgain(at:)``.
         case startAgain(StartAgain)
-        /// The policy allows this retry: ask the manager's interceptor and the
+        /// The policy allows this retry: ask the manager's plugins and the
         /// proxy's budget, then report ``LoadStateMachine/retryAllowed(_:)`` or
         /// ``LoadStateMachine/retryDeclined(_:because:)``.
         case askToRetry(RetryPolicy.Attempt)
@@ -356,7 +356,7 @@ struct LoadStateMachine: Sendable {
         return weighRetry(of: .success(response), answer.request, policy(), reason: nil, on: clock, clockOffset: answer.clockOffset, random: random)
     }
 
-    /// The interceptor and the budget allow the retry the machine asked about.
+    /// The plugins and the budget allow the retry the machine asked about.
     mutating func retryAllowed(_ retry: RetryPolicy.Attempt) -> Action {
         guard phase == .askingToRetry else { return unexpected("a retry allowed") }
         number += 1

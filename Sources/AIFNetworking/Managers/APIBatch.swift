@@ -14,7 +14,7 @@
 ///
 /// Each member runs its manager's whole pipeline (service, signing, retries, cache, hooks) as
 /// the manager's async face does; the managers' delegates are not told — the batch's result,
-/// or its delegate, is. The batch is one load of its own in the proxy: ``APIProxy/cancel(_:)-(RequestID)``
+/// or its delegate, is. The batch is one load of its own in the proxy: ``APIProxy/cancel(_:)-(LoadID)``
 /// with its ID (or its group) cancels every member still running. With `failFast`, the first
 /// member to fail (other than by cancellation) cancels the rest.
 ///
@@ -34,7 +34,7 @@ public final class APIBatch: Sendable {
     /// The proxy the batch is entered in (its members' loads go through their own managers').
     public let proxy: APIProxy
     /// The group the batch's own entry joins, to cancel it with others.
-    public let group: RequestGroup?
+    public let group: LoadGroup?
     private let members = Locked<[MemberLoad]>([])
 
     /// Creates an empty batch.
@@ -43,7 +43,7 @@ public final class APIBatch: Sendable {
     ///   - failFast: Whether the first failure cancels the rest; no by default.
     ///   - group: A group for the batch's entry in the proxy; none by default.
     ///   - proxy: Where the batch is entered; ``APIProxy/shared`` by default.
-    public init(failFast: Bool = false, group: RequestGroup? = nil, proxy: APIProxy = .shared) {
+    public init(failFast: Bool = false, group: LoadGroup? = nil, proxy: APIProxy = .shared) {
         self.failFast = failFast
         self.group = group
         self.proxy = proxy
@@ -92,7 +92,7 @@ public final class APIBatch: Sendable {
     ///   - executor: Where the delegate is called; the main actor by default.
     /// - Returns: The batch's ID, to cancel it through the proxy.
     @discardableResult
-    public func start(delegate: any Delegate, on executor: CallbackExecutor = .mainActor) -> RequestID {
+    public func start(delegate: any Delegate, on executor: CallbackExecutor = .mainActor) -> LoadID {
         weak let delegate = delegate
         let batch = ObjectIdentifier(self)
         return CompositeLoad.start(proxy: proxy, group: group, executor: executor) { [self] id in
@@ -126,11 +126,11 @@ extension APIBatch {
     /// How a batch ended: each member's result, in the order they were added.
     public struct Outcome: Sendable {
         /// The batch's ID in the proxy for this run.
-        public let id: RequestID
+        public let id: LoadID
         private let batch: ObjectIdentifier
         private let results: [Result<any Sendable, APIError>]
 
-        fileprivate init(id: RequestID, batch: ObjectIdentifier, results: [Result<any Sendable, APIError>]) {
+        fileprivate init(id: LoadID, batch: ObjectIdentifier, results: [Result<any Sendable, APIError>]) {
             self.id = id
             self.batch = batch
             self.results = results
@@ -143,13 +143,13 @@ extension APIBatch {
         ///   of another batch.
         public func result<Content>(of member: APIBatch.Member<Content>) -> Result<APIResponse<Content>, APIError> {
             guard member.batch == batch, results.indices.contains(member.index) else {
-                return .failure(APIError(.configuration, requestID: id, service: ServiceName(""), path: "", message: "member \(member.index) is not a member of this batch"))
+                return .failure(APIError(.configuration, loadID: id, service: ServiceName(""), path: "", message: "member \(member.index) is not a member of this batch"))
             }
             switch results[member.index] {
             case .success(let response as APIResponse<Content>): return .success(response)
             case .success(let other):
                 return .failure(APIError(
-                    .configuration, requestID: id, service: ServiceName(""), path: "",
+                    .configuration, loadID: id, service: ServiceName(""), path: "",
                     message: "member \(member.index) holds \(type(of: other)), not APIResponse<\(Content.self)>"))
             case .failure(let error): return .failure(error)
             }

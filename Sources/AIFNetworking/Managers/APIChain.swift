@@ -26,7 +26,7 @@ public struct APIChain<Last: Decodable & Sendable>: Sendable {
 
     private let proxy: APIProxy
     /// The group the chain's own entry joins.
-    public let group: RequestGroup?
+    public let group: LoadGroup?
     /// How many steps the chain has.
     public let steps: Int
     private let run: @Sendable () async -> Progress
@@ -37,14 +37,14 @@ public struct APIChain<Last: Decodable & Sendable>: Sendable {
     ///   - manager: The first step's manager; the chain is entered in its proxy.
     ///   - parameters: Its parameters.
     ///   - group: A group for the chain's entry in the proxy; none by default.
-    public init(_ manager: APIManager<Last>, parameters: Parameters = [:], group: RequestGroup? = nil) {
+    public init(_ manager: APIManager<Last>, parameters: Parameters = [:], group: LoadGroup? = nil) {
         proxy = manager.proxy
         self.group = group
         steps = 1
         run = { await Self.step(1, manager, parameters) }
     }
 
-    private init(proxy: APIProxy, group: RequestGroup?, steps: Int, run: @escaping @Sendable () async -> Progress) {
+    private init(proxy: APIProxy, group: LoadGroup?, steps: Int, run: @escaping @Sendable () async -> Progress) {
         self.proxy = proxy
         self.group = group
         self.steps = steps
@@ -68,7 +68,7 @@ public struct APIChain<Last: Decodable & Sendable>: Sendable {
             case .reached(let response):
                 guard !Task.isCancelled else {
                     return .ended(.failed(step: number, APIError(
-                        .cancelled, requestID: response.requestID, service: manager.serviceName, path: manager.path,
+                        .cancelled, loadID: response.loadID, service: manager.serviceName, path: manager.path,
                         message: "the chain was cancelled before step \(number)")))
                 }
                 guard let next = await parameters(response) else { return .ended(.stopped(step: number)) }
@@ -103,7 +103,7 @@ public struct APIChain<Last: Decodable & Sendable>: Sendable {
     ///   - executor: Where the delegate is called; the main actor by default.
     /// - Returns: The chain's ID, to cancel it through the proxy.
     @discardableResult
-    public func start(delegate: any APIChainDelegate, on executor: CallbackExecutor = .mainActor) -> RequestID {
+    public func start(delegate: any APIChainDelegate, on executor: CallbackExecutor = .mainActor) -> LoadID {
         weak let delegate = delegate
         let run = run
         return CompositeLoad.start(proxy: proxy, group: group, executor: executor) { _ in Outcome(await run()) } deliver: { outcome in

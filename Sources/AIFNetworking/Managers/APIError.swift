@@ -64,9 +64,12 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             }
         }
 
-        /// A validator rejected the parameters; no request was sent.
+        /// The parameters were rejected — by the endpoint's ``Endpoint/validateParameters`` or a
+        /// plugin's ``LoadPlugin/loadWillStart(_:parameters:)`` (its error is the underlying
+        /// error) — or could not be encoded; no request was sent.
         public static let invalidParameters = Kind(.invalidParameters)
-        /// An interceptor's `shouldCallAPI` said no; no request was sent.
+        /// No longer made: a plugin that refuses a load ends it as ``invalidParameters``.
+        @available(*, deprecated, message: "a plugin that refuses a load ends it as invalidParameters")
         public static let vetoedByInterceptor = Kind(.vetoedByInterceptor)
         /// The service, its environment or the request could not be resolved or built (unknown
         /// service, bad URL, missing path parameter, signing failure); no request was sent.
@@ -81,7 +84,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         public static let noContent = Kind(.noContent)
         /// The body could not be decoded into the manager's content type.
         public static let decodingFailed = Kind(.decodingFailed)
-        /// A validator rejected the response.
+        /// The endpoint's ``Endpoint/validateResponse`` or a plugin's
+        /// ``LoadPlugin/loadDidReceive(_:of:)`` rejected the response (its error is the underlying
+        /// error), or the response was not one the load could use.
         public static let invalidResponse = Kind(.invalidResponse)
         /// The connection or the whole request took too long, or the transfer stalled.
         public static let timeout = Kind(.timeout)
@@ -111,7 +116,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure it is.
     public var kind: Kind { storage.kind }
     /// The load's ID.
-    public var requestID: RequestID { storage.requestID }
+    public var loadID: LoadID { storage.loadID }
     /// The service the manager calls.
     public var service: ServiceName { storage.service }
     /// The manager's path.
@@ -119,7 +124,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, in plain words (never a secret).
     public var message: String { storage.message }
     /// The error underneath (``/AIFTransport/TransportError``, ``/AIFServices/ServiceError``, `DecodingError`, a
-    /// validator's error …), if any.
+    /// plugin's error …), if any.
     public var underlyingError: (any Error)? { storage.underlyingError }
     /// The response, when one arrived.
     public var response: HTTPResponse? { storage.response }
@@ -133,7 +138,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     ///
     /// - Parameters:
     ///   - kind: The kind.
-    ///   - requestID: The load's ID.
+    ///   - loadID: The load's ID.
     ///   - service: The service.
     ///   - path: The path under the base URL and version (`goods/{id}`).
     ///   - message: What went wrong.
@@ -142,11 +147,11 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     ///   - attempts: How many times the request was sent, or `nil` to tell from the kind and
     ///     the response (1 when one arrived or the kind is a sending failure, 0 otherwise).
     public init(
-        _ kind: Kind, requestID: RequestID, service: ServiceName, path: String, message: String,
+        _ kind: Kind, loadID: LoadID, service: ServiceName, path: String, message: String,
         underlyingError: (any Error)? = nil, response: HTTPResponse? = nil, attempts: Int? = nil
     ) {
         storage = Storage(
-            kind: kind, requestID: requestID, service: service, path: path, message: message,
+            kind: kind, loadID: loadID, service: service, path: path, message: message,
             underlyingError: underlyingError, response: response, attempts: attempts)
     }
 
@@ -214,7 +219,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
 
     private final class Storage: Sendable {
         let kind: Kind
-        let requestID: RequestID
+        let loadID: LoadID
         let service: ServiceName
         let path: String
         let message: String
@@ -232,17 +237,17 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             copying storage: Storage, message: String? = nil, attempts: Int? = nil, serverSaid: ErrorBodyRule.Reading? = nil, retryableAt: Date? = nil
         ) {
             self.init(
-                kind: storage.kind, requestID: storage.requestID, service: storage.service, path: storage.path, message: message ?? storage.message,
+                kind: storage.kind, loadID: storage.loadID, service: storage.service, path: storage.path, message: message ?? storage.message,
                 underlyingError: storage.underlyingError, response: storage.response, attempts: attempts ?? storage.attempts,
                 serverSaid: serverSaid ?? storage.serverSaid, retryableAt: retryableAt ?? storage.retryableAt)
         }
 
         init(
-            kind: Kind, requestID: RequestID, service: ServiceName, path: String, message: String,
+            kind: Kind, loadID: LoadID, service: ServiceName, path: String, message: String,
             underlyingError: (any Error)?, response: HTTPResponse?, attempts: Int?, serverSaid: ErrorBodyRule.Reading? = nil, retryableAt: Date? = nil
         ) {
             self.kind = kind
-            self.requestID = requestID
+            self.loadID = loadID
             self.service = service
             self.path = path
             self.message = message
@@ -263,10 +268,10 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     /// For a ``Kind-swift.struct/serviceVeto``, the service's verdict: its code and message.
     public var serviceVeto: ServiceVeto? { underlyingError as? ServiceVeto }
 
-    /// `request #12 (service "shop", path "goods/{id}"): HTTP status 404: …`.
+    /// `load #12 (service "shop", path "goods/{id}"): HTTP status 404: …`.
     public var description: String {
         let tries = attempts > 1 ? " after \(attempts) attempts" : ""
-        return "request \(requestID) (service \"\(service)\", path \"\(path)\"): \(kindDescription)\(tries): \(message)"
+        return "load \(loadID) (service \"\(service)\", path \"\(path)\"): \(kindDescription)\(tries): \(message)"
     }
 
     /// The kind with what it carries: `HTTP status 404`, `service veto 4001`.
@@ -279,9 +284,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
 
 extension APIError {
     /// Classifies an error thrown while sending.
-    static func sending(_ error: any Error, id: RequestID, service: ServiceName, path: String) -> APIError {
+    static func sending(_ error: any Error, id: LoadID, service: ServiceName, path: String) -> APIError {
         func make(_ kind: Kind, _ message: String) -> APIError {
-            APIError(kind, requestID: id, service: service, path: path, message: message, underlyingError: error)
+            APIError(kind, loadID: id, service: service, path: path, message: message, underlyingError: error)
         }
         switch error {
         case let transport as TransportError:

@@ -11,11 +11,11 @@ final class CacheUse: Sendable {
     /// The entry found expired when the load started, if any.
     let stored: ResponseCache.Entry?
     /// The load whose stale answer this load refreshes, if it is a refresh.
-    let refreshes: RequestID?
+    let refreshes: LoadID?
     /// The load's clock (its proxy's), which the cache's lifetimes are measured on.
     let clock: any LoadClock
 
-    init(cache: ResponseCache, key: ResponseCache.Key, policy: CachePolicy, stored: ResponseCache.Entry?, refreshes: RequestID?, clock: any LoadClock) {
+    init(cache: ResponseCache, key: ResponseCache.Key, policy: CachePolicy, stored: ResponseCache.Entry?, refreshes: LoadID?, clock: any LoadClock) {
         self.cache = cache
         self.key = key
         self.policy = policy
@@ -68,8 +68,8 @@ extension APIManager {
     /// answered from the cache.
     @inline(never)
     func cacheLookup(
-        _ policy: CachePolicy, id: RequestID, path: String, parameters: Parameters, resolved: ServiceRegistry.ResolvedService, method: HTTPMethod,
-        refreshing: RequestID?, observation: (any LoadObservation)?
+        _ policy: CachePolicy, id: LoadID, path: String, parameters: Parameters, resolved: ServiceRegistry.ResolvedService, method: HTTPMethod,
+        refreshing: LoadID?, observation: (any LoadObservation)?
     ) -> (answer: Stage?, use: CacheUse) {
         let key = ResponseCache.Key(
             service: serviceName, environment: resolved.environmentName, method: method, path: path, parameters: parameters,
@@ -100,7 +100,7 @@ extension APIManager {
     /// A cache entry as this manager's response: its content decoded if it was read from the
     /// persistent store (and then kept in memory), or `nil` if it does not decode.
     func cachedResponse(
-        _ entry: ResponseCache.Entry, key: ResponseCache.Key, origin: ResponseOrigin, id: RequestID, parameters: Parameters, resolved: ServiceRegistry.ResolvedService
+        _ entry: ResponseCache.Entry, key: ResponseCache.Key, origin: ResponseOrigin, id: LoadID, parameters: Parameters, resolved: ServiceRegistry.ResolvedService
     ) -> APIResponse<Content>? {
         let content: Content
         if let kept = entry.content as? Content {
@@ -110,14 +110,14 @@ extension APIManager {
             content = decoded
             cache.promote(entry, content: decoded, for: key)
         }
-        return APIResponse(requestID: id, response: entry.response, content: content, request: entry.request, parameters: parameters, origin: origin)
+        return APIResponse(loadID: id, response: entry.response, content: content, request: entry.request, parameters: parameters, origin: origin)
     }
 
     /// Answers a load that failed for want of a network with a stored response, when the
     /// policy allows. Out of line: only failures with a fallback policy come here.
     @inline(never)
     static func offlineFallback(
-        for error: APIError, _ use: CacheUse, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>
+        for error: APIError, _ use: CacheUse, plan: LoadPlan, id: LoadID, manager reference: WeakReference<APIManager<Content>>
     ) -> APIResponse<Content>? {
         guard let (entry, age) = use.fallback(for: error), let manager = reference.object,
             let response = manager.cachedResponse(

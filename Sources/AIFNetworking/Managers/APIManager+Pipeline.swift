@@ -24,10 +24,10 @@ extension APIManager {
         return load
     }
 
-    /// Runs the steps before sending, on the caller's thread: reform, veto, validate, resolve,
-    /// look up the cache (unless the load is the refresh of `refreshing`'s stale answer).
+    /// Runs the steps before sending, on the caller's thread: reform, resolve, ask the plugins,
+    /// validate, look up the cache (unless the load is the refresh of `refreshing`'s stale answer).
     func prepare(
-        _ load: Load, parameters source: Parameters, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, at url: URL? = nil,
+        _ load: Load, parameters source: Parameters, transfer: LoadTransfer? = nil, refreshing: LoadID? = nil, at url: URL? = nil,
         call: CallAdditions = .none
     ) -> Stage {
         let id = load.id
@@ -36,32 +36,37 @@ extension APIManager {
         // A linked page's URL as errors, logs and observers show it: its credentials hidden.
         let shownPath = url.map { HTTPRequest.redactedURL($0) } ?? path
         let method = requestMethod
+        let plugins = self.plugins
         var observed = false
+        /// Tells the observers and the plugins of the load, once its environment is known (or
+        /// known not to be).
+        func observe(in environment: ServiceEnvironment.Name?) -> ObservedLoad {
+            let described = ObservedLoad(loadID: id, service: service, environment: environment, path: shownPath, method: method)
+            observed = true
+            if let observation = proxy.observation(of: described) { load.observation = observation }
+            if !plugins.isEmpty { load.plugins = LoadPlugins(plugins, load: described) }
+            return described
+        }
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Stage {
-            if !observed {
-                load.observation = proxy.observation(of: ObservedLoad(requestID: id, service: service, environment: nil, path: shownPath, method: method))
-            }
-            return .failed(APIError(kind, requestID: id, service: service, path: shownPath, message: message, underlyingError: underlying))
+            if !observed { _ = observe(in: nil) }
+            return .failed(APIError(kind, loadID: id, service: service, path: shownPath, message: message, underlyingError: underlying))
         }
         guard !service.rawValue.isEmpty else {
             return failure(.configuration, "\(type(of: self)) names no service: override serviceName or pass one to init")
         }
-        let parameters = reformParams(source)
-        let interceptor = interceptor
-        guard shouldCallAPI(with: parameters), interceptor?.shouldCallAPI(self, with: parameters) ?? true else {
-            return failure(.vetoedByInterceptor, "an interceptor declined the call")
-        }
-        do {
-            try validate(parameters: parameters)
-            try validator?.validate(parameters: parameters, for: self)
-        } catch {
-            return failure(.invalidParameters, "the parameters were rejected: \(error)", error)
-        }
+        let parameters = reformParameters(source)
         let resolved: ServiceRegistry.ResolvedService
         do {
             resolved = try registry.resolve(service)
         } catch {
             return failure(.configuration, error.description, error)
+        }
+        _ = observe(in: resolved.environmentName)
+        do {
+            try load.plugins?.willStart(parameters: parameters)
+            try endpoint.validateParameters?(parameters)
+        } catch {
+            return failure(.invalidParameters, "the parameters were rejected: \(error)", error)
         }
         // A linked URL is followed only on the service's own origin: its credentials and
         // signature are for that origin alone.
@@ -90,10 +95,7 @@ extension APIManager {
             }
         }
         let keyPath = call.keyPath(path)
-        observed = true
-        let observation = proxy.observation(
-            of: ObservedLoad(requestID: id, service: service, environment: resolved.environmentName, path: shownPath, method: method))
-        if let observation { load.observation = observation }
+        let observation = load.observation
         var cacheUse: CacheUse?
         if let policy = cachePolicy, transfer == nil {
             let lookup = cacheLookup(
@@ -109,28 +111,17 @@ extension APIManager {
             placements: parameterPlacements, timeouts: timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: retryPolicy, errorPolicies: resolved.service.errorPolicies,
             authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation,
-            interception: interceptor.map(interception)
+            plugins: load.plugins
         ))
     }
 
-    /// What the load's engine and its ending need of `interceptor`: its word on each retry
-    /// (with this manager, while both live).
-    private func interception(_ interceptor: any APIManagerInterceptor) -> LoadInterception {
-        LoadInterception(interceptor) { [weak self, weak interceptor] attempt in
-            guard let self, let interceptor else { return true }
-            return interceptor.shouldRetry(self, attempt: attempt)
-        }
-    }
-
-    /// Sends a load through its engine, the one send path of both faces: runs the "after
-    /// calling the API" hooks (the load is handed on), starts the load on `runner` with its
-    /// plan, and hands its ending, checked and decoded, to `concluded` — once, on `runner`.
+    /// Sends a load through its engine, the one send path of both faces: starts the load on
+    /// `runner` with its plan, and hands its ending, checked and decoded, to `concluded` —
+    /// once, on `runner`.
     func send(
         _ plan: LoadPlan, _ load: Load, on runner: any CompletionExecutor,
         then concluded: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
     ) {
-        afterCallingAPI(with: plan.parameters)
-        interceptor?.afterCallingAPI(self, with: plan.parameters)
         let reference = WeakReference(self)
         runner.run {
             load.start(plan, on: runner) { [id = load.id] ending in
@@ -141,7 +132,7 @@ extension APIManager {
 
     /// The outcome of a load the engine ended: its failure, or its answer checked and decoded
     /// (``conclude(_:plan:id:attempts:manager:)``), a failure saying why it was not retried.
-    static func conclude(_ ending: LoadEnding, plan: LoadPlan, id: RequestID, manager reference: WeakReference<APIManager<Content>>) -> Result<APIResponse<Content>, APIError> {
+    static func conclude(_ ending: LoadEnding, plan: LoadPlan, id: LoadID, manager reference: WeakReference<APIManager<Content>>) -> Result<APIResponse<Content>, APIError> {
         switch ending {
         case .failed(let error):
             return .failure(error)
@@ -157,7 +148,7 @@ extension APIManager {
     /// looks up the metadata of the response types it touches on every call.
     @inline(__always)
     static func conclude(
-        _ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: RequestID, attempts: Int, manager reference: WeakReference<APIManager<Content>>
+        _ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: LoadID, attempts: Int, manager reference: WeakReference<APIManager<Content>>
     ) -> Result<APIResponse<Content>, APIError> {
         let request: HTTPRequest
         var response: HTTPResponse
@@ -208,11 +199,11 @@ extension APIManager {
             return failure(.decodingFailed, "the body is not a \(Content.self): \(message)", error)
         }
         let apiResponse = APIResponse(
-            requestID: id, response: response, content: content, request: request, parameters: plan.parameters, origin: origin, attempts: attempts,
+            loadID: id, response: response, content: content, request: request, parameters: plan.parameters, origin: origin, attempts: attempts,
             refreshes: plan.cache?.refreshes)
         do {
-            try manager.validate(response: apiResponse)
-            try manager.validator?.validate(response: apiResponse, for: manager)
+            try manager.endpoint.validateResponse?(apiResponse)
+            try plan.plugins?.didReceive(apiResponse)
         } catch {
             return failure(.invalidResponse, "the response was rejected: \(error)", error)
         }
@@ -227,7 +218,7 @@ extension APIManager {
     @discardableResult
     func finishWithoutSending(_ load: Load, _ stage: Stage, deliver: Bool) -> Result<APIResponse<Content>, APIError> {
         guard load.endBeforeSending() else {
-            let error = APIError(.cancelled, requestID: load.id, service: serviceName, path: path, message: "the request was cancelled")
+            let error = APIError(.cancelled, loadID: load.id, service: serviceName, path: path, message: "the request was cancelled")
             return finish(load, .failure(error), deliver: deliver)
         }
         switch stage {
@@ -236,8 +227,6 @@ extension APIManager {
         case .cached(let answer), .stale(let answer):
             // Put there by `prepare` of this manager, so of this type.
             let response = answer as! APIResponse<Content>
-            afterCallingAPI(with: response.parameters)
-            interceptor?.afterCallingAPI(self, with: response.parameters)
             return finish(load, .success(response), deliver: deliver)
         case .send:
             preconditionFailure("a load to send is finished by the load engine")
@@ -245,28 +234,35 @@ extension APIManager {
     }
 
     /// Ends a load exactly once, with the outcome its object ended it with: takes it out of
-    /// the tables, tells its observers, records it, and hands it to the hooks and (when
+    /// the tables, tells its observers, records it, and hands it to the plugins and (when
     /// `deliver`) the delegate.
     @discardableResult
     func finish(_ load: Load, _ outcome: Result<APIResponse<Content>, APIError>, deliver: Bool) -> Result<APIResponse<Content>, APIError> {
         let id = load.id
         proxy.end(id)
-        load.observation?.loadDidEnd(ObservedLoad.Outcome(outcome))
+        let observed = ObservedLoad.Outcome(outcome)
+        load.observation?.loadDidEnd(observed)
         state.withLock { state in
             state.inFlight.remove(id)
             if !outcome.isCancellation { state.last = outcome }
         }
         loadDidEnd(id, result: outcome)
+        let plugins = load.plugins
         if deliver {
-            let outcome = outcome
-            callbackExecutor.run { [weak self] in self?.perform(outcome, tellingDelegate: true) }
+            callbackExecutor.run { [weak self] in
+                if let self {
+                    self.deliver(outcome, observed, to: plugins)
+                } else {
+                    plugins?.didEnd(observed)
+                }
+            }
         } else {
-            perform(outcome, tellingDelegate: false)
+            _ = plugins?.willDeliver(outcome)
+            plugins?.didEnd(observed)
         }
         return outcome
     }
 
-    /// The perform hooks around the delegate.
     /// Tells the ``mainActorDelegate``, if any: here when this runs on the main actor (the
     /// `.mainActor` callback executor), on the main actor later otherwise.
     private func tellMainActorDelegate(_ outcome: Result<APIResponse<Content>, APIError>) {
@@ -284,28 +280,18 @@ extension APIManager {
         }
     }
 
-    private func perform(_ outcome: Result<APIResponse<Content>, APIError>, tellingDelegate: Bool) {
-        let interceptor = interceptor
-        switch outcome {
-        case .success(let response):
-            let own = beforePerformSuccess(with: response)
-            let theirs = interceptor?.beforePerformSuccess(self, with: response) ?? true
-            if tellingDelegate, own, theirs {
-                delegate?.manager(self, didSucceedWith: response)
-                tellMainActorDelegate(outcome)
+    /// Tells the delegates of a load's outcome (never of a cancellation), unless a plugin
+    /// says not to; the plugins hear before and after.
+    private func deliver(_ outcome: Result<APIResponse<Content>, APIError>, _ observed: ObservedLoad.Outcome, to plugins: LoadPlugins?) {
+        let tell = plugins?.willDeliver(outcome) ?? true
+        if tell, !outcome.isCancellation {
+            switch outcome {
+            case .success(let response): delegate?.manager(self, didSucceedWith: response)
+            case .failure(let error): delegate?.manager(self, didFailWith: error)
             }
-            afterPerformSuccess(with: response)
-            interceptor?.afterPerformSuccess(self, with: response)
-        case .failure(let error):
-            let own = beforePerformFail(with: error)
-            let theirs = interceptor?.beforePerformFail(self, with: error) ?? true
-            if tellingDelegate, own, theirs, !error.isCancellation {
-                delegate?.manager(self, didFailWith: error)
-                tellMainActorDelegate(outcome)
-            }
-            afterPerformFail(with: error)
-            interceptor?.afterPerformFail(self, with: error)
+            tellMainActorDelegate(outcome)
         }
+        plugins?.didEnd(observed)
     }
 }
 
@@ -323,7 +309,7 @@ extension APIManager {
     /// every credential the request carried shown as `***`; the body decoded into the declared
     /// type rides along.
     static func statusError(
-        _ response: HTTPResponse, request: HTTPRequest, plan: LoadPlan, id: RequestID, attempts: Int, manager: APIManager<Content>
+        _ response: HTTPResponse, request: HTTPRequest, plan: LoadPlan, id: LoadID, attempts: Int, manager: APIManager<Content>
     ) -> APIError {
         let service = plan.resolved.service
         let secrets = request.secretValues(in: plan.resolved.environment)

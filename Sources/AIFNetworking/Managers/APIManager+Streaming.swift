@@ -3,7 +3,7 @@ extension APIManager where Content == NoContent {
     /// feed of lines — as a load of this manager: the service resolved, the parameters, the
     /// credential of its ``/AIFServices/Authenticator``, signing, redirects within the service's origin
     /// followed and signed afresh, the service's retry policy and a credential refused and
-    /// renewed, the observers, a request ID to cancel it by — all before the first byte of the
+    /// renewed, the observers, a load ID to cancel it by — all before the first byte of the
     /// body. It returns when a 2xx answer's body begins (or the answer ends, for one without
     /// a body).
     ///
@@ -22,7 +22,7 @@ extension APIManager where Content == NoContent {
     /// behind pauses the transfer. The load's total timeout covers the whole body: give a
     /// stream that stays open its own ``/AIFTransport/HTTPRequest/Timeouts`` (`total: nil`, and `idle` when the server
     /// sends keep-alive comments). Cancelling the calling task before the body begins, the
-    /// task reading it, or the load by ID (``requestsInFlight``) cancels the transfer;
+    /// task reading it, or the load by ID (``loadsInFlight``) cancels the transfer;
     /// so does letting go of the body unread.
     ///
     /// - Parameters:

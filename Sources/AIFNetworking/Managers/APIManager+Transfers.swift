@@ -1,7 +1,7 @@
 extension APIManager {
     /// Loads with a body of its own — a file, a multipart form, a stream — instead of the
     /// parameters encoded as the body: an upload, with everything a load has (the service,
-    /// signing, retries, the request ID, cancellation, hooks). The parameters go in the query
+    /// signing, retries, the load ID, cancellation, hooks). The parameters go in the query
     /// string.
     ///
     /// ```swift
@@ -41,20 +41,20 @@ extension APIManager {
     ///   - control: Suspends, resumes and paces the transfer; none by default.
     /// - Returns: The load's ID, to cancel it.
     @discardableResult
-    public func loadData(with parameters: Parameters, sending body: HTTPRequest.Body, control: TransferControl? = nil) -> RequestID {
-        let id = Locked<RequestID?>(nil)
+    public func loadData(with parameters: Parameters, sending body: HTTPRequest.Body, control: TransferControl? = nil) -> LoadID {
+        let id = Locked<LoadID?>(nil)
         return loadData(with: parameters, onStart: { started in id.withLock { $0 = started } }, transfer: LoadTransfer(body: body, progress: delegateProgress(id), control: control))
     }
 
     /// Progress for the delegate face: throttled, told on the callback executor.
     /// - Parameter id: The load's ID, known once it has started.
-    func delegateProgress(_ id: Locked<RequestID?>) -> ProgressThrottle {
+    func delegateProgress(_ id: Locked<LoadID?>) -> ProgressThrottle {
         let reference = WeakReference(self)
         return ProgressThrottle { progress in
-            guard let manager = reference.object, let requestID = id.withLock({ $0 }) else { return }
+            guard let manager = reference.object, let loadID = id.withLock({ $0 }) else { return }
             manager.callbackExecutor.run {
                 guard let manager = reference.object else { return }
-                manager.delegate?.manager(manager, didReportProgress: progress, requestID: requestID)
+                manager.delegate?.manager(manager, didReportProgress: progress, loadID: loadID)
             }
         }
     }
@@ -108,7 +108,7 @@ extension APIManager where Content == NoContent {
         }
         guard let file = download.file else {
             // Only a download that finished concludes with success.
-            throw APIError(.invalidResponse, requestID: response.requestID, service: serviceName, path: path, message: "the load ended without a file")
+            throw APIError(.invalidResponse, loadID: response.loadID, service: serviceName, path: path, message: "the load ended without a file")
         }
         return file
     }
@@ -122,8 +122,8 @@ extension APIManager where Content == NoContent {
     ///   - control: Suspends, resumes and paces the transfer; none by default.
     /// - Returns: The load's ID, to cancel it.
     @discardableResult
-    public func downloadData(with parameters: Parameters, to target: FileDownload, control: TransferControl? = nil) -> RequestID {
-        let id = Locked<RequestID?>(nil)
+    public func downloadData(with parameters: Parameters, to target: FileDownload, control: TransferControl? = nil) -> LoadID {
+        let id = Locked<LoadID?>(nil)
         return loadData(
             with: parameters, onStart: { started in id.withLock { $0 = started } }, transfer: LoadTransfer(download: ManagerDownload(target), progress: delegateProgress(id), control: control))
     }

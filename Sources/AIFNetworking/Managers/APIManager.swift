@@ -7,9 +7,6 @@ import Foundation
 ///     // Restated as Swift requires of subclasses; safe: it adds no stored state.
 ///     override var serviceName: ServiceName { "shop" }
 ///     override var path: String { "goods/{id}" }
-///     override func validate(parameters: Parameters) throws {
-///         guard case .int(let id)? = parameters["id"], id > 0 else { throw Invalid("id must be a positive number") }
-///     }
 /// }
 ///
 /// // Delegate face:
@@ -25,8 +22,12 @@ import Foundation
 /// or ``decodeContent(from:service:)`` for other formats; use ``NoContent`` for endpoints
 /// without a body).
 ///
+/// **Plugins** (``plugins``, see ``LoadPlugin``) take part in its loads: refuse one before it
+/// starts, add headers to each attempt, decline a retry, reject a response, hold a delivery
+/// back.
+///
 /// **The load pipeline**, the same for both faces: the manager prepares a load (parameters,
-/// ``reformParams(_:)``, the vetoes, the checks, the cache), hands it to the load engine once,
+/// ``reformParameters(_:)``, the plugins, the checks, the cache), hands it to the load engine once,
 /// and hears back once to check and decode the answer and once to deliver it; <doc:OneRequestsPath>
 /// follows a load through it. Every load ends exactly once; a cancelled one calls neither
 /// delegate method.
@@ -37,8 +38,8 @@ import Foundation
 ///
 /// **Threads.** A manager may be used from any thread, with several loads in flight. The
 /// configuration members a subclass overrides (``serviceName``, ``path``,
-/// ``requestMethod``, …) are read when a load starts, on the caller's thread; the response
-/// hooks run where the load ends; the delegate and perform hooks run on
+/// ``requestMethod``, …) are read when a load starts, on the caller's thread, and
+/// ``decodeContent(from:service:)`` where the load ends; the delegate runs on
 /// ``callbackExecutor``. Overrides must therefore be safe to call from any thread — constants,
 /// or state behind a lock.
 ///
@@ -63,13 +64,12 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     struct ManagerState {
         weak var paramSource: (any APIManagerParamSource)?
         weak var delegate: (any APIManagerDelegate)?
-        weak var validator: (any APIManagerValidator)?
-        weak var interceptor: (any APIManagerInterceptor)?
+        var plugins: [any LoadPlugin] = []
         weak var mainActorDelegate: (any MainActorManagerDelegate<Content>)?
         weak var mainActorParamSource: (any MainActorParamSource<Content>)?
         var callbackExecutor = CallbackExecutor.mainActor
-        var group: RequestGroup?
-        var inFlight: Set<RequestID> = []
+        var group: LoadGroup?
+        var inFlight: Set<LoadID> = []
         var last: Result<APIResponse<Content>, APIError>?
     }
 
@@ -182,23 +182,15 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// refresh would wait for itself.
     open var usesAuthenticator: Bool { endpoint.usesAuthenticator }
 
-    // MARK: Hooks (override)
+    // MARK: Transforms (override)
 
     /// Rewrites the parameters just before the call: add a page, rename keys, fill a path
-    /// placeholder. The endpoint's ``Endpoint/reformParameters``, or unchanged, by default.
+    /// placeholder (AIFNetworking's `reformParams:`). The endpoint's
+    /// ``Endpoint/reformParameters``, or unchanged, by default.
     ///
     /// - Parameter parameters: The parameters from the source or the call.
     /// - Returns: The parameters to send.
-    open func reformParams(_ parameters: Parameters) -> Parameters { endpoint.reformParameters?(parameters) ?? parameters }
-
-    /// Throws to reject the parameters (the load ends as ``APIError/Kind/invalidParameters``,
-    /// nothing sent). The endpoint's ``Endpoint/validateParameters`` by default.
-    open func validate(parameters: Parameters) throws { try endpoint.validateParameters?(parameters) }
-
-    /// Throws to reject a decoded response (the load ends as
-    /// ``APIError/Kind/invalidResponse``, nothing cached). The endpoint's
-    /// ``Endpoint/validateResponse`` by default.
-    open func validate(response: APIResponse<Content>) throws { try endpoint.validateResponse?(response) }
+    open func reformParameters(_ parameters: Parameters) -> Parameters { endpoint.reformParameters?(parameters) ?? parameters }
 
     /// Decodes the body into the content type: through ``decoder``, else the service's
     /// ``/AIFServices/Service/decoder``, else a default ``/AIFServices/FastJSONDecoder``; the content is the
@@ -239,17 +231,37 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         return none
     }
 
-    /// Whether to go on with a load (the interceptor is asked too); yes by default.
+    // MARK: Former hooks
+
+    // Overridable once; declared here, unavailable, so that an override says what to write
+    // instead. Hooks are plugins now: one list, one route per moment.
+
+    /// Replaced by ``reformParameters(_:)``.
+    @available(*, unavailable, renamed: "reformParameters(_:)")
+    open func reformParams(_ parameters: Parameters) -> Parameters { parameters }
+    /// Replaced by a plugin's ``LoadPlugin/loadWillStart(_:parameters:)``.
+    @available(*, unavailable, message: "throw from a LoadPlugin's loadWillStart(_:parameters:), or set the endpoint's validateParameters")
+    open func validate(parameters: Parameters) throws {}
+    /// Replaced by a plugin's ``LoadPlugin/loadDidReceive(_:of:)``.
+    @available(*, unavailable, message: "throw from a LoadPlugin's loadDidReceive(_:of:), or set the endpoint's validateResponse")
+    open func validate(response: APIResponse<Content>) throws {}
+    /// Replaced by a plugin's ``LoadPlugin/loadWillStart(_:parameters:)``.
+    @available(*, unavailable, message: "throw from a LoadPlugin's loadWillStart(_:parameters:) to refuse a load")
     open func shouldCallAPI(with parameters: Parameters) -> Bool { true }
-    /// The request has been handed to the proxy, or the load answered from the cache.
+    /// Replaced by a plugin's ``LoadPlugin/attemptWillBeSigned(_:headers:of:)``.
+    @available(*, unavailable, message: "use a LoadPlugin's attemptWillBeSigned(_:headers:of:)")
     open func afterCallingAPI(with parameters: Parameters) {}
-    /// Whether the delegate hears of this success (the interceptor is asked too); yes by default.
+    /// Replaced by a plugin's ``LoadPlugin/loadWillDeliver(_:of:)``.
+    @available(*, unavailable, message: "return false from a LoadPlugin's loadWillDeliver(_:of:)")
     open func beforePerformSuccess(with response: APIResponse<Content>) -> Bool { true }
-    /// Runs after the delegate heard of a success.
+    /// Replaced by a plugin's ``LoadPlugin/loadDidEnd(_:of:)``.
+    @available(*, unavailable, message: "use a LoadPlugin's loadDidEnd(_:of:)")
     open func afterPerformSuccess(with response: APIResponse<Content>) {}
-    /// Whether the delegate hears of this failure (the interceptor is asked too); yes by default.
+    /// Replaced by a plugin's ``LoadPlugin/loadWillDeliver(_:of:)``.
+    @available(*, unavailable, message: "return false from a LoadPlugin's loadWillDeliver(_:of:)")
     open func beforePerformFail(with error: APIError) -> Bool { true }
-    /// Runs after the delegate heard of a failure (and for cancellations, which it does not hear).
+    /// Replaced by a plugin's ``LoadPlugin/loadDidEnd(_:of:)``.
+    @available(*, unavailable, message: "use a LoadPlugin's loadDidEnd(_:of:)")
     open func afterPerformFail(with error: APIError) {}
 
     // MARK: Driven by
@@ -280,26 +292,22 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         set { state.withLock { $0.mainActorParamSource = newValue } }
     }
 
-    /// Validates after the manager's own validation; held weakly.
-    public var validator: (any APIManagerValidator)? {
-        get { state.withLock { $0.validator } }
-        set { state.withLock { $0.validator = newValue } }
+    /// What takes part in this manager's loads, asked in order at each moment (see
+    /// ``LoadPlugin``); none by default. A load keeps the list it started with.
+    public var plugins: [any LoadPlugin] {
+        get { state.withLock { $0.plugins } }
+        set { state.withLock { $0.plugins = newValue } }
     }
 
-    /// Hooks in after the manager's own hooks; held weakly.
-    public var interceptor: (any APIManagerInterceptor)? {
-        get { state.withLock { $0.interceptor } }
-        set { state.withLock { $0.interceptor = newValue } }
-    }
-
-    /// Where the delegate and the perform hooks are called; the main actor by default.
+    /// Where the delegate and the plugins' delivery moments are called; the main actor by
+    /// default.
     public var callbackExecutor: CallbackExecutor {
         get { state.withLock { $0.callbackExecutor } }
         set { state.withLock { $0.callbackExecutor = newValue } }
     }
 
     /// The group new loads join, so that ``APIProxy/cancel(group:)`` can cancel them together.
-    public var group: RequestGroup? {
+    public var group: LoadGroup? {
         get { state.withLock { $0.group } }
         set { state.withLock { $0.group = newValue } }
     }
@@ -312,7 +320,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///
     /// - Returns: The load's ID, to cancel it; the outcome goes to the delegate.
     @discardableResult
-    public func loadData() -> RequestID {
+    public func loadData() -> LoadID {
         if let boundArguments { return loadData(boundArguments) }
         return switch sourceParameters() {
         case .success(let parameters): loadData(with: parameters ?? [:])
@@ -343,17 +351,17 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// ended as every load is (its observers told); the error is the caller's to throw.
     func failedLoad(_ kind: APIError.Kind, _ message: String) -> APIError {
         let load = startLoad()
-        let error = APIError(kind, requestID: load.id, service: serviceName, path: path, message: message)
+        let error = APIError(kind, loadID: load.id, service: serviceName, path: path, message: message)
         if case .failure(let ended) = finishWithoutSending(load, .failed(error), deliver: false) { return ended }
         return error
     }
 
     /// Starts a load that fails at once with this error, ended off the caller's stack like
     /// every load; `onStart` hears its ID first.
-    func failWithoutSending(_ kind: APIError.Kind, _ message: SourceUnreachable, onStart: ((RequestID) -> Void)?) -> RequestID {
+    func failWithoutSending(_ kind: APIError.Kind, _ message: SourceUnreachable, onStart: ((LoadID) -> Void)?) -> LoadID {
         let load = startLoad()
         onStart?(load.id)
-        let error = APIError(kind, requestID: load.id, service: serviceName, path: path, message: message.message)
+        let error = APIError(kind, loadID: load.id, service: serviceName, path: path, message: message.message)
         // The manager is held until then: a load that sent nothing ends on the next turn.
         callbackExecutor.run { self.finishWithoutSending(load, .failed(error), deliver: true) }
         return load.id
@@ -367,7 +375,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///   - query: Query items after those the parameters make; none by default.
     /// - Returns: The load's ID, to cancel it; the outcome goes to the delegate.
     @discardableResult
-    public func loadData(with parameters: Parameters, headers: HTTPHeaders = HTTPHeaders(), query: [URLQueryItem] = []) -> RequestID {
+    public func loadData(with parameters: Parameters, headers: HTTPHeaders = HTTPHeaders(), query: [URLQueryItem] = []) -> LoadID {
         loadData(with: parameters, onStart: nil, call: CallAdditions(headers: headers, query: query))
     }
 
@@ -385,7 +393,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     public func loadData(
         with parameters: Parameters = [:], body: some Encodable & Sendable, encoding: BodyEncoding? = nil, headers: HTTPHeaders = HTTPHeaders(),
         query: [URLQueryItem] = []
-    ) -> RequestID {
+    ) -> LoadID {
         loadData(with: parameters, onStart: nil, call: CallAdditions(headers: headers, query: query, body: body, bodyEncoding: encoding))
     }
 
@@ -395,9 +403,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// - Parameter url: A full URL on the service's origin to load instead of ``path`` (the
     ///   next page a response linked).
     func loadData(
-        with parameters: Parameters, onStart: ((RequestID) -> Void)?, transfer: LoadTransfer? = nil, refreshing: RequestID? = nil, deliver: Bool = true,
+        with parameters: Parameters, onStart: ((LoadID) -> Void)?, transfer: LoadTransfer? = nil, refreshing: LoadID? = nil, deliver: Bool = true,
         at url: URL? = nil, call: CallAdditions = .none
-    ) -> RequestID {
+    ) -> LoadID {
         let load = startLoad()
         let id = load.id
         onStart?(id)
@@ -477,7 +485,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///     stream face starts it itself).
     ///   - url: A full URL on the service's origin to load instead of ``path``.
     func load(
-        _ parameters: Parameters, transfer: LoadTransfer?, refreshing: RequestID? = nil, refreshesStale: Bool = true, at url: URL? = nil,
+        _ parameters: Parameters, transfer: LoadTransfer?, refreshing: LoadID? = nil, refreshesStale: Bool = true, at url: URL? = nil,
         call: CallAdditions = .none
     ) async throws(APIError) -> APIResponse<Content> {
         let load = startLoad()
@@ -523,7 +531,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
                     let first = try await load(parameters, transfer: nil, refreshesStale: false)
                     continuation.yield(first)
                     if case .staleCache = first.origin {
-                        continuation.yield(try await load(parameters, transfer: nil, refreshing: first.requestID))
+                        continuation.yield(try await load(parameters, transfer: nil, refreshing: first.loadID))
                     }
                     continuation.finish()
                 } catch {
@@ -537,20 +545,20 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// Cancels one of this manager's loads (any load's, in fact: IDs are global).
     ///
     /// - Parameter id: The ID `loadData` returned.
-    public func cancelRequest(_ id: RequestID) {
+    public func cancelLoad(_ id: LoadID) {
         proxy.cancel(id)
     }
 
     /// Cancels every load of this manager in flight.
-    public func cancelAllRequests() {
-        proxy.cancel(requestsInFlight)
+    public func cancelAllLoads() {
+        proxy.cancel(loadsInFlight)
     }
 
     /// Whether any load of this manager is in flight.
     public var isLoading: Bool { state.withLock { !$0.inFlight.isEmpty } }
 
     /// The IDs of this manager's loads in flight, oldest first.
-    public var requestsInFlight: [RequestID] { state.withLock { $0.inFlight.sorted() } }
+    public var loadsInFlight: [LoadID] { state.withLock { $0.inFlight.sorted() } }
 
     /// The content of the last successful load (of either face), or `nil` — what AIFNetworking
     /// calls `fetchData`.
@@ -612,7 +620,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
 
     /// Called in the load's task when a load has ended, before delivery (paging keeps its
     /// cursor here).
-    func loadDidEnd(_ id: RequestID, result: Result<APIResponse<Content>, APIError>) {}
+    func loadDidEnd(_ id: LoadID, result: Result<APIResponse<Content>, APIError>) {}
 }
 
 /// Used by managers whose manager and service name no decoder.

@@ -35,94 +35,13 @@ public protocol APIManagerDelegate: AnyObject, Sendable {
     /// - Parameters:
     ///   - manager: The manager.
     ///   - progress: The bytes so far, the totals when known, the throughput.
-    ///   - requestID: The load's ID.
-    func manager<Content>(_ manager: APIManager<Content>, didReportProgress progress: TransferProgress, requestID: RequestID)
+    ///   - loadID: The load's ID.
+    func manager<Content>(_ manager: APIManager<Content>, didReportProgress progress: TransferProgress, loadID: LoadID)
 }
 
 extension APIManagerDelegate {
     /// Does nothing: most delegates do not follow progress.
-    public func manager<Content>(_ manager: APIManager<Content>, didReportProgress progress: TransferProgress, requestID: RequestID) {}
-}
-
-/// Checks the parameters before a request is sent and the response after. Throw to reject:
-/// the error's description becomes the ``APIError``'s message.
-///
-/// A manager validates with its own ``APIManager/validate(parameters:)`` and
-/// ``APIManager/validate(response:)`` and then with its ``APIManager/validator``, if set.
-public protocol APIManagerValidator: AnyObject, Sendable {
-    /// Rejects bad parameters by throwing; no request is then sent.
-    ///
-    /// - Parameters:
-    ///   - parameters: The parameters, reformed.
-    ///   - manager: The manager about to send them.
-    func validate<Content>(parameters: Parameters, for manager: APIManager<Content>) throws
-
-    /// Rejects a response by throwing; it then ends as ``APIError/Kind/invalidResponse`` and is
-    /// not cached.
-    ///
-    /// - Parameters:
-    ///   - response: The decoded response.
-    ///   - manager: The manager that received it.
-    func validate<Content>(response: APIResponse<Content>, for manager: APIManager<Content>) throws
-}
-
-extension APIManagerValidator {
-    /// Accepts any parameters.
-    public func validate<Content>(parameters: Parameters, for manager: APIManager<Content>) throws {}
-    /// Accepts any response.
-    public func validate<Content>(response: APIResponse<Content>, for manager: APIManager<Content>) throws {}
-}
-
-/// Hooks into every stage of a manager's loads. Every method has a default that does nothing
-/// (or says yes).
-///
-/// Order: `shouldCallAPI` → (validation, cache, send) → `afterCallingAPI`; when the load ends:
-/// `beforePerformSuccess`/`beforePerformFail` → delegate → `afterPerformSuccess`/
-/// `afterPerformFail`. The perform hooks run on the manager's callback executor (or in the
-/// awaiting task for `load(…)`), and see cancelled loads too, as ``APIError/Kind-swift.struct/cancelled``;
-/// a load whose manager was deallocated ends with ``afterPerformFail(ofDeallocatedManager:)``.
-/// Every load's end reaches one of them.
-public protocol APIManagerInterceptor: AnyObject, Sendable {
-    /// Whether to go on with a load; `false` ends it as ``APIError/Kind/vetoedByInterceptor``.
-    func shouldCallAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) -> Bool
-    /// The request has been handed to the proxy (or the load answered from the cache).
-    func afterCallingAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters)
-    /// Whether to send a failed load again, as its ``/AIFServices/RetryPolicy`` and the proxy's
-    /// ``/AIFServices/RetryPolicy/Budget`` allow; `false` ends it with the failed attempt's outcome. Called on the
-    /// thread the load runs on.
-    func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryPolicy.Attempt) -> Bool
-    /// Whether to tell the delegate of this success.
-    func beforePerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) -> Bool
-    /// The delegate has been told of a success.
-    func afterPerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>)
-    /// Whether to tell the delegate of this failure (cancellations are never told).
-    func beforePerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) -> Bool
-    /// The delegate has been told of a failure.
-    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError)
-    /// A load ended after its manager was deallocated — always as
-    /// ``APIError/Kind-swift.struct/cancelled``, since a manager cancels its loads when it goes
-    /// — so the other hooks, which take the manager, cannot be called. The interceptor is the
-    /// one the manager had when the load started. Called where the load ended.
-    func afterPerformFail(ofDeallocatedManager error: APIError)
-}
-
-extension APIManagerInterceptor {
-    /// Goes on.
-    public func shouldCallAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) -> Bool { true }
-    /// Does nothing.
-    public func afterCallingAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) {}
-    /// Lets the retry happen.
-    public func shouldRetry<Content>(_ manager: APIManager<Content>, attempt: RetryPolicy.Attempt) -> Bool { true }
-    /// Tells the delegate.
-    public func beforePerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) -> Bool { true }
-    /// Does nothing.
-    public func afterPerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) {}
-    /// Tells the delegate.
-    public func beforePerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) -> Bool { true }
-    /// Does nothing.
-    public func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) {}
-    /// Does nothing.
-    public func afterPerformFail(ofDeallocatedManager error: APIError) {}
+    public func manager<Content>(_ manager: APIManager<Content>, didReportProgress progress: TransferProgress, loadID: LoadID) {}
 }
 
 /// Turns a manager's last response into what a caller wants (a view model, a list of titles),

@@ -3,7 +3,7 @@ import Foundation
 /// A successful load: the decoded content with everything about how it was obtained.
 public struct APIResponse<Content: Sendable>: Sendable {
     /// The load's ID.
-    public var requestID: RequestID { storage.requestID }
+    public var loadID: LoadID { storage.loadID }
     /// The HTTP status.
     public var statusCode: Int { storage.statusCode }
     /// The response headers.
@@ -28,7 +28,7 @@ public struct APIResponse<Content: Sendable>: Sendable {
     public var isStale: Bool { storage.origin.isStale }
     /// The load whose stale answer this response refreshes, when it is the refresh load that
     /// ``CachePolicy/staleWhileRevalidate`` started; `nil` otherwise.
-    public var refreshes: RequestID? { storage.refreshes }
+    public var refreshes: LoadID? { storage.refreshes }
     /// How the transfer went; for a cached response, the transfer that filled the cache.
     public var metrics: HTTPResponse.Metrics { storage.metrics }
     /// How many times the request was sent: 1, or more when the load was retried (see
@@ -49,7 +49,7 @@ public struct APIResponse<Content: Sendable>: Sendable {
     /// Creates a response; managers do this, and tests of reformers.
     ///
     /// - Parameters:
-    ///   - requestID: The load's ID.
+    ///   - loadID: The load's ID.
     ///   - response: The HTTP response.
     ///   - content: The decoded content.
     ///   - request: The request sent.
@@ -59,11 +59,11 @@ public struct APIResponse<Content: Sendable>: Sendable {
     ///   - refreshes: The load whose stale answer it refreshes, if any.
     @inline(__always)
     public init(
-        requestID: RequestID, response: HTTPResponse, content: Content, request: HTTPRequest, parameters: Parameters,
-        origin: ResponseOrigin = .network, attempts: Int = 1, refreshes: RequestID? = nil
+        loadID: LoadID, response: HTTPResponse, content: Content, request: HTTPRequest, parameters: Parameters,
+        origin: ResponseOrigin = .network, attempts: Int = 1, refreshes: LoadID? = nil
     ) {
         storage = ResponseStorage(
-            requestID: requestID, statusCode: response.statusCode, headers: response.headers, data: response.body, request: request,
+            loadID: loadID, statusCode: response.statusCode, headers: response.headers, data: response.body, request: request,
             parameters: parameters, origin: origin, metrics: response.metrics, attempts: attempts, refreshes: refreshes,
             httpVersion: response.httpVersion, content: content)
     }
@@ -87,7 +87,7 @@ public struct APIResponse<Content: Sendable>: Sendable {
 /// What an ``APIResponse`` holds. The content comes last, so that the other fields sit at the
 /// same offsets whatever its type.
 private final class ResponseStorage<Content: Sendable>: Sendable {
-    let requestID: RequestID
+    let loadID: LoadID
     let statusCode: Int
     let headers: HTTPHeaders
     let data: Data
@@ -96,15 +96,15 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     let origin: ResponseOrigin
     let metrics: HTTPResponse.Metrics
     let attempts: Int
-    let refreshes: RequestID?
+    let refreshes: LoadID?
     let httpVersion: HTTPResponse.Version
     let content: Content
 
     init(
-        requestID: RequestID, statusCode: Int, headers: HTTPHeaders, data: Data, request: HTTPRequest, parameters: Parameters,
-        origin: ResponseOrigin, metrics: HTTPResponse.Metrics, attempts: Int, refreshes: RequestID?, httpVersion: HTTPResponse.Version, content: Content
+        loadID: LoadID, statusCode: Int, headers: HTTPHeaders, data: Data, request: HTTPRequest, parameters: Parameters,
+        origin: ResponseOrigin, metrics: HTTPResponse.Metrics, attempts: Int, refreshes: LoadID?, httpVersion: HTTPResponse.Version, content: Content
     ) {
-        self.requestID = requestID
+        self.loadID = loadID
         self.statusCode = statusCode
         self.headers = headers
         self.data = data
@@ -121,7 +121,7 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     /// The same fields with other content.
     func replacing<Other: Sendable>(content: Other) -> ResponseStorage<Other> {
         ResponseStorage<Other>(
-            requestID: requestID, statusCode: statusCode, headers: headers, data: data, request: request, parameters: parameters,
+            loadID: loadID, statusCode: statusCode, headers: headers, data: data, request: request, parameters: parameters,
             origin: origin, metrics: metrics, attempts: attempts, refreshes: refreshes, httpVersion: httpVersion, content: content)
     }
 }

@@ -60,9 +60,9 @@ extension APIManager {
 
     /// Starts a load of the arguments this manager was made for; the delegate hears its
     /// progress (an upload's or a download's) and its outcome.
-    func loadData(_ arguments: CallArguments) -> RequestID {
+    func loadData(_ arguments: CallArguments) -> LoadID {
         if let failure = arguments.failure { return failWithoutSending(.invalidParameters, SourceUnreachable(failure), onStart: nil) }
-        let id = Locked<RequestID?>(nil)
+        let id = Locked<LoadID?>(nil)
         let transfer = arguments.transfer(progress: arguments.form != nil || arguments.download != nil ? delegateProgress(id) : nil)
         return loadData(with: arguments.parameters, onStart: { started in id.withLock { $0 = started } }, transfer: transfer, call: arguments.additions)
     }

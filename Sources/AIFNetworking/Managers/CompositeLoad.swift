@@ -1,5 +1,5 @@
 /// Runs a load made of other loads (an ``APIBatch``, an ``APIChain``) as one entry in a
-/// proxy's table: it has a request ID of its own, and cancelling that ID — or its group, or all
+/// proxy's table: it has a load ID of its own, and cancelling that ID — or its group, or all
 /// of the proxy's loads — cancels the task that runs it, and so the member loads under way. The
 /// task is the composite load's one object: its cancellation says that the load was cancelled.
 enum CompositeLoad {
@@ -24,8 +24,8 @@ enum CompositeLoad {
     /// The async face: runs `body` and returns its outcome (and whether the load was cancelled);
     /// cancelling the calling task cancels it.
     static func run<Outcome: Sendable>(
-        proxy: APIProxy, group: RequestGroup?, _ body: @escaping @Sendable (RequestID) async -> Outcome
-    ) async -> (id: RequestID, outcome: Outcome, cancelled: Bool) {
+        proxy: APIProxy, group: LoadGroup?, _ body: @escaping @Sendable (LoadID) async -> Outcome
+    ) async -> (id: LoadID, outcome: Outcome, cancelled: Bool) {
         let id = proxy.newID()
         let entry = TaskEntry<(Outcome, Bool)>()
         proxy.enter(id, group: group, entry)
@@ -43,9 +43,9 @@ enum CompositeLoad {
     /// The delegate face: starts `body` and returns its ID at once; `deliver` runs on
     /// `executor` with the outcome, unless the load was cancelled.
     static func start<Outcome: Sendable>(
-        proxy: APIProxy, group: RequestGroup?, executor: CallbackExecutor,
-        _ body: @escaping @Sendable (RequestID) async -> Outcome, deliver: @escaping @Sendable (Outcome) -> Void
-    ) -> RequestID {
+        proxy: APIProxy, group: LoadGroup?, executor: CallbackExecutor,
+        _ body: @escaping @Sendable (LoadID) async -> Outcome, deliver: @escaping @Sendable (Outcome) -> Void
+    ) -> LoadID {
         let id = proxy.newID()
         let entry = TaskEntry<Void>()
         proxy.enter(id, group: group, entry)

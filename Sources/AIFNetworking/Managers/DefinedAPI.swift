@@ -44,7 +44,7 @@ public struct DefinedAPI: Sendable {
         do {
             return try registry.api(named: name)
         } catch {
-            throw APIError(.configuration, requestID: RequestID(rawValue: 0), service: "", path: name, message: error.description, underlyingError: error)
+            throw APIError(.configuration, loadID: LoadID(rawValue: 0), service: "", path: name, message: error.description, underlyingError: error)
         }
     }
 
@@ -89,7 +89,7 @@ public struct DefinedAPI: Sendable {
             validateResponse: validateResponse)
     }
 
-    /// A manager of the define, for the delegate face (`loadData()`, a delegate, request IDs).
+    /// A manager of the define, for the delegate face (`loadData()`, a delegate, load IDs).
     public func manager<Content: Decodable & Sendable>(as type: Content.Type = Content.self) throws(APIError) -> APIManager<Content> {
         APIManager(try endpoint(as: type), proxy: proxy, registry: registry, cache: cache)
     }

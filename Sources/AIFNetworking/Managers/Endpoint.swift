@@ -57,11 +57,14 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     /// Whether loads carry the credential of the service's ``/AIFServices/Authenticator`` (`false` for the
     /// endpoint that refreshes it).
     public var usesAuthenticator: Bool
-    /// Rewrites the parameters just before the call (see ``APIManager/reformParams(_:)``).
+    /// Rewrites the parameters just before the call (see ``APIManager/reformParameters(_:)``).
     public var reformParameters: (@Sendable (Parameters) -> Parameters)?
-    /// Throws to reject the parameters (see ``APIManager/validate(parameters:)``).
+    /// Throws to reject the parameters: the load ends as
+    /// ``APIError/Kind-swift.struct/invalidParameters``, nothing sent (for checks shared by many
+    /// endpoints, see ``LoadPlugin``).
     public var validateParameters: (@Sendable (Parameters) throws -> Void)?
-    /// Throws to reject a decoded response (see ``APIManager/validate(response:)``).
+    /// Throws to reject a decoded response: the load ends as
+    /// ``APIError/Kind-swift.struct/invalidResponse``, nothing cached.
     public var validateResponse: (@Sendable (APIResponse<Content>) throws -> Void)?
 
     /// Describes an endpoint; everything but the service and the path has a default.

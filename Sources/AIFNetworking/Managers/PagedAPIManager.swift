@@ -17,7 +17,7 @@ import Foundation
 /// for try await page in list.pages() { show(page.content.items) }
 /// ```
 ///
-/// The paging parameters join the source's (or the call's) before ``APIManager/reformParams(_:)``, which
+/// The paging parameters join the source's (or the call's) before ``APIManager/reformParameters(_:)``, which
 /// can rename them. A page that fails does not move the position: the next ``loadNextPage(with:)``
 /// asks for it again.
 open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager<Page>, @unchecked Sendable {
@@ -25,7 +25,7 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
 
     private struct Position {
         var state: Paging.State?
-        var current: RequestID?
+        var current: LoadID?
     }
 
     private let paging = Locked(Position())
@@ -107,9 +107,9 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
     /// - Parameter parameters: Parameters besides the paging ones; the source's when `nil`.
     /// - Returns: The first page's load ID.
     @discardableResult
-    public func loadFirstPage(with parameters: Parameters? = nil) -> RequestID {
+    public func loadFirstPage(with parameters: Parameters? = nil) -> LoadID {
         let fresh = freshState()
-        let (pageParameters, previous) = paging.withLock { paging -> (Parameters, RequestID?) in
+        let (pageParameters, previous) = paging.withLock { paging -> (Parameters, LoadID?) in
             var state = fresh
             let pageParameters = state.startFirstPage()
             let previous = paging.current
@@ -117,7 +117,7 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
             paging.current = nil
             return (pageParameters, previous)
         }
-        if let previous { cancelRequest(previous) }
+        if let previous { cancelLoad(previous) }
         return startPage(pageParameters, at: nil, with: parameters)
     }
 
@@ -132,7 +132,7 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
     /// ``APIError/Kind-swift.struct/invalidResponse`` saying so, rather than load the first
     /// page again.
     @discardableResult
-    public func loadNextPage(with parameters: Parameters? = nil) -> RequestID? {
+    public func loadNextPage(with parameters: Parameters? = nil) -> LoadID? {
         let fresh = freshState()
         let next = paging.withLock { paging -> NextPage? in
             var state = paging.state ?? fresh
@@ -179,8 +179,8 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
     /// on the main actor, ``APIManager/mainActorParamSource``) when the call gave none
     /// — or, for a manager a typed interface made for one call, that call's arguments. A page
     /// the previous one linked keeps only those the endpoint places in headers.
-    private func startPage(_ pageParameters: Parameters, at url: URL?, with parameters: Parameters?) -> RequestID {
-        let onStart = { [paging] (id: RequestID) in paging.withLock { $0.current = id } }
+    private func startPage(_ pageParameters: Parameters, at url: URL?, with parameters: Parameters?) -> LoadID {
+        let onStart = { [paging] (id: LoadID) in paging.withLock { $0.current = id } }
         var call = CallAdditions.none
         let base: Parameters
         if let parameters {
@@ -200,7 +200,7 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
         return loadData(with: self.parameters(ofPage: pageParameters, over: base, linked: url != nil), onStart: onStart, at: url, call: call)
     }
 
-    override func loadDidEnd(_ id: RequestID, result: Result<APIResponse<Page>, APIError>) {
+    override func loadDidEnd(_ id: LoadID, result: Result<APIResponse<Page>, APIError>) {
         paging.withLock { paging in
             guard paging.current == id else { return }
             paging.current = nil
@@ -310,7 +310,7 @@ extension Paging {
         private static func given(_ page: Page, number: Int) -> APIResponse<Page> {
             let url = URL(string: "mock:page/\(number)")!
             return APIResponse(
-                requestID: RequestID(rawValue: 0), response: HTTPResponse(statusCode: 200, url: url), content: page, request: HTTPRequest(url: url),
+                loadID: LoadID(rawValue: 0), response: HTTPResponse(statusCode: 200, url: url), content: page, request: HTTPRequest(url: url),
                 parameters: [:])
         }
 

@@ -81,7 +81,7 @@ extension LoadObservation {
 /// A load as it starts.
 public struct ObservedLoad: Sendable {
     /// The load's ID.
-    public var requestID: RequestID
+    public var loadID: LoadID
     /// The service it goes to.
     public var service: ServiceName
     /// The service's environment, or `nil` when the service could not be resolved (the load
@@ -93,8 +93,8 @@ public struct ObservedLoad: Sendable {
     public var method: HTTPMethod
 
     /// Describes a load.
-    public init(requestID: RequestID, service: ServiceName, environment: ServiceEnvironment.Name?, path: String, method: HTTPMethod) {
-        self.requestID = requestID
+    public init(loadID: LoadID, service: ServiceName, environment: ServiceEnvironment.Name?, path: String, method: HTTPMethod) {
+        self.loadID = loadID
         self.service = service
         self.environment = environment
         self.path = path

@@ -16,7 +16,7 @@ extension APIProxy {
     ///   - progress: Told of each hop's bytes on the transport's thread, or `nil`.
     ///   - completion: Gets the final response, or the transport's or signing's error.
     func send(
-        _ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService, id: RequestID, coalescingKey: String?, cancellation: AsyncCancellation,
+        _ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService, id: LoadID, coalescingKey: String?, cancellation: AsyncCancellation,
         runner: any CompletionExecutor, progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Dispatches every load: hands out request IDs, keeps the table of loads in flight, cancels
+/// Dispatches every load: hands out load IDs, keeps the table of loads in flight, cancels
 /// them by ID, by list or by group, signs and sends their requests, and logs each request and
 /// response.
 ///
@@ -146,28 +146,28 @@ public final class APIProxy: Sendable {
     /// A load in flight: what cancels it — its ``Load``, or the task of a composite
     /// load — and the group it was started in.
     private struct Entry {
-        var group: RequestGroup?
+        var group: LoadGroup?
         let load: any CancellableTransfer
     }
 
     private struct Table {
-        var entries: [RequestID: Entry] = [:]
+        var entries: [LoadID: Entry] = [:]
     }
 
     /// Hands out a new load's ID.
-    func newID() -> RequestID {
-        RequestID(rawValue: requestIDCounter.add(1, ordering: .relaxed).newValue)
+    func newID() -> LoadID {
+        LoadID(rawValue: loadIDCounter.add(1, ordering: .relaxed).newValue)
     }
 
     /// Starts a manager's load: makes its ``Load`` and enters it in the table.
-    func begin(group: RequestGroup?) -> Load {
+    func begin(group: LoadGroup?) -> Load {
         let load = Load(id: newID(), proxy: self)
         enter(load.id, group: group, load)
         return load
     }
 
     /// Enters a load in the table: cancelling it (by ID, group or all) cancels `load`.
-    func enter(_ id: RequestID, group: RequestGroup?, _ load: any CancellableTransfer) {
+    func enter(_ id: LoadID, group: LoadGroup?, _ load: any CancellableTransfer) {
         table.withLock { $0.entries[id] = Entry(group: group, load: load) }
     }
 
@@ -180,34 +180,35 @@ public final class APIProxy: Sendable {
     }
 
     /// Takes a load that has ended out of the table.
-    func end(_ id: RequestID) {
+    func end(_ id: LoadID) {
         table.withLock { _ = $0.entries.removeValue(forKey: id) }
     }
 
     /// Ends a load whose manager was deallocated before it ended (and so cancelled it): takes
-    /// it out of the table, and tells its observers, the log and the interceptor the manager
-    /// had as it started (``APIManagerInterceptor/afterPerformFail(ofDeallocatedManager:)``).
+    /// it out of the table, and tells its observers, the log and the plugins the manager had as
+    /// it started.
     @inline(never)
-    func endAbandoned(_ id: RequestID, plan: LoadPlan) {
+    func endAbandoned(_ id: LoadID, plan: LoadPlan) {
         logger.notice(
             "cancelled \(id) \(plan.serviceName) \(plan.shownPath): its manager was released before the load ended, so no delegate hears of it (keep a reference to the manager while its loads run)")
         let error = plan.error(.cancelled, id: id, "the manager was deallocated")
         end(id)
-        plan.observation?.loadDidEnd(ObservedLoad.Outcome(error: error))
-        plan.interception?.interceptor?.afterPerformFail(ofDeallocatedManager: error)
+        let outcome = ObservedLoad.Outcome(error: error)
+        plan.observation?.loadDidEnd(outcome)
+        plan.plugins?.didEnd(outcome)
     }
 
     /// Cancels one load. Nothing happens if it has ended.
     ///
     /// - Parameter id: The load's ID.
-    public func cancel(_ id: RequestID) {
+    public func cancel(_ id: LoadID) {
         cancel(where: { $0 == id })
     }
 
     /// Cancels several loads.
     ///
     /// - Parameter ids: Their IDs; those that have ended are skipped.
-    public func cancel(_ ids: some Sequence<RequestID>) {
+    public func cancel(_ ids: some Sequence<LoadID>) {
         let set = Set(ids)
         cancel(where: { set.contains($0) })
     }
@@ -215,7 +216,7 @@ public final class APIProxy: Sendable {
     /// Cancels every load in a group.
     ///
     /// - Parameter group: The group the loads were started in.
-    public func cancel(group: RequestGroup) {
+    public func cancel(group: LoadGroup) {
         cancel(where: { _, entry in entry.group == group })
     }
 
@@ -225,22 +226,22 @@ public final class APIProxy: Sendable {
     }
 
     /// The IDs of the loads in flight, oldest first.
-    public var requestsInFlight: [RequestID] {
+    public var loadsInFlight: [LoadID] {
         table.withLock { $0.entries.keys.sorted() }
     }
 
     /// Whether a load is still in flight.
     ///
     /// - Parameter id: The load's ID.
-    public func isInFlight(_ id: RequestID) -> Bool {
+    public func isInFlight(_ id: LoadID) -> Bool {
         table.withLock { $0.entries[id] != nil }
     }
 
-    private func cancel(where matches: (RequestID) -> Bool) {
+    private func cancel(where matches: (LoadID) -> Bool) {
         cancel(where: { id, _ in matches(id) })
     }
 
-    private func cancel(where matches: (RequestID, Entry) -> Bool) {
+    private func cancel(where matches: (LoadID, Entry) -> Bool) {
         // Each load hears its cancellation as an event of its own, outside the lock, and ends
         // itself (and leaves the table) once; a second cancellation changes nothing.
         let cancelled = table.withLock { table in table.entries.compactMap { matches($0.key, $0.value) ? $0.value.load : nil } }
@@ -273,7 +274,7 @@ public final class APIProxy: Sendable {
     // MARK: Logging
 
     @inline(never)
-    func logSending(_ request: HTTPRequest, id: RequestID) {
+    func logSending(_ request: HTTPRequest, id: LoadID) {
         logger.info("request \(id) \(request.method) \(Self.loggable(request.url))")
         if logger.logLevel <= .debug {
             logger.debug("request \(id) headers: \(request.headers.redactingSecrets())")
@@ -281,7 +282,7 @@ public final class APIProxy: Sendable {
     }
 
     @inline(never)
-    func logReceiving(_ response: HTTPResponse, for request: HTTPRequest, id: RequestID, started: ContinuousClock.Instant) {
+    func logReceiving(_ response: HTTPResponse, for request: HTTPRequest, id: LoadID, started: ContinuousClock.Instant) {
         logger.info(
             "response \(id) \(response.statusCode) \(request.method) \(Self.loggable(request.url)) in \(Self.milliseconds(since: started)) ms, \(response.body.count) bytes\(Self.resent(response.metrics.resends))")
         if logger.logLevel <= .debug {
@@ -292,7 +293,7 @@ public final class APIProxy: Sendable {
     /// Logs a retry about to be made: at notice level when the server named the wait (a
     /// `Retry-After`, a rate limit's reset), which can be long.
     @inline(never)
-    func logRetry(_ id: RequestID, _ attempt: RetryPolicy.Attempt) {
+    func logRetry(_ id: LoadID, _ attempt: RetryPolicy.Attempt) {
         if let header = attempt.waitHeader {
             logger.notice("retry \(id) waiting \(RetryPolicy.Reason.seconds(attempt.delay)) s (\(header)): \(attempt)")
         } else {
@@ -302,13 +303,13 @@ public final class APIProxy: Sendable {
 
     /// Logs a request refused for its signing time, about to be signed again.
     @inline(never)
-    func logClockResend(_ id: RequestID, offset: TimeInterval) {
+    func logClockResend(_ id: LoadID, offset: TimeInterval) {
         logger.info("signing time refused \(id): the server's clock is \(Int(offset)) s off ours; signing again with it")
     }
 
     /// Logs a refused credential about to be renewed.
     @inline(never)
-    func logRenewal(_ id: RequestID, generation: Int, heldBack: Bool) {
+    func logRenewal(_ id: LoadID, generation: Int, heldBack: Bool) {
         if heldBack {
             logger.info("held back \(id): credential \(generation) was refused for an earlier request; sending with the renewed one")
         } else {
@@ -318,19 +319,19 @@ public final class APIProxy: Sendable {
 
     /// Logs an error policy naming a handler nobody registered.
     @inline(never)
-    func logMissingHandler(_ id: RequestID, _ name: String) {
+    func logMissingHandler(_ id: LoadID, _ name: String) {
         logger.warning("error policy of \(id) names the handler \"\(name)\", which is not registered (ServiceRegistry.setErrorHandler)")
     }
 
 
     /// Logs why a failed attempt is not retried.
     @inline(never)
-    func logNoRetry(_ id: RequestID, _ why: String) {
+    func logNoRetry(_ id: LoadID, _ why: String) {
         logger.info("no retry \(id): \(why)")
     }
 
     @inline(never)
-    func logFailure(_ error: any Error, for request: HTTPRequest, id: RequestID, started: ContinuousClock.Instant) {
+    func logFailure(_ error: any Error, for request: HTTPRequest, id: LoadID, started: ContinuousClock.Instant) {
         let resends = (error as? TransportError)?.resends ?? 0
         logger.info("failed \(id) \(request.method) \(Self.loggable(request.url)) after \(Self.milliseconds(since: started)) ms: \(error)\(Self.resent(resends))")
     }
@@ -342,11 +343,11 @@ public final class APIProxy: Sendable {
     }
 
     /// Logs a load answered from the cache.
-    func logCacheHit(_ id: RequestID, path: String, service: ServiceName, bytes: Int) {
+    func logCacheHit(_ id: LoadID, path: String, service: ServiceName, bytes: Int) {
         logger.info("response \(id) from cache: service \(service), path \(path), \(bytes) bytes")
     }
 
-    func logOfflineFallback(_ id: RequestID, age: Duration, reason: APIError.Kind) {
+    func logOfflineFallback(_ id: LoadID, age: Duration, reason: APIError.Kind) {
         logger.warning("response \(id) from cache, \(RetryPolicy.Reason.seconds(age)) s old: the load failed (\(reason)) and the endpoint falls back to what it stored")
     }
 

@@ -9,7 +9,7 @@ final class Coalescer: Sendable {
 
     private struct Flight {
         var serial: UInt64
-        var waiters: [RequestID: Completion]
+        var waiters: [LoadID: Completion]
         var transfer: (any CancellableTransfer)?
     }
 
@@ -56,7 +56,7 @@ final class Coalescer: Sendable {
     ///   - start: Starts the transfer, which calls the completion it is given exactly once.
     /// - Returns: The load's seat: cancelling it makes the load leave.
     func join(
-        _ key: String, id: RequestID, completion: @escaping Completion,
+        _ key: String, id: LoadID, completion: @escaping Completion,
         start: @Sendable (_ landed: @escaping Completion) -> any CancellableTransfer
     ) -> any CancellableTransfer {
         let (newSerial, watchers) = state.withLock { state -> (UInt64?, [@Sendable () -> Void]) in
@@ -90,7 +90,7 @@ final class Coalescer: Sendable {
         for waiter in waiters { waiter(result) }
     }
 
-    fileprivate func leave(_ key: String, id: RequestID) {
+    fileprivate func leave(_ key: String, id: LoadID) {
         let (waiter, orphaned) = state.withLock { state -> (Completion?, (any CancellableTransfer)?) in
             guard let waiter = state.flights[key]?.waiters.removeValue(forKey: id) else { return (nil, nil) }
             guard state.flights[key]!.waiters.isEmpty else { return (waiter, nil) }
@@ -104,7 +104,7 @@ final class Coalescer: Sendable {
     private struct Seat: CancellableTransfer {
         let coalescer: Coalescer
         let key: String
-        let id: RequestID
+        let id: LoadID
 
         func cancel() {
             coalescer.leave(key, id: id)

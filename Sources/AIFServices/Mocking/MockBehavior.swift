@@ -12,7 +12,7 @@ import Foundation
 /// }
 /// ```
 ///
-/// Everything above the transport runs unchanged — signing, validators, reformers, paging,
+/// Everything above the transport runs unchanged — signing, plugins, reformers, paging,
 /// the cache, retries — so a mock exercises the app's whole path to the network. See
 /// ``FixtureTransport`` for the fixture files.
 public struct MockBehavior: Sendable, Hashable {

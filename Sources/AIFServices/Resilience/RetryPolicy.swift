@@ -18,8 +18,8 @@ import Foundation
 ///
 /// Every attempt is a new request, signed afresh; the load keeps its ID; the load's total
 /// timeout bounds all attempts together; cancelling the load during a wait ends it at once. A
-/// proxy's ``RetryPolicy/Budget`` caps retries to a share of its requests, and an interceptor can veto
-/// any retry (`APIManagerInterceptor.shouldRetry(_:attempt:)`).
+/// proxy's ``RetryPolicy/Budget`` caps retries to a share of its requests, and a plugin can decline
+/// any retry (`LoadPlugin.loadShouldRetry(_:of:)`).
 public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     /// How many times a load is sent again after its first attempt; 0 never retries.
     public var maxRetries: Int
@@ -184,7 +184,7 @@ extension RetryPolicy {
         }
     }
 
-    /// A retry about to be made, as an interceptor's veto hears it.
+    /// A retry about to be made, as a plugin asked about it hears it.
     public struct Attempt: Sendable, Hashable, CustomStringConvertible {
         /// The attempt about to be made: 2 for the first retry.
         public var number: Int

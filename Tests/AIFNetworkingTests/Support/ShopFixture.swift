@@ -107,7 +107,8 @@ struct ShopStack: Sendable {
     }
 }
 
-/// A shop manager configured by values (tests need many variants), recording its own hooks.
+/// A shop manager configured by values (tests need many variants), recording what its own
+/// plugin hears.
 final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @unchecked Sendable {
     // Restated as Swift requires of subclasses; its stored properties are `let`s of Sendable
     // types and a lock-protected event list.
@@ -136,6 +137,7 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
         self.settings = settings
         self.method = method
         super.init(service: settings.service, path: path, proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
+        plugins = [OwnPlugin(settings: settings, events: events)]
     }
 
     private func record(_ event: String) { events.withLock { $0.append(event) } }
@@ -147,33 +149,47 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
     override var retryPolicy: RetryPolicy? { settings.retryPolicy }
     override var headers: HTTPHeaders { settings.headers }
 
-    override func reformParams(_ parameters: Parameters) -> Parameters {
-        record("manager.reformParams")
+    override func reformParameters(_ parameters: Parameters) -> Parameters {
+        record("manager.reformParameters")
         return settings.reform(parameters)
     }
-    override func shouldCallAPI(with parameters: Parameters) -> Bool {
-        record("manager.shouldCallAPI")
-        return !settings.vetoCall
+
+    /// The manager's own plugin, first in its list: records each moment as `manager.…` and
+    /// refuses, rejects or holds back as the settings say.
+    struct OwnPlugin: LoadPlugin {
+        let settings: Settings
+        let events: Locked<[String]>
+
+        private func record(_ event: String) { events.withLock { $0.append(event) } }
+
+        func loadWillStart(_ load: ObservedLoad, parameters: Parameters) throws {
+            record("manager.loadWillStart")
+            if settings.vetoCall { throw TestFailure("vetoed") }
+            if let reason = settings.rejectParameters { throw TestFailure(reason) }
+        }
+        func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders, of load: ObservedLoad) {
+            record("manager.attemptWillBeSigned(\(attempt))")
+        }
+        func loadDidReceive<Received>(_ response: APIResponse<Received>, of load: ObservedLoad) throws {
+            record("manager.loadDidReceive")
+            if let reason = settings.rejectResponse { throw TestFailure(reason) }
+        }
+        func loadWillDeliver<Received>(_ outcome: Result<APIResponse<Received>, APIError>, of load: ObservedLoad) -> Bool {
+            record("manager.loadWillDeliver")
+            return !settings.suppressDelegate
+        }
+        func loadDidEnd(_ outcome: ObservedLoad.Outcome, of load: ObservedLoad) {
+            record("manager.loadDidEnd(\(outcome.ending))")
+        }
     }
-    override func validate(parameters: Parameters) throws {
-        record("manager.validateParameters")
-        if let reason = settings.rejectParameters { throw TestFailure(reason) }
+}
+
+extension ObservedLoad.Outcome {
+    /// `success`, or the error's kind and status: `HTTP status 404`, `cancelled`.
+    var ending: String {
+        guard let error else { return "success" }
+        return "\(error.kind)\(error.statusCode.map { " \($0)" } ?? "")"
     }
-    override func afterCallingAPI(with parameters: Parameters) { record("manager.afterCallingAPI") }
-    override func validate(response: APIResponse<Content>) throws {
-        record("manager.validateResponse")
-        if let reason = settings.rejectResponse { throw TestFailure(reason) }
-    }
-    override func beforePerformSuccess(with response: APIResponse<Content>) -> Bool {
-        record("manager.beforePerformSuccess")
-        return !settings.suppressDelegate
-    }
-    override func afterPerformSuccess(with response: APIResponse<Content>) { record("manager.afterPerformSuccess") }
-    override func beforePerformFail(with error: APIError) -> Bool {
-        record("manager.beforePerformFail")
-        return !settings.suppressDelegate
-    }
-    override func afterPerformFail(with error: APIError) { record("manager.afterPerformFail") }
 }
 
 struct TestFailure: Error, CustomStringConvertible {
@@ -181,11 +197,11 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A delegate, param source, validator and interceptor that records every call, in order,
-/// into a shared event list, and every outcome by request ID.
-final class Recorder: APIManagerDelegate, APIManagerParamSource, APIManagerValidator, APIManagerInterceptor {
+/// A delegate, param source and plugin that records every call, in order, into a shared event
+/// list, and every outcome by load ID.
+final class Recorder: APIManagerDelegate, APIManagerParamSource, LoadPlugin {
     let events: Locked<[String]>
-    let outcomes = Locked<[RequestID: [Result<String, APIError>]]>([:])
+    let outcomes = Locked<[LoadID: [Result<String, APIError>]]>([:])
     let parameters: Parameters
     let onDelivery: @Sendable () -> Void
 
@@ -200,39 +216,29 @@ final class Recorder: APIManagerDelegate, APIManagerParamSource, APIManagerValid
     /// How many loads have been told to the delegate.
     var deliveries: Int { outcomes.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 
-    func outcome(_ id: RequestID) -> [Result<String, APIError>] { outcomes.withLock { $0[id] ?? [] } }
+    func outcome(_ id: LoadID) -> [Result<String, APIError>] { outcomes.withLock { $0[id] ?? [] } }
 
     func parameters<Content>(for manager: APIManager<Content>) -> Parameters {
         record("source.parameters")
         return parameters
     }
-    func validate<Content>(parameters: Parameters, for manager: APIManager<Content>) throws { record("validator.parameters") }
-    func validate<Content>(response: APIResponse<Content>, for manager: APIManager<Content>) throws { record("validator.response") }
-    func shouldCallAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) -> Bool {
-        record("interceptor.shouldCallAPI")
+    func loadWillStart(_ load: ObservedLoad, parameters: Parameters) throws { record("plugin.loadWillStart") }
+    func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders, of load: ObservedLoad) { record("plugin.attemptWillBeSigned(\(attempt))") }
+    func loadDidReceive<Content>(_ response: APIResponse<Content>, of load: ObservedLoad) throws { record("plugin.loadDidReceive") }
+    func loadWillDeliver<Content>(_ outcome: Result<APIResponse<Content>, APIError>, of load: ObservedLoad) -> Bool {
+        record("plugin.loadWillDeliver")
         return true
     }
-    func afterCallingAPI<Content>(_ manager: APIManager<Content>, with parameters: Parameters) { record("interceptor.afterCallingAPI") }
-    func beforePerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) -> Bool {
-        record("interceptor.beforePerformSuccess")
-        return true
-    }
-    func afterPerformSuccess<Content>(_ manager: APIManager<Content>, with response: APIResponse<Content>) { record("interceptor.afterPerformSuccess") }
-    func beforePerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) -> Bool {
-        record("interceptor.beforePerformFail")
-        return true
-    }
-    func afterPerformFail<Content>(_ manager: APIManager<Content>, with error: APIError) { record("interceptor.afterPerformFail(\(error.kind)\(error.statusCode.map { " \($0)" } ?? ""))") }
-    func afterPerformFail(ofDeallocatedManager error: APIError) { record("interceptor.afterPerformFail(ofDeallocatedManager: \(error.requestID) \(error.kind))") }
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome, of load: ObservedLoad) { record("plugin.loadDidEnd(\(outcome.ending))") }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         record("delegate.success")
-        outcomes.withLock { $0[response.requestID, default: []].append(.success("\(response.content)")) }
+        outcomes.withLock { $0[response.loadID, default: []].append(.success("\(response.content)")) }
         onDelivery()
     }
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         record("delegate.fail(\(error.kind)\(error.statusCode.map { " \($0)" } ?? ""))")
-        outcomes.withLock { $0[error.requestID, default: []].append(.failure(error)) }
+        outcomes.withLock { $0[error.loadID, default: []].append(.failure(error)) }
         onDelivery()
     }
 }

@@ -1,6 +1,6 @@
 /// A name a caller attaches to loads so it can cancel them together (one per screen, one per
 /// server request being handled, …).
-public struct RequestGroup: Sendable, Hashable, RawRepresentable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct LoadGroup: Sendable, Hashable, RawRepresentable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// The name.
     public let rawValue: String
 

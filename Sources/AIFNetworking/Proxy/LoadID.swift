@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// IDs come from an ``APIProxy``; each is unique within the process and greater than every ID
 /// handed out before it.
-public struct RequestID: Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct LoadID: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The number behind the ID.
     public let rawValue: UInt64
 
@@ -15,11 +15,11 @@ public struct RequestID: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     /// Earlier IDs sort first.
-    public static func < (lhs: RequestID, rhs: RequestID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public static func < (lhs: LoadID, rhs: LoadID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// `#42`.
     public var description: String { "#\(rawValue)" }
 }
 
-/// A counter shared by every proxy, so request IDs never repeat within a process.
-let requestIDCounter = Atomic<UInt64>(0)
+/// A counter shared by every proxy, so load IDs never repeat within a process.
+let loadIDCounter = Atomic<UInt64>(0)
