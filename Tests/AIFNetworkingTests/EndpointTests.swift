@@ -34,7 +34,7 @@ struct EndpointTests {
         let detail = APIManager(.goodsDetail, proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
         #expect(detail.serviceName == "shop")
         #expect(detail.path == "goods/{id}")
-        #expect(detail.cachePolicy == .lifetime(.seconds(60)))
+        #expect(detail.endpoint.cachePolicy == .lifetime(.seconds(60)))
 
         // Reformed (goodsID → id), validated, decoded, cached.
         let first = try await detail.load(["goodsID": 3])

@@ -160,7 +160,11 @@ final class ShopListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
     }
     override var endOfList: Paging.EndOfList { .totalCount }
     /// The tests fail pages on purpose to see the caller ask again: no automatic retries.
-    override var retryPolicy: RetryPolicy? { .never }
+    override var endpoint: Endpoint<GoodsPage> {
+        var endpoint = super.endpoint
+        endpoint.retryPolicy = .never
+        return endpoint
+    }
 }
 
 /// Pages to the end through the delegate face: asks for the next page after each success,

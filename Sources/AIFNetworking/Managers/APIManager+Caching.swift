@@ -62,7 +62,7 @@ final class CacheUse: Sendable {
 }
 
 extension APIManager {
-    /// Looks the load up in the cache when the manager has a ``cachePolicy``: returns the
+    /// Looks the load up in the cache when the endpoint has a ``Endpoint/cachePolicy``: returns the
     /// stage that answers it (a fresh entry, or a stale one to be refreshed), or what the load
     /// carries to use the cache when it is sent. A refresh load (`refreshing` set) is never
     /// answered from the cache.

@@ -31,6 +31,7 @@ extension APIManager {
         call: CallAdditions = .none
     ) -> Stage {
         let id = load.id
+        let endpoint = self.endpoint
         let service = serviceName
         let path = url?.absoluteString ?? path
         // A linked page's URL as errors, logs and observers show it: its credentials hidden.
@@ -76,18 +77,18 @@ extension APIManager {
                 "the response linked the next page at \(HTTPRequest.redactedURL(url, keepingSignature: false)), outside the service's origin (\(resolved.environment.baseURL.absoluteString)); it was not loaded")
         }
         // The call's headers over the endpoint's; a body value encoded once, for every attempt.
-        var headers = self.headers
+        var headers = endpoint.headers
         if !call.headers.isEmpty { headers = headers.merging(call.headers) }
         // A load that is not safe to repeat gets its own idempotency key, when its policy makes
         // them: the same on each of its attempts, never another load's.
-        if !method.isIdempotent, let fresh = (retryPolicy ?? resolved.service.retryPolicy).newIdempotencyKey(for: method, given: headers) {
+        if !method.isIdempotent, let fresh = (endpoint.retryPolicy ?? resolved.service.retryPolicy).newIdempotencyKey(for: method, given: headers) {
             headers.set(name: fresh.header, value: fresh.key)
         }
         var body = transfer?.body
-        if let value = call.body ?? (transfer == nil ? self.body : nil) {
+        if let value = call.body ?? (transfer == nil ? endpoint.body : nil) {
             do throws(ServiceError) {
                 let encoded = try proxy.generator.body(
-                    encoding: value, as: call.bodyEncoding ?? bodyEncoding, arrays: arrayEncoding, for: resolved, path: shownPath)
+                    encoding: value, as: call.bodyEncoding ?? endpoint.bodyEncoding, arrays: endpoint.arrayEncoding, for: resolved, path: shownPath)
                 body = .bytes(encoded.data)
                 if !headers.contains("Content-Type") { headers.set(name: "Content-Type", value: encoded.contentType) }
             } catch {
@@ -97,20 +98,20 @@ extension APIManager {
         let keyPath = call.keyPath(path)
         let observation = load.observation
         var cacheUse: CacheUse?
-        if let policy = cachePolicy, transfer == nil {
+        if let policy = endpoint.cachePolicy, transfer == nil {
             let lookup = cacheLookup(
                 policy, id: id, path: keyPath, parameters: parameters, resolved: resolved, method: method, refreshing: refreshing, observation: observation)
             // A stale answer ends its load too; the caller starts the refresh, a load of its own.
             if let answer = lookup.answer { return answer }
             cacheUse = lookup.use
         }
-        let coalesces = coalescesIdenticalRequests && method == .get && transfer == nil && body == nil
+        let coalesces = endpoint.coalescesIdenticalRequests && method == .get && transfer == nil && body == nil
         return .send(LoadPlan(
             resolved: resolved, serviceName: service, path: path, keyPath: keyPath, shownPath: shownPath, method: method, parameters: parameters,
-            headers: headers, query: call.query, body: body, bodyEncoding: bodyEncoding, arrayEncoding: arrayEncoding,
-            placements: parameterPlacements, timeouts: timeouts, cache: cacheUse,
-            coalesces: coalesces, retryPolicyOverride: retryPolicy, errorPolicies: resolved.service.errorPolicies,
-            authenticator: usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation,
+            headers: headers, query: call.query, body: body, bodyEncoding: endpoint.bodyEncoding, arrayEncoding: endpoint.arrayEncoding,
+            placements: endpoint.parameterPlacements, timeouts: endpoint.timeouts, cache: cacheUse,
+            coalesces: coalesces, retryPolicyOverride: endpoint.retryPolicy, errorPolicies: resolved.service.errorPolicies,
+            authenticator: endpoint.usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation,
             plugins: load.plugins
         ))
     }
@@ -312,9 +313,10 @@ extension APIManager {
         _ response: HTTPResponse, request: HTTPRequest, plan: LoadPlan, id: LoadID, attempts: Int, manager: APIManager<Content>
     ) -> APIError {
         let service = plan.resolved.service
+        let endpoint = manager.endpoint
         let secrets = request.secretValues(in: plan.resolved.environment)
         var reading = service.errorBody.read(
-            response.body, as: manager.errorBody, decoder: manager.decoder ?? service.decoder ?? FastJSONDecoder())
+            response.body, as: endpoint.errorBody, decoder: endpoint.decoder ?? service.decoder ?? FastJSONDecoder())
         reading.message = reading.message.map { bodyPreview(Data($0.utf8), limit: 500, hiding: secrets) }
         reading.code = reading.code.map { bodyPreview(Data($0.utf8), limit: 100, hiding: secrets) }
         var message = "the server answered \(response.statusCode)"

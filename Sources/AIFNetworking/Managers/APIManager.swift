@@ -18,7 +18,7 @@ import Foundation
 /// let goods = try await detail.load(["id": 7]).content
 /// ```
 ///
-/// Content is decoded from JSON with `Decodable` by ``/AIFServices/FastJSONDecoder`` (override ``decoder``,
+/// Content is decoded from JSON with `Decodable` by ``/AIFServices/FastJSONDecoder`` (set the endpoint's ``Endpoint/decoder``,
 /// or ``decodeContent(from:service:)`` for other formats; use ``NoContent`` for endpoints
 /// without a body).
 ///
@@ -53,12 +53,11 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     public let proxy: APIProxy
     /// Where ``serviceName`` is resolved.
     public let registry: ServiceRegistry
-    /// Where responses are cached when the manager has a ``cachePolicy``.
+    /// Where responses are cached when the endpoint has a ``Endpoint/cachePolicy``.
     public let cache: ResponseCache
 
-    /// What the manager calls and how, as given to `init`: every overridable setting below
-    /// reads its default from here.
-    public let endpoint: Endpoint<Content>
+    /// The endpoint given to `init`.
+    private let given: Endpoint<Content>
     let state = Locked(ManagerState())
 
     struct ManagerState {
@@ -84,7 +83,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///   - registry: Where services are resolved; ``/AIFServices/ServiceRegistry/shared`` by default.
     ///   - cache: The response cache; ``ResponseCache/shared`` by default.
     public init(_ endpoint: Endpoint<Content>, proxy: APIProxy = .shared, registry: ServiceRegistry = .shared, cache: ResponseCache = .shared) {
-        self.endpoint = endpoint
+        given = endpoint
         self.proxy = proxy
         self.registry = registry
         self.cache = cache
@@ -101,7 +100,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///   - registry: Where services are resolved.
     ///   - cache: The response cache.
     package init(_ endpoint: Endpoint<Content>, calling arguments: CallArguments, proxy: APIProxy, registry: ServiceRegistry, cache: ResponseCache) {
-        self.endpoint = endpoint
+        given = endpoint
         self.proxy = proxy
         self.registry = registry
         self.cache = cache
@@ -123,7 +122,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         registry: ServiceRegistry = .shared,
         cache: ResponseCache = .shared
     ) {
-        endpoint = Endpoint(service: service ?? ServiceName(""), path: path ?? "")
+        given = Endpoint(service: service ?? ServiceName(""), path: path ?? "")
         self.proxy = proxy
         self.registry = registry
         self.cache = cache
@@ -137,50 +136,27 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
 
     // MARK: What to call (override)
 
-    /// The service to call: the endpoint's (the one given to `init`), unless overridden.
+    /// What the manager calls and how: the endpoint given to `init`, unless overridden. A
+    /// subclass describes its endpoint here, in one value, and each load reads it once as it
+    /// starts:
+    ///
+    /// ```swift
+    /// override var endpoint: Endpoint<Goods> {
+    ///     Endpoint(service: "shop", path: "goods/{id}", cachePolicy: .lifetime(.seconds(60)))
+    /// }
+    /// ```
+    open var endpoint: Endpoint<Content> { given }
+
+    /// The service to call: the ``endpoint``'s, unless overridden (AIFNetworking's
+    /// `serviceType`).
     open var serviceName: ServiceName { endpoint.service }
     /// The path under the service's base URL and version, with `{name}` placeholders filled
-    /// from the parameters (`goods/{id}`); the endpoint's unless overridden. AIFNetworking
-    /// calls it `methodName`.
+    /// from the parameters (`goods/{id}`): the ``endpoint``'s, unless overridden
+    /// (AIFNetworking's `methodName`).
     open var path: String { endpoint.path }
-    /// The request type; the endpoint's (GET by default).
+    /// The request type: the ``endpoint``'s (GET by default), unless overridden
+    /// (AIFNetworking's `requestType`).
     open var requestMethod: HTTPMethod { endpoint.method }
-    /// How a body is encoded; the endpoint's, `nil` by default for the service's choice.
-    open var bodyEncoding: BodyEncoding? { endpoint.bodyEncoding }
-    /// The body every load sends (see ``Endpoint/body``); a call's own body wins.
-    open var body: (any Encodable & Sendable)? { endpoint.body }
-    /// How arrays are written in the query or a form; `nil` for the service's choice.
-    open var arrayEncoding: ArrayEncoding? { endpoint.arrayEncoding }
-    /// Where some parameters go, by name, when not where the method puts them; the endpoint's
-    /// (none by default). See ``/AIFServices/ParameterPlacement``.
-    open var parameterPlacements: [String: ParameterPlacement] { endpoint.parameterPlacements }
-    /// Headers of this endpoint, over the service's; the endpoint's (none by default).
-    open var headers: HTTPHeaders { endpoint.headers }
-    /// Timeouts of this endpoint; the endpoint's, `nil` by default for the service's or the
-    /// transport's.
-    open var timeouts: HTTPRequest.Timeouts? { endpoint.timeouts }
-    /// Decodes the content; the endpoint's, `nil` by default for the service's decoder, or else a default
-    /// ``/AIFServices/FastJSONDecoder``. Foundation's `JSONDecoder` conforms to ``/AIFServices/ContentDecoder`` too.
-    open var decoder: (any ContentDecoder)? { endpoint.decoder }
-    /// Where the content is in the body; the endpoint's, `nil` by default for the service's.
-    open var envelope: ResponseEnvelope? { endpoint.envelope }
-    /// The type the body of a failed status decodes into (see ``Endpoint/errorBody``); `nil`
-    /// for the service's.
-    open var errorBody: (any (Decodable & Sendable).Type)? { endpoint.errorBody }
-    /// How responses are cached and loads answered from the cache: the endpoint's, `nil` (no
-    /// caching) by default. See ``CachePolicy`` for lifetimes, stale-while-revalidate, offline
-    /// fallback and HTTP revalidation.
-    open var cachePolicy: CachePolicy? { endpoint.cachePolicy }
-    /// Whether identical GET loads in flight at once share one transfer (each keeps its own
-    /// ID, callbacks and cancellation): the endpoint's, off by default.
-    open var coalescesIdenticalRequests: Bool { endpoint.coalescesIdenticalRequests }
-    /// When a failed load is sent again: the endpoint's, `nil` by default for the service's
-    /// ``/AIFServices/Service/retryPolicy``.
-    open var retryPolicy: RetryPolicy? { endpoint.retryPolicy }
-    /// Whether loads carry the credential of the service's ``/AIFServices/Authenticator``: the endpoint's,
-    /// yes by default. Return `false` for the manager that refreshes the credential, or the
-    /// refresh would wait for itself.
-    open var usesAuthenticator: Bool { endpoint.usesAuthenticator }
 
     // MARK: Transforms (override)
 
@@ -192,9 +168,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// - Returns: The parameters to send.
     open func reformParameters(_ parameters: Parameters) -> Parameters { endpoint.reformParameters?(parameters) ?? parameters }
 
-    /// Decodes the body into the content type: through ``decoder``, else the service's
-    /// ``/AIFServices/Service/decoder``, else a default ``/AIFServices/FastJSONDecoder``; the content is the
-    /// ``envelope``'s, or the ``/AIFServices/Service/envelope``'s, when there is one; ``NoContent`` ignores the body. A
+    /// Decodes the body into the content type: through the endpoint's ``Endpoint/decoder``, else
+    /// the service's ``/AIFServices/Service/decoder``, else a default ``/AIFServices/FastJSONDecoder``; the content is the
+    /// endpoint's ``Endpoint/envelope``'s, or the ``/AIFServices/Service/envelope``'s, when there is one; ``NoContent`` ignores the body. A
     /// ``/AIFServices/FastJSONDecoder`` reads the body the service's ``/AIFServices/Service/applicationErrors`` rule
     /// parsed, without parsing it again. Override for other formats.
     ///
@@ -206,9 +182,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         // A metatype comparison first: a conditional cast per load is a runtime call (and kept
         // out of line, as is its optional's type lookup).
         if Content.self == NoContent.self { return try Self.noContent() }
-        let envelope = self.envelope ?? service.envelope
+        let endpoint = self.endpoint
+        let envelope = endpoint.envelope ?? service.envelope
         let fast: FastJSONDecoder
-        if let chosen = decoder ?? service.decoder {
+        if let chosen = endpoint.decoder ?? service.decoder {
             guard let chosen = chosen as? FastJSONDecoder else {
                 // Another decoder reads bytes: an envelope's content is cut out for it.
                 guard let envelope else { return try chosen.decode(Content.self, from: response.body) }
@@ -231,11 +208,51 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         return none
     }
 
-    // MARK: Former hooks
+    // MARK: Former settings and hooks
 
     // Overridable once; declared here, unavailable, so that an override says what to write
-    // instead. Hooks are plugins now: one list, one route per moment.
+    // instead. Settings are the endpoint's now (one value), hooks are plugins (one list, one
+    // route per moment).
 
+    /// Replaced by the ``endpoint``'s ``Endpoint/bodyEncoding``.
+    @available(*, unavailable, message: "override endpoint and set its bodyEncoding")
+    open var bodyEncoding: BodyEncoding? { nil }
+    /// Replaced by the ``endpoint``'s ``Endpoint/body``.
+    @available(*, unavailable, message: "override endpoint and set its body")
+    open var body: (any Encodable & Sendable)? { nil }
+    /// Replaced by the ``endpoint``'s ``Endpoint/arrayEncoding``.
+    @available(*, unavailable, message: "override endpoint and set its arrayEncoding")
+    open var arrayEncoding: ArrayEncoding? { nil }
+    /// Replaced by the ``endpoint``'s ``Endpoint/parameterPlacements``.
+    @available(*, unavailable, message: "override endpoint and set its parameterPlacements")
+    open var parameterPlacements: [String: ParameterPlacement] { [:] }
+    /// Replaced by the ``endpoint``'s ``Endpoint/headers``.
+    @available(*, unavailable, message: "override endpoint and set its headers")
+    open var headers: HTTPHeaders { HTTPHeaders() }
+    /// Replaced by the ``endpoint``'s ``Endpoint/timeouts``.
+    @available(*, unavailable, message: "override endpoint and set its timeouts")
+    open var timeouts: HTTPRequest.Timeouts? { nil }
+    /// Replaced by the ``endpoint``'s ``Endpoint/decoder``.
+    @available(*, unavailable, message: "override endpoint and set its decoder")
+    open var decoder: (any ContentDecoder)? { nil }
+    /// Replaced by the ``endpoint``'s ``Endpoint/envelope``.
+    @available(*, unavailable, message: "override endpoint and set its envelope")
+    open var envelope: ResponseEnvelope? { nil }
+    /// Replaced by the ``endpoint``'s ``Endpoint/errorBody``.
+    @available(*, unavailable, message: "override endpoint and set its errorBody")
+    open var errorBody: (any (Decodable & Sendable).Type)? { nil }
+    /// Replaced by the ``endpoint``'s ``Endpoint/cachePolicy``.
+    @available(*, unavailable, message: "override endpoint and set its cachePolicy")
+    open var cachePolicy: CachePolicy? { nil }
+    /// Replaced by the ``endpoint``'s ``Endpoint/coalescesIdenticalRequests``.
+    @available(*, unavailable, message: "override endpoint and set its coalescesIdenticalRequests")
+    open var coalescesIdenticalRequests: Bool { false }
+    /// Replaced by the ``endpoint``'s ``Endpoint/retryPolicy``.
+    @available(*, unavailable, message: "override endpoint and set its retryPolicy")
+    open var retryPolicy: RetryPolicy? { nil }
+    /// Replaced by the ``endpoint``'s ``Endpoint/usesAuthenticator``.
+    @available(*, unavailable, message: "override endpoint and set its usesAuthenticator")
+    open var usesAuthenticator: Bool { true }
     /// Replaced by ``reformParameters(_:)``.
     @available(*, unavailable, renamed: "reformParameters(_:)")
     open func reformParams(_ parameters: Parameters) -> Parameters { parameters }

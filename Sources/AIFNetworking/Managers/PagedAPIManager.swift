@@ -166,7 +166,9 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
     /// linked (whose URL carries the query), its paging ones and those the endpoint places in
     /// headers, which every page sends.
     func parameters(ofPage paging: Parameters, over call: Parameters, linked: Bool) -> Parameters {
-        let kept = linked ? call.filter { parameterPlacements[$0.key]?.location == .header } : call
+        guard linked else { return call.merging(paging) { _, page in page } }
+        let placements = endpoint.parameterPlacements
+        let kept = call.filter { placements[$0.key]?.location == .header }
         return kept.merging(paging) { _, page in page }
     }
 
@@ -189,7 +191,7 @@ open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager
             if let failure = boundArguments.failure { return failWithoutSending(.invalidParameters, SourceUnreachable(failure), onStart: onStart) }
             base = boundArguments.parameters
             call = boundArguments.additions
-        } else if url != nil && !parameterPlacements.values.contains(where: { $0.location == .header }) {
+        } else if url != nil && !endpoint.parameterPlacements.values.contains(where: { $0.location == .header }) {
             base = [:]
         } else {
             switch sourceParameters() {

@@ -142,12 +142,16 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
 
     private func record(_ event: String) { events.withLock { $0.append(event) } }
 
-    override var requestMethod: HTTPMethod { method }
-    override var cachePolicy: CachePolicy? { settings.cache ? settings.cachePolicy ?? .lifetime(settings.lifetime) : nil }
-    override var coalescesIdenticalRequests: Bool { settings.coalesce }
-    override var timeouts: HTTPRequest.Timeouts? { settings.timeouts }
-    override var retryPolicy: RetryPolicy? { settings.retryPolicy }
-    override var headers: HTTPHeaders { settings.headers }
+    override var endpoint: Endpoint<Content> {
+        var endpoint = super.endpoint
+        endpoint.method = method
+        endpoint.cachePolicy = settings.cache ? settings.cachePolicy ?? .lifetime(settings.lifetime) : nil
+        endpoint.coalescesIdenticalRequests = settings.coalesce
+        endpoint.timeouts = settings.timeouts
+        endpoint.retryPolicy = settings.retryPolicy
+        endpoint.headers = settings.headers
+        return endpoint
+    }
 
     override func reformParameters(_ parameters: Parameters) -> Parameters {
         record("manager.reformParameters")
