@@ -68,22 +68,22 @@ func editDistance(_ a: String, _ b: String) -> Int {
 
 /// The formats API defines are read in besides JSON: YAML when the package's `YAML` trait is on.
 #if YAML
-let defineFormats: [any APIDefineFormat] = [YAMLDefineFormat()]
+let defineFormats: [any APIDefine.Format] = [YAMLDefineFormat()]
 #else
-let defineFormats: [any APIDefineFormat] = []
+let defineFormats: [any APIDefine.Format] = []
 #endif
 
 /// What reads an OpenAPI document: with the `YAML` trait, YAML's reader for YAML and JSON alike
 /// (YAML is a superset of JSON), with lines and columns in its errors; without it, JSON's, and
 /// a YAML document is refused saying what to do.
-func openAPIReader(for file: String) throws -> any APIDefineFormat {
+func openAPIReader(for file: String) throws -> any APIDefine.Format {
     #if YAML
     return YAMLDefineFormat()
     #else
     guard !file.hasSuffix(".yaml"), !file.hasSuffix(".yml") else {
         throw CommandFailure(.configuration, "\(file) is YAML, which this aif reads only when built with the package's YAML trait (swift build --traits YAML); convert it to JSON, or rebuild")
     }
-    return JSONDefineFormat()
+    return APIDefine.JSONFormat()
     #endif
 }
 

@@ -42,7 +42,7 @@ struct Doctor: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            print(libraryReport(CurlLibrary.current).joined(separator: "\n"))
+            print(libraryReport(CurlTransport.Library.current).joined(separator: "\n"))
             guard !offline else { return }
             print("")
             let (environments, unreadable) = configuredEnvironments()
@@ -56,7 +56,7 @@ struct Doctor: AsyncParsableCommand {
     }
 
     /// The versions, then each feature this library cares about: built in or not, and its use.
-    func libraryReport(_ library: CurlLibrary) -> [String] {
+    func libraryReport(_ library: CurlTransport.Library) -> [String] {
         var lines = [
             "AIFNetworking \(AIFNetworkingVersion.library)",
             "libcurl \(library.version)" + ([library.tlsLibrary].compactMap { $0 } + library.components).map { " " + $0 }.joined(),
@@ -65,13 +65,13 @@ struct Doctor: AsyncParsableCommand {
             "",
             "features (+ built in, - not built in):",
         ]
-        let width = CurlLibrary.featureUses.map(\.feature.count).max() ?? 0
-        for use in CurlLibrary.featureUses {
+        let width = CurlTransport.Library.featureUses.map(\.feature.count).max() ?? 0
+        for use in CurlTransport.Library.featureUses {
             let present = library.has(use.feature)
             let note = present || !use.isUsed ? use.use : "missing: " + use.use
             lines.append("  \(present ? "+" : "-") \(use.feature.padding(toLength: width, withPad: " ", startingAt: 0))  \(note)")
         }
-        let others = library.features.filter { name in !CurlLibrary.featureUses.contains { $0.feature.lowercased() == name.lowercased() } }
+        let others = library.features.filter { name in !CurlTransport.Library.featureUses.contains { $0.feature.lowercased() == name.lowercased() } }
         if !others.isEmpty { lines.append("  also built in, not used: \(others.joined(separator: " "))") }
         return lines
     }

@@ -28,7 +28,7 @@ import Yams
 ///
 /// Scalars are typed as YAML 1.2's core schema types them (`true`, `20`, `0.5`, `null`; quoted, a
 /// string — `yes` and `no` stay strings), and anchors and aliases read as the values they name. A key given twice in one mapping is an error.
-public struct YAMLDefineFormat: APIDefineFormat {
+public struct YAMLDefineFormat: APIDefine.Format {
     /// Creates the format.
     public init() {}
 
@@ -36,7 +36,7 @@ public struct YAMLDefineFormat: APIDefineFormat {
     public var fileSuffixes: [String] { [".apis.yaml", ".apis.yml"] }
 
     /// Reads a YAML file into JSON values and the place of each key path.
-    public func read(_ data: Data, file: String) throws(ConfigurationError) -> APIDefineDocument {
+    public func read(_ data: Data, file: String) throws(ConfigurationError) -> APIDefine.Document {
         guard let text = String(data: data, encoding: .utf8) else {
             throw ConfigurationError(file: file, key: nil, problem: "is not UTF-8 text")
         }
@@ -51,14 +51,14 @@ public struct YAMLDefineFormat: APIDefineFormat {
         } catch {
             throw ConfigurationError(file: file, key: nil, problem: "is not valid YAML: \(error)")
         }
-        guard let node else { return APIDefineDocument(root: .object([:])) }
-        var places: [String: APIDefineDocument.Place] = [:]
+        guard let node else { return APIDefine.Document(root: .object([:])) }
+        var places: [String: APIDefine.Document.Place] = [:]
         let root = try Self.value(of: node, at: "", places: &places, file: file)
-        return APIDefineDocument(root: root, places: places)
+        return APIDefine.Document(root: root, places: places)
     }
 
     /// A node as a JSON value, writing down where each member's key stands.
-    private static func value(of node: Node, at path: String, places: inout [String: APIDefineDocument.Place], file: String) throws(ConfigurationError) -> JSONValue {
+    private static func value(of node: Node, at path: String, places: inout [String: APIDefine.Document.Place], file: String) throws(ConfigurationError) -> JSONValue {
         switch node {
         case .scalar(let scalar):
             return Self.value(of: scalar)
@@ -75,7 +75,7 @@ public struct YAMLDefineFormat: APIDefineFormat {
                     throw problem(path.isEmpty ? nil : path, "has a key that is not a plain name", at: key.mark, file: file)
                 }
                 let memberPath = path.isEmpty ? name.string : "\(path).\(name.string)"
-                if let mark = key.mark { places[memberPath] = APIDefineDocument.Place(line: mark.line, column: mark.column) }
+                if let mark = key.mark { places[memberPath] = APIDefine.Document.Place(line: mark.line, column: mark.column) }
                 members[name.string] = try value(of: member, at: memberPath, places: &places, file: file)
             }
             return .object(members)

@@ -14,7 +14,7 @@ struct AifDoctorTests {
         let run = try await aif.aif([], command: "doctor", service: nil)
         #expect(run.status == 0, "\(run.standardOutput)\n\(run.standardError)")
         let output = run.standardOutput
-        #expect(output.contains("libcurl \(CurlLibrary.current.version) \(CurlLibrary.current.tlsLibrary ?? "")"))
+        #expect(output.contains("libcurl \(CurlTransport.Library.current.version) \(CurlTransport.Library.current.tlsLibrary ?? "")"))
         #expect(output.contains("libcrypto (request signing): OpenSSL 3."))
         for feature in ["SSL", "HTTP2", "UnixSockets"] {
             #expect(output.contains("  + \(feature) "), "\(feature) in \(output)")

@@ -223,7 +223,7 @@ struct DemoPayTests {
 
     // MARK: Lists
 
-    private func customers(_ stack: PayStack, size: Int = 10) -> PagedAPIManager<ItemList<Customer>> {
+    private func customers(_ stack: PayStack, size: Int = 10) -> PagedAPIManager<Paging.ItemList<Customer>> {
         PagedAPIManager(
             Endpoint(service: "pay", path: "customers"), paging: Paging.Settings(style: .afterLastItem(parameter: "starting_after"), size: size, sizeParameter: "limit"),
             proxy: stack.proxy, registry: stack.registry, cache: ResponseCache())
@@ -270,7 +270,7 @@ struct DemoPayTests {
     @Test func aTestKeyAndALiveKeyOnOneURLFollowTheEnvironment() async throws {
         let stack = try await PayStack.start()
         defer { Task { await stack.stop() } }
-        let list = stack.manager(Endpoint<ItemList<Customer>>(service: "pay", path: "customers"))
+        let list = stack.manager(Endpoint<Paging.ItemList<Customer>>(service: "pay", path: "customers"))
         let test = try await list.load(["limit": 100]).content.data
         #expect(test.count == 25 && test.allSatisfy { !$0.livemode })
         stack.registry.setEnvironment("live", for: "pay")
@@ -286,7 +286,7 @@ struct DemoPayTests {
     @Test func anEnvironmentWhoseKeyIsNotSetFailsSayingSoAndLeavesTheOthersUsable() async throws {
         let stack = try await PayStack.start(variables: ["PAY_TEST_KEY": PayRoutes.testKey])
         defer { Task { await stack.stop() } }
-        let list = stack.manager(Endpoint<ItemList<Customer>>(service: "pay", path: "customers"))
+        let list = stack.manager(Endpoint<Paging.ItemList<Customer>>(service: "pay", path: "customers"))
         #expect(try await list.load().content.data.count == 10)
         stack.registry.setEnvironment("live", for: "pay")
         let error = await #expect(throws: APIError.self) { try await list.load() }

@@ -17,7 +17,7 @@ struct SharedInstanceTests {
         #expect(made.withLock { $0 } == 0, "nothing is made before first use")
         #expect(shared.value == "configured again")
         #expect(shared.value == "configured again")
-        let error = #expect(throws: SharedInstanceError.self) { try shared.configure { "too late" } }
+        let error = #expect(throws: CurlTransport.SharedInstanceError.self) { try shared.configure { "too late" } }
         #expect(error?.name == "Example.shared")
         #expect(error?.description.contains("before the first request") == true)
         #expect(shared.value == "configured again")
@@ -38,11 +38,11 @@ struct SharedInstanceTests {
     /// with an error that names them, and they stay as they were.
     @Test func thePublicSharedInstancesRefuseLateConfiguration() {
         let transport = CurlTransport.shared
-        let transportError = #expect(throws: SharedInstanceError.self) { try CurlTransport.configureShared(.init()) }
+        let transportError = #expect(throws: CurlTransport.SharedInstanceError.self) { try CurlTransport.configureShared(.init()) }
         #expect(transportError?.name == "CurlTransport.shared")
         #expect(CurlTransport.shared === transport)
         let proxy = APIProxy.shared
-        let proxyError = #expect(throws: SharedInstanceError.self) { try APIProxy.setShared(APIProxy(transport: transport)) }
+        let proxyError = #expect(throws: CurlTransport.SharedInstanceError.self) { try APIProxy.setShared(APIProxy(transport: transport)) }
         #expect(proxyError?.name == "APIProxy.shared")
         #expect(APIProxy.shared === proxy)
     }

@@ -62,3 +62,7 @@ public typealias APIManagerInterceptor = LoadPlugin
 /// ``LoadPlugin/loadDidReceive(_:of:)`` throw to reject parameters and responses.
 @available(*, unavailable, renamed: "LoadPlugin", message: "validate in a LoadPlugin's loadWillStart(_:parameters:) and loadDidReceive(_:of:)")
 public typealias APIManagerValidator = LoadPlugin
+
+/// The former name of ``Paging/ItemList``.
+@available(*, deprecated, renamed: "Paging.ItemList")
+public typealias ItemList = Paging.ItemList

@@ -74,51 +74,53 @@ extension PageContent {
     public var pageLastItemID: String? { nil }
 }
 
-/// A page shaped as Stripe's lists, and many others: the items in `data`, and `has_more` (or
-/// `hasMore`) saying whether more follow. Items are `Identifiable`, so that the next page can
-/// start after the last one (``Paging/Style/afterLastItem(parameter:)``).
-///
-/// ```swift
-/// struct Customer: Decodable, Sendable, Identifiable { var id: String; var email: String? }
-/// let customers = PagedAPIManager(
-///     Endpoint<ItemList<Customer>>(service: "pay", path: "customers"),
-///     paging: Paging.Settings(style: .afterLastItem(parameter: "starting_after"), size: 100, sizeParameter: "limit"))
-/// for try await page in customers.pages() { print(page.content.data.map(\.id)) }
-/// ```
-public struct ItemList<Item: Decodable & Sendable & Identifiable>: Decodable, Sendable, PageContent where Item.ID: CustomStringConvertible {
-    /// The page's items.
-    public var data: [Item]
-    /// Whether more items follow, if the page says.
-    public var hasMore: Bool?
+extension Paging {
+    /// A page shaped as Stripe's lists, and many others: the items in `data`, and `has_more` (or
+    /// `hasMore`) saying whether more follow. Items are `Identifiable`, so that the next page can
+    /// start after the last one (``Paging/Style/afterLastItem(parameter:)``).
+    ///
+    /// ```swift
+    /// struct Customer: Decodable, Sendable, Identifiable { var id: String; var email: String? }
+    /// let customers = PagedAPIManager(
+    ///     Endpoint<Paging.ItemList<Customer>>(service: "pay", path: "customers"),
+    ///     paging: Paging.Settings(style: .afterLastItem(parameter: "starting_after"), size: 100, sizeParameter: "limit"))
+    /// for try await page in customers.pages() { print(page.content.data.map(\.id)) }
+    /// ```
+    public struct ItemList<Item: Decodable & Sendable & Identifiable>: Decodable, Sendable, PageContent where Item.ID: CustomStringConvertible {
+        /// The page's items.
+        public var data: [Item]
+        /// Whether more items follow, if the page says.
+        public var hasMore: Bool?
 
-    /// Creates a page.
-    public init(data: [Item], hasMore: Bool?) {
-        self.data = data
-        self.hasMore = hasMore
+        /// Creates a page.
+        public init(data: [Item], hasMore: Bool?) {
+            self.data = data
+            self.hasMore = hasMore
+        }
+
+        private struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        /// Reads `data`, and `has_more` as written or as a decoder that converts snake case gives
+        /// it (`hasMore`).
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Key.self)
+            data = try container.decode([Item].self, forKey: Key(stringValue: "data"))
+            hasMore = try container.decodeIfPresent(Bool.self, forKey: Key(stringValue: "hasMore"))
+                ?? container.decodeIfPresent(Bool.self, forKey: Key(stringValue: "has_more"))
+        }
+
+        /// The number of items.
+        public var pageItemCount: Int { data.count }
+        /// `has_more`.
+        public var pageHasMore: Bool? { hasMore }
+        /// The last item's ID.
+        public var pageLastItemID: String? { data.last.map { String(describing: $0.id) } }
     }
-
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    /// Reads `data`, and `has_more` as written or as a decoder that converts snake case gives
-    /// it (`hasMore`).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        data = try container.decode([Item].self, forKey: Key(stringValue: "data"))
-        hasMore = try container.decodeIfPresent(Bool.self, forKey: Key(stringValue: "hasMore"))
-            ?? container.decodeIfPresent(Bool.self, forKey: Key(stringValue: "has_more"))
-    }
-
-    /// The number of items.
-    public var pageItemCount: Int { data.count }
-    /// `has_more`.
-    public var pageHasMore: Bool? { hasMore }
-    /// The last item's ID.
-    public var pageLastItemID: String? { data.last.map { String(describing: $0.id) } }
 }
 
 /// A page that is a bare JSON array (`[{…}, {…}]`) needs no wrapper: its items are the page.

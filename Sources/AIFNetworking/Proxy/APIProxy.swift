@@ -30,8 +30,8 @@ public final class APIProxy: Sendable {
     /// ```
     ///
     /// - Parameter proxy: The proxy to share.
-    /// - Throws: ``/AIFTransport/SharedInstanceError`` when ``shared`` is in use already.
-    public static func setShared(_ proxy: APIProxy) throws(SharedInstanceError) {
+    /// - Throws: ``/AIFTransport/CurlTransport/SharedInstanceError`` when ``shared`` is in use already.
+    public static func setShared(_ proxy: APIProxy) throws(CurlTransport.SharedInstanceError) {
         try sharedInstance.configure { proxy }
     }
 

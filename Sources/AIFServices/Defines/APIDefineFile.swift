@@ -43,11 +43,11 @@ enum APIDefineFile {
     /// errors.
     struct Contents {
         var defines: [Read]
-        var document: APIDefineDocument
+        var document: APIDefine.Document
     }
 
     /// The defines of a file, read from disk in its format (by its name's ending).
-    static func read(_ file: URL, environment: [String: String], formats: [any APIDefineFormat]) throws(ConfigurationError) -> Contents {
+    static func read(_ file: URL, environment: [String: String], formats: [any APIDefine.Format]) throws(ConfigurationError) -> Contents {
         guard let format = formats.format(of: file) else {
             let suffixes = ([".apis.json"] + formats.flatMap(\.fileSuffixes)).joined(separator: ", ")
             let yaml = file.lastPathComponent.hasSuffix(".yaml") || file.lastPathComponent.hasSuffix(".yml")
@@ -68,12 +68,12 @@ enum APIDefineFile {
 
     /// The defines of a file's JSON bytes.
     static func parse(_ data: Data, file: String, environment: [String: String]) throws(ConfigurationError) -> [Read] {
-        try parse(JSONDefineFormat().read(data, file: file), file: file, environment: environment)
+        try parse(APIDefine.JSONFormat().read(data, file: file), file: file, environment: environment)
     }
 
     /// Checks that each define names one of `services`; the first that does not is an error at
     /// the key that named its service, located in `document` when it can be.
-    static func checkServices(_ defines: [Read], are services: Set<ServiceName>, in document: APIDefineDocument?) throws(ConfigurationError) {
+    static func checkServices(_ defines: [Read], are services: Set<ServiceName>, in document: APIDefine.Document?) throws(ConfigurationError) {
         for read in defines where !services.contains(read.define.service) {
             let known = services.isEmpty ? "none" : services.sorted().map(\.rawValue).joined(separator: ", ")
             let place = document?.place(of: read.serviceKeyPath)
@@ -94,7 +94,7 @@ enum APIDefineFile {
     ///   errors.
     /// - Throws: ``ConfigurationError`` naming the file and the key path of what is wrong, and its
     ///   line and column when the format tells them.
-    static func parse(_ document: APIDefineDocument, file: String, environment: [String: String]) throws(ConfigurationError) -> [Read] {
+    static func parse(_ document: APIDefine.Document, file: String, environment: [String: String]) throws(ConfigurationError) -> [Read] {
         guard case .object(let members) = document.root else {
             throw ConfigurationError(file: file, key: nil, problem: "must be an object of defines")
         }
@@ -129,11 +129,11 @@ enum APIDefineFile {
     struct Reader {
         let config: ConfigReader
         /// Where the keys stand, asked for only when there is an error to locate.
-        let places: () -> [String: APIDefineDocument.Place]
+        let places: () -> [String: APIDefine.Document.Place]
         var defines: [Read] = []
         var origins: [String: String] = [:]
 
-        init(config: ConfigReader, places: @escaping () -> [String: APIDefineDocument.Place]) {
+        init(config: ConfigReader, places: @escaping () -> [String: APIDefine.Document.Place]) {
             self.config = config
             self.places = places
         }
@@ -322,7 +322,7 @@ enum APIDefineFile {
         /// An error at `path`, located at the key or, when the format told nothing of it, at the
         /// nearest member above it.
         private func problem(_ path: String, _ text: String) -> ConfigurationError {
-            let place = APIDefineDocument(root: .null, places: places()).place(of: path)
+            let place = APIDefine.Document(root: .null, places: places()).place(of: path)
             return ConfigurationError(file: config.file, key: path.isEmpty ? nil : path, problem: text, line: place?.line, column: place?.column)
         }
 
@@ -360,7 +360,7 @@ extension APIDefine {
     /// - Throws: ``ConfigurationError`` naming the file, the key path of what is wrong, and its
     ///   line and column when the format tells them.
     public static func defines(
-        in file: URL, environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefineFormat] = [],
+        in file: URL, environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefine.Format] = [],
         services: Set<ServiceName>? = nil
     ) throws(ConfigurationError) -> [APIDefine] {
         let contents = try APIDefineFile.read(file, environment: environment, formats: formats)

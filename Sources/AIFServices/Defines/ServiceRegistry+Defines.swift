@@ -16,7 +16,7 @@ extension ServiceRegistry {
     ///   nothing is registered then.
     @discardableResult
     public func registerAPIs(
-        inDirectory directory: URL, environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefineFormat] = []
+        inDirectory directory: URL, environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefine.Format] = []
     ) throws(ConfigurationError) -> [String] {
         let files: [URL]
         do {
@@ -39,10 +39,10 @@ extension ServiceRegistry {
     /// - Throws: ``ConfigurationError`` for the first file that is wrong; nothing is registered then.
     @discardableResult
     public func registerAPIs(
-        from files: [URL], environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefineFormat] = []
+        from files: [URL], environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefine.Format] = []
     ) throws(ConfigurationError) -> [String] {
         var read: [APIDefineFile.Read] = []
-        var documents: [String: APIDefineDocument] = [:]
+        var documents: [String: APIDefine.Document] = [:]
         for file in files {
             let contents = try APIDefineFile.read(file, environment: environment, formats: formats)
             read += contents.defines
@@ -77,7 +77,7 @@ extension ServiceRegistry {
 
     /// Checks defines against the services and against each other and the defines of other
     /// files, then registers them all, or none; an error is located in its file's document.
-    private func register(_ defines: [APIDefineFile.Read], documents: [String: APIDefineDocument]) throws(ConfigurationError) {
+    private func register(_ defines: [APIDefineFile.Read], documents: [String: APIDefine.Document]) throws(ConfigurationError) {
         let services = Set(registeredNames)
         var seen: [String: APIDefine] = [:]
         for read in defines {

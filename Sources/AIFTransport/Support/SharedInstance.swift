@@ -35,24 +35,26 @@ package final class SharedInstance<Value: Sendable>: Sendable {
 
     /// Replaces how the instance will be made.
     ///
-    /// - Throws: ``SharedInstanceError`` when the instance is in use already.
-    package func configure(_ make: @escaping @Sendable () -> Value) throws(SharedInstanceError) {
+    /// - Throws: ``CurlTransport/SharedInstanceError`` when the instance is in use already.
+    package func configure(_ make: @escaping @Sendable () -> Value) throws(CurlTransport.SharedInstanceError) {
         let configured = state.withLock { state -> Bool in
             guard case .waiting = state else { return false }
             state = .waiting(make: make)
             return true
         }
-        if !configured { throw SharedInstanceError(name: name) }
+        if !configured { throw CurlTransport.SharedInstanceError(name: name) }
     }
 }
 
-/// A shared instance was set up after it had been used.
-public struct SharedInstanceError: Error, Sendable, CustomStringConvertible {
-    /// The shared instance, as users reach it (`APIProxy.shared`).
-    public let name: String
+extension CurlTransport {
+    /// A shared instance was set up after it had been used.
+    public struct SharedInstanceError: Error, Sendable, CustomStringConvertible {
+        /// The shared instance, as users reach it (`APIProxy.shared`).
+        public let name: String
 
-    /// What went wrong and what to do instead.
-    public var description: String {
-        "\(name) is already in use, so it can no longer be configured: configure it once at start-up, before the first request"
+        /// What went wrong and what to do instead.
+        public var description: String {
+            "\(name) is already in use, so it can no longer be configured: configure it once at start-up, before the first request"
+        }
     }
 }

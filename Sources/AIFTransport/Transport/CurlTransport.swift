@@ -36,8 +36,8 @@ public final class CurlTransport: HTTPTransport {
     /// ```
     ///
     /// - Parameter configuration: The shared transport's configuration.
-    /// - Throws: ``SharedInstanceError`` when ``shared`` is in use already.
-    public static func configureShared(_ configuration: Configuration) throws(SharedInstanceError) {
+    /// - Throws: ``CurlTransport/SharedInstanceError`` when ``shared`` is in use already.
+    public static func configureShared(_ configuration: Configuration) throws(CurlTransport.SharedInstanceError) {
         try sharedInstance.configure { CurlTransport(configuration: configuration, isShared: true) }
     }
 
