@@ -75,7 +75,7 @@ public enum ShopRoutes {
     /// The private key the demo shop checks signatures with.
     public static let privateKey = "demo-shop-private-key"
     /// The two keys as the library takes them.
-    public static let credentials = SigningCredentials(publicKey: publicKey, privateKey: Secret(privateKey))
+    public static let credentials = SigningContext.Credentials(publicKey: publicKey, privateKey: Secret(privateKey))
 
     /// The catalogue of an environment.
     public static func catalogue(_ environment: ShopEnvironment) -> [Goods] {

@@ -14,7 +14,7 @@ struct Hub: Service {
     let environments: [ServiceEnvironment.Name: ServiceEnvironment]
     var defaultEnvironment: ServiceEnvironment.Name { "production" }
     var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase, dateDecodingStrategy: .iso8601) }
-    var arrayEncoding: ArrayEncoding { .commaSeparated }
+    var arrayEncoding: Parameters.ArrayEncoding { .commaSeparated }
     var errorBody: ErrorBodyRule { ErrorBodyRule(type: HubError.self) }
     var retryPolicy: RetryPolicy { RetryPolicy(retryAfterStatusCodes: [403]) }
     func commonHeaders() -> HTTPHeaders { ["Accept": "application/vnd.github+json"] }

@@ -17,7 +17,7 @@ extension ServiceEnvironment.Name {
 }
 
 /// The listing pages say how many goods there are in all, so the last page is known exactly.
-extension GoodsPage: PageContent {
+extension GoodsPage: Paging.PageContent {
     public var pageItemCount: Int { items.count }
     public var pageTotalCount: Int? { total }
     public var pageHasMore: Bool? { hasMore }

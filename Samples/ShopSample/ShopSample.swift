@@ -65,7 +65,7 @@ struct ShopSample {
     static func record(into directory: URL) async throws {
         let online = try await DemoShopServer.start(environment: .online)
         try registerShop(onlineURL: online.baseURL(), offlineURL: online.baseURL())
-        try APIProxy.setShared(APIProxy(recorder: FixtureRecorder(directory: directory)))
+        try APIProxy.setShared(APIProxy(recorder: FixtureTransport.Recorder(directory: directory)))
         print("Recording every response under \(directory.path)\n")
         try await replayableChapters()
         await online.stop()

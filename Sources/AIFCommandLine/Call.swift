@@ -223,8 +223,8 @@ struct Call: AsyncParsableCommand {
     }
 
     /// The placements of `--place` arguments, by parameter name.
-    static func placements(from arguments: [String]) throws -> [String: ParameterPlacement] {
-        var placements: [String: ParameterPlacement] = [:]
+    static func placements(from arguments: [String]) throws -> [String: Parameters.Placement] {
+        var placements: [String: Parameters.Placement] = [:]
         for argument in arguments {
             guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
                 throw ValidationError("--place \(argument) is not name=where (where: path, query, header or body)")
@@ -233,18 +233,18 @@ struct Call: AsyncParsableCommand {
             let text = argument[argument.index(after: equals)...]
             let word = text.prefix { $0 != ":" }
             let detail = text.dropFirst(word.count + 1)
-            guard let location = ParameterPlacement.Location(rawValue: String(word)) else {
+            guard let location = Parameters.Placement.Location(rawValue: String(word)) else {
                 throw ValidationError("--place \(argument): \"\(word)\" is not one of path, query, header, body")
             }
-            var placement = ParameterPlacement(location)
+            var placement = Parameters.Placement(location)
             if word.count < text.count {
                 switch location {
                 case .header:
-                    guard ParameterPlacement.isToken(String(detail)) else { throw ValidationError("--place \(argument): \"\(detail)\" is not a header's name") }
+                    guard Parameters.Placement.isToken(String(detail)) else { throw ValidationError("--place \(argument): \"\(detail)\" is not a header's name") }
                     placement.name = String(detail)
                 case .query, .body:
-                    guard let arrays = ArrayEncoding(configName: String(detail)) else {
-                        throw ValidationError("--place \(argument): \"\(detail)\" is not one of \(ArrayEncoding.configNames.joined(separator: ", "))")
+                    guard let arrays = Parameters.ArrayEncoding(configName: String(detail)) else {
+                        throw ValidationError("--place \(argument): \"\(detail)\" is not one of \(Parameters.ArrayEncoding.configNames.joined(separator: ", "))")
                     }
                     placement.arrays = arrays
                 case .path:
@@ -258,7 +258,7 @@ struct Call: AsyncParsableCommand {
 
     /// A placement as `--place` takes it (`query:repeated`, `header:X-Request-ID`); `nil` for one
     /// it cannot say (a query renamed, arrays written by a function).
-    static func placementArgument(_ placement: ParameterPlacement) -> String? {
+    static func placementArgument(_ placement: Parameters.Placement) -> String? {
         var text = placement.location.rawValue
         switch placement.location {
         case .header:

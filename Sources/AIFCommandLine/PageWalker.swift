@@ -27,7 +27,7 @@ struct PageWalker {
     var printer: ResponsePrinter
 
     /// What the end-of-list rules read of a page.
-    private struct Page: PageContent {
+    private struct Page: Paging.PageContent {
         var pageItemCount: Int
         var pageHasMore: Bool?
         var pageTotalCount: Int?

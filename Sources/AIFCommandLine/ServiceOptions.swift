@@ -108,7 +108,7 @@ struct ServiceOptions: ParsableArguments {
         }
         let transport = CurlTransport()
         let logger = Logger(label: "aif") { _ in VerboseLogHandler(logLevel: verbose ? .debug : recordDirectory != nil ? .warning : .critical) }
-        let recorder = recordDirectory.map { FixtureRecorder(directory: URL(filePath: $0, directoryHint: .isDirectory)) }
+        let recorder = recordDirectory.map { FixtureTransport.Recorder(directory: URL(filePath: $0, directoryHint: .isDirectory)) }
         let proxy = APIProxy(transport: transport, logger: logger, recorder: recorder ?? .fromEnvironment(), observers: [WaitAnnouncer()])
         return (APIManager(endpoint, proxy: proxy, registry: registry, cache: ResponseCache()), transport)
     }

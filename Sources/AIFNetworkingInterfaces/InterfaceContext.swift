@@ -64,7 +64,7 @@ public struct InterfaceContext: Sendable {
     public func method<Content: Decodable & Sendable>(
         _ name: String, _ method: HTTPMethod, _ path: String, as type: Content.Type, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil,
         cache: CachePolicy? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, coalesces: Bool = false,
-        paging: Paging.Settings? = nil, placements: [String: ParameterPlacement] = [:]
+        paging: Paging.Settings? = nil, placements: [String: Parameters.Placement] = [:]
     ) -> InterfaceMethod<Content> {
         let merged = self.headers.merging(headers)
         let endpoint = Endpoint<Content>(
@@ -141,7 +141,7 @@ public struct InterfaceMethod<Content: Decodable & Sendable>: Sendable {
     }
 }
 
-extension InterfaceMethod where Content: PageContent {
+extension InterfaceMethod where Content: Paging.PageContent {
     /// The pages of the listing the arguments ask for, loaded one at a time as they are
     /// iterated, as ``/AIFNetworking/PagedAPIManager/pages(_:)`` loads them: each page carries
     /// the arguments and the method's paging parameters; a page the previous one linked carries

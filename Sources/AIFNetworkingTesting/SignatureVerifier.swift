@@ -10,7 +10,7 @@ import Foundation
 /// MD5 primitives with the signers: a signer that drifts from its scheme is caught.
 ///
 /// ```swift
-/// let verifier = SignatureVerifier(.aifHMAC, credentials: SigningCredentials(publicKey: "shop-pub", privateKey: Secret("shop-secret")))
+/// let verifier = SignatureVerifier(.aifHMAC, credentials: SigningContext.Credentials(publicKey: "shop-pub", privateKey: Secret("shop-secret")))
 /// try verifier.verify(stub.requests[0])
 /// ```
 ///
@@ -46,7 +46,7 @@ public final class SignatureVerifier: Sendable {
     ///   - scheme: The scheme to check.
     ///   - credentials: The keys requests must be signed with.
     ///   - tolerance: How far a signing time may be from now; 5 minutes by default.
-    public init(_ scheme: Scheme, credentials: SigningCredentials, tolerance: Duration = .seconds(300)) {
+    public init(_ scheme: Scheme, credentials: SigningContext.Credentials, tolerance: Duration = .seconds(300)) {
         self.scheme = scheme
         publicKey = credentials.publicKey
         privateKey = credentials.privateKey.bytes

@@ -36,9 +36,9 @@ public struct YAMLDefineFormat: APIDefine.Format {
     public var fileSuffixes: [String] { [".apis.yaml", ".apis.yml"] }
 
     /// Reads a YAML file into JSON values and the place of each key path.
-    public func read(_ data: Data, file: String) throws(ConfigurationError) -> APIDefine.Document {
+    public func read(_ data: Data, file: String) throws(ServiceRegistry.ConfigurationError) -> APIDefine.Document {
         guard let text = String(data: data, encoding: .utf8) else {
-            throw ConfigurationError(file: file, key: nil, problem: "is not UTF-8 text")
+            throw ServiceRegistry.ConfigurationError(file: file, key: nil, problem: "is not UTF-8 text")
         }
         let node: Node?
         do {
@@ -49,7 +49,7 @@ public struct YAMLDefineFormat: APIDefine.Format {
         } catch let error as YamlError {
             throw Self.syntaxError(error, file: file)
         } catch {
-            throw ConfigurationError(file: file, key: nil, problem: "is not valid YAML: \(error)")
+            throw ServiceRegistry.ConfigurationError(file: file, key: nil, problem: "is not valid YAML: \(error)")
         }
         guard let node else { return APIDefine.Document(root: .object([:])) }
         var places: [String: APIDefine.Document.Place] = [:]
@@ -58,7 +58,7 @@ public struct YAMLDefineFormat: APIDefine.Format {
     }
 
     /// A node as a JSON value, writing down where each member's key stands.
-    private static func value(of node: Node, at path: String, places: inout [String: APIDefine.Document.Place], file: String) throws(ConfigurationError) -> JSONValue {
+    private static func value(of node: Node, at path: String, places: inout [String: APIDefine.Document.Place], file: String) throws(ServiceRegistry.ConfigurationError) -> JSONValue {
         switch node {
         case .scalar(let scalar):
             return Self.value(of: scalar)
@@ -136,22 +136,22 @@ public struct YAMLDefineFormat: APIDefine.Format {
         return Double(text)
     }
 
-    private static func problem(_ key: String?, _ text: String, at mark: Mark?, file: String) -> ConfigurationError {
-        ConfigurationError(file: file, key: key, problem: text, line: mark?.line, column: mark?.column)
+    private static func problem(_ key: String?, _ text: String, at mark: Mark?, file: String) -> ServiceRegistry.ConfigurationError {
+        ServiceRegistry.ConfigurationError(file: file, key: key, problem: text, line: mark?.line, column: mark?.column)
     }
 
     /// A scanner's, parser's or composer's error, located.
-    private static func syntaxError(_ error: YamlError, file: String) -> ConfigurationError {
+    private static func syntaxError(_ error: YamlError, file: String) -> ServiceRegistry.ConfigurationError {
         switch error {
         case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _), .composer(let context, let problem, let mark, _):
             let detail = context.map { "\(problem) (\($0.text))" } ?? problem
-            return ConfigurationError(file: file, key: nil, problem: "is not valid YAML: \(detail)", line: mark.line, column: mark.column)
+            return ServiceRegistry.ConfigurationError(file: file, key: nil, problem: "is not valid YAML: \(detail)", line: mark.line, column: mark.column)
         case .duplicatedKeysInMapping(let duplicates, let context):
             let names = duplicates.map { "\"\($0)\"" }.joined(separator: ", ")
-            return ConfigurationError(
+            return ServiceRegistry.ConfigurationError(
                 file: file, key: nil, problem: "gives \(names) twice in one mapping", line: context.mark.line, column: context.mark.column)
         default:
-            return ConfigurationError(file: file, key: nil, problem: "is not valid YAML: \(error)")
+            return ServiceRegistry.ConfigurationError(file: file, key: nil, problem: "is not valid YAML: \(error)")
         }
     }
 }

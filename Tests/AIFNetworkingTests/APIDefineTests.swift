@@ -20,7 +20,7 @@ private let shopDefines = #"""
     }
     """#
 
-private func parse(_ json: String, environment: [String: String] = [:]) throws(ConfigurationError) -> [APIDefine] {
+private func parse(_ json: String, environment: [String: String] = [:]) throws(ServiceRegistry.ConfigurationError) -> [APIDefine] {
     try APIDefineFile.parse(Data(json.utf8), file: "shop.apis.json", environment: environment).map(\.define)
 }
 
@@ -100,7 +100,7 @@ struct APIDefineFileTests {
         #expect {
             _ = try parse(json)
         } throws: { error in
-            guard let error = error as? ConfigurationError else { return false }
+            guard let error = error as? ServiceRegistry.ConfigurationError else { return false }
             return error.file == "shop.apis.json" && error.key == key && error.problem.contains(problem)
         }
     }
@@ -134,14 +134,14 @@ struct APIDefineFileTests {
         #expect {
             _ = try parse(json)
         } throws: { error in
-            guard let error = error as? ConfigurationError else { return false }
+            guard let error = error as? ServiceRegistry.ConfigurationError else { return false }
             return error.key == "a.verb" && error.line == 5 && error.column == 5 && error.description.hasPrefix("shop.apis.json:5:5: a.verb is not a known key")
         }
         // Characters, not bytes: the column after a name in Greek.
         #expect {
             _ = try parse("{\"α\": {\"service\": \"shop\", \"path\": \"x\"}, \"b\": {\"path\": 1}}")
         } throws: { error in
-            guard let error = error as? ConfigurationError else { return false }
+            guard let error = error as? ServiceRegistry.ConfigurationError else { return false }
             return error.key == "b.path" && error.line == 1 && error.column == 47
         }
     }
@@ -150,13 +150,13 @@ struct APIDefineFileTests {
         #expect {
             _ = try parse("{\n  \"a\": {\"path\": }\n}")
         } throws: { error in
-            guard let error = error as? ConfigurationError else { return false }
+            guard let error = error as? ServiceRegistry.ConfigurationError else { return false }
             return error.key == nil && error.problem.contains("is not valid JSON") && error.problem.contains("line 2, column")
         }
         #expect {
             _ = try parse("[]")
         } throws: { error in
-            (error as? ConfigurationError)?.problem == "must be an object of defines"
+            (error as? ServiceRegistry.ConfigurationError)?.problem == "must be an object of defines"
         }
     }
 
@@ -224,13 +224,13 @@ struct APIDefineRegistryTests {
         ])
         defer { try? FileManager.default.removeItem(at: configs) }
         let registry = try servicesRegistered(from: configs)
-        let error = #expect(throws: ConfigurationError.self) { try registry.registerAPIs(from: [configs.appending(path: "x.apis.json")], environment: [:]) }
+        let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try registry.registerAPIs(from: [configs.appending(path: "x.apis.json")], environment: [:]) }
         #expect(error?.file.hasSuffix("x.apis.json") == true)
         #expect(error?.key == "@goods.detail.service")
         #expect(error?.problem == "names the service \"shopp\" (for goods.detail), which is not registered (registered: shop); register the services before the APIs")
         #expect(error?.line == 1 && error?.column == 24, "\(String(describing: error))")
         // Named in a DEFAULT: the DEFAULT's key, where it is.
-        let inherited = #expect(throws: ConfigurationError.self) { try registry.registerAPIs(from: [configs.appending(path: "y.apis.json")], environment: [:]) }
+        let inherited = #expect(throws: ServiceRegistry.ConfigurationError.self) { try registry.registerAPIs(from: [configs.appending(path: "y.apis.json")], environment: [:]) }
         #expect(inherited?.key == "DEFAULT.service")
         #expect(inherited?.line == 2 && inherited?.column == 15, "\(String(describing: inherited))")
         #expect(inherited?.description.contains("y.apis.json:2:15: DEFAULT.service names the service \"shap\" (for list)") == true, "\(String(describing: inherited))")
@@ -247,7 +247,7 @@ struct APIDefineRegistryTests {
         #expect {
             try registry.registerAPIs(inDirectory: configs, environment: [:])
         } throws: { error in
-            guard let error = error as? ConfigurationError else { return false }
+            guard let error = error as? ServiceRegistry.ConfigurationError else { return false }
             return error.file.hasSuffix("b.apis.json") && error.key == "@goods.detail" && error.problem.contains("defines goods.detail, which ")
                 && error.problem.hasSuffix("a.apis.json defines too")
         }
@@ -256,7 +256,7 @@ struct APIDefineRegistryTests {
         #expect {
             try registry.registerAPIs(from: [configs.appending(path: "b.apis.json")], environment: [:])
         } throws: { error in
-            (error as? ConfigurationError)?.problem.hasSuffix("a.apis.json defines too") == true
+            (error as? ServiceRegistry.ConfigurationError)?.problem.hasSuffix("a.apis.json defines too") == true
         }
         #expect(try registry.api(named: "goods.detail").path == "goods/{id}")
     }

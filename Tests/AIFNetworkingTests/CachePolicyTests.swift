@@ -201,13 +201,13 @@ struct CachePolicyTests {
     }
 
     @Test func aServicesCacheVersionComesFromItsConfigFile() throws {
-        func parse(_ version: String) throws(ConfigurationError) -> ConfiguredService {
+        func parse(_ version: String) throws(ServiceRegistry.ConfigurationError) -> ConfiguredService {
             try ConfiguredService.parse(Data("""
                 {"name": "news", "cacheVersion": \(version), "environments": {"online": {"baseURL": "http://127.0.0.1:1", "apiVersion": "v1"}}}
                 """.utf8), file: "news.json", environment: [:])
         }
         #expect(try parse("3").cacheVersion == 3)
-        let error = #expect(throws: ConfigurationError.self) { try parse("\"3\"") }
+        let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try parse("\"3\"") }
         #expect(error?.description.contains("cacheVersion") == true)
         #expect(error?.description.contains("news.json") == true)
     }

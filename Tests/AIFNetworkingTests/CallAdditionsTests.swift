@@ -20,7 +20,7 @@ private struct MirrorService: Service {
     var name: ServiceName = "mirror"
     var environments: [ServiceEnvironment.Name: ServiceEnvironment]
     var bodyEncoding: BodyEncoding = .json
-    var arrayEncoding: ArrayEncoding = .brackets
+    var arrayEncoding: Parameters.ArrayEncoding = .brackets
     var errorBody: ErrorBodyRule = .common
     var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase, dateDecodingStrategy: .iso8601) }
     func commonHeaders() -> HTTPHeaders { ["X-Client": "tests", "X-Trace": "service"] }
@@ -252,7 +252,7 @@ struct PlacedParameterTests {
 /// Arrays written in queries and forms, each way.
 @Suite("Array encodings")
 struct ArrayEncodingTests {
-    private func flattened(_ parameters: Parameters, _ arrays: ArrayEncoding) -> String {
+    private func flattened(_ parameters: Parameters, _ arrays: Parameters.ArrayEncoding) -> String {
         RequestGenerator.flatten(parameters, arrays: arrays).map { "\($0.name)=\($0.value)" }.joined(separator: "&")
     }
 
@@ -263,7 +263,7 @@ struct ArrayEncodingTests {
         #expect(flattened(parameters, .commaSeparated) == "labels=bug,2,true&q=x")
         #expect(flattened(parameters, .pipeSeparated) == "labels=bug|2|true&q=x")
         #expect(flattened(parameters, .spaceSeparated) == "labels=bug 2 true&q=x")
-        let indexed = ArrayEncoding.custom { name, elements in elements.enumerated().map { ("\(name)[\($0.offset)]", $0.element) } }
+        let indexed = Parameters.ArrayEncoding.custom { name, elements in elements.enumerated().map { ("\(name)[\($0.offset)]", $0.element) } }
         #expect(flattened(parameters, indexed) == "labels[0]=bug&labels[1]=2&labels[2]=true&q=x")
         #expect(indexed == indexed)
         #expect(indexed != .custom { name, elements in [(name, elements.joined())] })
@@ -305,13 +305,13 @@ struct ArrayEncodingTests {
 
     @Test func theConfigNamesTheEncoding() throws {
         for (name, expected) in [
-            ("comma", ArrayEncoding.commaSeparated), ("repeated", .repeatedKeys), ("brackets", .brackets), ("indexed", .indexed), ("pipes", .pipeSeparated),
+            ("comma", Parameters.ArrayEncoding.commaSeparated), ("repeated", .repeatedKeys), ("brackets", .brackets), ("indexed", .indexed), ("pipes", .pipeSeparated),
             ("spaces", .spaceSeparated),
         ] {
             let json = #"{"name": "x", "arrayEncoding": "\#(name)", "environments": {"online": {"baseURL": "https://a.test"}}}"#
             #expect(try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).arrayEncoding == expected)
         }
-        let refused = #expect(throws: ConfigurationError.self) {
+        let refused = #expect(throws: ServiceRegistry.ConfigurationError.self) {
             try ConfiguredService.parse(Data(#"{"name": "x", "arrayEncoding": "tabs", "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
         }
         #expect(refused?.description == #"t.json: arrayEncoding "tabs" is not one of brackets, indexed, repeated, comma, pipes, spaces"#)
@@ -444,11 +444,11 @@ struct ErrorBodyTests {
         let rule = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).errorBody
         #expect(rule.messageFields == ["error.text"])
         #expect(rule.codeField == "error.id")
-        let refused = #expect(throws: ConfigurationError.self) {
+        let refused = #expect(throws: ServiceRegistry.ConfigurationError.self) {
             try ConfiguredService.parse(Data(#"{"name": "x", "errorBody": {"messageField": "a..b"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
         }
         #expect(refused?.description == #"t.json: errorBody.messageField "a..b" is not a member name or a dotted path of member names"#)
-        let unknown = #expect(throws: ConfigurationError.self) {
+        let unknown = #expect(throws: ServiceRegistry.ConfigurationError.self) {
             try ConfiguredService.parse(Data(#"{"name": "x", "errorBody": {"message": "m"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
         }
         #expect(unknown?.description == "t.json: errorBody.message is not a known key; expected one of: codeField, messageField")

@@ -16,7 +16,7 @@ private struct Issue: Decodable, Sendable, Hashable {
 }
 
 /// A page wrapped in an object: `{"items": […]}`.
-private struct IssuePage: Decodable, Sendable, PageContent {
+private struct IssuePage: Decodable, Sendable, Paging.PageContent {
     var items: [Issue]
     var pageItemCount: Int { items.count }
 }
@@ -103,7 +103,7 @@ struct CappedPagingTests {
         let registry: ServiceRegistry
         let transport: CurlTransport
 
-        func manager<Page: Decodable & Sendable & PageContent>(
+        func manager<Page: Decodable & Sendable & Paging.PageContent>(
             _: Page.Type, style: Paging.Style = .pageNumber(), endOfList: Paging.EndOfList = .shortPage, cachePolicy: CachePolicy? = nil
         ) -> PagedAPIManager<Page> {
             PagedAPIManager(

@@ -47,7 +47,7 @@ private struct HubService: Service {
     let environments: [ServiceEnvironment.Name: ServiceEnvironment]
     var defaultEnvironment: ServiceEnvironment.Name { "production" }
     var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase, dateDecodingStrategy: .iso8601) }
-    var arrayEncoding: ArrayEncoding { .commaSeparated }
+    var arrayEncoding: Parameters.ArrayEncoding { .commaSeparated }
     var errorBody: ErrorBodyRule { ErrorBodyRule(type: HubError.self) }
     var retryPolicy: RetryPolicy { RetryPolicy(retryAfterStatusCodes: [403]) }
 }

@@ -82,7 +82,7 @@ struct EnvelopeTests {
             (#""envelope": {}"#, "envelope.dataField"), (#""envelope": "data""#, "envelope"),
         ] {
             let text = #"{"name": "s", "environments": {"online": {"baseURL": "https://a.test"}}, "# + bad + "}"
-            let error = #expect(throws: ConfigurationError.self) { try ConfiguredService.parse(Data(text.utf8), file: "test.json", environment: [:]) }
+            let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ConfiguredService.parse(Data(text.utf8), file: "test.json", environment: [:]) }
             #expect(error?.key == key, "\(bad): \(String(describing: error))")
         }
     }

@@ -95,7 +95,7 @@ struct ErrorPolicyTests {
     }
 
     @Test func theConfigKeyIsReadAndBadValuesAreNamed() throws {
-        func parse(_ policies: String) throws(ConfigurationError) -> ErrorPolicies? {
+        func parse(_ policies: String) throws(ServiceRegistry.ConfigurationError) -> ErrorPolicies? {
             let json = #"{"name": "s", "environments": {"online": {"baseURL": "https://api.example"}}, "errorPolicies": \#(policies)}"#
             return try ConfiguredService.parse(Data(json.utf8), file: "s.json", environment: [:]).errorPolicies
         }
@@ -109,7 +109,7 @@ struct ErrorPolicyTests {
             (#"{"statuses": {"426": "handler:"}}"#, "errorPolicies.statuses.426"),
             (#"{"status": {}}"#, "errorPolicies.status"),
         ] {
-            #expect(throws: ConfigurationError.self) { _ = try parse(bad) }
+            #expect(throws: ServiceRegistry.ConfigurationError.self) { _ = try parse(bad) }
             do {
                 _ = try parse(bad)
             } catch {

@@ -27,11 +27,11 @@ struct FixtureRecordingTests {
     /// failures) and the recorder writing into `fixtures/`, where that environment reads.
     struct Recording {
         let folder: URL
-        let recorder: FixtureRecorder
+        let recorder: FixtureTransport.Recorder
 
         init(secretFields: Set<String> = []) throws {
             folder = try makeTestFolder("record")
-            recorder = FixtureRecorder(directory: folder.appending(path: "fixtures"), secretFields: secretFields)
+            recorder = FixtureTransport.Recorder(directory: folder.appending(path: "fixtures"), secretFields: secretFields)
         }
 
         /// A registry whose `shop` is the mock environment, answering from what was recorded.
@@ -227,7 +227,7 @@ struct FixtureRecordingTests {
         defer { try? FileManager.default.removeItem(at: recording.folder) }
         let environment = ServiceEnvironment(
             baseURL: URL(string: "https://api.example.com")!, apiVersion: "v2",
-            credentials: SigningCredentials(publicKey: "public-key-1234", privateKey: Secret("private-key-5678")))
+            credentials: SigningContext.Credentials(publicKey: "public-key-1234", privateKey: Secret("private-key-5678")))
         let resolved = try RecordedService.resolved("bank", environment)
         var request = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/v2/me?sign=abcdef123456&timestamp=1&nonce=n&api_key=public-key-1234&page=2")!)
         request.headers.add(name: "Authorization", value: "Bearer bearer-token-0001")

@@ -129,7 +129,7 @@ protocol MirrorInterface: Sendable {
 }
 
 /// A mirrored request is a page of one (the mirror's `Link` says whether more follow).
-extension RequestMirror.Mirrored: PageContent {
+extension RequestMirror.Mirrored: Paging.PageContent {
     public var pageItemCount: Int { 1 }
 }
 
@@ -325,7 +325,7 @@ struct MirrorInterfaceTests {
     private struct MirrorService: Service {
         var name: ServiceName = "mirror"
         var environments: [ServiceEnvironment.Name: ServiceEnvironment]
-        var arrayEncoding: ArrayEncoding = .repeatedKeys
+        var arrayEncoding: Parameters.ArrayEncoding = .repeatedKeys
         func commonHeaders() -> HTTPHeaders { ["X-Service": "mirror"] }
     }
 

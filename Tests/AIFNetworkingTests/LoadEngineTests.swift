@@ -13,7 +13,7 @@ private struct ClockedService: Service {
     var environments: [ServiceEnvironment.Name: ServiceEnvironment] {
         [.online: ServiceEnvironment(
             baseURL: URL(string: "https://api.clocked.test")!, apiVersion: "v1",
-            credentials: signed ? SigningCredentials(publicKey: "pub", privateKey: Secret("s3cr3t")) : nil)]
+            credentials: signed ? SigningContext.Credentials(publicKey: "pub", privateKey: Secret("s3cr3t")) : nil)]
     }
     var signer: (any RequestSigner)? { signed ? AIFHMACSigner() : nil }
     var retryPolicy: RetryPolicy { RetryPolicy(maxRetries: 2, maxDelay: .seconds(600), maxTotalWait: .seconds(1200)) }
@@ -691,7 +691,7 @@ struct LoadEngineTests {
 private struct KeyedService: Service {
     var name: ServiceName = "keyed"
     var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [
-        .online: ServiceEnvironment(baseURL: URL(string: "https://api.keyed.test")!, credentials: SigningCredentials(publicKey: "pub-key-0001", privateKey: Secret("priv-key-0002")))
+        .online: ServiceEnvironment(baseURL: URL(string: "https://api.keyed.test")!, credentials: SigningContext.Credentials(publicKey: "pub-key-0001", privateKey: Secret("priv-key-0002")))
     ]
 }
 
@@ -757,14 +757,14 @@ private final class AnsweringBeforeReturning: HTTPTransport {
 /// A service whose requests cannot be signed: its loads fail before anything is sent.
 private struct UnsignableService: Service {
     struct Refusing: RequestSigner {
-        func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
+        func sign(_ request: HTTPRequest, credentials: SigningContext.Credentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
             throw SigningError("this signer refuses every request", url: request.url.absoluteString)
         }
     }
 
     var name: ServiceName = "unsignable"
     var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [
-        .online: ServiceEnvironment(baseURL: URL(string: "https://api.unsignable.test")!, credentials: SigningCredentials(publicKey: "p", privateKey: Secret("k")))
+        .online: ServiceEnvironment(baseURL: URL(string: "https://api.unsignable.test")!, credentials: SigningContext.Credentials(publicKey: "p", privateKey: Secret("k")))
     ]
     var signer: (any RequestSigner)? { Refusing() }
 }

@@ -144,7 +144,7 @@ struct MockEnvironmentTests {
     }
 
     @Test func mockKeysAreCheckedInTheConfigFile() throws {
-        func parse(_ environment: String) throws(ConfigurationError) -> ConfiguredService {
+        func parse(_ environment: String) throws(ServiceRegistry.ConfigurationError) -> ConfiguredService {
             try ConfiguredService.parse(Data("""
                 {"name": "news", "defaultEnvironment": "mock", "environments": {"mock": \(environment)}}
                 """.utf8), file: "/configs/news.json", environment: [:])
@@ -155,15 +155,15 @@ struct MockEnvironmentTests {
         #expect(mock.latency == .milliseconds(30) ... .milliseconds(30))
         #expect(mock.failureRate == 0.25)
         #expect(mock.seed == 9)
-        #expect(throws: ConfigurationError.self) { try parse(#"{"fixtures": "f", "latencyMs": [200, 100]}"#) }
+        #expect(throws: ServiceRegistry.ConfigurationError.self) { try parse(#"{"fixtures": "f", "latencyMs": [200, 100]}"#) }
         // Past a day (found by `make fuzz`: 4e41 ms overflowed a Duration and crashed).
-        let tooLong = #expect(throws: ConfigurationError.self) { try parse(#"{"fixtures": "f", "latencyMs": [6, 4e41]}"#) }
+        let tooLong = #expect(throws: ServiceRegistry.ConfigurationError.self) { try parse(#"{"fixtures": "f", "latencyMs": [6, 4e41]}"#) }
         #expect(tooLong?.description.contains("environments.mock.latencyMs") == true)
-        #expect(throws: ConfigurationError.self) { try parse(#"{"fixtures": "f", "latencyMs": 86400001}"#) }
+        #expect(throws: ServiceRegistry.ConfigurationError.self) { try parse(#"{"fixtures": "f", "latencyMs": 86400001}"#) }
         #expect(try parse(#"{"fixtures": "f", "latencyMs": 86400000}"#).environments["mock"]?.mock?.latency.upperBound == .seconds(86_400))
-        #expect(throws: ConfigurationError.self) { try parse(#"{"fixtures": "f", "failureRate": 2}"#) }
-        let stray = #expect(throws: ConfigurationError.self) { try parse(#"{"baseURL": "http://h", "failureRate": 0.1}"#) }
+        #expect(throws: ServiceRegistry.ConfigurationError.self) { try parse(#"{"fixtures": "f", "failureRate": 2}"#) }
+        let stray = #expect(throws: ServiceRegistry.ConfigurationError.self) { try parse(#"{"baseURL": "http://h", "failureRate": 0.1}"#) }
         #expect(stray?.description.contains("environments.mock.failureRate") == true)
-        #expect(throws: ConfigurationError.self) { try parse(#"{"latencyMs": 5}"#) }
+        #expect(throws: ServiceRegistry.ConfigurationError.self) { try parse(#"{"latencyMs": 5}"#) }
     }
 }

@@ -6,7 +6,7 @@ import DemoServer
 import Foundation
 import Testing
 
-private struct TestPage: PageContent, Hashable {
+private struct TestPage: Paging.PageContent, Hashable {
     var pageItemCount: Int
     var pageTotalCount: Int?
     var pageHasMore: Bool?

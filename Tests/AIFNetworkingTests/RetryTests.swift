@@ -242,7 +242,7 @@ struct RetryPolicyTests {
 
 @Suite("Retries: the config file's retry key")
 struct RetryConfigurationTests {
-    func parse(_ retry: String) throws(ConfigurationError) -> RetryPolicy {
+    func parse(_ retry: String) throws(ServiceRegistry.ConfigurationError) -> RetryPolicy {
         let json = #"{"name": "s", "environments": {"online": {"baseURL": "https://api.example"}}, "retry": \#(retry)}"#
         return try ConfiguredService.parse(Data(json.utf8), file: "s.json", environment: [:]).retryPolicy
     }
@@ -279,7 +279,7 @@ struct RetryConfigurationTests {
         #expect {
             _ = try parse(retry)
         } throws: { error in
-            (error as? ConfigurationError)?.key == key
+            (error as? ServiceRegistry.ConfigurationError)?.key == key
         }
     }
 }

@@ -148,7 +148,7 @@ struct StreamedUploadTests {
     @Test func signersThatHashTheBodyRefuseAStream() throws {
         let (chunks, _) = Self.chunks(1, of: 10)
         let request = HTTPRequest(method: .post, url: URL(string: "https://api.example.com/v1/ingest")!, body: .stream(RequestBodyStream(chunks)))
-        let credentials = SigningCredentials(publicKey: "key", privateKey: Secret("secret"))
+        let credentials = SigningContext.Credentials(publicKey: "key", privateKey: Secret("secret"))
         let error = #expect(throws: SigningError.self) { try AIFHMACSigner().sign(request, credentials: credentials, context: .now()) }
         #expect(error?.description.contains("a streamed body cannot be signed") == true)
         #expect(request.curlCommand().contains("--data-binary @-"))

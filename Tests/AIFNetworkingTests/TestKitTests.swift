@@ -7,7 +7,7 @@ import Testing
 
 /// A service whose environment is signed with `signer` and the kit's test keys.
 private struct KitService: Service {
-    static let credentials = SigningCredentials(publicKey: "kit-public", privateKey: Secret("kit-private-key"))
+    static let credentials = SigningContext.Credentials(publicKey: "kit-public", privateKey: Secret("kit-private-key"))
     var name: ServiceName = "kit"
     var signer: (any RequestSigner)?
     var environments: [ServiceEnvironment.Name: ServiceEnvironment]
@@ -130,7 +130,7 @@ struct TestKitTests {
         }
 
         // The wrong key, a changed query: refused.
-        let other = SignatureVerifier(scheme, credentials: SigningCredentials(publicKey: "kit-public", privateKey: Secret("another-key")))
+        let other = SignatureVerifier(scheme, credentials: SigningContext.Credentials(publicKey: "kit-public", privateKey: Secret("another-key")))
         #expect(throws: SignatureRejection.mismatch) { try other.verify(try signedRequest(service)) }
         if signsAllParameters {
             var changed = try signedRequest(service, method: .get, parameters: ["page": 2])
@@ -160,7 +160,7 @@ struct TestKitTests {
         #expect(throws: SignatureRejection.missing("signature (neither the sign query parameter nor the X-Signature header)")) {
             try verifier.verify(HTTPRequest(url: URL(string: "https://api.kit.test/v1/orders")!))
         }
-        let foreign = SignatureVerifier(.aifHMAC, credentials: SigningCredentials(publicKey: "someone-else", privateKey: Secret("kit-private-key")))
+        let foreign = SignatureVerifier(.aifHMAC, credentials: SigningContext.Credentials(publicKey: "someone-else", privateKey: Secret("kit-private-key")))
         #expect(throws: SignatureRejection.unknownKey("kit-public")) { try foreign.verify(try signedRequest(service)) }
     }
 

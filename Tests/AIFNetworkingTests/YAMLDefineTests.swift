@@ -35,7 +35,7 @@ private let shopYAML = """
         retry: false
     """
 
-private func parseYAML(_ yaml: String) throws(ConfigurationError) -> [APIDefine] {
+private func parseYAML(_ yaml: String) throws(ServiceRegistry.ConfigurationError) -> [APIDefine] {
     let document = try YAMLDefineFormat().read(Data(yaml.utf8), file: "shop.apis.yaml")
     return try APIDefineFile.parse(document, file: "shop.apis.yaml", environment: [:]).map(\.define)
 }
@@ -71,7 +71,7 @@ struct YAMLDefineTests {
         #expect {
             _ = try parseYAML(yaml)
         } throws: { error in
-            guard let error = error as? ConfigurationError else { return false }
+            guard let error = error as? ServiceRegistry.ConfigurationError else { return false }
             return error.key == key && error.line == line && error.column == column && error.problem.contains(problem)
                 && error.description.hasPrefix("shop.apis.yaml:\(line):\(column): \(key) ")
         }
@@ -93,7 +93,7 @@ struct YAMLDefineTests {
         #expect {
             _ = try parseYAML("goods.detail:\n  service: shop\n  path: a\n  path: b\n")
         } throws: { error in
-            guard let error = error as? ConfigurationError else { return false }
+            guard let error = error as? ServiceRegistry.ConfigurationError else { return false }
             return error.key == nil && error.problem == "gives \"path\" twice in one mapping" && error.line == 3 && error.column == 3
                 && error.description == "shop.apis.yaml:3:3: gives \"path\" twice in one mapping"
         }
@@ -103,7 +103,7 @@ struct YAMLDefineTests {
         #expect {
             _ = try parseYAML("goods.detail:\n  path: [goods\n  service: shop\n")
         } throws: { error in
-            guard let error = error as? ConfigurationError else { return false }
+            guard let error = error as? ServiceRegistry.ConfigurationError else { return false }
             return error.key == nil && error.problem.hasPrefix("is not valid YAML: ") && error.line != nil && error.column != nil
         }
     }
@@ -121,7 +121,7 @@ struct YAMLDefineTests {
         #expect {
             try registry.registerAPIs(inDirectory: folder, environment: [:])
         } throws: { error in
-            guard let error = error as? ConfigurationError else { return false }
+            guard let error = error as? ServiceRegistry.ConfigurationError else { return false }
             return error.file.hasSuffix("shop.apis.yaml") && error.problem.contains("YAML defines need the YAML trait: pass formats: [YAMLDefineFormat()]")
         }
         #expect(registry.apis.isEmpty)

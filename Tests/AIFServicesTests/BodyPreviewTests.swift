@@ -37,7 +37,7 @@ struct BodyPreviewTests {
         var request = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/me?page=2")!)
         request.headers["Authorization"] = "Bearer tok-0001"
         let environment = ServiceEnvironment(
-            baseURL: URL(string: "https://api.example.com")!, credentials: SigningCredentials(publicKey: "pub-0002", privateKey: Secret("priv-0003")))
+            baseURL: URL(string: "https://api.example.com")!, credentials: SigningContext.Credentials(publicKey: "pub-0002", privateKey: Secret("priv-0003")))
         let secrets = request.secretValues(in: environment)
         for secret in ["Bearer tok-0001", "tok-0001", "pub-0002", "priv-0003", Data("tok-0001".utf8).base64EncodedString()] {
             #expect(secrets.contains(secret), "\(secret)")

@@ -13,7 +13,7 @@ struct CredentialPlacementTests {
         var environments: [ServiceEnvironment.Name: ServiceEnvironment] {
             [.online: ServiceEnvironment(
                 baseURL: URL(string: "https://shop.test")!, apiVersion: "v1",
-                credentials: signs ? SigningCredentials(publicKey: "pub", privateKey: Secret("s3cr3t")) : nil, signsAllParameters: true)]
+                credentials: signs ? SigningContext.Credentials(publicKey: "pub", privateKey: Secret("s3cr3t")) : nil, signsAllParameters: true)]
         }
         var signer: (any RequestSigner)? { signs ? AIFHMACSigner(coverage: .allParameters) : nil }
         func commonHeaders() -> HTTPHeaders { ["Authorization": "Basic service-wide"] }

@@ -10,7 +10,7 @@ struct EnvironmentConnectionTests {
     }
 
     func problem(_ environment: String, variables: [String: String] = [:]) -> String? {
-        let error = #expect(throws: ConfigurationError.self) { try parse(environment, variables: variables) }
+        let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try parse(environment, variables: variables) }
         return error.map { "\($0.key ?? "-") \($0.problem)" }
     }
 

@@ -9,7 +9,7 @@ import Testing
         var form = MultipartForm()
         form.append("a", "1")
         let request = HTTPRequest(method: .post, url: URL(string: "https://api.example.com/v1/upload")!, body: .multipart(form))
-        let credentials = SigningCredentials(publicKey: "key", privateKey: Secret("secret-key-material"))
+        let credentials = SigningContext.Credentials(publicKey: "key", privateKey: Secret("secret-key-material"))
         for signer in [AIFHMACSigner() as any RequestSigner, HTTPMessageSignatureSigner()] {
             let error = #expect(throws: SigningError.self) {
                 try signer.sign(request, credentials: credentials, context: .now())

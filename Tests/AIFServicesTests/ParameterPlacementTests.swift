@@ -22,7 +22,7 @@ struct ParameterPlacementTests {
     }()
 
     private func request(
-        _ method: HTTPMethod, _ path: String, _ parameters: Parameters, _ placements: [String: ParameterPlacement], rawBody: HTTPRequest.Body? = nil
+        _ method: HTTPMethod, _ path: String, _ parameters: Parameters, _ placements: [String: Parameters.Placement], rawBody: HTTPRequest.Body? = nil
     ) throws(ServiceError) -> HTTPRequest {
         try RequestGenerator().makeRequest(for: resolved, path: path, method: method, parameters: parameters, rawBody: rawBody, placements: placements)
     }
@@ -67,7 +67,7 @@ struct ParameterPlacementTests {
     /// Each row of the specification's table for a query list, and deepObject for an object.
     @Test func eachQueryStyleOfTheSpecification() throws {
         let colors: ParameterValue = ["blue", "black", "brown"]
-        let rows: [(ArrayEncoding, String)] = [
+        let rows: [(Parameters.ArrayEncoding, String)] = [
             (.repeatedKeys, "color=blue&color=black&color=brown"),  // form, explode
             (.commaSeparated, "color=blue%2Cblack%2Cbrown"),  // form, no explode: color=blue,black,brown
             (.spaceSeparated, "color=blue%20black%20brown"),  // spaceDelimited
@@ -90,7 +90,7 @@ struct ParameterPlacementTests {
     }
 
     @Test func aNameSentUnderAnotherInTheQueryOrTheBody() throws {
-        let request = try request(.put, "pet", ["petName": "Rex", "ownerName": "Ann"], ["petName": ParameterPlacement(.query, name: "name"), "ownerName": ParameterPlacement(.body, name: "owner")])
+        let request = try request(.put, "pet", ["petName": "Rex", "ownerName": "Ann"], ["petName": Parameters.Placement(.query, name: "name"), "ownerName": Parameters.Placement(.body, name: "owner")])
         #expect(request.url.absoluteString == "https://pets.test/v3/pet?name=Rex")
         #expect(text(of: request.body) == #"{"client":"cli","owner":"Ann"}"#)
     }
@@ -119,7 +119,7 @@ struct ParameterPlacementTests {
     @Test func aPlacementReadsAsADefineFileWritesIt() {
         func read(_ json: String) -> String {
             let value = try! FastJSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
-            switch ParameterPlacement.read(value) {
+            switch Parameters.Placement.read(value) {
             case .success(let placement): return placement.description
             case .failure(let failure): return "\(failure.member ?? "-"): \(failure.problem)"
             }

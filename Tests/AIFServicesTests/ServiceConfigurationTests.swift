@@ -31,7 +31,7 @@ struct ServiceConfigurationTests {
     @Test func aMissingVariableIsNamedWithFileAndKey() {
         var environment = Self.environment
         environment["SHOP_PRIVATE_KEY"] = nil
-        let error = #expect(throws: ConfigurationError.self) { try ConfiguredService.load(from: Self.shopFile, environment: environment) }
+        let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ConfiguredService.load(from: Self.shopFile, environment: environment) }
         #expect(error?.file == Self.shopFile.path)
         #expect(error?.key?.hasSuffix(".privateKey") == true)
         #expect(error?.description.contains("SHOP_PRIVATE_KEY") == true)
@@ -74,7 +74,7 @@ struct ServiceConfigurationTests {
         (#"{"name":"s","retry":{"generateIdempotencyKeys":"yes"},"environments":{"online":{"baseURL":"http://h"}}}"#, "retry.generateIdempotencyKeys"),
     ])
     func malformedDefinitionsNameTheKey(json: String, key: String) {
-        let error = #expect(throws: ConfigurationError.self) {
+        let error = #expect(throws: ServiceRegistry.ConfigurationError.self) {
             try ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
         }
         #expect(error?.key == key, "\(error.map { "\($0)" } ?? "no error")")
@@ -85,7 +85,7 @@ struct ServiceConfigurationTests {
     /// be, an unknown key lists the keys its section knows, and `${NAME}` works in any string.
     @Test func errorsSayWhatTheValueMustBe() throws {
         func problem(_ json: String) -> String? {
-            let error = #expect(throws: ConfigurationError.self) { try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]) }
+            let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]) }
             return error.map { "\($0.key ?? "-") \($0.problem)" }
         }
         let online = #""environments": {"online": {"baseURL": "https://a.test"}}"#
@@ -163,7 +163,7 @@ struct ServiceConfigurationTests {
             let service = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:])
             #expect((service.decoder as? FastJSONDecoder)?.dateDecodingStrategy == .formatted("yyyy-MM-dd HH:mm"))
         }
-        let refused = #expect(throws: ConfigurationError.self) {
+        let refused = #expect(throws: ServiceRegistry.ConfigurationError.self) {
             try ConfiguredService.parse(Data(#"{"name": "x", "decoding": {"dates": "formatted"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
         }
         #expect(refused?.description == #"t.json: decoding.dates "formatted" needs the pattern in decoding.dateFormat ("yyyy-MM-dd HH:mm:ss")"#)
@@ -178,16 +178,16 @@ struct ServiceConfigurationTests {
     }
 
     @Test func invalidJSONNamesTheFile() {
-        let error = #expect(throws: ConfigurationError.self) {
+        let error = #expect(throws: ServiceRegistry.ConfigurationError.self) {
             try ConfiguredService.parse(Data("{\n  \"name\": \"x\",\n  \"environments\" {}\n}".utf8), file: "broken.json", environment: [:])
         }
         #expect(error?.description == "broken.json is not valid JSON: expected ':' but found '{' (at line 3, column 18)")
         // Columns count characters, not bytes.
-        let accented = #expect(throws: ConfigurationError.self) {
+        let accented = #expect(throws: ServiceRegistry.ConfigurationError.self) {
             try ConfiguredService.parse(Data("{\"name\": \"café\" \"x\"}".utf8), file: "broken.json", environment: [:])
         }
         #expect(accented?.description.hasSuffix("(at line 1, column 17)") == true, "\(String(describing: accented))")
-        let missing = #expect(throws: ConfigurationError.self) {
+        let missing = #expect(throws: ServiceRegistry.ConfigurationError.self) {
             try ConfiguredService.load(from: URL(fileURLWithPath: "/nonexistent/shop.json"), environment: [:])
         }
         #expect(missing?.description.hasPrefix("/nonexistent/shop.json cannot be read") == true)

@@ -11,7 +11,7 @@ private struct ShopService: Service {
     var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [
         .online: ServiceEnvironment(
             baseURL: URL(string: "https://shop.test/")!, apiVersion: "/v1/",
-            credentials: SigningCredentials(publicKey: "pub-key", privateKey: Secret("s3cr3t"))),
+            credentials: SigningContext.Credentials(publicKey: "pub-key", privateKey: Secret("s3cr3t"))),
         .offline: ServiceEnvironment(baseURL: URL(string: "http://127.0.0.1:9000/api")!, apiVersion: ""),
         "staging": ServiceEnvironment(baseURL: URL(string: "https://staging.shop.test")!, apiVersion: "v2"),
     ]
@@ -154,7 +154,7 @@ struct ServiceTests {
             // `covering(allParameters:)`), so it is made with the environment's coverage; the
             // bare AIFHMACSigner takes the generator's fast path. Both must give the same URL.
             let inner: AIFHMACSigner
-            func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
+            func sign(_ request: HTTPRequest, credentials: SigningContext.Credentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
                 try inner.sign(request, credentials: credentials, context: context)
             }
         }
@@ -166,7 +166,7 @@ struct ServiceTests {
             var environments: [ServiceEnvironment.Name: ServiceEnvironment] {
                 [.online: ServiceEnvironment(
                     baseURL: URL(string: base)!, apiVersion: "v1",
-                    credentials: SigningCredentials(publicKey: "pub key/+", privateKey: Secret("s3cr3t")), signsAllParameters: signsAll)]
+                    credentials: SigningContext.Credentials(publicKey: "pub key/+", privateKey: Secret("s3cr3t")), signsAllParameters: signsAll)]
             }
             var signer: (any RequestSigner)? {
                 opaque ? Opaque(inner: AIFHMACSigner(coverage: signsAll ? .allParameters : .signatureFieldsOnly)) : AIFHMACSigner()

@@ -8,7 +8,7 @@ import Testing
 @Suite("Signing")
 struct SigningTests {
     static let context = SigningContext(time: Date(timeIntervalSince1970: 1_700_000_000), nonce: "0123456789abcdef0123456789abcdef")
-    static let credentials = SigningCredentials(publicKey: "pub-key", privateKey: Secret("s3cr3t"))
+    static let credentials = SigningContext.Credentials(publicKey: "pub-key", privateKey: Secret("s3cr3t"))
 
     @Test func hmacReproducesRFC4231() {
         let case1 = Digest.hmac(Array("Hi There".utf8), key: [UInt8](repeating: 0x0b, count: 20))
@@ -103,7 +103,7 @@ struct SigningTests {
             label: "sig-b25", components: [.header("date"), .authority, .header("content-type")],
             includesNonce: false, includesAlgorithm: false)
         let signed = try signer.sign(
-            request, credentials: SigningCredentials(publicKey: "test-shared-secret", privateKey: secret),
+            request, credentials: SigningContext.Credentials(publicKey: "test-shared-secret", privateKey: secret),
             context: SigningContext(time: Date(timeIntervalSince1970: 1_618_884_473), nonce: "unused"))
         #expect(signed.headers["Signature-Input"] == #"sig-b25=("date" "@authority" "content-type");created=1618884473;keyid="test-shared-secret""#)
         #expect(signed.headers["Signature"] == "sig-b25=:pxcQw6G3AjtMBQjwo8XzkZf/bws5LelbaMk5rGIGtE8=:")
@@ -141,7 +141,7 @@ struct SigningTests {
     }
 
     @Test func secretsNeverPrint() {
-        let credentials = SigningCredentials(publicKey: "pub", privateKey: Secret("top-secret-value"))
+        let credentials = SigningContext.Credentials(publicKey: "pub", privateKey: Secret("top-secret-value"))
         #expect(!"\(credentials)".contains("top-secret-value"))
         #expect(!String(reflecting: credentials).contains("top-secret-value"))
         #expect("\(credentials.privateKey)" == "***")

@@ -96,7 +96,7 @@ private func fuzzHeaders(_ bytes: [UInt8]) {
     if let date = headers["Date"] { _ = ServiceRegistry.ClockSkew.parseHTTPDate(date) }
 }
 
-private struct Page: Decodable, PageContent {
+private struct Page: Decodable, Paging.PageContent {
     var items: [Shape]
     var total: Int?
     var hasMore: Bool?

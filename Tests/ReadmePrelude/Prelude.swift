@@ -18,7 +18,7 @@ public struct Goods: Codable, Sendable, Hashable {
 }
 
 /// A page of the listing.
-public struct GoodsPage: Codable, Sendable, Hashable, PageContent {
+public struct GoodsPage: Codable, Sendable, Hashable, Paging.PageContent {
     public var items: [Goods]
     public var total: Int
     public var pageItemCount: Int { items.count }

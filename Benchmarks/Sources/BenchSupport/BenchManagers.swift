@@ -42,7 +42,7 @@ public struct BenchService: Service {
     /// A service at `baseURL`.
     public init(baseURL: URL) {
         environments = [
-            .online: ServiceEnvironment(baseURL: baseURL, credentials: SigningCredentials(publicKey: "bench-public", privateKey: Secret("bench-private-key")))
+            .online: ServiceEnvironment(baseURL: baseURL, credentials: SigningContext.Credentials(publicKey: "bench-public", privateKey: Secret("bench-private-key")))
         ]
     }
 

@@ -66,3 +66,7 @@ public typealias APIManagerValidator = LoadPlugin
 /// The former name of ``Paging/ItemList``.
 @available(*, deprecated, renamed: "Paging.ItemList")
 public typealias ItemList = Paging.ItemList
+
+/// The former name of ``Paging/PageContent``.
+@available(*, deprecated, renamed: "Paging.PageContent")
+public typealias PageContent = Paging.PageContent

@@ -101,17 +101,11 @@ final class Load: CancellableTransfer {
         clock = proxy.clock
     }
 
-    /// What hears the load, when the proxy has observers: set as the manager prepares it.
-    var observation: (any LoadObservation)? {
-        get { state.withLock { $0.observation } }
-        set { state.withLock { $0.observation = newValue } }
-    }
-
-    /// The manager's plugins as the load started, when it had any: set as the manager
-    /// prepares it.
-    var plugins: LoadPlugins? {
-        get { state.withLock { $0.plugins } }
-        set { state.withLock { $0.plugins = newValue } }
+    /// What hears the load: the proxy's observers' observation and the manager's plugins, when
+    /// there are any; set once as the manager prepares the load, read as it ends.
+    var listeners: (observation: (any LoadObservation)?, plugins: LoadPlugins?) {
+        get { state.withLock { ($0.observation, $0.plugins) } }
+        set { state.withLock { ($0.observation, $0.plugins) = newValue } }
     }
 
     /// Runs the load: its attempts until one is delivered or the load fails (or is cancelled —

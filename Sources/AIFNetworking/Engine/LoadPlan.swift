@@ -17,9 +17,9 @@ final class LoadPlan: Sendable {
     /// The body: an upload's, or a value's encoded; `nil` for the parameters as the body.
     let body: HTTPRequest.Body?
     let bodyEncoding: BodyEncoding?
-    let arrayEncoding: ArrayEncoding?
+    let arrayEncoding: Parameters.ArrayEncoding?
     /// Where some parameters go, by name, when not where the method puts them.
-    let placements: [String: ParameterPlacement]
+    let placements: [String: Parameters.Placement]
     /// The path as the cache and the coalescer tell loads apart (with the call's query items).
     let keyPath: String
     /// The path as errors and logs show it: a linked page's URL with its credentials hidden.
@@ -44,6 +44,9 @@ final class LoadPlan: Sendable {
     /// The manager's plugins as the load started, when it had any: asked before each attempt
     /// is signed and each retry, and told the end of a load whose manager was deallocated.
     let plugins: LoadPlugins?
+    /// Whether the endpoint checks the decoded response (``Endpoint/validateResponse``), so
+    /// that a load whose endpoint does not never reads the endpoint again.
+    let checksResponse: Bool
 
     /// The load's retry policy: the manager's, else the service's. Read only when an attempt
     /// fails, so that a load that succeeds never copies one.
@@ -52,9 +55,10 @@ final class LoadPlan: Sendable {
     init(
         resolved: ServiceRegistry.ResolvedService, serviceName: ServiceName, path: String, keyPath: String? = nil, shownPath: String? = nil, method: HTTPMethod,
         parameters: Parameters, headers: HTTPHeaders, query: [URLQueryItem] = [], body: HTTPRequest.Body? = nil, bodyEncoding: BodyEncoding?,
-        arrayEncoding: ArrayEncoding? = nil, placements: [String: ParameterPlacement] = [:], timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
+        arrayEncoding: Parameters.ArrayEncoding? = nil, placements: [String: Parameters.Placement] = [:], timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
-        transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil, plugins: LoadPlugins? = nil
+        transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil, plugins: LoadPlugins? = nil,
+        checksResponse: Bool = false
     ) {
         self.resolved = resolved
         self.serviceName = serviceName
@@ -81,6 +85,7 @@ final class LoadPlan: Sendable {
         self.transfer = transfer
         self.observation = observation
         self.plugins = plugins
+        self.checksResponse = checksResponse
         isSigned = resolved.isSigned
     }
 

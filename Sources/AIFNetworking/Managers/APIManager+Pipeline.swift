@@ -37,19 +37,22 @@ extension APIManager {
         // A linked page's URL as errors, logs and observers show it: its credentials hidden.
         let shownPath = url.map { HTTPRequest.redactedURL($0) } ?? path
         let method = requestMethod
-        let plugins = self.plugins
+        let pluginList = self.plugins
         var observed = false
+        var observation: (any LoadObservation)?
+        var plugins: LoadPlugins?
         /// Tells the observers and the plugins of the load, once its environment is known (or
         /// known not to be).
-        func observe(in environment: ServiceEnvironment.Name?) -> ObservedLoad {
-            let described = ObservedLoad(loadID: id, service: service, environment: environment, path: shownPath, method: method)
+        func observe(in environment: ServiceEnvironment.Name?) {
             observed = true
-            if let observation = proxy.observation(of: described) { load.observation = observation }
-            if !plugins.isEmpty { load.plugins = LoadPlugins(plugins, load: described) }
-            return described
+            guard proxy.hasObservers || !pluginList.isEmpty else { return }
+            let described = ObservedLoad(loadID: id, service: service, environment: environment, path: shownPath, method: method)
+            observation = proxy.observation(of: described)
+            if !pluginList.isEmpty { plugins = LoadPlugins(pluginList, load: described) }
+            if observation != nil || plugins != nil { load.listeners = (observation, plugins) }
         }
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Stage {
-            if !observed { _ = observe(in: nil) }
+            if !observed { observe(in: nil) }
             return .failed(APIError(kind, loadID: id, service: service, path: shownPath, message: message, underlyingError: underlying))
         }
         guard !service.rawValue.isEmpty else {
@@ -62,9 +65,9 @@ extension APIManager {
         } catch {
             return failure(.configuration, error.description, error)
         }
-        _ = observe(in: resolved.environmentName)
+        observe(in: resolved.environmentName)
         do {
-            try load.plugins?.willStart(parameters: parameters)
+            try plugins?.willStart(parameters: parameters)
             try endpoint.validateParameters?(parameters)
         } catch {
             return failure(.invalidParameters, "the parameters were rejected: \(error)", error)
@@ -96,7 +99,6 @@ extension APIManager {
             }
         }
         let keyPath = call.keyPath(path)
-        let observation = load.observation
         var cacheUse: CacheUse?
         if let policy = endpoint.cachePolicy, transfer == nil {
             let lookup = cacheLookup(
@@ -112,7 +114,7 @@ extension APIManager {
             placements: endpoint.parameterPlacements, timeouts: endpoint.timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: endpoint.retryPolicy, errorPolicies: resolved.service.errorPolicies,
             authenticator: endpoint.usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation,
-            plugins: load.plugins
+            plugins: plugins, checksResponse: endpoint.validateResponse != nil
         ))
     }
 
@@ -203,7 +205,7 @@ extension APIManager {
             loadID: id, response: response, content: content, request: request, parameters: plan.parameters, origin: origin, attempts: attempts,
             refreshes: plan.cache?.refreshes)
         do {
-            try manager.endpoint.validateResponse?(apiResponse)
+            if plan.checksResponse { try manager.endpoint.validateResponse?(apiResponse) }
             try plan.plugins?.didReceive(apiResponse)
         } catch {
             return failure(.invalidResponse, "the response was rejected: \(error)", error)
@@ -242,13 +244,13 @@ extension APIManager {
         let id = load.id
         proxy.end(id)
         let observed = ObservedLoad.Outcome(outcome)
-        load.observation?.loadDidEnd(observed)
+        let (observation, plugins) = load.listeners
+        observation?.loadDidEnd(observed)
         state.withLock { state in
             state.inFlight.remove(id)
             if !outcome.isCancellation { state.last = outcome }
         }
         loadDidEnd(id, result: outcome)
-        let plugins = load.plugins
         if deliver {
             callbackExecutor.run { [weak self] in
                 if let self {

@@ -222,10 +222,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     open var body: (any Encodable & Sendable)? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/arrayEncoding``.
     @available(*, unavailable, message: "override endpoint and set its arrayEncoding")
-    open var arrayEncoding: ArrayEncoding? { nil }
+    open var arrayEncoding: Parameters.ArrayEncoding? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/parameterPlacements``.
     @available(*, unavailable, message: "override endpoint and set its parameterPlacements")
-    open var parameterPlacements: [String: ParameterPlacement] { [:] }
+    open var parameterPlacements: [String: Parameters.Placement] { [:] }
     /// Replaced by the ``endpoint``'s ``Endpoint/headers``.
     @available(*, unavailable, message: "override endpoint and set its headers")
     open var headers: HTTPHeaders { HTTPHeaders() }

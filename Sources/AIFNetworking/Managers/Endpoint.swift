@@ -31,10 +31,10 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     /// `nil` for the parameters as the body.
     public var body: (any Encodable & Sendable)?
     /// How arrays are written in the query or a form; `nil` for the service's choice.
-    public var arrayEncoding: ArrayEncoding?
+    public var arrayEncoding: Parameters.ArrayEncoding?
     /// Where some parameters go, by name, when not where the method puts them (the path, the
-    /// query, a header or the body); see ``/AIFServices/ParameterPlacement``.
-    public var parameterPlacements: [String: ParameterPlacement]
+    /// query, a header or the body); see ``/AIFServices/Parameters/Placement``.
+    public var parameterPlacements: [String: Parameters.Placement]
     /// Headers of this endpoint, over the service's.
     public var headers: HTTPHeaders
     /// Timeouts of this endpoint; `nil` for the service's or the transport's.
@@ -95,8 +95,8 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         method: HTTPMethod = .get,
         bodyEncoding: BodyEncoding? = nil,
         body: (any Encodable & Sendable)? = nil,
-        arrayEncoding: ArrayEncoding? = nil,
-        parameterPlacements: [String: ParameterPlacement] = [:],
+        arrayEncoding: Parameters.ArrayEncoding? = nil,
+        parameterPlacements: [String: Parameters.Placement] = [:],
         headers: HTTPHeaders = HTTPHeaders(),
         timeouts: HTTPRequest.Timeouts? = nil,
         decoder: (any ContentDecoder)? = nil,

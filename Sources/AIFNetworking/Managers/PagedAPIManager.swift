@@ -20,7 +20,7 @@ import Foundation
 /// The paging parameters join the source's (or the call's) before ``APIManager/reformParameters(_:)``, which
 /// can rename them. A page that fails does not move the position: the next ``loadNextPage(with:)``
 /// asks for it again.
-open class PagedAPIManager<Page: Decodable & Sendable & PageContent>: APIManager<Page>, @unchecked Sendable {
+open class PagedAPIManager<Page: Decodable & Sendable & Paging.PageContent>: APIManager<Page>, @unchecked Sendable {
     // Unchecked for the reason given on APIManager; the paging state is behind a lock.
 
     private struct Position {
@@ -227,7 +227,7 @@ extension Paging {
     /// A paged manager makes them (``PagedAPIManager/pages(_:)``), as does a typed interface's
     /// method that returns them. A mock or a preview makes them from pages it has
     /// (``init(_:thenFailingWith:)``).
-    public struct Pages<Page: Decodable & Sendable & PageContent>: AsyncSequence, Sendable {
+    public struct Pages<Page: Decodable & Sendable & Paging.PageContent>: AsyncSequence, Sendable {
         /// One page's response.
         public typealias Element = APIResponse<Page>
         /// Why a page failed.

@@ -12,11 +12,11 @@ extension Paging {
         case pageNumber(parameter: String = "page", first: Int = 1)
         /// An item offset: `offset=0`, `offset=20`, …
         case offset(parameter: String = "offset")
-        /// An opaque cursor from the previous page (``PageContent/pageNextCursor``); none for the first.
+        /// An opaque cursor from the previous page (``Paging/PageContent/pageNextCursor``); none for the first.
         case cursor(parameter: String = "cursor")
         /// The next page starts after the previous page's last item: its ID
-        /// (``PageContent/pageLastItemID``) in `parameter` — Stripe's `starting_after`,
-        /// Shopify's `since_id`; none for the first. The page's ``PageContent/pageHasMore``
+        /// (``Paging/PageContent/pageLastItemID``) in `parameter` — Stripe's `starting_after`,
+        /// Shopify's `since_id`; none for the first. The page's ``Paging/PageContent/pageHasMore``
         /// says whether more follow, when it says; a page that says so and gives no last ID
         /// fails the next page rather than asking for the first again.
         case afterLastItem(parameter: String = "starting_after")
@@ -38,32 +38,34 @@ extension Paging {
         /// was asked, so that size is taken as the cap and the next page asked for (an empty one
         /// ends the list). After that, a page shorter than the cap is the last.
         case shortPage
-        /// The last page is reached when the items loaded reach ``PageContent/pageTotalCount``.
+        /// The last page is reached when the items loaded reach ``Paging/PageContent/pageTotalCount``.
         case totalCount
-        /// A page whose ``PageContent/pageHasMore`` is `false` is the last.
+        /// A page whose ``Paging/PageContent/pageHasMore`` is `false` is the last.
         case hasMoreFlag
-        /// A page without a ``PageContent/pageNextCursor`` is the last.
+        /// A page without a ``Paging/PageContent/pageNextCursor`` is the last.
         case nextCursor
     }
 }
 
-/// What a paged manager reads from a decoded page. Only ``pageItemCount`` is required; the rest
-/// default to `nil` and matter only for the ``Paging/EndOfList`` that uses them.
-public protocol PageContent {
-    /// How many items this page holds.
-    var pageItemCount: Int { get }
-    /// How many items the whole listing holds, if the server says.
-    var pageTotalCount: Int? { get }
-    /// Whether more pages follow, if the server says.
-    var pageHasMore: Bool? { get }
-    /// The cursor of the next page, if the server gives one.
-    var pageNextCursor: String? { get }
-    /// The ID of this page's last item, which the next page starts after
-    /// (``Paging/Style/afterLastItem(parameter:)``).
-    var pageLastItemID: String? { get }
+extension Paging {
+    /// What a paged manager reads from a decoded page. Only ``pageItemCount`` is required; the rest
+    /// default to `nil` and matter only for the ``Paging/EndOfList`` that uses them.
+    public protocol PageContent {
+        /// How many items this page holds.
+        var pageItemCount: Int { get }
+        /// How many items the whole listing holds, if the server says.
+        var pageTotalCount: Int? { get }
+        /// Whether more pages follow, if the server says.
+        var pageHasMore: Bool? { get }
+        /// The cursor of the next page, if the server gives one.
+        var pageNextCursor: String? { get }
+        /// The ID of this page's last item, which the next page starts after
+        /// (``Paging/Style/afterLastItem(parameter:)``).
+        var pageLastItemID: String? { get }
+    }
 }
 
-extension PageContent {
+extension Paging.PageContent {
     /// Not given.
     public var pageTotalCount: Int? { nil }
     /// Not given.
@@ -86,7 +88,7 @@ extension Paging {
     ///     paging: Paging.Settings(style: .afterLastItem(parameter: "starting_after"), size: 100, sizeParameter: "limit"))
     /// for try await page in customers.pages() { print(page.content.data.map(\.id)) }
     /// ```
-    public struct ItemList<Item: Decodable & Sendable & Identifiable>: Decodable, Sendable, PageContent where Item.ID: CustomStringConvertible {
+    public struct ItemList<Item: Decodable & Sendable & Identifiable>: Decodable, Sendable, Paging.PageContent where Item.ID: CustomStringConvertible {
         /// The page's items.
         public var data: [Item]
         /// Whether more items follow, if the page says.
@@ -126,7 +128,7 @@ extension Paging {
 /// A page that is a bare JSON array (`[{…}, {…}]`) needs no wrapper: its items are the page.
 /// The end of the list then comes from the response's headers (`Link`, `X-Total-Count`) or
 /// from a short page.
-extension Array: PageContent {
+extension Array: Paging.PageContent {
     /// The array's count.
     public var pageItemCount: Int { count }
 }
@@ -209,7 +211,7 @@ extension Paging {
         ///   - page: The page's content.
         ///   - headers: The response's headers, for `Link` and `X-Total-Count`.
         ///   - url: The URL the page came from, which a relative link is resolved against.
-        public mutating func pageLoaded(_ page: some PageContent, headers: HTTPHeaders = HTTPHeaders(), url: URL? = nil) {
+        public mutating func pageLoaded(_ page: some Paging.PageContent, headers: HTTPHeaders = HTTPHeaders(), url: URL? = nil) {
             let count = page.pageItemCount
             let isFirst = loadedPages == 0
             isLoading = false
@@ -226,9 +228,9 @@ extension Paging {
             if !isLastPage, (cursor ?? "").isEmpty {
                 switch style {
                 case .cursor:
-                    cannotContinue = "page \(loadedPages) says more items follow, and gives no cursor to ask for them with (PageContent.pageNextCursor)"
+                    cannotContinue = "page \(loadedPages) says more items follow, and gives no cursor to ask for them with (Paging.PageContent.pageNextCursor)"
                 case .afterLastItem:
-                    cannotContinue = "page \(loadedPages) says more items follow, and gives no last item's ID to ask for them with (PageContent.pageLastItemID)"
+                    cannotContinue = "page \(loadedPages) says more items follow, and gives no last item's ID to ask for them with (Paging.PageContent.pageLastItemID)"
                 case .pageNumber, .offset, .link:
                     break
                 }
@@ -237,7 +239,7 @@ extension Paging {
 
         /// Whether the page just loaded is the last: the body's signal when the rule reads one
         /// and the page gives it, then the headers', then a short page.
-        private mutating func isLast(_ page: some PageContent, count: Int, isFirst: Bool, linked: Bool, headerTotal: Int?) -> Bool {
+        private mutating func isLast(_ page: some Paging.PageContent, count: Int, isFirst: Bool, linked: Bool, headerTotal: Int?) -> Bool {
             // Paged after its last item, a listing's `has_more` is its word on the end.
             if case .afterLastItem = style, let more = page.pageHasMore { return !more }
             switch endOfList {

@@ -86,7 +86,7 @@ extension APIProxy {
     }
 
     @inline(never)
-    private func recordingTransport(_ recorder: FixtureRecorder, for resolved: ServiceRegistry.ResolvedService) -> any HTTPTransport {
+    private func recordingTransport(_ recorder: FixtureTransport.Recorder, for resolved: ServiceRegistry.ResolvedService) -> any HTTPTransport {
         RecordingTransport(base: transport, recorder: recorder, resolved: resolved, logger: logger)
     }
 

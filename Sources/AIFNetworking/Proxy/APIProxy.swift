@@ -43,7 +43,7 @@ public final class APIProxy: Sendable {
     /// Caps the retries of the loads sent through this proxy.
     public let retryBudget: RetryPolicy.Budget
     /// Writes every response of a real environment as a fixture, when set (record → replay).
-    public let recorder: FixtureRecorder?
+    public let recorder: FixtureTransport.Recorder?
     /// What hears each load from start to end (metrics, tracing); none by default.
     public var observers: [any LoadObserver] { loadObservers.all }
     /// Where the delegate face's loads (`loadData`) run their steps — signing, decoding,
@@ -85,7 +85,7 @@ public final class APIProxy: Sendable {
     ///     retries per window whatever the traffic, by default.
     ///   - offlineAfterFailures: How many requests in a row must fail to connect, with no
     ///     response between, for ``connectivity`` to become ``APIProxy/Connectivity/offline``; 2 by default.
-    ///   - recorder: Writes every response as a fixture (see ``/AIFServices/FixtureRecorder``); by default
+    ///   - recorder: Writes every response as a fixture (see ``/AIFServices/FixtureTransport/Recorder``); by default
     ///     one for the directory `AIF_RECORD` names, if it is set, else none.
     ///   - observers: What hears each load from start to end (see ``LoadObserver``); none by
     ///     default.
@@ -94,7 +94,7 @@ public final class APIProxy: Sendable {
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
         retryBudget: RetryPolicy.Budget = RetryPolicy.Budget(),
         offlineAfterFailures: Int = 2,
-        recorder: FixtureRecorder? = .fromEnvironment(),
+        recorder: FixtureTransport.Recorder? = .fromEnvironment(),
         observers: [any LoadObserver] = []
     ) {
         self.init(
@@ -113,7 +113,7 @@ public final class APIProxy: Sendable {
         retryBudget: RetryPolicy.Budget = RetryPolicy.Budget(),
         offlineAfterFailures: Int = 2,
         loadPlacement: LoadPlacement,
-        recorder: FixtureRecorder? = .fromEnvironment(),
+        recorder: FixtureTransport.Recorder? = .fromEnvironment(),
         observers: [any LoadObserver] = []
     ) {
         self.init(
@@ -126,7 +126,7 @@ public final class APIProxy: Sendable {
     /// each step when the test says) rather than where `loadPlacement` puts them.
     init(
         transport: any HTTPTransport, logger: Logger, retryBudget: RetryPolicy.Budget, offlineAfterFailures: Int,
-        loadPlacement: LoadPlacement, recorder: FixtureRecorder?, observers: [any LoadObserver], clock: any LoadClock,
+        loadPlacement: LoadPlacement, recorder: FixtureTransport.Recorder?, observers: [any LoadObserver], clock: any LoadClock,
         runner: (any CompletionExecutor)? = nil
     ) {
         self.clock = clock
@@ -170,6 +170,9 @@ public final class APIProxy: Sendable {
     func enter(_ id: LoadID, group: LoadGroup?, _ load: any CancellableTransfer) {
         table.withLock { $0.entries[id] = Entry(group: group, load: load) }
     }
+
+    /// Whether the proxy has observers.
+    var hasObservers: Bool { !loadObservers.all.isEmpty }
 
     /// Asks the observers, if the proxy has any, what hears `load` (on the caller's thread).
     ///

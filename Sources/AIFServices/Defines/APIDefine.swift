@@ -26,8 +26,8 @@ public struct APIDefine: Sendable {
     /// Parameters every call sends; a call's own win.
     public var parameters: Parameters
     /// Where some parameters go, by name, when not where the method puts them (the path, the
-    /// query, a header or the body); see ``ParameterPlacement``.
-    public var parameterPlacements: [String: ParameterPlacement]
+    /// query, a header or the body); see ``Parameters/Placement``.
+    public var parameterPlacements: [String: Parameters.Placement]
     /// Whether calls carry the service's credential (its ``Authenticator``).
     public var needsAuthorization: Bool
     /// Where the content is in the response, and its shape.
@@ -66,7 +66,7 @@ public struct APIDefine: Sendable {
     ///   - file: Empty by default.
     public init(
         name: String, group: String? = nil, service: ServiceName, method: HTTPMethod = .get, path: String, headers: HTTPHeaders = HTTPHeaders(),
-        parameters: Parameters = [:], parameterPlacements: [String: ParameterPlacement] = [:], needsAuthorization: Bool = true, response: Response = Response(), cache: Cache? = nil,
+        parameters: Parameters = [:], parameterPlacements: [String: Parameters.Placement] = [:], needsAuthorization: Bool = true, response: Response = Response(), cache: Cache? = nil,
         retryPolicy: RetryPolicy? = nil, timeout: Duration? = nil, paging: PagingRule? = nil, summary: String? = nil, file: String = ""
     ) {
         self.name = name

@@ -47,11 +47,11 @@ enum APIDefineFile {
     }
 
     /// The defines of a file, read from disk in its format (by its name's ending).
-    static func read(_ file: URL, environment: [String: String], formats: [any APIDefine.Format]) throws(ConfigurationError) -> Contents {
+    static func read(_ file: URL, environment: [String: String], formats: [any APIDefine.Format]) throws(ServiceRegistry.ConfigurationError) -> Contents {
         guard let format = formats.format(of: file) else {
             let suffixes = ([".apis.json"] + formats.flatMap(\.fileSuffixes)).joined(separator: ", ")
             let yaml = file.lastPathComponent.hasSuffix(".yaml") || file.lastPathComponent.hasSuffix(".yml")
-            throw ConfigurationError(
+            throw ServiceRegistry.ConfigurationError(
                 file: file.path, key: nil,
                 problem: "is not a define file this registry reads (\(suffixes))"
                     + (yaml ? "; YAML defines need the YAML trait: pass formats: [YAMLDefineFormat()] from AIFNetworkingYAML" : ""))
@@ -60,24 +60,24 @@ enum APIDefineFile {
         do {
             data = try Data(contentsOf: file)
         } catch {
-            throw ConfigurationError(file: file.path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
+            throw ServiceRegistry.ConfigurationError(file: file.path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
         }
         let document = try format.read(data, file: file.path)
         return Contents(defines: try parse(document, file: file.path, environment: environment), document: document)
     }
 
     /// The defines of a file's JSON bytes.
-    static func parse(_ data: Data, file: String, environment: [String: String]) throws(ConfigurationError) -> [Read] {
+    static func parse(_ data: Data, file: String, environment: [String: String]) throws(ServiceRegistry.ConfigurationError) -> [Read] {
         try parse(APIDefine.JSONFormat().read(data, file: file), file: file, environment: environment)
     }
 
     /// Checks that each define names one of `services`; the first that does not is an error at
     /// the key that named its service, located in `document` when it can be.
-    static func checkServices(_ defines: [Read], are services: Set<ServiceName>, in document: APIDefine.Document?) throws(ConfigurationError) {
+    static func checkServices(_ defines: [Read], are services: Set<ServiceName>, in document: APIDefine.Document?) throws(ServiceRegistry.ConfigurationError) {
         for read in defines where !services.contains(read.define.service) {
             let known = services.isEmpty ? "none" : services.sorted().map(\.rawValue).joined(separator: ", ")
             let place = document?.place(of: read.serviceKeyPath)
-            throw ConfigurationError(
+            throw ServiceRegistry.ConfigurationError(
                 file: read.define.file, key: read.serviceKeyPath,
                 problem: "names the service \"\(read.define.service)\" (for \(read.define.name)), which is not registered (registered: \(known)); register the services before the APIs",
                 line: place?.line, column: place?.column)
@@ -92,11 +92,11 @@ enum APIDefineFile {
     ///   - environment: Where `${NAME}` references are looked up.
     /// - Returns: The defines, each with its key path in the file (`@orders.place`), for later
     ///   errors.
-    /// - Throws: ``ConfigurationError`` naming the file and the key path of what is wrong, and its
+    /// - Throws: ``ServiceRegistry/ConfigurationError`` naming the file and the key path of what is wrong, and its
     ///   line and column when the format tells them.
-    static func parse(_ document: APIDefine.Document, file: String, environment: [String: String]) throws(ConfigurationError) -> [Read] {
+    static func parse(_ document: APIDefine.Document, file: String, environment: [String: String]) throws(ServiceRegistry.ConfigurationError) -> [Read] {
         guard case .object(let members) = document.root else {
-            throw ConfigurationError(file: file, key: nil, problem: "must be an object of defines")
+            throw ServiceRegistry.ConfigurationError(file: file, key: nil, problem: "must be an object of defines")
         }
         var reader = Reader(config: ConfigReader(file: file, environment: environment), places: { document.places })
         try reader.readGroup(members, prefix: "", at: "", inheriting: Values())
@@ -113,7 +113,7 @@ enum APIDefineFile {
         var pathPrefix: String?
         var headers: [String: String] = [:]
         var parameters: Parameters = [:]
-        var placements: [String: ParameterPlacement] = [:]
+        var placements: [String: Parameters.Placement] = [:]
         /// Where each placement was given, for an error found once the path is known.
         var placementKeyPaths: [String: String] = [:]
         var authorization: Bool?
@@ -139,7 +139,7 @@ enum APIDefineFile {
         }
 
         /// Reads the members of the file or of a group.
-        mutating func readGroup(_ members: [String: JSONValue], prefix: String, at path: String, inheriting outer: Values) throws(ConfigurationError) {
+        mutating func readGroup(_ members: [String: JSONValue], prefix: String, at path: String, inheriting outer: Values) throws(ServiceRegistry.ConfigurationError) {
             var defaults = outer
             if let block = members["DEFAULT"] {
                 defaults = try values(block, at: key(path, "DEFAULT"), over: outer, joiningPrefix: true)
@@ -162,7 +162,7 @@ enum APIDefineFile {
             }
         }
 
-        private mutating func add(_ name: String, group: String?, _ values: Values, at path: String) throws(ConfigurationError) {
+        private mutating func add(_ name: String, group: String?, _ values: Values, at path: String) throws(ServiceRegistry.ConfigurationError) {
             if let earlier = origins[name] {
                 throw problem(path, "defines \(name), which \(earlier) defines too")
             }
@@ -188,7 +188,7 @@ enum APIDefineFile {
         }
 
         /// A define's or a `DEFAULT`'s values over the ones it inherits.
-        private func values(_ value: JSONValue, at path: String, over inherited: Values, joiningPrefix: Bool) throws(ConfigurationError) -> Values {
+        private func values(_ value: JSONValue, at path: String, over inherited: Values, joiningPrefix: Bool) throws(ServiceRegistry.ConfigurationError) -> Values {
             guard case .object(let members) = value else { throw problem(path, "must be an object") }
             if let unknown = members.keys.sorted().first(where: { !APIDefineFile.keys.contains($0) }) {
                 throw problem(key(path, unknown), "is not a known key; expected one of: \(APIDefineFile.keys.joined(separator: ", "))")
@@ -223,7 +223,7 @@ enum APIDefineFile {
                     throw problem(at, "must be an object: where each parameter goes, by its name (\"query\", \"header\", …)")
                 }
                 for (name, value) in given.sorted(by: { $0.key < $1.key }) {
-                    switch ParameterPlacement.read(value) {
+                    switch Parameters.Placement.read(value) {
                     case .success(let read):
                         values.placements[name] = read
                         values.placementKeyPaths[name] = key(at, name)
@@ -240,7 +240,7 @@ enum APIDefineFile {
             if let cache = members["cache"] { values.cache = .some(try self.cache(cache, at: key(path, "cache"))) }
             if let retry = members["retry"] { values.retry = try self.retry(retry, at: key(path, "retry")) }
             if let paging = members["paging"] {
-                do throws(ConfigurationError) {
+                do throws(ServiceRegistry.ConfigurationError) {
                     values.paging = try PagingRule.read(paging, at: key(path, "paging"), reader: config)
                 } catch {
                     throw problem(error.key ?? key(path, "paging"), error.problem)
@@ -256,7 +256,7 @@ enum APIDefineFile {
             return values
         }
 
-        private func response(_ value: JSONValue, at path: String) throws(ConfigurationError) -> APIDefine.Response {
+        private func response(_ value: JSONValue, at path: String) throws(ServiceRegistry.ConfigurationError) -> APIDefine.Response {
             guard case .object(let members) = value else { throw problem(path, "must be an object (dataField, shape)") }
             if let unknown = members.keys.sorted().first(where: { !["dataField", "shape"].contains($0) }) {
                 throw problem(key(path, unknown), "is not a known key; expected one of: dataField, shape")
@@ -273,7 +273,7 @@ enum APIDefineFile {
         }
 
         /// `false` for none, or the lifetime and its companions.
-        private func cache(_ value: JSONValue, at path: String) throws(ConfigurationError) -> APIDefine.Cache? {
+        private func cache(_ value: JSONValue, at path: String) throws(ServiceRegistry.ConfigurationError) -> APIDefine.Cache? {
             if case .bool(false) = value { return nil }
             guard case .object(let members) = value else { throw problem(path, "must be false or an object (lifetimeSeconds, …)") }
             let known = ["followsCacheControl", "lifetimeSeconds", "staleWhileRevalidateSeconds"]
@@ -291,29 +291,29 @@ enum APIDefineFile {
         }
 
         /// As a service's `retry` key reads it, its errors named under this define.
-        private func retry(_ value: JSONValue, at path: String) throws(ConfigurationError) -> RetryPolicy {
+        private func retry(_ value: JSONValue, at path: String) throws(ServiceRegistry.ConfigurationError) -> RetryPolicy {
             do {
                 let retry = try FastJSONDecoder().decode(ServiceFile.Retry.self, from: JSONEncoder().encode(value))
                 return try ConfiguredService.retryPolicy(retry, reader: config)
-            } catch let error as ConfigurationError {
+            } catch let error as ServiceRegistry.ConfigurationError {
                 let inner = error.key.map { $0.hasPrefix("retry") ? String($0.dropFirst("retry".count)) : "." + $0 } ?? ""
                 throw problem(path + inner, error.problem)
             } catch let error as DecodingError {
-                let told = ConfigurationError(file: config.file, error)
+                let told = ServiceRegistry.ConfigurationError(file: config.file, error)
                 throw problem(told.key.map { "\(path).\($0)" } ?? path, told.problem)
             } catch {
                 throw problem(path, "cannot be read: \(error)")
             }
         }
 
-        private func seconds(_ value: JSONValue, at path: String) throws(ConfigurationError) -> Duration {
+        private func seconds(_ value: JSONValue, at path: String) throws(ServiceRegistry.ConfigurationError) -> Duration {
             guard let number = value.doubleValue, number >= 0, number <= 31_536_000 else {
                 throw problem(path, "must be a number of seconds from 0 to a year")
             }
             return .milliseconds(Int64(number * 1000))
         }
 
-        private func string(_ value: JSONValue?, at path: String) throws(ConfigurationError) -> String? {
+        private func string(_ value: JSONValue?, at path: String) throws(ServiceRegistry.ConfigurationError) -> String? {
             guard let value else { return nil }
             guard case .string(let text) = value else { throw problem(path, "must be a string") }
             return try config.substitute(text, at: path)
@@ -321,9 +321,9 @@ enum APIDefineFile {
 
         /// An error at `path`, located at the key or, when the format told nothing of it, at the
         /// nearest member above it.
-        private func problem(_ path: String, _ text: String) -> ConfigurationError {
+        private func problem(_ path: String, _ text: String) -> ServiceRegistry.ConfigurationError {
             let place = APIDefine.Document(root: .null, places: places()).place(of: path)
-            return ConfigurationError(file: config.file, key: path.isEmpty ? nil : path, problem: text, line: place?.line, column: place?.column)
+            return ServiceRegistry.ConfigurationError(file: config.file, key: path.isEmpty ? nil : path, problem: text, line: place?.line, column: place?.column)
         }
 
         private func key(_ path: String, _ member: String) -> String {
@@ -357,12 +357,12 @@ extension APIDefine {
     ///   - formats: Formats besides JSON (YAML: `YAMLDefineFormat` of `AIFNetworkingYAML`).
     ///   - services: When given, the services a define may name: one naming another is an error.
     /// - Returns: The defines, in name order.
-    /// - Throws: ``ConfigurationError`` naming the file, the key path of what is wrong, and its
+    /// - Throws: ``ServiceRegistry/ConfigurationError`` naming the file, the key path of what is wrong, and its
     ///   line and column when the format tells them.
     public static func defines(
         in file: URL, environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefine.Format] = [],
         services: Set<ServiceName>? = nil
-    ) throws(ConfigurationError) -> [APIDefine] {
+    ) throws(ServiceRegistry.ConfigurationError) -> [APIDefine] {
         let contents = try APIDefineFile.read(file, environment: environment, formats: formats)
         if let services { try APIDefineFile.checkServices(contents.defines, are: services, in: contents.document) }
         return contents.defines.map(\.define).sorted { $0.name < $1.name }

@@ -15,9 +15,9 @@ extension APIDefine {
         ///   - data: The file's bytes.
         ///   - file: Its path, for errors.
         /// - Returns: The file as JSON values, and its places.
-        /// - Throws: ``ConfigurationError`` for a file that is not in the format, located when the
+        /// - Throws: ``ServiceRegistry/ConfigurationError`` for a file that is not in the format, located when the
         ///   format tells where.
-        func read(_ data: Data, file: String) throws(ConfigurationError) -> APIDefine.Document
+        func read(_ data: Data, file: String) throws(ServiceRegistry.ConfigurationError) -> APIDefine.Document
     }
 }
 
@@ -87,12 +87,12 @@ extension APIDefine {
         public var fileSuffixes: [String] { [".apis.json"] }
 
         /// Parses the file's JSON; the places of its keys are worked out when an error asks.
-        public func read(_ data: Data, file: String) throws(ConfigurationError) -> APIDefine.Document {
+        public func read(_ data: Data, file: String) throws(ServiceRegistry.ConfigurationError) -> APIDefine.Document {
             let tape: JSONTape
             do {
                 tape = try JSONTape(parsing: [UInt8](data))
             } catch {
-                throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error.message) (at \(ConfigurationError.location(of: error.offset, in: data)))")
+                throw ServiceRegistry.ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error.message) (at \(ServiceRegistry.ConfigurationError.location(of: error.offset, in: data)))")
             }
             return APIDefine.Document(root: JSONValue(tape: tape, at: 0)) {
                 // Only for an error: recording every key's place doubled the time of reading a

@@ -11,20 +11,20 @@ extension ServiceRegistry {
     ///   - formats: Formats besides JSON. A YAML define file in the folder without a YAML format
     ///     is an error, not skipped.
     /// - Returns: The names registered, sorted.
-    /// - Throws: ``ConfigurationError`` for the first file that is wrong — its syntax, a key or
+    /// - Throws: ``ServiceRegistry/ConfigurationError`` for the first file that is wrong — its syntax, a key or
     ///   value, a define naming a service not registered, a name another file defines too —;
     ///   nothing is registered then.
     @discardableResult
     public func registerAPIs(
         inDirectory directory: URL, environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefine.Format] = []
-    ) throws(ConfigurationError) -> [String] {
+    ) throws(ServiceRegistry.ConfigurationError) -> [String] {
         let files: [URL]
         do {
             files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
                 .filter { formats.isDefineFile($0) }
                 .sorted { $0.path < $1.path }
         } catch {
-            throw ConfigurationError(file: directory.path, key: nil, problem: "cannot be listed: \(error.localizedDescription)")
+            throw ServiceRegistry.ConfigurationError(file: directory.path, key: nil, problem: "cannot be listed: \(error.localizedDescription)")
         }
         return try registerAPIs(from: files, environment: environment, formats: formats)
     }
@@ -36,11 +36,11 @@ extension ServiceRegistry {
     ///   - environment: Where `${NAME}` references are looked up.
     ///   - formats: Formats besides JSON.
     /// - Returns: The names registered, sorted.
-    /// - Throws: ``ConfigurationError`` for the first file that is wrong; nothing is registered then.
+    /// - Throws: ``ServiceRegistry/ConfigurationError`` for the first file that is wrong; nothing is registered then.
     @discardableResult
     public func registerAPIs(
         from files: [URL], environment: [String: String] = ProcessInfo.processInfo.environment, formats: [any APIDefine.Format] = []
-    ) throws(ConfigurationError) -> [String] {
+    ) throws(ServiceRegistry.ConfigurationError) -> [String] {
         var read: [APIDefineFile.Read] = []
         var documents: [String: APIDefine.Document] = [:]
         for file in files {
@@ -55,9 +55,9 @@ extension ServiceRegistry {
     /// Registers defines made in code, replacing earlier ones of the same names.
     ///
     /// - Parameter defines: The defines.
-    /// - Throws: ``ConfigurationError`` when one names a service that is not registered, or two
+    /// - Throws: ``ServiceRegistry/ConfigurationError`` when one names a service that is not registered, or two
     ///   share a name; nothing is registered then.
-    public func register(_ defines: [APIDefine]) throws(ConfigurationError) {
+    public func register(_ defines: [APIDefine]) throws(ServiceRegistry.ConfigurationError) {
         try register(defines.map { APIDefineFile.Read(define: $0, keyPath: $0.name, serviceKeyPath: "\($0.name).service") }, documents: [:])
     }
 
@@ -77,7 +77,7 @@ extension ServiceRegistry {
 
     /// Checks defines against the services and against each other and the defines of other
     /// files, then registers them all, or none; an error is located in its file's document.
-    private func register(_ defines: [APIDefineFile.Read], documents: [String: APIDefine.Document]) throws(ConfigurationError) {
+    private func register(_ defines: [APIDefineFile.Read], documents: [String: APIDefine.Document]) throws(ServiceRegistry.ConfigurationError) {
         let services = Set(registeredNames)
         var seen: [String: APIDefine] = [:]
         for read in defines {
@@ -85,7 +85,7 @@ extension ServiceRegistry {
             try APIDefineFile.checkServices([read], are: services, in: documents[define.file])
             if let other = seen[define.name] {
                 let place = documents[define.file]?.place(of: read.keyPath)
-                throw ConfigurationError(
+                throw ServiceRegistry.ConfigurationError(
                     file: define.file, key: read.keyPath, problem: "defines \(define.name), which \(other.file.isEmpty ? "code" : other.file) defines too",
                     line: place?.line, column: place?.column)
             }
@@ -102,7 +102,7 @@ extension ServiceRegistry {
         if let (define, existing) = clash {
             let keyPath = defines.first { $0.define.name == define.name }?.keyPath ?? define.name
             let place = documents[define.file]?.place(of: keyPath)
-            throw ConfigurationError(
+            throw ServiceRegistry.ConfigurationError(
                 file: define.file, key: keyPath, problem: "defines \(define.name), which \(existing.file.isEmpty ? "code" : existing.file) defines too",
                 line: place?.line, column: place?.column)
         }

@@ -12,3 +12,31 @@ public typealias APIDefineDocument = APIDefine.Document
 /// The former name of ``APIDefine/JSONFormat``.
 @available(*, deprecated, renamed: "APIDefine.JSONFormat")
 public typealias JSONDefineFormat = APIDefine.JSONFormat
+
+/// The former name of ``Parameters/Convertible``.
+@available(*, deprecated, renamed: "Parameters.Convertible")
+public typealias ParameterConvertible = Parameters.Convertible
+
+/// The former name of ``Parameters/Placement``.
+@available(*, deprecated, renamed: "Parameters.Placement")
+public typealias ParameterPlacement = Parameters.Placement
+
+/// The former name of ``Parameters/ArrayEncoding``.
+@available(*, deprecated, renamed: "Parameters.ArrayEncoding")
+public typealias ArrayEncoding = Parameters.ArrayEncoding
+
+/// The former name of ``Parameters/ArrayWriter``.
+@available(*, deprecated, renamed: "Parameters.ArrayWriter")
+public typealias ArrayWriter = Parameters.ArrayWriter
+
+/// The former name of ``SigningContext/Credentials``.
+@available(*, deprecated, renamed: "SigningContext.Credentials")
+public typealias SigningCredentials = SigningContext.Credentials
+
+/// The former name of ``FixtureTransport/Recorder``.
+@available(*, deprecated, renamed: "FixtureTransport.Recorder")
+public typealias FixtureRecorder = FixtureTransport.Recorder
+
+/// The former name of ``ServiceRegistry/ConfigurationError``.
+@available(*, deprecated, renamed: "ServiceRegistry.ConfigurationError")
+public typealias ConfigurationError = ServiceRegistry.ConfigurationError

@@ -161,7 +161,7 @@ struct RequestParameters: CustomStringConvertible {
     /// the values of secret ones reading `***`.
     var description: String {
         values.keys.sorted().filter { !RequestGenerator.signatureQueryFields.contains($0) }.map { name in
-            let shown = FixtureRecorder.isSecretName(name) || HTTPRequest.isSecretParameter(name) ? "***" : values[name]!.joined(separator: ",")
+            let shown = FixtureTransport.Recorder.isSecretName(name) || HTTPRequest.isSecretParameter(name) ? "***" : values[name]!.joined(separator: ",")
             return "\(name)=\(shown)"
         }.joined(separator: "&")
     }

@@ -2,18 +2,18 @@ import Foundation
 import Logging
 
 /// A transport that writes each response of a real environment's loads as a fixture (see
-/// ``FixtureRecorder``) and hands it on: what a recording proxy sends a load's exchanges
+/// ``FixtureTransport/Recorder``) and hands it on: what a recording proxy sends a load's exchanges
 /// through. A redirect is written as it came — its status and `Location` — and so is the
 /// answer at its target when that lies under the environment's URL, so that replaying follows
 /// the same hops.
 package struct RecordingTransport: BatchingTransport {
     let base: any HTTPTransport
-    let recorder: FixtureRecorder
+    let recorder: FixtureTransport.Recorder
     /// The service and environment of the load whose exchanges go through it.
     let resolved: ServiceRegistry.ResolvedService
     let logger: Logger
 
-    package init(base: any HTTPTransport, recorder: FixtureRecorder, resolved: ServiceRegistry.ResolvedService, logger: Logger) {
+    package init(base: any HTTPTransport, recorder: FixtureTransport.Recorder, resolved: ServiceRegistry.ResolvedService, logger: Logger) {
         self.base = base
         self.recorder = recorder
         self.resolved = resolved

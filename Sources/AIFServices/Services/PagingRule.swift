@@ -81,15 +81,15 @@ public struct PagingRule: Sendable, Hashable {
 
     /// Reads a `paging` section; a mistake is thrown as the key it is at (under `path`) and
     /// what is wrong, for the caller to place in its file.
-    static func read(_ value: JSONValue, at path: String, reader: ConfigReader) throws(ConfigurationError) -> PagingRule {
-        func problem(_ key: String, _ text: String) -> ConfigurationError {
-            ConfigurationError(file: reader.file, key: key, problem: text)
+    static func read(_ value: JSONValue, at path: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> PagingRule {
+        func problem(_ key: String, _ text: String) -> ServiceRegistry.ConfigurationError {
+            ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: text)
         }
         guard case .object(let members) = value else { throw problem(path, "must be an object (style, parameter, …)") }
         if let unknown = members.keys.sorted().first(where: { !keys.contains($0) }) {
             throw problem("\(path).\(unknown)", "is not a known key; expected one of: \(keys.joined(separator: ", "))")
         }
-        func text(_ key: String) throws(ConfigurationError) -> String? {
+        func text(_ key: String) throws(ServiceRegistry.ConfigurationError) -> String? {
             guard let member = members[key] else { return nil }
             guard case .string(let written) = member else { throw problem("\(path).\(key)", "must be a string") }
             let value = try reader.substitute(written, at: "\(path).\(key)")

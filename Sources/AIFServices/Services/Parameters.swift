@@ -61,7 +61,7 @@ public enum ParameterValue: Sendable, Hashable {
 /// let order: Parameters = ["customer": customer, "amount": 1200, "metadata": ["order": 7], "tags": ["new", 2]]
 /// ```
 ///
-/// A value at the top is any ``ParameterConvertible`` — text, a number, a flag, a UUID, an
+/// A value at the top is any ``Parameters/Convertible`` — text, a number, a flag, a UUID, an
 /// optional (`nil` is null) — or a nested literal; inside a nested literal, values are
 /// ``ParameterValue`` literals.
 public struct Parameters: Sendable, Hashable, Collection, ExpressibleByDictionaryLiteral, CustomStringConvertible {
@@ -89,9 +89,9 @@ public struct Parameters: Sendable, Hashable, Collection, ExpressibleByDictionar
         dictionary = try Dictionary(pairs, uniquingKeysWith: combine)
     }
 
-    /// A literal: each value a ``ParameterConvertible`` (a variable as well as a literal) or
+    /// A literal: each value a ``Parameters/Convertible`` (a variable as well as a literal) or
     /// `nil`, meaning null; a name written twice keeps its last value.
-    public init(dictionaryLiteral elements: (String, (any ParameterConvertible)?)...) {
+    public init(dictionaryLiteral elements: (String, (any Parameters.Convertible)?)...) {
         dictionary = Dictionary(elements.map { ($0.0, $0.1?.parameterValue ?? .null) }, uniquingKeysWith: { _, last in last })
     }
 
@@ -145,22 +145,24 @@ public struct Parameters: Sendable, Hashable, Collection, ExpressibleByDictionar
     public var description: String { dictionary.description }
 }
 
-/// A value that can stand as a parameter: text, numbers, flags, UUIDs, optionals of them,
-/// ``ParameterValue`` itself, and the nested literals of ``ParameterValue``.
-public protocol ParameterConvertible {
-    /// The value as a parameter.
-    var parameterValue: ParameterValue { get }
+extension Parameters {
+    /// A value that can stand as a parameter: text, numbers, flags, UUIDs, optionals of them,
+    /// ``ParameterValue`` itself, and the nested literals of ``ParameterValue``.
+    public protocol Convertible {
+        /// The value as a parameter.
+        var parameterValue: ParameterValue { get }
+    }
 }
 
-extension ParameterValue: ParameterConvertible {
+extension ParameterValue: Parameters.Convertible {
     /// The value itself.
     public var parameterValue: ParameterValue { self }
 }
 
 // The cases of ParameterValue, spelled where a parameters literal expects any
-// ParameterConvertible (`["id": .int(id)]`), which is not ParameterValue itself. Disfavoured, so
+// Parameters.Convertible (`["id": .int(id)]`), which is not ParameterValue itself. Disfavoured, so
 // that where ParameterValue is expected its own cases are meant, not these.
-extension ParameterConvertible where Self == ParameterValue {
+extension Parameters.Convertible where Self == ParameterValue {
     /// Text (``ParameterValue/string(_:)``).
     @_disfavoredOverload public static func string(_ text: String) -> ParameterValue { ParameterValue.string(text) }
     /// A whole number (``ParameterValue/int(_:)``).
@@ -177,67 +179,67 @@ extension ParameterConvertible where Self == ParameterValue {
     @_disfavoredOverload public static func object(_ values: [String: ParameterValue]) -> ParameterValue { ParameterValue.object(values) }
 }
 
-extension String: ParameterConvertible {
+extension String: Parameters.Convertible {
     /// Text.
     public var parameterValue: ParameterValue { .string(self) }
 }
 
-extension Substring: ParameterConvertible {
+extension Substring: Parameters.Convertible {
     /// Text.
     public var parameterValue: ParameterValue { .string(String(self)) }
 }
 
-extension Int: ParameterConvertible {
+extension Int: Parameters.Convertible {
     /// A whole number.
     public var parameterValue: ParameterValue { .int(self) }
 }
 
-extension Int64: ParameterConvertible {
+extension Int64: Parameters.Convertible {
     /// A whole number.
     public var parameterValue: ParameterValue { .int(Int(self)) }
 }
 
-extension Int32: ParameterConvertible {
+extension Int32: Parameters.Convertible {
     /// A whole number.
     public var parameterValue: ParameterValue { .int(Int(self)) }
 }
 
-extension UInt32: ParameterConvertible {
+extension UInt32: Parameters.Convertible {
     /// A whole number.
     public var parameterValue: ParameterValue { .int(Int(self)) }
 }
 
-extension Double: ParameterConvertible {
+extension Double: Parameters.Convertible {
     /// A floating-point number.
     public var parameterValue: ParameterValue { .double(self) }
 }
 
-extension Float: ParameterConvertible {
+extension Float: Parameters.Convertible {
     /// A floating-point number.
     public var parameterValue: ParameterValue { .double(Double(self)) }
 }
 
-extension Bool: ParameterConvertible {
+extension Bool: Parameters.Convertible {
     /// A flag.
     public var parameterValue: ParameterValue { .bool(self) }
 }
 
-extension UUID: ParameterConvertible {
+extension UUID: Parameters.Convertible {
     /// Its text, in lower case (`7c0c…`).
     public var parameterValue: ParameterValue { .string(uuidString.lowercased()) }
 }
 
-extension Optional: ParameterConvertible where Wrapped: ParameterConvertible {
+extension Optional: Parameters.Convertible where Wrapped: Parameters.Convertible {
     /// The value, or null.
     public var parameterValue: ParameterValue { self?.parameterValue ?? .null }
 }
 
-extension Array: ParameterConvertible where Element == ParameterValue {
+extension Array: Parameters.Convertible where Element == ParameterValue {
     /// An array literal's elements, as an ordered list.
     public var parameterValue: ParameterValue { .array(self) }
 }
 
-extension Dictionary: ParameterConvertible where Key == String, Value == ParameterValue {
+extension Dictionary: Parameters.Convertible where Key == String, Value == ParameterValue {
     /// A dictionary literal's members, as a nested dictionary.
     public var parameterValue: ParameterValue { .object(self) }
 }

@@ -9,7 +9,7 @@ import Foundation
 ///   the parameters (which are then not sent otherwise) and percent-encoded.
 /// - GET, HEAD, DELETE and OPTIONS carry the parameters in the query string; POST, PUT and
 ///   PATCH in the body, as JSON or a form (the service's default or the call's choice); a
-///   ``ParameterPlacement`` puts one in the path, the query, a header or the body instead.
+///   ``Parameters/Placement`` puts one in the path, the query, a header or the body instead.
 /// - In queries and forms, arrays are written `key[]=a&key[]=b` or `key=a&key=b` (the service's
 ///   ``Service/arrayEncoding``, or the call's) and dictionaries `key[sub]=v`; null values are
 ///   left out. A call's own query items come last, as they are.
@@ -36,7 +36,7 @@ public struct RequestGenerator: Sendable {
     ///   - rawBody: A body sent as it is (bytes or a file), with its content type in `headers`;
     ///     the parameters then go in the query string, whatever the method.
     ///   - placements: Where some parameters go instead (by parameter name); see
-    ///     ``ParameterPlacement``.
+    ///     ``Parameters/Placement``.
     ///   - credential: The credential the request carries, and where (an `Authorization`
     ///     header, or a parameter sent and signed with the others); none by default.
     ///   - signingContext: The signing time and nonce; now and fresh by default.
@@ -50,10 +50,10 @@ public struct RequestGenerator: Sendable {
         parameters: Parameters = [:],
         headers: HTTPHeaders = HTTPHeaders(),
         bodyEncoding: BodyEncoding? = nil,
-        arrays: ArrayEncoding? = nil,
+        arrays: Parameters.ArrayEncoding? = nil,
         query: [URLQueryItem] = [],
         rawBody: HTTPRequest.Body? = nil,
-        placements: [String: ParameterPlacement] = [:],
+        placements: [String: Parameters.Placement] = [:],
         credential: Authenticator.PlacedCredential? = nil,
         signingContext: SigningContext = .now()
     ) throws(ServiceError) -> HTTPRequest {
@@ -88,7 +88,7 @@ public struct RequestGenerator: Sendable {
         let bodyTakesParameters = rawBody == nil && (method == .post || method == .put || method == .patch)
         var queryValues: Parameters = [:]
         var bodyValues: Parameters = [:]
-        var arraysByName: [String: ArrayEncoding] = [:]
+        var arraysByName: [String: Parameters.ArrayEncoding] = [:]
         if placements.isEmpty {
             if bodyTakesParameters { bodyValues = parameters } else { queryValues = parameters }
         } else {
@@ -465,10 +465,10 @@ public struct RequestGenerator: Sendable {
     ///   - arrays: How arrays are written.
     ///   - arraysByName: How the arrays of some top-level parameters are written instead.
     package static func flatten(
-        _ parameters: Parameters, arrays: ArrayEncoding, arraysByName: [String: ArrayEncoding] = [:]
+        _ parameters: Parameters, arrays: Parameters.ArrayEncoding, arraysByName: [String: Parameters.ArrayEncoding] = [:]
     ) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
-        func add(_ name: String, _ value: ParameterValue, _ arrays: ArrayEncoding) {
+        func add(_ name: String, _ value: ParameterValue, _ arrays: Parameters.ArrayEncoding) {
             switch value {
             case .null:
                 break

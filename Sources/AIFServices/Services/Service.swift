@@ -7,7 +7,7 @@ public struct ServiceEnvironment: Sendable, Hashable {
     /// The API version path segment (`v1`), or empty for none.
     public var apiVersion: String
     /// The public and private keys requests are signed with, or `nil` for unsigned requests.
-    public var credentials: SigningCredentials?
+    public var credentials: SigningContext.Credentials?
     /// Whether the signature covers every parameter (`true`) or only the signature fields.
     public var signsAllParameters: Bool
     /// Makes the environment a mock: its loads are answered from fixture files, through a
@@ -34,7 +34,7 @@ public struct ServiceEnvironment: Sendable, Hashable {
     ///   - connection: How its requests reach the server; the transport's way by default.
     ///   - authenticator: The environment's own credential; none by default.
     public init(
-        baseURL: URL, apiVersion: String = "", credentials: SigningCredentials? = nil, signsAllParameters: Bool = true, mock: MockBehavior? = nil,
+        baseURL: URL, apiVersion: String = "", credentials: SigningContext.Credentials? = nil, signsAllParameters: Bool = true, mock: MockBehavior? = nil,
         connection: HTTPRequest.Connection? = nil, authenticator: Authenticator? = nil
     ) {
         self.baseURL = baseURL
@@ -61,65 +61,69 @@ public enum BodyEncoding: Sendable, Hashable {
     case form
 }
 
-/// How arrays are written in a query string or form (config names: `brackets`, `indexed`,
-/// `repeated`, `comma`, `pipes`, `spaces`).
-public enum ArrayEncoding: Sendable, Hashable {
-    /// `key[]=a&key[]=b`; an array of objects `key[][price]=…`, which parsers read element by
-    /// element as best they can — use ``indexed`` for those.
-    case brackets
-    /// `key[0]=a&key[1]=b`, and an array of objects `items[0][price]=…&items[1][price_data][currency]=usd`:
-    /// what Rack, Rails and Stripe read arrays of objects as (config: `"indexed"`).
-    case indexed
-    /// `key=a&key=b`.
-    case repeatedKeys
-    /// `key=a,b`: one pair, the elements joined by commas (percent-encoded as `%2C`, which
-    /// servers decode before they split). An element with a comma of its own cannot be told
-    /// apart; an array or dictionary inside the array is written `key[]=…` instead.
-    case commaSeparated
-    /// `key=a|b`: one pair, the elements joined by `|` (OpenAPI's `pipeDelimited` style; config:
-    /// `"pipes"`).
-    case pipeSeparated
-    /// `key=a%20b`: one pair, the elements joined by spaces (OpenAPI's `spaceDelimited` style;
-    /// config: `"spaces"`).
-    case spaceSeparated
-    /// Pairs written by a function of yours; see ``custom(_:)``.
-    case written(ArrayWriter)
+extension Parameters {
+    /// How arrays are written in a query string or form (config names: `brackets`, `indexed`,
+    /// `repeated`, `comma`, `pipes`, `spaces`).
+    public enum ArrayEncoding: Sendable, Hashable {
+        /// `key[]=a&key[]=b`; an array of objects `key[][price]=…`, which parsers read element by
+        /// element as best they can — use ``indexed`` for those.
+        case brackets
+        /// `key[0]=a&key[1]=b`, and an array of objects `items[0][price]=…&items[1][price_data][currency]=usd`:
+        /// what Rack, Rails and Stripe read arrays of objects as (config: `"indexed"`).
+        case indexed
+        /// `key=a&key=b`.
+        case repeatedKeys
+        /// `key=a,b`: one pair, the elements joined by commas (percent-encoded as `%2C`, which
+        /// servers decode before they split). An element with a comma of its own cannot be told
+        /// apart; an array or dictionary inside the array is written `key[]=…` instead.
+        case commaSeparated
+        /// `key=a|b`: one pair, the elements joined by `|` (OpenAPI's `pipeDelimited` style; config:
+        /// `"pipes"`).
+        case pipeSeparated
+        /// `key=a%20b`: one pair, the elements joined by spaces (OpenAPI's `spaceDelimited` style;
+        /// config: `"spaces"`).
+        case spaceSeparated
+        /// Pairs written by a function of yours; see ``custom(_:)``.
+        case written(Parameters.ArrayWriter)
 
-    /// Arrays written by `write`, given the parameter's name and its elements as text (null
-    /// elements left out), returning the pairs to send — `key=a|b`, `key[0]=a&key[1]=b`:
-    ///
-    /// ```swift
-    /// .custom { name, elements in [(name, elements.joined(separator: "|"))] }
-    /// ```
-    ///
-    /// An array or dictionary inside the array is written `key[]=…` instead.
-    public static func custom(_ write: @escaping @Sendable (_ name: String, _ elements: [String]) -> [(name: String, value: String)]) -> ArrayEncoding {
-        .written(ArrayWriter(write))
+        /// Arrays written by `write`, given the parameter's name and its elements as text (null
+        /// elements left out), returning the pairs to send — `key=a|b`, `key[0]=a&key[1]=b`:
+        ///
+        /// ```swift
+        /// .custom { name, elements in [(name, elements.joined(separator: "|"))] }
+        /// ```
+        ///
+        /// An array or dictionary inside the array is written `key[]=…` instead.
+        public static func custom(_ write: @escaping @Sendable (_ name: String, _ elements: [String]) -> [(name: String, value: String)]) -> Parameters.ArrayEncoding {
+            .written(Parameters.ArrayWriter(write))
+        }
     }
 }
 
-/// A function that writes an array parameter as pairs, for ``ArrayEncoding/custom(_:)``. Two
-/// are equal when they are the same value (copies of one writer).
-public struct ArrayWriter: Sendable, Hashable {
-    private final class Function: Sendable {
-        let write: @Sendable (String, [String]) -> [(name: String, value: String)]
-        init(_ write: @escaping @Sendable (String, [String]) -> [(name: String, value: String)]) { self.write = write }
+extension Parameters {
+    /// A function that writes an array parameter as pairs, for ``Parameters/ArrayEncoding/custom(_:)``. Two
+    /// are equal when they are the same value (copies of one writer).
+    public struct ArrayWriter: Sendable, Hashable {
+        private final class Function: Sendable {
+            let write: @Sendable (String, [String]) -> [(name: String, value: String)]
+            init(_ write: @escaping @Sendable (String, [String]) -> [(name: String, value: String)]) { self.write = write }
+        }
+
+        private let function: Function
+
+        /// Wraps `write`.
+        public init(_ write: @escaping @Sendable (_ name: String, _ elements: [String]) -> [(name: String, value: String)]) {
+            function = Function(write)
+        }
+
+        /// The pairs for array `name` with `elements`.
+        public func callAsFunction(_ name: String, _ elements: [String]) -> [(name: String, value: String)] {
+            function.write(name, elements)
+        }
+
+        public static func == (left: Parameters.ArrayWriter, right: Parameters.ArrayWriter) -> Bool { left.function === right.function }
+        public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(function)) }
     }
-
-    private let function: Function
-
-    /// Wraps `write`.
-    public init(_ write: @escaping @Sendable (_ name: String, _ elements: [String]) -> [(name: String, value: String)]) {
-        function = Function(write)
-    }
-
-    /// The pairs for array `name` with `elements`.
-    public func callAsFunction(_ name: String, _ elements: [String]) -> [(name: String, value: String)] {
-        function.write(name, elements)
-    }
-
-    public static func == (left: ArrayWriter, right: ArrayWriter) -> Bool { left.function === right.function }
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(function)) }
 }
 
 /// One backend, described once and resolved by name.
@@ -137,7 +141,7 @@ public protocol Service: Sendable {
     /// How request bodies are encoded unless a call says otherwise: JSON by default.
     var bodyEncoding: BodyEncoding { get }
     /// How arrays are written in queries and forms: `key[]=` by default.
-    var arrayEncoding: ArrayEncoding { get }
+    var arrayEncoding: Parameters.ArrayEncoding { get }
     /// Timeouts for this service's requests, or `nil` for the transport's.
     var timeouts: HTTPRequest.Timeouts? { get }
     /// Signs the requests of the environments that have signing keys
@@ -215,7 +219,7 @@ extension Service {
     /// JSON.
     public var bodyEncoding: BodyEncoding { .json }
     /// `key[]=`.
-    public var arrayEncoding: ArrayEncoding { .brackets }
+    public var arrayEncoding: Parameters.ArrayEncoding { .brackets }
     /// The transport's.
     public var timeouts: HTTPRequest.Timeouts? { nil }
     /// AIF-HMAC in query parameters, for the environments that have signing keys (the others'

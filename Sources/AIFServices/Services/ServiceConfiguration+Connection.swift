@@ -3,14 +3,14 @@ import Foundation
 extension ConfiguredService {
     /// An environment's `unixSocket`, `connectTo` and `clientCertificate`, or `nil` when it has
     /// none of them.
-    static func connection(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ConfigurationError) -> HTTPRequest.Connection? {
+    static func connection(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> HTTPRequest.Connection? {
         guard entry.unixSocket != nil || entry.connectTo != nil || entry.clientCertificate != nil else { return nil }
         var connection = HTTPRequest.Connection()
         if let socket = entry.unixSocket {
             let key = "\(path).unixSocket"
             let path = try reader.substitute(socket, at: key)
             connection.unixSocketPath = path.isEmpty ? path : reader.relativeToFile(path)
-            if let problem = connection.problem { throw ConfigurationError(file: reader.file, key: key, problem: problem) }
+            if let problem = connection.problem { throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: problem) }
         }
         if let connectTo = entry.connectTo {
             var overrides: [HTTPRequest.HostOverride] = []
@@ -30,25 +30,25 @@ extension ConfiguredService {
     }
 
     /// `"host[:port]"` and `"address[:port]"` (an IPv6 address in brackets).
-    private static func hostOverride(from source: String, to target: String, at key: String, reader: ConfigReader) throws(ConfigurationError) -> HTTPRequest.HostOverride {
-        func split(_ text: String, _ role: String) throws(ConfigurationError) -> (String, Int?) {
+    private static func hostOverride(from source: String, to target: String, at key: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> HTTPRequest.HostOverride {
+        func split(_ text: String, _ role: String) throws(ServiceRegistry.ConfigurationError) -> (String, Int?) {
             var host = Substring(text)
             var port: Int?
             if host.hasPrefix("[") {
                 guard let close = host.firstIndex(of: "]") else {
-                    throw ConfigurationError(file: reader.file, key: key, problem: "the \(role) \(text.debugDescription) opens an IPv6 address with [ and does not close it")
+                    throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: "the \(role) \(text.debugDescription) opens an IPv6 address with [ and does not close it")
                 }
                 let rest = host[host.index(after: close)...]
                 host = host[host.index(after: host.startIndex)..<close]
                 if !rest.isEmpty {
                     guard rest.hasPrefix(":"), let number = Int(rest.dropFirst()) else {
-                        throw ConfigurationError(file: reader.file, key: key, problem: "the \(role) \(text.debugDescription) has something other than :PORT after its address")
+                        throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: "the \(role) \(text.debugDescription) has something other than :PORT after its address")
                     }
                     port = number
                 }
             } else if let colon = host.lastIndex(of: ":") {
                 guard let number = Int(host[host.index(after: colon)...]) else {
-                    throw ConfigurationError(file: reader.file, key: key, problem: "the \(role) \(text.debugDescription) has a port that is not a number")
+                    throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: "the \(role) \(text.debugDescription) has a port that is not a number")
                 }
                 port = number
                 host = host[..<colon]
@@ -58,30 +58,30 @@ extension ConfiguredService {
         let (host, port) = try split(source, "host")
         let (address, connectPort) = try split(target, "address")
         let override = HTTPRequest.HostOverride(host: host, port: port, connectingTo: address, atPort: connectPort)
-        if let problem = override.problem { throw ConfigurationError(file: reader.file, key: key, problem: problem) }
+        if let problem = override.problem { throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: problem) }
         return override
     }
 
     /// A `clientCertificate` section: each PEM from a file (relative to the config file) or from
     /// a variable's text; PEM written into the file itself is refused, as is a passphrase that
     /// is not a variable.
-    private static func clientCertificate(_ section: ServiceFile.ClientCertificate, at path: String, reader: ConfigReader) throws(ConfigurationError) -> HTTPRequest.ClientCertificate {
-        func source(_ written: String, _ key: String) throws(ConfigurationError) -> HTTPRequest.ClientCertificate.Source {
+    private static func clientCertificate(_ section: ServiceFile.ClientCertificate, at path: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> HTTPRequest.ClientCertificate {
+        func source(_ written: String, _ key: String) throws(ServiceRegistry.ConfigurationError) -> HTTPRequest.ClientCertificate.Source {
             let isVariable = written.hasPrefix("${") && written.hasSuffix("}")
             if written.contains("-----BEGIN"), !isVariable {
-                throw ConfigurationError(file: reader.file, key: key, problem: "holds PEM text: name a file, or an environment variable that holds the PEM (\"${NAME}\"); a config file never holds a key in clear")
+                throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: "holds PEM text: name a file, or an environment variable that holds the PEM (\"${NAME}\"); a config file never holds a key in clear")
             }
             let text = try reader.substitute(written, at: key)
             if text.contains("-----BEGIN") { return .pem(Data(text.utf8)) }
-            guard !text.isEmpty else { throw ConfigurationError(file: reader.file, key: key, problem: "is empty") }
+            guard !text.isEmpty else { throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: "is empty") }
             return .file(path: reader.relativeToFile(text))
         }
         let certificate = try source(section.certificate, "\(path).certificate")
-        let key = try section.key.map { text throws(ConfigurationError) in try source(text, "\(path).key") }
+        let key = try section.key.map { text throws(ServiceRegistry.ConfigurationError) in try source(text, "\(path).key") }
         var passphrase: Secret?
         if let written = section.passphrase {
             guard written.hasPrefix("${"), written.hasSuffix("}") else {
-                throw ConfigurationError(file: reader.file, key: "\(path).passphrase", problem: "must name an environment variable (write \"${NAME}\"): a config file never holds a secret in clear")
+                throw ServiceRegistry.ConfigurationError(file: reader.file, key: "\(path).passphrase", problem: "must name an environment variable (write \"${NAME}\"): a config file never holds a secret in clear")
             }
             passphrase = Secret(try reader.substitute(written, at: "\(path).passphrase"))
         }

@@ -9,7 +9,7 @@ extension ConfiguredService {
 
     /// The `retry` key: `false` (or `{"maxRetries": 0}`) for no retries, `true` or absent for
     /// the defaults, or an object overriding some of them.
-    static func retryPolicy(_ retry: ServiceFile.Retry?, reader: ConfigReader) throws(ConfigurationError) -> RetryPolicy {
+    static func retryPolicy(_ retry: ServiceFile.Retry?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> RetryPolicy {
         let changes: ServiceFile.Retry.Changes
         switch retry {
         case nil: return .standard
@@ -20,7 +20,7 @@ extension ConfiguredService {
         var policy = RetryPolicy.standard
         if let count = changes.maxRetries {
             guard (0...10).contains(count) else {
-                throw ConfigurationError(file: file, key: "retry.maxRetries", problem: "must be a whole number from 0 to 10")
+                throw ServiceRegistry.ConfigurationError(file: file, key: "retry.maxRetries", problem: "must be a whole number from 0 to 10")
             }
             policy.maxRetries = count
         }
@@ -30,7 +30,7 @@ extension ConfiguredService {
             policy.retryableErrors = []
             for (index, name) in names.enumerated() {
                 guard let code = retryableErrorNames[try reader.substitute(name, at: "retry.errors[\(index)]")] else {
-                    throw ConfigurationError(file: file, key: "retry.errors[\(index)]", problem: "must be one of: \(retryableErrorNames.keys.sorted().joined(separator: ", "))")
+                    throw ServiceRegistry.ConfigurationError(file: file, key: "retry.errors[\(index)]", problem: "must be one of: \(retryableErrorNames.keys.sorted().joined(separator: ", "))")
                 }
                 policy.retryableErrors.insert(code)
             }
@@ -40,7 +40,7 @@ extension ConfiguredService {
             for (index, given) in names.enumerated() {
                 let name = try reader.substitute(given, at: "retry.methods[\(index)]")
                 guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                    throw ConfigurationError(file: file, key: "retry.methods[\(index)]", problem: "must be a method name such as \"GET\"")
+                    throw ServiceRegistry.ConfigurationError(file: file, key: "retry.methods[\(index)]", problem: "must be a method name such as \"GET\"")
                 }
                 policy.methods.insert(HTTPMethod(rawValue: name.uppercased()))
             }
@@ -56,47 +56,47 @@ extension ConfiguredService {
         if let cap = try delay(changes.maxDelaySeconds, "maxDelaySeconds", reader: reader) { policy.maxDelay = cap }
         if let budget = try delay(changes.maxTotalWaitSeconds, "maxTotalWaitSeconds", reader: reader) { policy.maxTotalWait = budget }
         guard policy.baseDelay <= policy.maxDelay else {
-            throw ConfigurationError(file: file, key: "retry.baseDelaySeconds", problem: "must not be more than retry.maxDelaySeconds")
+            throw ServiceRegistry.ConfigurationError(file: file, key: "retry.baseDelaySeconds", problem: "must not be more than retry.maxDelaySeconds")
         }
         return policy
     }
 
     /// A header's name at `key`, checked to be one.
-    private static func headerName(_ value: String?, at key: String, reader: ConfigReader) throws(ConfigurationError) -> String? {
+    private static func headerName(_ value: String?, at key: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> String? {
         guard let header = try reader.text(value, at: key) else { return nil }
         guard !header.isEmpty, header.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
-            throw ConfigurationError(file: reader.file, key: key, problem: "must be a header name")
+            throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: "must be a header name")
         }
         return header
     }
 
     /// A list of statuses at `key`, each checked to be one.
-    private static func statuses(_ codes: [Int]?, at key: String, file: String) throws(ConfigurationError) -> Set<Int>? {
+    private static func statuses(_ codes: [Int]?, at key: String, file: String) throws(ServiceRegistry.ConfigurationError) -> Set<Int>? {
         guard let codes else { return nil }
         for (index, code) in codes.enumerated() where !(100...599).contains(code) {
-            throw ConfigurationError(file: file, key: "\(key)[\(index)]", problem: "must be an HTTP status code (100–599)")
+            throw ServiceRegistry.ConfigurationError(file: file, key: "\(key)[\(index)]", problem: "must be an HTTP status code (100–599)")
         }
         return Set(codes)
     }
 
     /// The `errorPolicies` key: `{"codes": {"4011": "refreshCredentials"}, "statuses": {"426": "handler:upgradeRequired"}}`.
-    static func errorPolicies(_ entry: ServiceFile.ErrorPolicies?, reader: ConfigReader) throws(ConfigurationError) -> ErrorPolicies? {
+    static func errorPolicies(_ entry: ServiceFile.ErrorPolicies?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> ErrorPolicies? {
         guard let entry else { return nil }
         var policies = ErrorPolicies()
         for (group, isStatus, actions) in [("codes", false, entry.codes), ("statuses", true, entry.statuses)] {
             for (key, text) in actions ?? [:] {
                 let path = "errorPolicies.\(group).\(key)"
                 guard let action = ErrorPolicies.Action(configValue: try reader.substitute(text, at: path)) else {
-                    throw ConfigurationError(
+                    throw ServiceRegistry.ConfigurationError(
                         file: reader.file, key: path, problem: "must be \"surface\", \"retry\", \"refreshCredentials\", \"correctClock\" or \"handler:NAME\"")
                 }
                 if isStatus {
                     guard let status = Int(key), (100...599).contains(status) else {
-                        throw ConfigurationError(file: reader.file, key: path, problem: "is not an HTTP status code (100–599)")
+                        throw ServiceRegistry.ConfigurationError(file: reader.file, key: path, problem: "is not an HTTP status code (100–599)")
                     }
                     policies.statuses[status] = action
                 } else {
-                    guard !key.isEmpty else { throw ConfigurationError(file: reader.file, key: path, problem: "is not an error code") }
+                    guard !key.isEmpty else { throw ServiceRegistry.ConfigurationError(file: reader.file, key: path, problem: "is not an error code") }
                     policies.codes[key] = action
                 }
             }
@@ -105,10 +105,10 @@ extension ConfiguredService {
     }
 
     /// A delay in seconds: from 0 to an hour.
-    private static func delay(_ seconds: Double?, _ key: String, reader: ConfigReader) throws(ConfigurationError) -> Duration? {
+    private static func delay(_ seconds: Double?, _ key: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> Duration? {
         guard let seconds else { return nil }
         guard seconds >= 0, seconds <= 3600 else {
-            throw ConfigurationError(file: reader.file, key: "retry.\(key)", problem: "must be a number of seconds from 0 to 3600")
+            throw ServiceRegistry.ConfigurationError(file: reader.file, key: "retry.\(key)", problem: "must be a number of seconds from 0 to 3600")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }

@@ -73,7 +73,7 @@ public struct ConfiguredService: Service {
     /// The body encoding.
     public let bodyEncoding: BodyEncoding
     /// The array encoding.
-    public let arrayEncoding: ArrayEncoding
+    public let arrayEncoding: Parameters.ArrayEncoding
     /// The timeouts.
     public let timeouts: HTTPRequest.Timeouts?
     /// The signer.
@@ -113,34 +113,34 @@ public struct ConfiguredService: Service {
     ///   - file: The JSON file.
     ///   - environment: Where `${NAME}` references are looked up; the process's by default.
     /// - Returns: The service.
-    /// - Throws: ``ConfigurationError`` naming the file and the key that is wrong.
+    /// - Throws: ``ServiceRegistry/ConfigurationError`` naming the file and the key that is wrong.
     public static func load(
         from file: URL,
         environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws(ConfigurationError) -> ConfiguredService {
+    ) throws(ServiceRegistry.ConfigurationError) -> ConfiguredService {
         let data: Data
         do {
             data = try Data(contentsOf: file)
         } catch {
-            throw ConfigurationError(file: file.path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
+            throw ServiceRegistry.ConfigurationError(file: file.path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
         }
         return try parse(data, file: file.path, environment: environment)
     }
 
     /// Reads a service definition from JSON bytes; `file` names them in errors.
-    public static func parse(_ data: Data, file: String, environment: [String: String]) throws(ConfigurationError) -> ConfiguredService {
+    public static func parse(_ data: Data, file: String, environment: [String: String]) throws(ServiceRegistry.ConfigurationError) -> ConfiguredService {
         let definition = try ServiceFile.decode(data, file: file)
         let reader = ConfigReader(file: file, environment: environment)
         let environments = try environments(definition.environments, reader: reader)
         let defaultEnvironment = ServiceEnvironment.Name(rawValue: try reader.substitute(definition.defaultEnvironment ?? "online", at: "defaultEnvironment"))
         guard environments[defaultEnvironment] != nil else {
-            throw ConfigurationError(
+            throw ServiceRegistry.ConfigurationError(
                 file: file, key: "defaultEnvironment",
                 problem: "\"\(defaultEnvironment)\" is not one of the environments (\(environments.keys.sorted().map(\.rawValue).joined(separator: ", ")))")
         }
         let (bodyEncoding, arrayEncoding) = try encodings(definition, reader: reader)
         if let version = definition.cacheVersion, version < 0 {
-            throw ConfigurationError(file: file, key: "cacheVersion", problem: "must be a whole number, 0 or more")
+            throw ServiceRegistry.ConfigurationError(file: file, key: "cacheVersion", problem: "must be a whole number, 0 or more")
         }
         return ConfiguredService(
             name: ServiceName(rawValue: try reader.substitute(definition.name, at: "name")), environments: environments,
@@ -150,18 +150,18 @@ public struct ConfiguredService: Service {
             errorBody: try errorBody(definition.errorBody, reader: reader),
             envelope: try envelope(definition.envelope, reader: reader), retryPolicy: try retryPolicy(definition.retry, reader: reader),
             errorPolicies: try errorPolicies(definition.errorPolicies, reader: reader), cacheVersion: definition.cacheVersion ?? 0,
-            paging: try definition.paging.map { value throws(ConfigurationError) in try PagingRule.read(value, at: "paging", reader: reader) }, file: file,
+            paging: try definition.paging.map { value throws(ServiceRegistry.ConfigurationError) in try PagingRule.read(value, at: "paging", reader: reader) }, file: file,
             headers: try commonHeaders(definition.commonHeaders, reader: reader), parameters: try commonParameters(definition.commonParameters, reader: reader))
     }
 
     private static func environments(
         _ entries: [String: ServiceFile.Environment]?, reader: ConfigReader
-    ) throws(ConfigurationError) -> [ServiceEnvironment.Name: ServiceEnvironment] {
+    ) throws(ServiceRegistry.ConfigurationError) -> [ServiceEnvironment.Name: ServiceEnvironment] {
         guard let entries else {
-            throw ConfigurationError(file: reader.file, key: "environments", problem: "is missing: a service needs at least one environment")
+            throw ServiceRegistry.ConfigurationError(file: reader.file, key: "environments", problem: "is missing: a service needs at least one environment")
         }
         guard !entries.isEmpty else {
-            throw ConfigurationError(file: reader.file, key: "environments", problem: "is empty: a service needs at least one environment")
+            throw ServiceRegistry.ConfigurationError(file: reader.file, key: "environments", problem: "is empty: a service needs at least one environment")
         }
         var environments: [ServiceEnvironment.Name: ServiceEnvironment] = [:]
         for (name, entry) in entries {
@@ -170,27 +170,27 @@ public struct ConfiguredService: Service {
         return environments
     }
 
-    private static func environment(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ConfigurationError) -> ServiceEnvironment {
+    private static func environment(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> ServiceEnvironment {
         let file = reader.file
         let mock = try mockBehavior(entry, at: path, reader: reader)
-        guard let baseText = try entry.baseURL.map({ text throws(ConfigurationError) in try reader.substitute(text, at: "\(path).baseURL") }) ?? (mock == nil ? nil : "http://mock.invalid") else {
-            throw ConfigurationError(file: file, key: "\(path).baseURL", problem: "is missing")
+        guard let baseText = try entry.baseURL.map({ text throws(ServiceRegistry.ConfigurationError) in try reader.substitute(text, at: "\(path).baseURL") }) ?? (mock == nil ? nil : "http://mock.invalid") else {
+            throw ServiceRegistry.ConfigurationError(file: file, key: "\(path).baseURL", problem: "is missing")
         }
         guard let baseURL = URL(string: baseText), let scheme = baseURL.scheme?.lowercased(), scheme == "http" || scheme == "https", baseURL.host != nil else {
-            throw ConfigurationError(file: file, key: "\(path).baseURL", problem: "\"\(baseText)\" is not an http(s) URL")
+            throw ServiceRegistry.ConfigurationError(file: file, key: "\(path).baseURL", problem: "\"\(baseText)\" is not an http(s) URL")
         }
         if let rawPrivate = entry.privateKey, !rawPrivate.hasPrefix("${") || !rawPrivate.hasSuffix("}") {
-            throw ConfigurationError(file: file, key: "\(path).privateKey", problem: "must name an environment variable (write \"${NAME}\"): a config file never holds a secret in clear")
+            throw ServiceRegistry.ConfigurationError(file: file, key: "\(path).privateKey", problem: "must name an environment variable (write \"${NAME}\"): a config file never holds a secret in clear")
         }
-        let publicKey = try entry.publicKey.map { text throws(ConfigurationError) in try reader.substitute(text, at: "\(path).publicKey") }
-        let privateKey = try entry.privateKey.map { text throws(ConfigurationError) in try reader.substitute(text, at: "\(path).privateKey") }
+        let publicKey = try entry.publicKey.map { text throws(ServiceRegistry.ConfigurationError) in try reader.substitute(text, at: "\(path).publicKey") }
+        let privateKey = try entry.privateKey.map { text throws(ServiceRegistry.ConfigurationError) in try reader.substitute(text, at: "\(path).privateKey") }
         if (publicKey == nil) != (privateKey == nil) {
-            throw ConfigurationError(file: file, key: "\(path)", problem: "has one of publicKey and privateKey without the other")
+            throw ServiceRegistry.ConfigurationError(file: file, key: "\(path)", problem: "has one of publicKey and privateKey without the other")
         }
         return ServiceEnvironment(
             baseURL: baseURL,
             apiVersion: try reader.substitute(entry.apiVersion ?? "", at: "\(path).apiVersion"),
-            credentials: publicKey.map { SigningCredentials(publicKey: $0, privateKey: Secret(privateKey!)) },
+            credentials: publicKey.map { SigningContext.Credentials(publicKey: $0, privateKey: Secret(privateKey!)) },
             signsAllParameters: entry.signsAllParameters ?? true,
             mock: mock,
             connection: try connection(entry, at: path, reader: reader),
@@ -200,12 +200,12 @@ public struct ConfiguredService: Service {
 
     /// An environment's mock keys: `fixtures` (a directory, relative to the config file's),
     /// `latencyMs` (`[low, high]` or one number), `failureRate` (0 to 1), `seed`.
-    private static func mockBehavior(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ConfigurationError) -> MockBehavior? {
+    private static func mockBehavior(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> MockBehavior? {
         let file = reader.file
         guard let fixturesText = entry.fixtures else {
             let stray = [("latencyMs", entry.latencyMs != nil), ("failureRate", entry.failureRate != nil), ("seed", entry.seed != nil)].first { $0.1 }
             if let (key, _) = stray {
-                throw ConfigurationError(file: file, key: "\(path).\(key)", problem: "belongs to a mock environment, which names its \"fixtures\"")
+                throw ServiceRegistry.ConfigurationError(file: file, key: "\(path).\(key)", problem: "belongs to a mock environment, which names its \"fixtures\"")
             }
             return nil
         }
@@ -229,50 +229,50 @@ public struct ConfiguredService: Service {
             } else if let fixed = milliseconds(value) {
                 latency = fixed...fixed
             } else {
-                throw ConfigurationError(file: file, key: "\(path).latencyMs", problem: "must be milliseconds from 0 to 86,400,000 (a day): a number, or [low, high] with low ≤ high")
+                throw ServiceRegistry.ConfigurationError(file: file, key: "\(path).latencyMs", problem: "must be milliseconds from 0 to 86,400,000 (a day): a number, or [low, high] with low ≤ high")
             }
         }
         let failureRate = entry.failureRate ?? 0
         guard (0...1).contains(failureRate) else {
-            throw ConfigurationError(file: file, key: "\(path).failureRate", problem: "must be a number from 0 to 1")
+            throw ServiceRegistry.ConfigurationError(file: file, key: "\(path).failureRate", problem: "must be a number from 0 to 1")
         }
         if let seed = entry.seed, seed < 0 {
-            throw ConfigurationError(file: file, key: "\(path).seed", problem: "must be a whole number, 0 or more")
+            throw ServiceRegistry.ConfigurationError(file: file, key: "\(path).seed", problem: "must be a whole number, 0 or more")
         }
         return MockBehavior(fixtures: directory, latency: latency, failureRate: failureRate, seed: entry.seed.map(UInt64.init))
     }
 
-    private static func encodings(_ definition: ServiceFile, reader: ConfigReader) throws(ConfigurationError) -> (BodyEncoding, ArrayEncoding) {
+    private static func encodings(_ definition: ServiceFile, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> (BodyEncoding, Parameters.ArrayEncoding) {
         let bodyEncoding: BodyEncoding
         switch try reader.text(definition.bodyEncoding, at: "bodyEncoding") ?? "json" {
         case "json": bodyEncoding = .json
         case "form": bodyEncoding = .form
-        case let other: throw ConfigurationError(file: reader.file, key: "bodyEncoding", problem: "\"\(other)\" is neither \"json\" nor \"form\"")
+        case let other: throw ServiceRegistry.ConfigurationError(file: reader.file, key: "bodyEncoding", problem: "\"\(other)\" is neither \"json\" nor \"form\"")
         }
         let name = try reader.text(definition.arrayEncoding, at: "arrayEncoding") ?? "brackets"
-        guard let arrayEncoding = ArrayEncoding(configName: name) else {
-            throw ConfigurationError(file: reader.file, key: "arrayEncoding", problem: "\"\(name)\" is not one of \(ArrayEncoding.configNames.joined(separator: ", "))")
+        guard let arrayEncoding = Parameters.ArrayEncoding(configName: name) else {
+            throw ServiceRegistry.ConfigurationError(file: reader.file, key: "arrayEncoding", problem: "\"\(name)\" is not one of \(Parameters.ArrayEncoding.configNames.joined(separator: ", "))")
         }
         return (bodyEncoding, arrayEncoding)
     }
 
-    private static func timeouts(_ seconds: Double?, reader: ConfigReader) throws(ConfigurationError) -> HTTPRequest.Timeouts? {
+    private static func timeouts(_ seconds: Double?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> HTTPRequest.Timeouts? {
         guard let seconds else { return nil }
         // A week at most: a larger number is a mistake, and past about 9.2e15 the conversion to
         // whole milliseconds would overflow.
         guard seconds > 0, seconds <= Self.maxTimeoutSeconds else {
-            throw ConfigurationError(
+            throw ServiceRegistry.ConfigurationError(
                 file: reader.file, key: "timeoutSeconds", problem: "must be a positive number of seconds, at most \(Int(Self.maxTimeoutSeconds)) (a week)")
         }
         return HTTPRequest.Timeouts(connect: .seconds(min(seconds, 10)), total: .milliseconds(Int(seconds * 1000)))
     }
 
-    private static func signer(_ signing: ServiceFile.Signing?, reader: ConfigReader) throws(ConfigurationError) -> (any RequestSigner)? {
+    private static func signer(_ signing: ServiceFile.Signing?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> (any RequestSigner)? {
         guard let signing else { return AIFHMACSigner() }
         let file = reader.file
         let placement = try reader.text(signing.placement, at: "signing.placement") ?? "query"
         guard placement == "query" || placement == "headers" else {
-            throw ConfigurationError(file: file, key: "signing.placement", problem: "\"\(placement)\" is neither \"query\" nor \"headers\"")
+            throw ServiceRegistry.ConfigurationError(file: file, key: "signing.placement", problem: "\"\(placement)\" is neither \"query\" nor \"headers\"")
         }
         switch try reader.text(signing.scheme, at: "signing.scheme") ?? "aif-hmac" {
         case "aif-hmac": return AIFHMACSigner(placement: placement == "headers" ? .headers : .query)
@@ -280,11 +280,11 @@ public struct ConfiguredService: Service {
         case "md5": return LegacyMD5Signer()
         case "none": return nil
         case let other:
-            throw ConfigurationError(file: file, key: "signing.scheme", problem: "\"\(other)\" is not one of aif-hmac, rfc9421, md5, none")
+            throw ServiceRegistry.ConfigurationError(file: file, key: "signing.scheme", problem: "\"\(other)\" is not one of aif-hmac, rfc9421, md5, none")
         }
     }
 
-    private static func commonHeaders(_ entries: [String: String]?, reader: ConfigReader) throws(ConfigurationError) -> HTTPHeaders {
+    private static func commonHeaders(_ entries: [String: String]?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> HTTPHeaders {
         var headers = HTTPHeaders()
         for (name, value) in (entries ?? [:]).sorted(by: { $0.key < $1.key }) {
             headers.add(name: name, value: try reader.substitute(value, at: "commonHeaders.\(name)"))
@@ -292,7 +292,7 @@ public struct ConfiguredService: Service {
         return headers
     }
 
-    private static func commonParameters(_ entries: [String: JSONValue]?, reader: ConfigReader) throws(ConfigurationError) -> Parameters {
+    private static func commonParameters(_ entries: [String: JSONValue]?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> Parameters {
         var parameters: Parameters = [:]
         for (key, value) in entries ?? [:] {
             parameters[key] = try reader.parameter(value, at: "commonParameters.\(key)")
@@ -300,13 +300,13 @@ public struct ConfiguredService: Service {
         return parameters
     }
 
-    private static func decoder(_ decoding: ServiceFile.Decoding?, reader: ConfigReader) throws(ConfigurationError) -> FastJSONDecoder? {
+    private static func decoder(_ decoding: ServiceFile.Decoding?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> FastJSONDecoder? {
         guard let decoding else { return nil }
         var decoder = FastJSONDecoder()
         switch try reader.text(decoding.keys, at: "decoding.keys") ?? "default" {
         case "default": decoder.keyDecodingStrategy = .useDefaultKeys
         case "snakeCase": decoder.keyDecodingStrategy = .convertFromSnakeCase
-        case let other: throw ConfigurationError(file: reader.file, key: "decoding.keys", problem: "\"\(other)\" is neither \"default\" nor \"snakeCase\"")
+        case let other: throw ServiceRegistry.ConfigurationError(file: reader.file, key: "decoding.keys", problem: "\"\(other)\" is neither \"default\" nor \"snakeCase\"")
         }
         let format = try reader.text(decoding.dateFormat, at: "decoding.dateFormat")
         let dates = try reader.text(decoding.dates, at: "decoding.dates") ?? (format == nil ? "deferred" : "formatted")
@@ -317,38 +317,38 @@ public struct ConfiguredService: Service {
         case "millisecondsSince1970": decoder.dateDecodingStrategy = .millisecondsSince1970
         case "formatted":
             guard let format, !format.isEmpty else {
-                throw ConfigurationError(
+                throw ServiceRegistry.ConfigurationError(
                     file: reader.file, key: "decoding.dates", problem: "\"formatted\" needs the pattern in decoding.dateFormat (\"yyyy-MM-dd HH:mm:ss\")")
             }
             decoder.dateDecodingStrategy = .formatted(format)
             return decoder
         case let other:
-            throw ConfigurationError(
+            throw ServiceRegistry.ConfigurationError(
                 file: reader.file, key: "decoding.dates",
                 problem: "\"\(other)\" is not one of deferred, iso8601, secondsSince1970, millisecondsSince1970, formatted")
         }
         if format != nil {
-            throw ConfigurationError(
+            throw ServiceRegistry.ConfigurationError(
                 file: reader.file, key: "decoding.dateFormat", problem: "a date pattern goes with \"dates\": \"formatted\" (or no \"dates\"), not with \"\(dates)\"")
         }
         return decoder
     }
 
-    private static func envelope(_ envelope: ServiceFile.Envelope?, reader: ConfigReader) throws(ConfigurationError) -> ResponseEnvelope? {
+    private static func envelope(_ envelope: ServiceFile.Envelope?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> ResponseEnvelope? {
         guard let field = try reader.text(envelope?.dataField, at: "envelope.dataField") else { return nil }
         guard !field.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
-            throw ConfigurationError(
+            throw ServiceRegistry.ConfigurationError(
                 file: reader.file, key: "envelope.dataField", problem: "\"\(field)\" is not a member name or a dotted path of member names")
         }
         return ResponseEnvelope(dataField: field)
     }
 
-    private static func errorBody(_ section: ServiceFile.ErrorBody?, reader: ConfigReader) throws(ConfigurationError) -> ErrorBodyRule {
+    private static func errorBody(_ section: ServiceFile.ErrorBody?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> ErrorBodyRule {
         guard let section else { return .common }
         var rule = ErrorBodyRule.common
         if let field = try reader.text(section.messageField, at: "errorBody.messageField") {
             guard !field.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
-                throw ConfigurationError(file: reader.file, key: "errorBody.messageField", problem: "\"\(field)\" is not a member name or a dotted path of member names")
+                throw ServiceRegistry.ConfigurationError(file: reader.file, key: "errorBody.messageField", problem: "\"\(field)\" is not a member name or a dotted path of member names")
             }
             rule.messageFields = [field]
         }
@@ -356,12 +356,12 @@ public struct ConfiguredService: Service {
         return rule
     }
 
-    private static func applicationErrors(_ rule: ServiceFile.ApplicationErrors?, reader: ConfigReader) throws(ConfigurationError) -> ApplicationErrorRule? {
+    private static func applicationErrors(_ rule: ServiceFile.ApplicationErrors?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> ApplicationErrorRule? {
         guard let rule else { return nil }
         var successCodes: Set<String> = ["0"]
         if let codes = rule.successCodes {
             guard !codes.isEmpty else {
-                throw ConfigurationError(file: reader.file, key: "applicationErrors.successCodes", problem: "must be a non-empty array of codes")
+                throw ServiceRegistry.ConfigurationError(file: reader.file, key: "applicationErrors.successCodes", problem: "must be a non-empty array of codes")
             }
             successCodes = []
             for (index, code) in codes.enumerated() {
@@ -369,7 +369,7 @@ public struct ConfiguredService: Service {
                 case .string(let text): successCodes.insert(try reader.substitute(text, at: "applicationErrors.successCodes[\(index)]"))
                 case .integer(let number): successCodes.insert(String(number))
                 default:
-                    throw ConfigurationError(file: reader.file, key: "applicationErrors.successCodes[\(index)]", problem: "must be a string or an integer")
+                    throw ServiceRegistry.ConfigurationError(file: reader.file, key: "applicationErrors.successCodes[\(index)]", problem: "must be a string or an integer")
                 }
             }
         }
@@ -379,39 +379,41 @@ public struct ConfiguredService: Service {
     }
 }
 
-/// What is wrong with a config file (a service's or API defines'), and where.
-public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The file.
-    public let file: String
-    /// The key path (`environments.online.privateKey`), or `nil` for the whole file.
-    public let key: String?
-    /// What is wrong with it.
-    public let problem: String
-    /// Where in the file, when its format tells (YAML does): 1-based.
-    public let line: Int?
-    /// The column on ``line``, 1-based.
-    public let column: Int?
+extension ServiceRegistry {
+    /// What is wrong with a config file (a service's or API defines'), and where.
+    public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The file.
+        public let file: String
+        /// The key path (`environments.online.privateKey`), or `nil` for the whole file.
+        public let key: String?
+        /// What is wrong with it.
+        public let problem: String
+        /// Where in the file, when its format tells (YAML does): 1-based.
+        public let line: Int?
+        /// The column on ``line``, 1-based.
+        public let column: Int?
 
-    /// Creates an error.
-    ///
-    /// - Parameters:
-    ///   - file: The file.
-    ///   - key: The key path, or `nil` for the whole file.
-    ///   - problem: What is wrong.
-    ///   - line: The line, when known.
-    ///   - column: The column, when known.
-    public init(file: String, key: String?, problem: String, line: Int? = nil, column: Int? = nil) {
-        self.file = file
-        self.key = key
-        self.problem = problem
-        self.line = line
-        self.column = column
-    }
+        /// Creates an error.
+        ///
+        /// - Parameters:
+        ///   - file: The file.
+        ///   - key: The key path, or `nil` for the whole file.
+        ///   - problem: What is wrong.
+        ///   - line: The line, when known.
+        ///   - column: The column, when known.
+        public init(file: String, key: String?, problem: String, line: Int? = nil, column: Int? = nil) {
+            self.file = file
+            self.key = key
+            self.problem = problem
+            self.line = line
+            self.column = column
+        }
 
-    /// `FILE: KEY PROBLEM`, or `FILE:LINE:COLUMN: KEY PROBLEM` when the place is known.
-    public var description: String {
-        let place = line.map { line in "\(file):\(line):\(column ?? 1)" } ?? file
-        return key.map { "\(place): \($0) \(problem)" } ?? "\(place)\(line == nil ? "" : ":") \(problem)"
+        /// `FILE: KEY PROBLEM`, or `FILE:LINE:COLUMN: KEY PROBLEM` when the place is known.
+        public var description: String {
+            let place = line.map { line in "\(file):\(line):\(column ?? 1)" } ?? file
+            return key.map { "\(place): \($0) \(problem)" } ?? "\(place)\(line == nil ? "" : ":") \(problem)"
+        }
     }
 }
 
@@ -423,20 +425,20 @@ extension ServiceRegistry {
     ///   - directory: The folder, for example `Configs/`.
     ///   - environment: Where `${NAME}` references are looked up.
     /// - Returns: The names registered, sorted.
-    /// - Throws: ``ConfigurationError`` for the first file that is wrong (nothing is registered
+    /// - Throws: ``ServiceRegistry/ConfigurationError`` for the first file that is wrong (nothing is registered
     ///   then).
     @discardableResult
     public func registerServices(
         inDirectory directory: URL,
         environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws(ConfigurationError) -> [ServiceName] {
+    ) throws(ServiceRegistry.ConfigurationError) -> [ServiceName] {
         let files: [URL]
         do {
             files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
                 .filter { $0.pathExtension == "json" && !$0.lastPathComponent.hasSuffix(".apis.json") }
                 .sorted { $0.path < $1.path }
         } catch {
-            throw ConfigurationError(file: directory.path, key: nil, problem: "cannot be listed: \(error.localizedDescription)")
+            throw ServiceRegistry.ConfigurationError(file: directory.path, key: nil, problem: "cannot be listed: \(error.localizedDescription)")
         }
         var services: [ConfiguredService] = []
         for file in files {
@@ -453,7 +455,7 @@ struct ConfigReader {
     let file: String
     let environment: [String: String]
 
-    func parameter(_ value: JSONValue, at path: String) throws(ConfigurationError) -> ParameterValue {
+    func parameter(_ value: JSONValue, at path: String) throws(ServiceRegistry.ConfigurationError) -> ParameterValue {
         switch value {
         case .string(let text): return .string(try substitute(text, at: path))
         case .integer(let number): return .int(number)
@@ -472,13 +474,13 @@ struct ConfigReader {
     }
 
     /// An optional string of the file, its `${NAME}` references replaced.
-    func text(_ value: String?, at path: String) throws(ConfigurationError) -> String? {
+    func text(_ value: String?, at path: String) throws(ServiceRegistry.ConfigurationError) -> String? {
         guard let value else { return nil }
         return try substitute(value, at: path)
     }
 
     /// Replaces each `${NAME}` with the environment variable `NAME`.
-    func substitute(_ text: String, at path: String) throws(ConfigurationError) -> String {
+    func substitute(_ text: String, at path: String) throws(ServiceRegistry.ConfigurationError) -> String {
         // Most values refer to nothing: skip the search (Foundation's, a tenth of the time of
         // reading a thousand API defines).
         guard text.utf8.contains(UInt8(ascii: "$")) else { return text }
@@ -486,12 +488,12 @@ struct ConfigReader {
         var rest = text[...]
         while let start = rest.range(of: "${") {
             guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
-                throw ConfigurationError(file: file, key: path, problem: "has an unterminated ${…} reference")
+                throw ServiceRegistry.ConfigurationError(file: file, key: path, problem: "has an unterminated ${…} reference")
             }
             result += rest[..<start.lowerBound]
             let variable = String(rest[start.upperBound..<end])
             guard let value = environment[variable] else {
-                throw ConfigurationError(file: file, key: path, problem: "refers to the environment variable \(variable), which is not set")
+                throw ServiceRegistry.ConfigurationError(file: file, key: path, problem: "refers to the environment variable \(variable), which is not set")
             }
             result += value
             rest = rest[rest.index(after: end)...]

@@ -199,24 +199,24 @@ struct ServiceFile: Decodable {
 extension ServiceFile {
     /// Reads a definition from JSON bytes, parsed once: a syntax error is located (line and
     /// column), a value of the wrong type or an unknown key is named by its key path.
-    static func decode(_ data: Data, file: String) throws(ConfigurationError) -> ServiceFile {
+    static func decode(_ data: Data, file: String) throws(ServiceRegistry.ConfigurationError) -> ServiceFile {
         let tape: JSONTape
         do {
             tape = try JSONTape(parsing: [UInt8](data))
         } catch {
-            throw ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error.message) (at \(ConfigurationError.location(of: error.offset, in: data)))")
+            throw ServiceRegistry.ConfigurationError(file: file, key: nil, problem: "is not valid JSON: \(error.message) (at \(ServiceRegistry.ConfigurationError.location(of: error.offset, in: data)))")
         }
         do {
             return try FastJSONDecoder().decode(ServiceFile.self, from: tape, at: 0)
         } catch let error as DecodingError {
-            throw ConfigurationError(file: file, error)
+            throw ServiceRegistry.ConfigurationError(file: file, error)
         } catch {
-            throw ConfigurationError(file: file, key: nil, problem: "cannot be read: \(error)")
+            throw ServiceRegistry.ConfigurationError(file: file, key: nil, problem: "cannot be read: \(error)")
         }
     }
 }
 
-extension ConfigurationError {
+extension ServiceRegistry.ConfigurationError {
     /// `line L, column C` (1-based) of a byte offset.
     static func location(of offset: Int, in data: Data) -> String {
         var line = 1

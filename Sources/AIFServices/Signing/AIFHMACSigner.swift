@@ -67,7 +67,7 @@ public struct AIFHMACSigner: RequestSigner, URLTextSigning {
     }
 
     /// Signs `request` (see the type's description for the exact scheme).
-    public func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
+    public func sign(_ request: HTTPRequest, credentials: SigningContext.Credentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
         let ownQuery = PercentEncoding.queryItems(of: request.url).filter { $0.name != "sign" }
         let bodyHash = try request.body.sha256(url: request.url)
         let fields = Self.fields(credentials, context)
@@ -113,7 +113,7 @@ public struct AIFHMACSigner: RequestSigner, URLTextSigning {
         path: Substring,
         query: [(name: String, value: String)],
         bodyHash: [UInt8],
-        credentials: SigningCredentials,
+        credentials: SigningContext.Credentials,
         context: SigningContext
     ) -> String? {
         guard placement == .query else { return nil }
@@ -182,7 +182,7 @@ public struct AIFHMACSigner: RequestSigner, URLTextSigning {
     }
 
     /// `api_key`, `timestamp` and `nonce`, encoded.
-    private static func fields(_ credentials: SigningCredentials, _ context: SigningContext) -> [EncodedItem] {
+    private static func fields(_ credentials: SigningContext.Credentials, _ context: SigningContext) -> [EncodedItem] {
         [
             EncodedItem(encodedName: "api_key", encodedValue: PercentEncoding.encode(credentials.publicKey)),
             EncodedItem(encodedName: "timestamp", encodedValue: String(context.unixSeconds)),

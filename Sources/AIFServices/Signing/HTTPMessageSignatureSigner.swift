@@ -62,7 +62,7 @@ public struct HTTPMessageSignatureSigner: RequestSigner {
 
     /// Signs `request`, adding `Content-Digest` (when covered), `Signature-Input` and
     /// `Signature`.
-    public func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
+    public func sign(_ request: HTTPRequest, credentials: SigningContext.Credentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
         var signed = request
         let hasBody: Bool
         switch request.body {
@@ -96,7 +96,7 @@ public struct HTTPMessageSignatureSigner: RequestSigner {
     }
 
     /// The `@signature-params` value: the covered identifiers, then the parameters.
-    func signatureParameters(_ covered: [Component], credentials: SigningCredentials, context: SigningContext) -> String {
+    func signatureParameters(_ covered: [Component], credentials: SigningContext.Credentials, context: SigningContext) -> String {
         var text = "(" + covered.map { "\"\($0.identifier)\"" }.joined(separator: " ") + ")"
         text += ";created=\(context.unixSeconds)"
         if includesNonce { text += ";nonce=\"\(context.nonce)\"" }

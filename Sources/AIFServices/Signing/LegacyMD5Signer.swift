@@ -12,7 +12,7 @@ public struct LegacyMD5Signer: RequestSigner {
     public var schemeDescription: String { "legacy MD5 (not a secure MAC)" }
 
     /// Appends `sign` to the query.
-    public func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
+    public func sign(_ request: HTTPRequest, credentials: SigningContext.Credentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
         let items = PercentEncoding.queryItems(of: request.url).filter { $0.name != "sign" }
         let joined = items
             .sorted { $0.name != $1.name ? $0.name < $1.name : $0.value < $1.value }

@@ -16,7 +16,7 @@ public protocol RequestSigner: Sendable {
     ///   - context: The time and nonce to sign with.
     /// - Returns: The signed request.
     /// - Throws: ``SigningError`` when the request cannot be signed (an unreadable body file).
-    func sign(_ request: HTTPRequest, credentials: SigningCredentials, context: SigningContext) throws(SigningError) -> HTTPRequest
+    func sign(_ request: HTTPRequest, credentials: SigningContext.Credentials, context: SigningContext) throws(SigningError) -> HTTPRequest
 
     /// The signer as it signs for an environment: covering every query parameter, or — when
     /// `allParameters` is `false` (``ServiceEnvironment/signsAllParameters``) — only the fields
@@ -59,21 +59,23 @@ protocol URLTextSigning: RequestSigner {
     ///   - context: The time and nonce.
     func signedURLText(
         method: HTTPMethod, prefix: Substring, path: Substring, query: [(name: String, value: String)], bodyHash: [UInt8],
-        credentials: SigningCredentials, context: SigningContext
+        credentials: SigningContext.Credentials, context: SigningContext
     ) -> String?
 }
 
-/// The keys of one environment of a service.
-public struct SigningCredentials: Sendable, Hashable {
-    /// The public key (API key, key id), sent with the request.
-    public var publicKey: String
-    /// The private key, never sent.
-    public var privateKey: Secret
+extension SigningContext {
+    /// The keys of one environment of a service.
+    public struct Credentials: Sendable, Hashable {
+        /// The public key (API key, key id), sent with the request.
+        public var publicKey: String
+        /// The private key, never sent.
+        public var privateKey: Secret
 
-    /// Creates credentials.
-    public init(publicKey: String, privateKey: Secret) {
-        self.publicKey = publicKey
-        self.privateKey = privateKey
+        /// Creates credentials.
+        public init(publicKey: String, privateKey: Secret) {
+            self.publicKey = publicKey
+            self.privateKey = privateKey
+        }
     }
 }
 

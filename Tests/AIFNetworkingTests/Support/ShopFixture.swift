@@ -259,7 +259,7 @@ final class ManualClock: Sendable {
     var date: Date { startDate.addingTimeInterval(offset.withLock { $0 }.timeInterval) }
 }
 
-extension GoodsPage: PageContent {
+extension GoodsPage: Paging.PageContent {
     public var pageItemCount: Int { items.count }
     public var pageTotalCount: Int? { total }
     public var pageHasMore: Bool? { hasMore }

@@ -12,8 +12,8 @@ import NIOCore
 /// `ANY /verify/rfc9421/**` for RFC 9421 — 200 `verified` with `X-Verified: yes`, or 401 with
 /// the reason in `X-Reason`.
 enum SignatureRoutes {
-    static let aifCredentials = SigningCredentials(publicKey: "verify-pub", privateKey: Secret("verify-secret"))
-    static let messageCredentials = SigningCredentials(publicKey: "rfc-key", privateKey: Secret("rfc9421-shared-secret"))
+    static let aifCredentials = SigningContext.Credentials(publicKey: "verify-pub", privateKey: Secret("verify-secret"))
+    static let messageCredentials = SigningContext.Credentials(publicKey: "rfc-key", privateKey: Secret("rfc9421-shared-secret"))
     private static let aif = SignatureVerifier(.aifHMAC, credentials: aifCredentials)
     private static let message = SignatureVerifier(.messageSignature, credentials: messageCredentials)
 
