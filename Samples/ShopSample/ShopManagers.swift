@@ -35,10 +35,8 @@ final class GoodsListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
 /// `GET goods/{id}`, cached for a minute; the id must be positive.
 final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
     // @unchecked is safe: no stored state added (see the note at the top of the file).
-    override var endpoint: Endpoint<Goods> { Endpoint(service: .shop, path: "goods/{id}", cachePolicy: .lifetime(.seconds(60))) }
-
     convenience init() {
-        self.init(service: .shop)
+        self.init(Endpoint(service: .shop, path: "goods/{id}", cachePolicy: .lifetime(.seconds(60))))
         plugins = [PositiveID()]
     }
 }

@@ -155,15 +155,11 @@ struct PagingStateTests {
 /// A paged manager over the demo shop's listing, 20 to a page.
 final class ShopListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
     // Restated as Swift requires of subclasses; it adds no stored state.
-    init(stack: ShopStack) {
-        super.init(service: "shop", path: "goods", proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
-    }
-    override var endOfList: Paging.EndOfList { .totalCount }
     /// The tests fail pages on purpose to see the caller ask again: no automatic retries.
-    override var endpoint: Endpoint<GoodsPage> {
-        var endpoint = super.endpoint
-        endpoint.retryPolicy = .never
-        return endpoint
+    init(stack: ShopStack) {
+        super.init(
+            Endpoint(service: "shop", path: "goods", retryPolicy: .never), paging: Paging.Settings(endOfList: .totalCount), proxy: stack.proxy,
+            registry: stack.registry, cache: stack.cache)
     }
 }
 

@@ -44,9 +44,6 @@ final class LoadPlan: Sendable {
     /// The manager's plugins as the load started, when it had any: asked before each attempt
     /// is signed and each retry, and told the end of a load whose manager was deallocated.
     let plugins: LoadPlugins?
-    /// Whether the endpoint checks the decoded response (``Endpoint/validateResponse``), so
-    /// that a load whose endpoint does not never reads the endpoint again.
-    let checksResponse: Bool
 
     /// The load's retry policy: the manager's, else the service's. Read only when an attempt
     /// fails, so that a load that succeeds never copies one.
@@ -57,8 +54,7 @@ final class LoadPlan: Sendable {
         parameters: Parameters, headers: HTTPHeaders, query: [URLQueryItem] = [], body: HTTPRequest.Body? = nil, bodyEncoding: BodyEncoding?,
         arrayEncoding: Parameters.ArrayEncoding? = nil, placements: [String: Parameters.Placement] = [:], timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
-        transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil, plugins: LoadPlugins? = nil,
-        checksResponse: Bool = false
+        transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil, plugins: LoadPlugins? = nil
     ) {
         self.resolved = resolved
         self.serviceName = serviceName
@@ -85,7 +81,6 @@ final class LoadPlan: Sendable {
         self.transfer = transfer
         self.observation = observation
         self.plugins = plugins
-        self.checksResponse = checksResponse
         isSigned = resolved.isSigned
     }
 

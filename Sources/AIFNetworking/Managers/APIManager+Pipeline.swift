@@ -31,7 +31,6 @@ extension APIManager {
         call: CallAdditions = .none
     ) -> Stage {
         let id = load.id
-        let endpoint = self.endpoint
         let service = serviceName
         let path = url?.absoluteString ?? path
         // A linked page's URL as errors, logs and observers show it: its credentials hidden.
@@ -114,7 +113,7 @@ extension APIManager {
             placements: endpoint.parameterPlacements, timeouts: endpoint.timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: endpoint.retryPolicy, errorPolicies: resolved.service.errorPolicies,
             authenticator: endpoint.usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation,
-            plugins: plugins, checksResponse: endpoint.validateResponse != nil
+            plugins: plugins
         ))
     }
 
@@ -205,7 +204,7 @@ extension APIManager {
             loadID: id, response: response, content: content, request: request, parameters: plan.parameters, origin: origin, attempts: attempts,
             refreshes: plan.cache?.refreshes)
         do {
-            if plan.checksResponse { try manager.endpoint.validateResponse?(apiResponse) }
+            try manager.endpoint.validateResponse?(apiResponse)
             try plan.plugins?.didReceive(apiResponse)
         } catch {
             return failure(.invalidResponse, "the response was rejected: \(error)", error)
@@ -315,10 +314,9 @@ extension APIManager {
         _ response: HTTPResponse, request: HTTPRequest, plan: LoadPlan, id: LoadID, attempts: Int, manager: APIManager<Content>
     ) -> APIError {
         let service = plan.resolved.service
-        let endpoint = manager.endpoint
         let secrets = request.secretValues(in: plan.resolved.environment)
         var reading = service.errorBody.read(
-            response.body, as: endpoint.errorBody, decoder: endpoint.decoder ?? service.decoder ?? FastJSONDecoder())
+            response.body, as: manager.endpoint.errorBody, decoder: manager.endpoint.decoder ?? service.decoder ?? FastJSONDecoder())
         reading.message = reading.message.map { bodyPreview(Data($0.utf8), limit: 500, hiding: secrets) }
         reading.code = reading.code.map { bodyPreview(Data($0.utf8), limit: 100, hiding: secrets) }
         var message = "the server answered \(response.statusCode)"

@@ -56,8 +56,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// Where responses are cached when the endpoint has a ``Endpoint/cachePolicy``.
     public let cache: ResponseCache
 
-    /// The endpoint given to `init`.
-    private let given: Endpoint<Content>
+    /// What the manager calls and how, as given to `init` — a subclass passes its own
+    /// (`convenience init() { self.init(Endpoint(…)) }`). Each load reads its settings from here.
+    public let endpoint: Endpoint<Content>
     let state = Locked(ManagerState())
 
     struct ManagerState {
@@ -83,7 +84,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///   - registry: Where services are resolved; ``/AIFServices/ServiceRegistry/shared`` by default.
     ///   - cache: The response cache; ``ResponseCache/shared`` by default.
     public init(_ endpoint: Endpoint<Content>, proxy: APIProxy = .shared, registry: ServiceRegistry = .shared, cache: ResponseCache = .shared) {
-        given = endpoint
+        self.endpoint = endpoint
         self.proxy = proxy
         self.registry = registry
         self.cache = cache
@@ -100,7 +101,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ///   - registry: Where services are resolved.
     ///   - cache: The response cache.
     package init(_ endpoint: Endpoint<Content>, calling arguments: CallArguments, proxy: APIProxy, registry: ServiceRegistry, cache: ResponseCache) {
-        given = endpoint
+        self.endpoint = endpoint
         self.proxy = proxy
         self.registry = registry
         self.cache = cache
@@ -122,7 +123,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         registry: ServiceRegistry = .shared,
         cache: ResponseCache = .shared
     ) {
-        given = Endpoint(service: service ?? ServiceName(""), path: path ?? "")
+        endpoint = Endpoint(service: service ?? ServiceName(""), path: path ?? "")
         self.proxy = proxy
         self.registry = registry
         self.cache = cache
@@ -135,17 +136,6 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     }
 
     // MARK: What to call (override)
-
-    /// What the manager calls and how: the endpoint given to `init`, unless overridden. A
-    /// subclass describes its endpoint here, in one value, and each load reads it once as it
-    /// starts:
-    ///
-    /// ```swift
-    /// override var endpoint: Endpoint<Goods> {
-    ///     Endpoint(service: "shop", path: "goods/{id}", cachePolicy: .lifetime(.seconds(60)))
-    /// }
-    /// ```
-    open var endpoint: Endpoint<Content> { given }
 
     /// The service to call: the ``endpoint``'s, unless overridden (AIFNetworking's
     /// `serviceType`).
@@ -182,7 +172,6 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         // A metatype comparison first: a conditional cast per load is a runtime call (and kept
         // out of line, as is its optional's type lookup).
         if Content.self == NoContent.self { return try Self.noContent() }
-        let endpoint = self.endpoint
         let envelope = endpoint.envelope ?? service.envelope
         let fast: FastJSONDecoder
         if let chosen = endpoint.decoder ?? service.decoder {
@@ -211,47 +200,47 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     // MARK: Former settings and hooks
 
     // Overridable once; declared here, unavailable, so that an override says what to write
-    // instead. Settings are the endpoint's now (one value), hooks are plugins (one list, one
-    // route per moment).
+    // instead. Settings are the endpoint's now (one value, given to init), hooks are plugins
+    // (one list, one route per moment).
 
     /// Replaced by the ``endpoint``'s ``Endpoint/bodyEncoding``.
-    @available(*, unavailable, message: "override endpoint and set its bodyEncoding")
+    @available(*, unavailable, message: "pass init an Endpoint with its bodyEncoding")
     open var bodyEncoding: BodyEncoding? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/body``.
-    @available(*, unavailable, message: "override endpoint and set its body")
+    @available(*, unavailable, message: "pass init an Endpoint with its body")
     open var body: (any Encodable & Sendable)? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/arrayEncoding``.
-    @available(*, unavailable, message: "override endpoint and set its arrayEncoding")
+    @available(*, unavailable, message: "pass init an Endpoint with its arrayEncoding")
     open var arrayEncoding: Parameters.ArrayEncoding? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/parameterPlacements``.
-    @available(*, unavailable, message: "override endpoint and set its parameterPlacements")
+    @available(*, unavailable, message: "pass init an Endpoint with its parameterPlacements")
     open var parameterPlacements: [String: Parameters.Placement] { [:] }
     /// Replaced by the ``endpoint``'s ``Endpoint/headers``.
-    @available(*, unavailable, message: "override endpoint and set its headers")
+    @available(*, unavailable, message: "pass init an Endpoint with its headers")
     open var headers: HTTPHeaders { HTTPHeaders() }
     /// Replaced by the ``endpoint``'s ``Endpoint/timeouts``.
-    @available(*, unavailable, message: "override endpoint and set its timeouts")
+    @available(*, unavailable, message: "pass init an Endpoint with its timeouts")
     open var timeouts: HTTPRequest.Timeouts? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/decoder``.
-    @available(*, unavailable, message: "override endpoint and set its decoder")
+    @available(*, unavailable, message: "pass init an Endpoint with its decoder")
     open var decoder: (any ContentDecoder)? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/envelope``.
-    @available(*, unavailable, message: "override endpoint and set its envelope")
+    @available(*, unavailable, message: "pass init an Endpoint with its envelope")
     open var envelope: ResponseEnvelope? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/errorBody``.
-    @available(*, unavailable, message: "override endpoint and set its errorBody")
+    @available(*, unavailable, message: "pass init an Endpoint with its errorBody")
     open var errorBody: (any (Decodable & Sendable).Type)? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/cachePolicy``.
-    @available(*, unavailable, message: "override endpoint and set its cachePolicy")
+    @available(*, unavailable, message: "pass init an Endpoint with its cachePolicy")
     open var cachePolicy: CachePolicy? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/coalescesIdenticalRequests``.
-    @available(*, unavailable, message: "override endpoint and set its coalescesIdenticalRequests")
+    @available(*, unavailable, message: "pass init an Endpoint with its coalescesIdenticalRequests")
     open var coalescesIdenticalRequests: Bool { false }
     /// Replaced by the ``endpoint``'s ``Endpoint/retryPolicy``.
-    @available(*, unavailable, message: "override endpoint and set its retryPolicy")
+    @available(*, unavailable, message: "pass init an Endpoint with its retryPolicy")
     open var retryPolicy: RetryPolicy? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/usesAuthenticator``.
-    @available(*, unavailable, message: "override endpoint and set its usesAuthenticator")
+    @available(*, unavailable, message: "pass init an Endpoint with its usesAuthenticator")
     open var usesAuthenticator: Bool { true }
     /// Replaced by ``reformParameters(_:)``.
     @available(*, unavailable, renamed: "reformParameters(_:)")

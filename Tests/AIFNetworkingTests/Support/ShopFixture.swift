@@ -136,22 +136,16 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
     init(_ path: String, method: HTTPMethod, settings: Settings, stack: ShopStack) {
         self.settings = settings
         self.method = method
-        super.init(service: settings.service, path: path, proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
+        super.init(
+            Endpoint(
+                service: settings.service, path: path, method: method, headers: settings.headers, timeouts: settings.timeouts,
+                cachePolicy: settings.cache ? settings.cachePolicy ?? .lifetime(settings.lifetime) : nil, coalescesIdenticalRequests: settings.coalesce,
+                retryPolicy: settings.retryPolicy),
+            proxy: stack.proxy, registry: stack.registry, cache: stack.cache)
         plugins = [OwnPlugin(settings: settings, events: events)]
     }
 
     private func record(_ event: String) { events.withLock { $0.append(event) } }
-
-    override var endpoint: Endpoint<Content> {
-        var endpoint = super.endpoint
-        endpoint.method = method
-        endpoint.cachePolicy = settings.cache ? settings.cachePolicy ?? .lifetime(settings.lifetime) : nil
-        endpoint.coalescesIdenticalRequests = settings.coalesce
-        endpoint.timeouts = settings.timeouts
-        endpoint.retryPolicy = settings.retryPolicy
-        endpoint.headers = settings.headers
-        return endpoint
-    }
 
     override func reformParameters(_ parameters: Parameters) -> Parameters {
         record("manager.reformParameters")
