@@ -15,7 +15,7 @@ private struct EnvelopedShop: Service {
     var signer: (any RequestSigner)? { nil }
     var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase) }
     var envelope: ResponseEnvelope? { ResponseEnvelope(dataField: "data") }
-    var applicationErrors: ApplicationErrorRule? { ApplicationErrorRule() }
+    var applicationErrors: ServiceVeto.Rule? { ServiceVeto.Rule() }
 }
 
 /// The same backend, told in each of the ways a service reads wrapped bodies: its rule
@@ -37,9 +37,9 @@ private struct WrappedShop: Service {
         return FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase)
     }
     var envelope: ResponseEnvelope? { ResponseEnvelope(dataField: "data") }
-    var applicationErrors: ApplicationErrorRule? { reading == .envelopeOnly || reading == .ownVeto ? nil : ApplicationErrorRule() }
+    var applicationErrors: ServiceVeto.Rule? { reading == .envelopeOnly || reading == .ownVeto ? nil : ServiceVeto.Rule() }
     var errorPolicies: ErrorPolicies? { reading == .withErrorPolicies ? ErrorPolicies(codes: ["4002": .surface]) : nil }
-    func veto(_ response: HTTPResponse) -> ServiceVeto? { reading == .ownVeto ? ApplicationErrorRule().veto(response) : nil }
+    func veto(_ response: HTTPResponse) -> ServiceVeto? { reading == .ownVeto ? ServiceVeto.Rule().veto(response) : nil }
 }
 
 private final class EnvelopedList: PagedAPIManager<GoodsPage>, @unchecked Sendable {
@@ -139,7 +139,7 @@ struct EnvelopeTests {
     /// The rule reads codes and messages as the server wrote them: numbers and strings alike,
     /// an integral number with a fraction as the integer, a `null` message as none.
     @Test func theRuleReadsCodesOfEveryShape() {
-        func veto(_ body: String, _ rule: ApplicationErrorRule = ApplicationErrorRule()) -> ServiceVeto? {
+        func veto(_ body: String, _ rule: ServiceVeto.Rule = ServiceVeto.Rule()) -> ServiceVeto? {
             rule.veto(HTTPResponse(statusCode: 200, body: Data(body.utf8), url: URL(string: "https://a.test")!))
         }
         #expect(veto(#"{"code": 4001, "message": "coupon expired"}"#) == ServiceVeto(code: "4001", message: "coupon expired"))
@@ -154,10 +154,10 @@ struct EnvelopeTests {
         #expect(veto(#"{"message": "no code"}"#) == nil)
         #expect(veto(#"[{"code": 1}]"#) == nil)
         #expect(veto(#"{"code": 1, "#) == nil)
-        #expect(veto(#"{"status": true, "msg": "done"}"#, ApplicationErrorRule(codeField: "status", messageField: "msg", successCodes: ["1"])) == nil)
+        #expect(veto(#"{"status": true, "msg": "done"}"#, ServiceVeto.Rule(codeField: "status", messageField: "msg", successCodes: ["1"])) == nil)
         #expect(
-            veto(#"{"status": false, "msg": "failed"}"#, ApplicationErrorRule(codeField: "status", messageField: "msg", successCodes: ["1"]))
+            veto(#"{"status": false, "msg": "failed"}"#, ServiceVeto.Rule(codeField: "status", messageField: "msg", successCodes: ["1"]))
                 == ServiceVeto(code: "0", message: "failed"))
-        #expect(ApplicationErrorRule().veto(HTTPResponse(statusCode: 500, body: Data(#"{"code": 1}"#.utf8), url: URL(string: "https://a.test")!)) == nil)
+        #expect(ServiceVeto.Rule().veto(HTTPResponse(statusCode: 500, body: Data(#"{"code": 1}"#.utf8), url: URL(string: "https://a.test")!)) == nil)
     }
 }

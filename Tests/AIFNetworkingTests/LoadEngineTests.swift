@@ -30,7 +30,7 @@ private final class CountingVetoService: Service, @unchecked Sendable {
 
     func veto(_ response: HTTPResponse) -> ServiceVeto? {
         asked.withLock { $0 += 1 }
-        return ApplicationErrorRule().veto(response)
+        return ServiceVeto.Rule().veto(response)
     }
 }
 

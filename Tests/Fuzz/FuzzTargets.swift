@@ -110,7 +110,7 @@ private struct Page: Decodable, Paging.PageContent {
 private func fuzzEnvelope(_ data: Data) {
     // The application-error rule reads the same bodies: codes and messages of any shape.
     let response = HTTPResponse(statusCode: 200, body: data, url: URL(string: "https://fuzz.test")!)
-    for rule in [ApplicationErrorRule(), ApplicationErrorRule(codeField: "a", messageField: "b", successCodes: ["1", "x"])] {
+    for rule in [ServiceVeto.Rule(), ServiceVeto.Rule(codeField: "a", messageField: "b", successCodes: ["1", "x"])] {
         _ = rule.veto(response)?.description
     }
     for field in ["data", "result.page", "a.b.c"] {

@@ -92,7 +92,7 @@ extension APIProxy {
 
     /// The transport of a mock environment's loads.
     @inline(never)
-    private func mockTransport(_ behavior: MockBehavior, _ environment: ServiceEnvironment) -> FixtureTransport {
+    private func mockTransport(_ behavior: ServiceEnvironment.MockBehavior, _ environment: ServiceEnvironment) -> FixtureTransport {
         let key = MockTransportKey(behavior: behavior, baseURL: environment.baseURL, apiVersion: environment.apiVersion)
         return mockTransports.withLock { transports in
             if let known = transports[key] { return known }

@@ -71,7 +71,7 @@ public final class APIProxy: Sendable {
     let mockTransports = Locked<[MockTransportKey: FixtureTransport]>([:])
 
     struct MockTransportKey: Hashable {
-        let behavior: MockBehavior
+        let behavior: ServiceEnvironment.MockBehavior
         let baseURL: URL
         let apiVersion: String
     }

@@ -40,3 +40,11 @@ public typealias FixtureRecorder = FixtureTransport.Recorder
 /// The former name of ``ServiceRegistry/ConfigurationError``.
 @available(*, deprecated, renamed: "ServiceRegistry.ConfigurationError")
 public typealias ConfigurationError = ServiceRegistry.ConfigurationError
+
+/// The former name of ``ServiceEnvironment/MockBehavior``.
+@available(*, deprecated, renamed: "ServiceEnvironment.MockBehavior")
+public typealias MockBehavior = ServiceEnvironment.MockBehavior
+
+/// The former name of ``ServiceVeto/Rule``.
+@available(*, deprecated, renamed: "ServiceVeto.Rule")
+public typealias ApplicationErrorRule = ServiceVeto.Rule

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A transport that answers from fixture files — what a ``MockBehavior`` environment sends
+/// A transport that answers from fixture files — what a ``ServiceEnvironment/MockBehavior`` environment sends
 /// through, and a stand-in users can give an `APIProxy` in their own tests.
 ///
 /// A request for `BASE/VERSION/goods/7` with method GET is answered from
@@ -21,11 +21,11 @@ import Foundation
 /// otherwise); `bodyText` or `bodyBase64` send other bytes; `status` is 200 unless given;
 /// `delayMs` holds this answer back that much longer than the drawn latency (a slow endpoint). A
 /// request no fixture answers fails with an error naming the file looked for. Latency and
-/// injected failures follow the ``MockBehavior``; every request ends exactly once, including
+/// injected failures follow the ``ServiceEnvironment/MockBehavior``; every request ends exactly once, including
 /// when it is cancelled during its latency.
 public final class FixtureTransport: HTTPTransport {
     /// How it behaves.
-    public let behavior: MockBehavior
+    public let behavior: ServiceEnvironment.MockBehavior
     /// The URL the fixture paths are relative to: the environment's base URL and version.
     public let root: URL
     private let generator: Locked<any RandomNumberGenerator>
@@ -35,7 +35,7 @@ public final class FixtureTransport: HTTPTransport {
     /// - Parameters:
     ///   - behavior: The fixtures, latency and failures.
     ///   - root: The URL fixture paths are relative to (base URL and version).
-    public init(behavior: MockBehavior, root: URL) {
+    public init(behavior: ServiceEnvironment.MockBehavior, root: URL) {
         self.behavior = behavior
         self.root = root
         generator = Locked(behavior.seed.map { SeededGenerator(seed: $0) as any RandomNumberGenerator } ?? SystemRandomNumberGenerator())
@@ -46,7 +46,7 @@ public final class FixtureTransport: HTTPTransport {
     /// - Parameters:
     ///   - behavior: The fixtures, latency and failures.
     ///   - environment: The environment whose base URL and version the paths are relative to.
-    public convenience init(behavior: MockBehavior, environment: ServiceEnvironment) {
+    public convenience init(behavior: ServiceEnvironment.MockBehavior, environment: ServiceEnvironment) {
         self.init(behavior: behavior, root: environment.versionedBaseURL)
     }
 
@@ -87,7 +87,7 @@ public final class FixtureTransport: HTTPTransport {
     }
 
     /// This request's latency and failure, drawn in order from the behavior's generator.
-    private func draw() -> (Duration, MockBehavior.Failure?) {
+    private func draw() -> (Duration, ServiceEnvironment.MockBehavior.Failure?) {
         generator.withLock { generator in
             let bounds = behavior.latency
             let span = (bounds.upperBound - bounds.lowerBound).timeInterval

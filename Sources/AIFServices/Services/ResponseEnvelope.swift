@@ -4,7 +4,7 @@ import Foundation
 /// `{"code": 0, "message": "ok", "data": {…}}` — so that managers decode the content itself
 /// (`Goods`, a page of goods) rather than an envelope type around it.
 ///
-/// The service's ``Service/veto(_:)`` (an ``ApplicationErrorRule``) still reads the code and
+/// The service's ``Service/veto(_:)`` (an ``ServiceVeto/Rule``) still reads the code and
 /// message from the whole body; decoding, paging and the cache work on the content.
 ///
 /// ```swift

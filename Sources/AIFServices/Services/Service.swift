@@ -12,7 +12,7 @@ public struct ServiceEnvironment: Sendable, Hashable {
     public var signsAllParameters: Bool
     /// Makes the environment a mock: its loads are answered from fixture files, through a
     /// ``FixtureTransport``, instead of sent to ``baseURL``. `nil` for a real environment.
-    public var mock: MockBehavior?
+    public var mock: ServiceEnvironment.MockBehavior?
     /// How its requests reach the server — a Unix-domain socket, host overrides (a staging
     /// address under the production name), a client certificate for mutual TLS — added to the
     /// transport's; `nil` for the transport's alone.
@@ -34,7 +34,7 @@ public struct ServiceEnvironment: Sendable, Hashable {
     ///   - connection: How its requests reach the server; the transport's way by default.
     ///   - authenticator: The environment's own credential; none by default.
     public init(
-        baseURL: URL, apiVersion: String = "", credentials: SigningContext.Credentials? = nil, signsAllParameters: Bool = true, mock: MockBehavior? = nil,
+        baseURL: URL, apiVersion: String = "", credentials: SigningContext.Credentials? = nil, signsAllParameters: Bool = true, mock: ServiceEnvironment.MockBehavior? = nil,
         connection: HTTPRequest.Connection? = nil, authenticator: Authenticator? = nil
     ) {
         self.baseURL = baseURL
@@ -161,7 +161,7 @@ public protocol Service: Sendable {
     /// How a 2xx body reports an application-level failure (`{"code": 4001, "message": …}`),
     /// or `nil` (the default) for none. The body is parsed once for the rule, the
     /// ``envelope`` and the decoder.
-    var applicationErrors: ApplicationErrorRule? { get }
+    var applicationErrors: ServiceVeto.Rule? { get }
     /// What the body of a failed status says — the server's message and code, a type to
     /// decode it into — for the load's error: ``ErrorBodyRule/common`` by default.
     var errorBody: ErrorBodyRule { get }
@@ -232,7 +232,7 @@ extension Service {
     /// The body is the content.
     public var envelope: ResponseEnvelope? { nil }
     /// None.
-    public var applicationErrors: ApplicationErrorRule? { nil }
+    public var applicationErrors: ServiceVeto.Rule? { nil }
     /// ``ErrorBodyRule/common``.
     public var errorBody: ErrorBodyRule { .common }
     /// ``RetryPolicy/standard``.

@@ -34,7 +34,7 @@ import Foundation
 /// status's body that hold the server's message and code (see ``ErrorBodyRule``; the common
 /// ones without it). `applicationErrors` makes a
 /// response whose JSON body carries another code than a success code fail as a service veto
-/// (see ``ApplicationErrorRule``). `retry` sets the ``RetryPolicy``: `false` for none, or an
+/// (see ``ServiceVeto/Rule``). `retry` sets the ``RetryPolicy``: `false` for none, or an
 /// object whose keys override the defaults — `maxRetries`, `statusCodes`, `errors`
 /// (`connectionRefused`, `connectionDropped`, `responseLost`, `connectTimeout`, `totalTimeout`, `stalled`,
 /// `hostUnreachable`, `nameResolutionFailed`), `methods`, `idempotencyKeyHeader`,
@@ -81,7 +81,7 @@ public struct ConfiguredService: Service {
     /// The decoder of its responses, from the `decoding` key (`nil` without one).
     public let decoder: (any ContentDecoder)?
     /// The rule for application-level errors, from the `applicationErrors` key.
-    public let applicationErrors: ApplicationErrorRule?
+    public let applicationErrors: ServiceVeto.Rule?
     /// What a failed status's body says, from the `errorBody` key (``ErrorBodyRule/common``
     /// without one).
     public let errorBody: ErrorBodyRule
@@ -200,7 +200,7 @@ public struct ConfiguredService: Service {
 
     /// An environment's mock keys: `fixtures` (a directory, relative to the config file's),
     /// `latencyMs` (`[low, high]` or one number), `failureRate` (0 to 1), `seed`.
-    private static func mockBehavior(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> MockBehavior? {
+    private static func mockBehavior(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> ServiceEnvironment.MockBehavior? {
         let file = reader.file
         guard let fixturesText = entry.fixtures else {
             let stray = [("latencyMs", entry.latencyMs != nil), ("failureRate", entry.failureRate != nil), ("seed", entry.seed != nil)].first { $0.1 }
@@ -239,7 +239,7 @@ public struct ConfiguredService: Service {
         if let seed = entry.seed, seed < 0 {
             throw ServiceRegistry.ConfigurationError(file: file, key: "\(path).seed", problem: "must be a whole number, 0 or more")
         }
-        return MockBehavior(fixtures: directory, latency: latency, failureRate: failureRate, seed: entry.seed.map(UInt64.init))
+        return ServiceEnvironment.MockBehavior(fixtures: directory, latency: latency, failureRate: failureRate, seed: entry.seed.map(UInt64.init))
     }
 
     private static func encodings(_ definition: ServiceFile, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> (BodyEncoding, Parameters.ArrayEncoding) {
@@ -356,7 +356,7 @@ public struct ConfiguredService: Service {
         return rule
     }
 
-    private static func applicationErrors(_ rule: ServiceFile.ApplicationErrors?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> ApplicationErrorRule? {
+    private static func applicationErrors(_ rule: ServiceFile.ApplicationErrors?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> ServiceVeto.Rule? {
         guard let rule else { return nil }
         var successCodes: Set<String> = ["0"]
         if let codes = rule.successCodes {
@@ -373,7 +373,7 @@ public struct ConfiguredService: Service {
                 }
             }
         }
-        return ApplicationErrorRule(
+        return ServiceVeto.Rule(
             codeField: try reader.text(rule.codeField, at: "applicationErrors.codeField") ?? "code",
             messageField: try reader.text(rule.messageField, at: "applicationErrors.messageField") ?? "message", successCodes: successCodes)
     }
