@@ -148,7 +148,7 @@ struct Call: AsyncParsableCommand {
             return .file(path: path)
         }
         guard !formParts.isEmpty else { return nil }
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         for part in formParts {
             guard let equals = part.firstIndex(of: "="), equals != part.startIndex else { throw ValidationError("--form \(part) is not name=value or name=@path") }
             let name = String(part[..<equals])

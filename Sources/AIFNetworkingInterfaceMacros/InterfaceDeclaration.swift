@@ -388,7 +388,7 @@ struct InterfaceDeclaration {
         if written.hasPrefix("Header<") { return .header(name.hasPrefix("`") ? String(name.filter { $0 != "`" }) : headerName(name)) }
         if written.hasPrefix("Part<") { return .part }
         switch written {
-        case "MultipartForm": return .form
+        case "HTTPRequest.MultipartForm", "MultipartForm": return .form
         case "Parameters", "[String: ParameterValue]": return .parameters
         case "FileDownload": return .download
         case "TransferControl": return .control
@@ -406,7 +406,7 @@ struct InterfaceDeclaration {
         case "DownloadedFile": return .download
         case "StreamingResponse": return .stream
         case "ServerSentEvents": return .events
-        case "ResponseBodyStream.Lines": return .lines
+        case "StreamingResponse.Body.Lines", "ResponseBodyStream.Lines": return .lines
         default:
             if written.hasPrefix("Paging.Pages<"), written.hasSuffix(">") {
                 return .pages(String(written.dropFirst("Paging.Pages<".count).dropLast()))

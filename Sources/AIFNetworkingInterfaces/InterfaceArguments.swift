@@ -89,12 +89,12 @@ public struct InterfaceArguments: Sendable {
     /// - Parameters:
     ///   - name: The argument's name (the part keeps its own).
     ///   - value: The part.
-    public mutating func part(_ name: String, _ value: MultipartForm.Part) {
+    public mutating func part(_ name: String, _ value: HTTPRequest.MultipartForm.Part) {
         append { $0.parts.append(value) }
     }
 
     /// A part of a type a form cannot carry: a compile-time error on the argument's line.
-    @available(*, unavailable, message: "a Part<T> argument is text (String), bytes (Data), a file (URL) or a whole MultipartForm.Part")
+    @available(*, unavailable, message: "a Part<T> argument is text (String), bytes (Data), a file (URL) or a whole HTTPRequest.MultipartForm.Part")
     public mutating func part<Value>(_ name: String, _ value: Value) {}
 
     /// A part that may be absent; `nil` is left out.
@@ -109,7 +109,7 @@ public struct InterfaceArguments: Sendable {
     /// A whole multipart form as the body.
     ///
     /// - Parameter form: The form.
-    public mutating func form(_ form: MultipartForm) {
+    public mutating func form(_ form: HTTPRequest.MultipartForm) {
         call.form = form
     }
 
@@ -127,8 +127,8 @@ public struct InterfaceArguments: Sendable {
         call.control = control
     }
 
-    private mutating func append(_ add: (inout MultipartForm) -> Void) {
-        var form = call.form ?? MultipartForm()
+    private mutating func append(_ add: (inout HTTPRequest.MultipartForm) -> Void) {
+        var form = call.form ?? HTTPRequest.MultipartForm()
         add(&form)
         call.form = form
     }

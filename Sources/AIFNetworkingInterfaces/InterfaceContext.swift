@@ -62,8 +62,8 @@ public struct InterfaceContext: Sendable {
     ///     PATCH whose arguments all go elsewhere sends no body.
     /// - Returns: The method.
     public func method<Content: Decodable & Sendable>(
-        _ name: String, _ method: HTTPMethod, _ path: String, as type: Content.Type, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil,
-        cache: CachePolicy? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, coalesces: Bool = false,
+        _ name: String, _ method: HTTPMethod, _ path: String, as type: Content.Type, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil,
+        cache: ResponseCache.Policy? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, coalesces: Bool = false,
         paging: Paging.Settings? = nil, placements: [String: Parameters.Placement] = [:]
     ) -> InterfaceMethod<Content> {
         let merged = self.headers.merging(headers)

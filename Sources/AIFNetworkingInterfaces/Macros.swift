@@ -42,7 +42,7 @@ public macro API(service: ServiceName, pathPrefix: String = "", headers: HTTPHea
 ///     numbered pages of 20 ending on a short page by default.
 @attached(peer)
 public macro GET(
-    _ path: String, headers: HTTPHeaders = [:], cache: CachePolicy? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
+    _ path: String, headers: HTTPHeaders = [:], cache: ResponseCache.Policy? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
     authenticated: Bool = true, coalesces: Bool = false, paging: Paging.Settings? = nil
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -69,7 +69,7 @@ public macro HEAD(
 ///     default.
 @attached(peer)
 public macro POST(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
     authenticated: Bool = true, paging: Paging.Settings? = nil
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -77,7 +77,7 @@ public macro POST(
 /// ``POST(_:headers:encoding:retry:timeouts:authenticated:paging:)`` for the parameters).
 @attached(peer)
 public macro PUT(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
     authenticated: Bool = true
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -85,7 +85,7 @@ public macro PUT(
 /// ``POST(_:headers:encoding:retry:timeouts:authenticated:paging:)`` for the parameters).
 @attached(peer)
 public macro PATCH(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
     authenticated: Bool = true
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -93,7 +93,7 @@ public macro PATCH(
 /// ``POST(_:headers:encoding:retry:timeouts:authenticated:paging:)`` for the parameters).
 @attached(peer)
 public macro DELETE(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil, retry: RetryPolicy? = nil, timeouts: HTTPRequest.Timeouts? = nil,
     authenticated: Bool = true
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -112,6 +112,6 @@ public typealias Header<Value> = Value
 
 /// An argument of an interface method sent as a part of a multipart form, named after the
 /// argument: text (`String`), bytes (`Data`), a file (a file `URL`), or a whole
-/// `MultipartForm.Part`.
+/// `HTTPRequest.MultipartForm.Part`.
 public typealias Part<Value> = Value
 #endif

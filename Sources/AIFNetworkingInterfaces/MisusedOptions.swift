@@ -7,7 +7,7 @@
 @available(*, unavailable, message: "cache: keeps the answers of a GET; a POST's answer is never served from the cache")
 @attached(peer)
 public macro POST(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, cache: CachePolicy?, retry: RetryPolicy? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil, cache: ResponseCache.Policy?, retry: RetryPolicy? = nil,
     timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, paging: Paging.Settings? = nil
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -15,7 +15,7 @@ public macro POST(
 @available(*, unavailable, message: "cache: keeps the answers of a GET; a PUT's answer is never served from the cache")
 @attached(peer)
 public macro PUT(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, cache: CachePolicy?, retry: RetryPolicy? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil, cache: ResponseCache.Policy?, retry: RetryPolicy? = nil,
     timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -23,7 +23,7 @@ public macro PUT(
 @available(*, unavailable, message: "cache: keeps the answers of a GET; a PATCH's answer is never served from the cache")
 @attached(peer)
 public macro PATCH(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, cache: CachePolicy?, retry: RetryPolicy? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil, cache: ResponseCache.Policy?, retry: RetryPolicy? = nil,
     timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -31,7 +31,7 @@ public macro PATCH(
 @available(*, unavailable, message: "cache: keeps the answers of a GET; a DELETE's answer is never served from the cache")
 @attached(peer)
 public macro DELETE(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, cache: CachePolicy?, retry: RetryPolicy? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil, cache: ResponseCache.Policy?, retry: RetryPolicy? = nil,
     timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -39,7 +39,7 @@ public macro DELETE(
 @available(*, unavailable, message: "cache: keeps the answers of a GET; a HEAD's answer is never served from the cache")
 @attached(peer)
 public macro HEAD(
-    _ path: String, headers: HTTPHeaders = [:], cache: CachePolicy?, retry: RetryPolicy? = nil,
+    _ path: String, headers: HTTPHeaders = [:], cache: ResponseCache.Policy?, retry: RetryPolicy? = nil,
     timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -47,7 +47,7 @@ public macro HEAD(
 @available(*, unavailable, message: "encoding: says how a body is encoded, and a GET sends none")
 @attached(peer)
 public macro GET(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding?, retry: RetryPolicy? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding?, retry: RetryPolicy? = nil,
     timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, paging: Paging.Settings? = nil
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -55,14 +55,14 @@ public macro GET(
 @available(*, unavailable, message: "encoding: says how a body is encoded, and a HEAD sends none")
 @attached(peer)
 public macro HEAD(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding?, retry: RetryPolicy? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding?, retry: RetryPolicy? = nil,
     timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 /// `paging:` on a PUT: an error where it is written.
 @available(*, unavailable, message: "paging: pages a listing read with GET (or a search sent with POST); a PUT is not paged")
 @attached(peer)
 public macro PUT(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil, retry: RetryPolicy? = nil,
     timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, paging: Paging.Settings?
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -70,7 +70,7 @@ public macro PUT(
 @available(*, unavailable, message: "paging: pages a listing read with GET (or a search sent with POST); a PATCH is not paged")
 @attached(peer)
 public macro PATCH(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil, retry: RetryPolicy? = nil,
     timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, paging: Paging.Settings?
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 
@@ -78,7 +78,7 @@ public macro PATCH(
 @available(*, unavailable, message: "paging: pages a listing read with GET (or a search sent with POST); a DELETE is not paged")
 @attached(peer)
 public macro DELETE(
-    _ path: String, headers: HTTPHeaders = [:], encoding: BodyEncoding? = nil, retry: RetryPolicy? = nil,
+    _ path: String, headers: HTTPHeaders = [:], encoding: Parameters.BodyEncoding? = nil, retry: RetryPolicy? = nil,
     timeouts: HTTPRequest.Timeouts? = nil, authenticated: Bool = true, paging: Paging.Settings?
 ) = #externalMacro(module: "AIFNetworkingMacros", type: "HTTPMethodMacro")
 

@@ -54,15 +54,15 @@ enum MessageConversion {
         case .known(let length) where length <= largestCollectedBody && body.iterationBehavior == .multiple:
             return .bytes(try await Data(collecting: body, upTo: Int(length)))
         case .known(let length):
-            return .stream(RequestBodyStream(body.map { Data($0) }, length: length))
+            return .stream(HTTPRequest.BodyStream(body.map { Data($0) }, length: length))
         case .unknown:
-            return .stream(RequestBodyStream(body.map { Data($0) }))
+            return .stream(HTTPRequest.BodyStream(body.map { Data($0) }))
         }
     }
 
     /// A streamed response body as the runtime's: read once, with the length the response
     /// announced (and no length for a body that is decoded as it arrives).
-    static func responseBody(_ stream: ResponseBodyStream, headers: HTTPHeaders, method: HTTPMethod, statusCode: Int) -> HTTPBody? {
+    static func responseBody(_ stream: StreamingResponse.Body, headers: HTTPHeaders, method: HTTPMethod, statusCode: Int) -> HTTPBody? {
         if method == .head || statusCode == 204 || statusCode == 304 { return nil }
         let length: HTTPBody.Length
         if headers["Content-Encoding"] == nil, let text = headers["Content-Length"], let count = Int64(text), count >= 0 {

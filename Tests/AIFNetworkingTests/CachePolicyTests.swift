@@ -28,7 +28,7 @@ private final class OriginRecorder: APIManagerDelegate {
 @Suite("Cache policies: stale-while-revalidate, revalidation, offline fallback, Cache-Control, versions")
 struct CachePolicyTests {
     private func manager(
-        _ stack: ShopStack, _ policy: CachePolicy, path: String = "goods/{id}"
+        _ stack: ShopStack, _ policy: ResponseCache.Policy, path: String = "goods/{id}"
     ) -> ShopManager<Goods> {
         stack.manager(path, Goods.self) { var s = $0; s.cache = true; s.cachePolicy = policy; return s }
     }
@@ -36,7 +36,7 @@ struct CachePolicyTests {
     @Test func aStaleResponseIsDeliveredAtOnceAndThenTheRefreshedOne() async throws {
         let clock = ManualClock()
         let stack = try await ShopStack.make(cache: ResponseCache(now: { clock.date }))
-        let detail = manager(stack, CachePolicy(lifetime: .seconds(30), staleWhileRevalidate: .seconds(60), revalidationWindow: nil))
+        let detail = manager(stack, ResponseCache.Policy(lifetime: .seconds(30), staleWhileRevalidate: .seconds(60), revalidationWindow: nil))
         let recorder = OriginRecorder()
         detail.delegate = recorder
         detail.callbackExecutor = .immediate
@@ -64,7 +64,7 @@ struct CachePolicyTests {
     @Test func theAsyncFaceYieldsTheStaleResponseThenTheRefreshedOne() async throws {
         let clock = ManualClock()
         let stack = try await ShopStack.make(cache: ResponseCache(now: { clock.date }))
-        let detail = manager(stack, CachePolicy(lifetime: .seconds(30), staleWhileRevalidate: .seconds(60), revalidationWindow: nil))
+        let detail = manager(stack, ResponseCache.Policy(lifetime: .seconds(30), staleWhileRevalidate: .seconds(60), revalidationWindow: nil))
         var first: [ResponseOrigin] = []
         for try await response in detail.responses(["id": 4]) { first.append(response.origin) }
         #expect(first == [.network])
@@ -88,7 +88,7 @@ struct CachePolicyTests {
     @Test func pastTheStaleWindowTheLoadWaitsForTheNetwork() async throws {
         let clock = ManualClock()
         let stack = try await ShopStack.make(cache: ResponseCache(now: { clock.date }))
-        let detail = manager(stack, CachePolicy(lifetime: .seconds(30), staleWhileRevalidate: .seconds(60), revalidationWindow: nil))
+        let detail = manager(stack, ResponseCache.Policy(lifetime: .seconds(30), staleWhileRevalidate: .seconds(60), revalidationWindow: nil))
         _ = try await detail.load(["id": 5])
         clock.advance(by: .seconds(91))
         #expect(try await detail.load(["id": 5]).origin == .network)
@@ -120,7 +120,7 @@ struct CachePolicyTests {
         #expect(stack.transport.sent == 2)
 
         // Without a revalidation window the request is unconditional.
-        let plain = manager(stack, CachePolicy(lifetime: .seconds(30), revalidationWindow: nil), path: "goods/{id}")
+        let plain = manager(stack, ResponseCache.Policy(lifetime: .seconds(30), revalidationWindow: nil), path: "goods/{id}")
         _ = try await plain.load(["id": 7])
         clock.advance(by: .seconds(31))
         #expect(try await plain.load(["id": 7]).origin == .network)
@@ -131,7 +131,7 @@ struct CachePolicyTests {
         let clock = ManualClock()
         let cache = ResponseCache(now: { clock.date })
         let online = try await ShopStack.make(cache: cache)
-        let policy = CachePolicy(lifetime: .seconds(30), offlineFallback: .seconds(3600))
+        let policy = ResponseCache.Policy(lifetime: .seconds(30), offlineFallback: .seconds(3600))
         let stored = try await manager(online, policy).load(["id": 8])
 
         let closed = URL(string: "http://127.0.0.1:\(try RawServer.closedPort())")!
@@ -148,7 +148,7 @@ struct CachePolicyTests {
         await #expect(throws: APIError.self) { try await manager(offline, policy).load(["id": 8]) }
         clock.advance(by: .seconds(-3001))
         let error = await #expect(throws: APIError.self) {
-            try await manager(offline, CachePolicy(lifetime: .seconds(30))).load(["id": 8])
+            try await manager(offline, ResponseCache.Policy(lifetime: .seconds(30))).load(["id": 8])
         }
         #expect(error?.kind == .noNetwork)
     }
@@ -156,7 +156,7 @@ struct CachePolicyTests {
     @Test func cacheControlHasTheLastWordWhenThePolicyFollowsIt() async throws {
         let clock = ManualClock()
         let stack = try await ShopStack.make(cache: ResponseCache(now: { clock.date }))
-        let following = manager(stack, CachePolicy(lifetime: .seconds(300), revalidationWindow: nil, followsCacheControl: true))
+        let following = manager(stack, ResponseCache.Policy(lifetime: .seconds(300), revalidationWindow: nil, followsCacheControl: true))
         _ = try await following.load(["id": 9, "cache_control": "no-store"])
         #expect(try await following.load(["id": 9, "cache_control": "no-store"]).origin == .network)
         _ = try await following.load(["id": 9, "cache_control": "max-age=10"])
@@ -180,7 +180,7 @@ struct CachePolicyTests {
         #expect(CacheControl(["Cache-Control": "no-store"]).noStore)
         // Directives without a name (found by `make fuzz`, which crashed on them) are skipped.
         #expect(CacheControl(["Cache-Control": "=, =5, max-age=7,= no-store"]) == CacheControl(["Cache-Control": "max-age=7"]))
-        let policy = CachePolicy(lifetime: .seconds(300), revalidationWindow: nil, followsCacheControl: true)
+        let policy = ResponseCache.Policy(lifetime: .seconds(300), revalidationWindow: nil, followsCacheControl: true)
         let now = Date(timeIntervalSince1970: 1000)
         let aged = HTTPResponse(statusCode: 200, headers: ["Cache-Control": "max-age=100", "Age": "40"], url: URL(string: "http://x")!)
         #expect(policy.retention(of: aged, at: now)?.expires == now.addingTimeInterval(60))
@@ -190,9 +190,9 @@ struct CachePolicyTests {
 
     @Test func aVersionBumpMissesWhatTheOldVersionStored() async throws {
         let stack = try await ShopStack.make()
-        _ = try await manager(stack, CachePolicy(lifetime: .seconds(60), version: 1)).load(["id": 11])
-        #expect(try await manager(stack, CachePolicy(lifetime: .seconds(60), version: 1)).load(["id": 11]).isFromCache)
-        #expect(try await !manager(stack, CachePolicy(lifetime: .seconds(60), version: 2)).load(["id": 11]).isFromCache)
+        _ = try await manager(stack, ResponseCache.Policy(lifetime: .seconds(60), version: 1)).load(["id": 11])
+        #expect(try await manager(stack, ResponseCache.Policy(lifetime: .seconds(60), version: 1)).load(["id": 11]).isFromCache)
+        #expect(try await !manager(stack, ResponseCache.Policy(lifetime: .seconds(60), version: 2)).load(["id": 11]).isFromCache)
         let statistics = stack.cache.statistics
         #expect(statistics.memoryHits == 1)
         #expect(statistics.misses == 2)

@@ -19,7 +19,7 @@ private struct NewIssue: Encodable, Sendable {
 private struct MirrorService: Service {
     var name: ServiceName = "mirror"
     var environments: [ServiceEnvironment.Name: ServiceEnvironment]
-    var bodyEncoding: BodyEncoding = .json
+    var bodyEncoding: Parameters.BodyEncoding = .json
     var arrayEncoding: Parameters.ArrayEncoding = .brackets
     var errorBody: ErrorBodyRule = .common
     var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase, dateDecodingStrategy: .iso8601) }

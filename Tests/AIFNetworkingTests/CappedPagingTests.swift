@@ -104,7 +104,7 @@ struct CappedPagingTests {
         let transport: CurlTransport
 
         func manager<Page: Decodable & Sendable & Paging.PageContent>(
-            _: Page.Type, style: Paging.Style = .pageNumber(), endOfList: Paging.EndOfList = .shortPage, cachePolicy: CachePolicy? = nil
+            _: Page.Type, style: Paging.Style = .pageNumber(), endOfList: Paging.EndOfList = .shortPage, cachePolicy: ResponseCache.Policy? = nil
         ) -> PagedAPIManager<Page> {
             PagedAPIManager(
                 Endpoint<Page>(service: "issues", path: "issues", cachePolicy: cachePolicy, retryPolicy: .never),

@@ -71,16 +71,16 @@ struct DiskCacheTests {
         let folder = try makeTestFolder("disk-cache")
         defer { try? FileManager.default.removeItem(at: folder) }
         let writer = try await ShopStack.make(cache: ResponseCache(persistentStore: try DiskCache(directory: folder)))
-        _ = try await writer.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; s.cachePolicy = CachePolicy(lifetime: .seconds(60), version: 1); return s }
+        _ = try await writer.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; s.cachePolicy = ResponseCache.Policy(lifetime: .seconds(60), version: 1); return s }
             .load(["id": 13])
         (writer.cache.persistentStore as? DiskCache)?.flush()
 
         let reader = try await ShopStack.make(cache: ResponseCache(persistentStore: try DiskCache(directory: folder)))
-        let bumped = reader.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; s.cachePolicy = CachePolicy(lifetime: .seconds(60), version: 2); return s }
+        let bumped = reader.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; s.cachePolicy = ResponseCache.Policy(lifetime: .seconds(60), version: 2); return s }
         #expect(try await bumped.load(["id": 13]).origin == .network)
-        let reshaped = reader.manager("goods/{id}", GoodsTitle.self) { var s = $0; s.cache = true; s.cachePolicy = CachePolicy(lifetime: .seconds(60), version: 1); return s }
+        let reshaped = reader.manager("goods/{id}", GoodsTitle.self) { var s = $0; s.cache = true; s.cachePolicy = ResponseCache.Policy(lifetime: .seconds(60), version: 1); return s }
         #expect(try await reshaped.load(["id": 13]).origin == .network)
-        let same = reader.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; s.cachePolicy = CachePolicy(lifetime: .seconds(60), version: 1); return s }
+        let same = reader.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; s.cachePolicy = ResponseCache.Policy(lifetime: .seconds(60), version: 1); return s }
         #expect(try await same.load(["id": 13]).isFromCache)
         #expect(reader.transport.sent == 2)
     }
@@ -162,9 +162,9 @@ struct DiskCacheTests {
         let cache = ResponseCache(persistentStore: disk)
         let key = ResponseCache.Key(service: "shop", environment: .online, method: .get, path: "account", parameters: [:])
         let response = HTTPResponse(statusCode: 200, headers: ["Cache-Control": "private, max-age=60"], body: Data("{}".utf8), url: URL(string: "http://h/x")!)
-        let following = CachePolicy(lifetime: .seconds(60), followsCacheControl: true)
+        let following = ResponseCache.Policy(lifetime: .seconds(60), followsCacheControl: true)
         cache.store(response, request: HTTPRequest(url: response.url), content: "", for: key, policy: following)
-        cache.store(response, request: HTTPRequest(url: response.url), content: "", for: key, policy: CachePolicy(lifetime: .seconds(60), persists: false))
+        cache.store(response, request: HTTPRequest(url: response.url), content: "", for: key, policy: ResponseCache.Policy(lifetime: .seconds(60), persists: false))
         disk.flush()
         #expect(cache.count == 1)
         #expect(disk.usage.entries == 0)
@@ -195,7 +195,7 @@ struct DiskCacheTests {
     @Test func withTheServerGoneARestartedProcessFallsBackToTheDisk() async throws {
         let folder = try makeTestFolder("disk-cache")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let policy = CachePolicy(lifetime: .seconds(1), offlineFallback: .seconds(3600))
+        let policy = ResponseCache.Policy(lifetime: .seconds(1), offlineFallback: .seconds(3600))
         let online = try await ShopStack.make(cache: ResponseCache(persistentStore: try DiskCache(directory: folder)))
         let stored = try await online.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; s.cachePolicy = policy; return s }.load(["id": 14])
         (online.cache.persistentStore as? DiskCache)?.flush()

@@ -104,13 +104,13 @@ protocol MirrorInterface: Sendable {
     func upload(title: Part<String>, caption: Part<String?>, bytes: Part<Data>, file: Part<URL>) async throws(APIError) -> RequestMirror.Mirrored
 
     @PUT("uploads/{id}")
-    func upload(id: Int, form: MultipartForm) async throws(APIError) -> RequestMirror.Mirrored
+    func upload(id: Int, form: HTTPRequest.MultipartForm) async throws(APIError) -> RequestMirror.Mirrored
 
     @GET("measure")
     func measure(_ value: Double) async throws(APIError) -> RequestMirror.Mirrored
 
     @GET("feed")
-    func lines(xAnswerStatus: Header<Int>, xAnswerBody: Header<String>) async throws(APIError) -> ResponseBodyStream.Lines
+    func lines(xAnswerStatus: Header<Int>, xAnswerBody: Header<String>) async throws(APIError) -> StreamingResponse.Body.Lines
 
     @GET("feed")
     func events(xAnswerEvents: Header<[String]>) async throws(APIError) -> ServerSentEvents
@@ -421,7 +421,7 @@ struct MirrorInterfaceTests {
         #expect(sent.body.contains("file contents"))
         #expect(!sent.body.contains("caption"))
 
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.append("note", "whole form")
         let whole = try await things.upload(id: 9, form: form)
         #expect(whole.method == "PUT")

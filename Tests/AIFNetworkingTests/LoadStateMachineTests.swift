@@ -371,7 +371,7 @@ struct LoadStateMachineTests {
 
     @Test func aStreamedRequestBodyIsNeverSentTwice() {
         var machine = Self.sending()
-        let put = Self.request(.put, body: .stream(RequestBodyStream(AsyncStream<Data> { $0.finish() })))
+        let put = Self.request(.put, body: .stream(HTTPRequest.BodyStream(AsyncStream<Data> { $0.finish() })))
         #expect(machine.answered(Self.answer(503, to: put), policy: .standard, on: Self.clock())
             == Self.end(1, notRetried: "the server answered 503; the request body is a stream, which is sent once and cannot be sent again"))
     }

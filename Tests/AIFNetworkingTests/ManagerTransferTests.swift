@@ -165,7 +165,7 @@ struct ManagerTransferTests {
         let transport = CountingTransport(CurlTransport.shared)
         let unsigned = APIManager(Endpoint<NoContent>(service: "plain", path: "status/200", method: .put), proxy: APIProxy(transport: transport), registry: registry)
         let missing = "/nonexistent/aif-upload-\(UUID().uuidString).json"
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.append("note", "hello")
         form.appendFile("photo", at: missing)
         for body: HTTPRequest.Body in [.file(path: missing), .multipart(form)] {
@@ -186,7 +186,7 @@ struct ManagerTransferTests {
 
     @Test func aFormToASchemeThatHashesTheBodyFailsAsAConfigurationError() async throws {
         let stack = try await ShopStack.make()
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.append("goods_id", "3")
         let error = await #expect(throws: APIError.self) {
             try await stack.manager("orders", Order.self, method: .post).load(sending: .multipart(form))

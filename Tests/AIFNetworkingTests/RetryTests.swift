@@ -118,7 +118,7 @@ struct RetryPolicyTests {
     }
 
     @Test func aStreamedBodyIsNotSentAgain() {
-        let stream = RequestBodyStream(AsyncStream<Data> { $0.finish() })
+        let stream = HTTPRequest.BodyStream(AsyncStream<Data> { $0.finish() })
         let request = HTTPRequest(method: .put, url: url, body: .stream(stream))
         let decision = RetryPolicy.standard.decision(after: response(503), of: request, attempt: 1, remaining: nil)
         guard case .deliver(let note?, _) = decision else {

@@ -10,7 +10,7 @@ private struct VerifiedService: Service {
     var name: ServiceName = "verified"
     var environments: [ServiceEnvironment.Name: ServiceEnvironment]
     var signer: (any RequestSigner)? = AIFHMACSigner()
-    var bodyEncoding: BodyEncoding = .json
+    var bodyEncoding: Parameters.BodyEncoding = .json
 
     init(online: URL, offline: URL? = nil, signsAllParameters: Bool = true) {
         let credentials = SignatureRoutes.aifCredentials
@@ -42,11 +42,11 @@ struct SigningIntegrationTests {
     }
 
     @Test(arguments: [
-        (HTTPMethod.get, BodyEncoding.json, AIFHMACSigner.Placement.query),
+        (HTTPMethod.get, Parameters.BodyEncoding.json, AIFHMACSigner.Placement.query),
         (.delete, .json, .query), (.head, .json, .headers),
         (.post, .json, .query), (.put, .form, .query), (.patch, .json, .headers), (.post, .form, .headers),
     ])
-    func everySignedRequestIsAccepted(method: HTTPMethod, encoding: BodyEncoding, placement: AIFHMACSigner.Placement) async throws {
+    func everySignedRequestIsAccepted(method: HTTPMethod, encoding: Parameters.BodyEncoding, placement: AIFHMACSigner.Placement) async throws {
         let server = try await SignatureServers.shared().plain
         var service = VerifiedService(online: server.baseURL())
         service.signer = AIFHMACSigner(placement: placement)

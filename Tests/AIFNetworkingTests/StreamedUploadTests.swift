@@ -43,7 +43,7 @@ struct StreamedUploadTests {
         let server = try await TestServers.shared().plain
         // A slow producer: the upload waits for each chunk.
         let (chunks, whole) = Self.chunks(30, of: 10_000, pause: .milliseconds(10))
-        let request = HTTPRequest(method: .post, url: server.url("digest"), body: .stream(RequestBodyStream(chunks)))
+        let request = HTTPRequest(method: .post, url: server.url("digest"), body: .stream(HTTPRequest.BodyStream(chunks)))
         let sent = Locked<Int64>(0)
         let response = try await Self.transport.send(request) { progress in sent.withLock { $0 = progress.bytesSent } }
         #expect(response.statusCode == 200)
@@ -56,7 +56,7 @@ struct StreamedUploadTests {
     @Test func aLargeFastBodyStaysWithinItsBuffer() async throws {
         let server = try await TestServers.shared().plain
         let (chunks, whole) = Self.chunks(64, of: 64 << 10)   // 4 MiB as fast as it can
-        let stream = RequestBodyStream(chunks, length: Int64(whole.count), bufferLimit: 128 << 10)
+        let stream = HTTPRequest.BodyStream(chunks, length: Int64(whole.count), bufferLimit: 128 << 10)
         let response = try await Self.transport.send(HTTPRequest(method: .put, url: server.url("echo"), body: .stream(stream)))
         #expect(response.headers["X-Body-Length"] == "\(whole.count)")
         #expect(response.body == whole)
@@ -67,7 +67,7 @@ struct StreamedUploadTests {
         let server = try await TestServers.shared().plain
         for (announced, what) in [(Int64(50_000), "ended after 40000 of the 50000 bytes announced"), (Int64(30_000), "more than the 30000 bytes announced")] {
             let (chunks, _) = Self.chunks(4, of: 10_000)
-            let request = HTTPRequest(method: .post, url: server.url("digest"), body: .stream(RequestBodyStream(chunks, length: announced)))
+            let request = HTTPRequest(method: .post, url: server.url("digest"), body: .stream(HTTPRequest.BodyStream(chunks, length: announced)))
             let error = await #expect(throws: TransportError.self) { try await Self.transport.send(request) }
             #expect(error?.code == .bodySourceFailed)
             #expect(error?.description.contains(what) == true, "\(String(describing: error))")
@@ -77,7 +77,7 @@ struct StreamedUploadTests {
     @Test func anErrorOfTheSequenceFailsTheRequestWithItsDescription() async throws {
         let server = try await TestServers.shared().plain
         let (chunks, _) = Self.chunks(3, of: 1_000, thenThrow: true)
-        let request = HTTPRequest(method: .post, url: server.url("digest"), body: .stream(RequestBodyStream(chunks)))
+        let request = HTTPRequest(method: .post, url: server.url("digest"), body: .stream(HTTPRequest.BodyStream(chunks)))
         let error = await #expect(throws: TransportError.self) { try await Self.transport.send(request) }
         #expect(error?.code == .bodySourceFailed)
         #expect(error?.description.contains("the request body stream failed: the microphone was unplugged") == true, "\(String(describing: error))")
@@ -86,7 +86,7 @@ struct StreamedUploadTests {
     @Test func aStreamIsSentOnce() async throws {
         let server = try await TestServers.shared().plain
         let (chunks, _) = Self.chunks(2, of: 1_000)
-        let request = HTTPRequest(method: .post, url: server.url("redirect-307"), body: .stream(RequestBodyStream(chunks)))
+        let request = HTTPRequest(method: .post, url: server.url("redirect-307"), body: .stream(HTTPRequest.BodyStream(chunks)))
         let error = await #expect(throws: TransportError.self) { try await Self.transport.send(request) }
         #expect(error?.code == .bodySourceFailed)
         #expect(error?.description.contains("a stream is sent once") == true, "\(String(describing: error))")
@@ -98,7 +98,7 @@ struct StreamedUploadTests {
         registry.register(PlainService(baseURL: servers.plain.baseURL()))
         let manager = APIManager(Endpoint<NoContent>(service: "plain", path: "status/503", method: .put), proxy: APIProxy(), registry: registry)
         let (chunks, _) = Self.chunks(4, of: 1_000)
-        let error = await #expect(throws: APIError.self) { try await manager.load(sending: .stream(RequestBodyStream(chunks))) }
+        let error = await #expect(throws: APIError.self) { try await manager.load(sending: .stream(HTTPRequest.BodyStream(chunks))) }
         #expect(error?.kind == .httpStatus)
         #expect(error?.statusCode == 503)
         #expect(error?.attempts == 1)
@@ -132,7 +132,7 @@ struct StreamedUploadTests {
         defer { server.stop() }
         let pulled = Locked(0)
         let request = HTTPRequest(
-            method: .post, url: URL(string: "http://127.0.0.1:\(server.port)/")!, body: .stream(RequestBodyStream(PulledChunks(pulled: pulled))))
+            method: .post, url: URL(string: "http://127.0.0.1:\(server.port)/")!, body: .stream(HTTPRequest.BodyStream(PulledChunks(pulled: pulled))))
         let task = Task { try await Self.transport.send(request) }
         #expect(await eventually { pulled.withLock { $0 } > 5 })
         task.cancel()
@@ -147,7 +147,7 @@ struct StreamedUploadTests {
 
     @Test func signersThatHashTheBodyRefuseAStream() throws {
         let (chunks, _) = Self.chunks(1, of: 10)
-        let request = HTTPRequest(method: .post, url: URL(string: "https://api.example.com/v1/ingest")!, body: .stream(RequestBodyStream(chunks)))
+        let request = HTTPRequest(method: .post, url: URL(string: "https://api.example.com/v1/ingest")!, body: .stream(HTTPRequest.BodyStream(chunks)))
         let credentials = SigningContext.Credentials(publicKey: "key", privateKey: Secret("secret"))
         let error = #expect(throws: SigningError.self) { try AIFHMACSigner().sign(request, credentials: credentials, context: .now()) }
         #expect(error?.description.contains("a streamed body cannot be signed") == true)

@@ -6,7 +6,7 @@ import Testing
 /// rendering shows its parts.
 @Suite struct MultipartSigningTests {
     @Test func signingSchemesThatHashTheBodyRefuseAForm() throws {
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.append("a", "1")
         let request = HTTPRequest(method: .post, url: URL(string: "https://api.example.com/v1/upload")!, body: .multipart(form))
         let credentials = SigningContext.Credentials(publicKey: "key", privateKey: Secret("secret-key-material"))
@@ -25,7 +25,7 @@ import Testing
 
     @Test func curlRendersEachPartAsAFormArgument() {
         HTTPRequest.registerSecretParameter("password")   // as a service with a password parameter does
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.append("caption", "Hi there")
         form.append("password", "hunter2")
         form.appendFile("photo", at: "/tmp/my \"pic\".jpg")

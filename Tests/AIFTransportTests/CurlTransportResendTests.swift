@@ -43,7 +43,7 @@ struct CurlTransportResendTests {
                 continuation.yield(Data("streamed".utf8))
                 continuation.finish()
             }
-            return HTTPRequest(method: .put, url: $0.appending(path: "blobs/1"), body: .stream(RequestBodyStream(chunks)))
+            return HTTPRequest(method: .put, url: $0.appending(path: "blobs/1"), body: .stream(HTTPRequest.BodyStream(chunks)))
         }
         static let get = Sent(name: "GET", recorded: "GET /balance ") {
             HTTPRequest(url: $0.appending(path: "balance"))
@@ -152,7 +152,7 @@ struct CurlTransportResendTests {
 
     @Test func aStreamedBodyIsNeverIdempotentByDefault() {
         let chunks = AsyncStream<Data> { $0.finish() }
-        let request = HTTPRequest(method: .put, url: URL(string: "http://127.0.0.1/")!, body: .stream(RequestBodyStream(chunks)))
+        let request = HTTPRequest(method: .put, url: URL(string: "http://127.0.0.1/")!, body: .stream(HTTPRequest.BodyStream(chunks)))
         #expect(!request.isIdempotent, "a stream is sent once: it cannot be sent again")
     }
 }

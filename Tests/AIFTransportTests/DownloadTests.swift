@@ -53,7 +53,7 @@ struct DownloadTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let download = FileDownload(to: folder.appending(path: "file.bin"), expectedSHA256: Self.sha256(content))
         let first = CurlTransport()
-        let error = await #expect(throws: DownloadError.self) { try await first.download(request, to: download) }
+        let error = await #expect(throws: FileDownload.Failure.self) { try await first.download(request, to: download) }
         first.shutdown()
         guard case .transport(let transportError)? = error?.reason else { Issue.record("not a transport failure: \(String(describing: error))"); return }
         #expect(transportError.code == .connectionDropped)
@@ -83,7 +83,7 @@ struct DownloadTests {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let download = FileDownload(to: folder.appending(path: "file.bin"))
-        _ = await #expect(throws: DownloadError.self) { try await CurlTransport.shared.download(request, to: download) }
+        _ = await #expect(throws: FileDownload.Failure.self) { try await CurlTransport.shared.download(request, to: download) }
         resource.change {
             $0.content = new
             $0.entityTag = "\"v2\""
@@ -107,7 +107,7 @@ struct DownloadTests {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let download = FileDownload(to: folder.appending(path: "file.bin"), expectedSHA256: Self.sha256(content))
-        _ = await #expect(throws: DownloadError.self) { try await CurlTransport.shared.download(request, to: download) }
+        _ = await #expect(throws: FileDownload.Failure.self) { try await CurlTransport.shared.download(request, to: download) }
         let file = try await CurlTransport.shared.download(request, to: download)
         #expect(file.resumedAt == 0)
         #expect(file.sha256 == Self.sha256(content))
@@ -156,7 +156,7 @@ struct DownloadTests {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let download = FileDownload(to: folder.appending(path: "file.bin"))
-        let error = await #expect(throws: DownloadError.self) {
+        let error = await #expect(throws: FileDownload.Failure.self) {
             try await CurlTransport.shared.download(HTTPRequest(url: URL(string: "http://127.0.0.1:\(server.port)/missing")!), to: download)
         }
         guard case .httpStatus(let response)? = error?.reason else { Issue.record("not an HTTP status: \(String(describing: error))"); return }
@@ -173,7 +173,7 @@ struct DownloadTests {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let wrong = String(repeating: "0", count: 64)
-        let error = await #expect(throws: DownloadError.self) {
+        let error = await #expect(throws: FileDownload.Failure.self) {
             try await CurlTransport.shared.download(request, to: FileDownload(to: folder.appending(path: "file.bin"), expectedSHA256: wrong))
         }
         guard case .integrity(let expected, let actual)? = error?.reason else { Issue.record("not an integrity failure: \(String(describing: error))"); return }
@@ -187,7 +187,7 @@ struct DownloadTests {
         let (server, resource, request) = try serve(Self.content(1000))
         defer { server.stop() }
         let missing = FileManager.default.temporaryDirectory.appending(path: "aif-no-such-folder-\(UUID().uuidString)")
-        let error = await #expect(throws: DownloadError.self) {
+        let error = await #expect(throws: FileDownload.Failure.self) {
             try await CurlTransport.shared.download(request, to: FileDownload(to: missing.appending(path: "file.bin")))
         }
         guard case .file(let problem)? = error?.reason else { Issue.record("not a file failure: \(String(describing: error))"); return }
@@ -211,7 +211,7 @@ struct DownloadTests {
         for await _ in received.stream { break }
         task.cancel()
         let result = await task.result
-        guard case .failure(let error as DownloadError) = result, case .transport(let transportError) = error.reason else {
+        guard case .failure(let error as FileDownload.Failure) = result, case .transport(let transportError) = error.reason else {
             Issue.record("not a cancelled download: \(result)")
             return
         }

@@ -54,7 +54,7 @@ struct MultipartUploadTests {
         let photo = Digest.randomBytes(30_000)
         let photoPath = folder.appending(path: "IMG_0042.JPG").path
         try Data(photo).write(to: URL(fileURLWithPath: photoPath))
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.append("caption", "Holiday, day 1")
         form.append("empty", "")
         form.appendFile("photo", at: photoPath)
@@ -84,7 +84,7 @@ struct MultipartUploadTests {
 
     @Test func namesAreEncodedAsRFC7578AndBrowsersDo() async throws {
         let server = try await TestServers.shared().plain
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.appendFile("résumé", data: Data("pdf".utf8), filename: "Lebenslauf \"final\"\r\n.PDF")
         let response = try await Self.transport.send(HTTPRequest(method: .post, url: server.url("echo"), body: .multipart(form)))
         let received = try parts(of: response.body, contentType: try #require(response.headers["X-Request-Content-Type"]))
@@ -101,7 +101,7 @@ struct MultipartUploadTests {
         let photo = Data(Digest.randomBytes(20_000))
         let photoPath = folder.appending(path: "Ansicht Zürich.jpeg").path
         try photo.write(to: URL(fileURLWithPath: photoPath))
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.append("title", "Grüße aus Zürich 🇨🇭")
         form.appendFile("photo", at: photoPath)
         form.appendFile("notes", data: Data("première ligne\n".utf8), filename: "notes résumé.txt")
@@ -141,17 +141,17 @@ struct MultipartUploadTests {
     }
 
     @Test func contentTypesComeFromTheExtension() {
-        #expect(MultipartForm.contentType(forFileName: "a.PNG") == "image/png")
-        #expect(MultipartForm.contentType(forFileName: "/x/archive.tar.gz") == "application/gzip")
-        #expect(MultipartForm.contentType(forFileName: "README") == "application/octet-stream")
-        #expect(MultipartForm.contentType(forFileName: "dir.d/file") == "application/octet-stream")
-        #expect(MultipartForm.contentType(forFileName: "x.unknownext") == "application/octet-stream")
+        #expect(HTTPRequest.MultipartForm.contentType(forFileName: "a.PNG") == "image/png")
+        #expect(HTTPRequest.MultipartForm.contentType(forFileName: "/x/archive.tar.gz") == "application/gzip")
+        #expect(HTTPRequest.MultipartForm.contentType(forFileName: "README") == "application/octet-stream")
+        #expect(HTTPRequest.MultipartForm.contentType(forFileName: "dir.d/file") == "application/octet-stream")
+        #expect(HTTPRequest.MultipartForm.contentType(forFileName: "x.unknownext") == "application/octet-stream")
     }
 
     @Test func aMissingFileFailsNamingThePartAndSendsNothing() async throws {
         let server = try RawServer(.keepAlive)
         defer { server.stop() }
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.append("a", "1")
         form.appendFile("photo", at: "/nonexistent/aif/photo.jpg")
         let url = URL(string: "http://127.0.0.1:\(server.port)/upload")!
@@ -167,7 +167,7 @@ struct MultipartUploadTests {
 
     @Test func partsThatWouldChangeSilentlyAreRefused() async throws {
         let url = URL(string: "http://127.0.0.1:1/never")!
-        let cases: [(MultipartForm.Part, String)] = [
+        let cases: [(HTTPRequest.MultipartForm.Part, String)] = [
             (.init(name: "a\u{0}b", content: .bytes(Data())), "NUL byte in its name"),
             (.init(name: "a", content: .bytes(Data()), filename: "x\u{0}.txt"), "NUL byte in its file name"),
             (.init(name: "a", content: .bytes(Data()), contentType: "text/plain\r\nX-Injected: 1"), "line break"),
@@ -175,7 +175,7 @@ struct MultipartUploadTests {
         ]
         for (part, problem) in cases {
             let error = await #expect(throws: TransportError.self) {
-                try await Self.transport.send(HTTPRequest(method: .post, url: url, body: .multipart(MultipartForm([part]))))
+                try await Self.transport.send(HTTPRequest(method: .post, url: url, body: .multipart(HTTPRequest.MultipartForm([part]))))
             }
             #expect(error?.code == .invalidRequest)
             #expect(error?.description.contains(problem) == true, "\(String(describing: error))")
@@ -184,7 +184,7 @@ struct MultipartUploadTests {
 
     @Test func aContentTypeMustBeMultipart() async throws {
         let server = try await TestServers.shared().plain
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.append("a", "1")
         let refused = await #expect(throws: TransportError.self) {
             try await Self.transport.send(HTTPRequest(method: .post, url: server.url("echo"), headers: ["Content-Type": "application/json"], body: .multipart(form)))
@@ -203,7 +203,7 @@ struct MultipartUploadTests {
         let server = try await TestServers.shared().plain
         let transport = CurlTransport(configuration: .init(connectionPool: .init(maxConnectionsPerHost: 1), proxy: .none))
         defer { transport.shutdown() }
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.append("a", "1")
         for round in 0..<2 {
             let multipart = try await transport.send(HTTPRequest(method: .post, url: server.url("echo"), body: .multipart(form)))
@@ -219,7 +219,7 @@ struct MultipartUploadTests {
 
     @Test func uploadProgressCountsTheWholeBody() async throws {
         let server = try await TestServers.shared().plain
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.appendFile("blob", data: Data(Digest.randomBytes(1 << 20)), filename: "blob.bin")
         let reports = Locked<[TransferProgress]>([])
         let response = try await Self.transport.send(HTTPRequest(method: .post, url: server.url("digest"), body: .multipart(form))) { progress in
@@ -237,7 +237,7 @@ struct MultipartUploadTests {
 
     @Test func aTemporaryRedirectSendsTheFormAgain() async throws {
         let server = try await TestServers.shared().plain
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.appendFile("f", data: Data("again".utf8), filename: "a.txt")
         let response = try await Self.transport.send(HTTPRequest(method: .post, url: server.url("redirect-307"), body: .multipart(form)))
         #expect(response.statusCode == 200)

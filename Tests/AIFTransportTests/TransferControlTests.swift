@@ -162,7 +162,7 @@ struct TransferControlTests {
         var request = HTTPRequest(url: URL(string: "http://127.0.0.1:\(server.port)/file.bin")!)
         request.control = TransferControl(maxBytesPerSecond: 256 << 10)
         let target = FileDownload(to: folder.appending(path: "file.bin"))
-        await #expect(throws: DownloadError.self) { try await Self.transport.download(request, to: target) }
+        await #expect(throws: FileDownload.Failure.self) { try await Self.transport.download(request, to: target) }
         let probe = RateProbe(from: 192 << 10)   // whole-file bytes: 128 KiB kept, then 64 KiB
         let file = try await Self.transport.download(request, to: target) { probe.record($0.bytesReceived) }
         #expect(file.resumedAt == 128 << 10)

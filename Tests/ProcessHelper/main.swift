@@ -45,7 +45,7 @@ func upload(url: URL, file path: String) async throws {
     defer { transport.shutdown() }
     _ = try await transport.send(HTTPRequest(method: .head, url: url))
     let before = peakResidentKiB()
-    var form = MultipartForm()
+    var form = HTTPRequest.MultipartForm()
     form.append("kind", "backup")
     form.appendFile("file", at: path)
     let response = try await transport.send(HTTPRequest(method: .post, url: url, body: .multipart(form)))

@@ -21,7 +21,7 @@ struct DiskCacheBench {
         let response = HTTPResponse(
             statusCode: 200, headers: ["Content-Type": "application/json", "ETag": "\"v1\""], body: body, url: URL(string: "http://127.0.0.1/v1/goods/1")!)
         let request = HTTPRequest(url: response.url)
-        let policy = CachePolicy.lifetime(.seconds(3600))
+        let policy = ResponseCache.Policy.lifetime(.seconds(3600))
 
         // Writes: each saved and committed alone (the slowest way a write can happen).
         let writes = measure { batch in

@@ -117,7 +117,7 @@ func measureTransfer(_ kind: TransferClientKind, url: String, warmURL: String, p
         let transport = CurlTransport(configuration: .init(proxy: .none))
         defer { transport.shutdown() }
         _ = try await transport.send(HTTPRequest(url: warm))
-        var form = MultipartForm()
+        var form = HTTPRequest.MultipartForm()
         form.appendFile("file", at: path)
         return try await timed {
             let response = try await transport.send(HTTPRequest(method: .post, url: target, body: .multipart(form)))

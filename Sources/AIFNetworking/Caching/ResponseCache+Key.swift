@@ -5,7 +5,7 @@ extension ResponseCache {
     /// path and the parameters as the caller gave them (reformed, before the service's
     /// common parameters and before signing — a signature, nonce or timestamp would make every
     /// key unique); and the cache version and content type's shape the response was stored for
-    /// (see ``CachePolicy/version``).
+    /// (see ``ResponseCache/Policy/version``).
     public struct Key: Sendable, Hashable, CustomStringConvertible {
         /// The service's name.
         public let service: ServiceName
@@ -18,7 +18,7 @@ extension ResponseCache {
         /// The parameters, sorted and percent-encoded: `id=7&page=2`.
         public let parameters: String
         /// The cache version it was stored under: the service's ``/AIFServices/Service/cacheVersion`` and the
-        /// endpoint's ``CachePolicy/version``, as `SERVICE.ENDPOINT` (`0.0` for both unset).
+        /// endpoint's ``ResponseCache/Policy/version``, as `SERVICE.ENDPOINT` (`0.0` for both unset).
         public let version: String
         /// The fingerprint of the content type's `Decodable` shape, or `""` when the key is not
         /// tied to a type.

@@ -11,7 +11,7 @@ import Foundation
 /// A lookup tries memory, then the persistent store (whose hits are decoded once and kept in
 /// memory). Managers write to it only after a response has passed validation, and never from a
 /// response that came from it; how long a response is served, and what is done once it is
-/// older, is the endpoint's ``CachePolicy``. It is safe to use from any thread.
+/// older, is the endpoint's ``ResponseCache/Policy``. It is safe to use from any thread.
 public final class ResponseCache: Sendable {
     /// The cache managers use unless given another: 1,000 entries in memory, no persistent
     /// store until one is set.
@@ -164,12 +164,12 @@ public final class ResponseCache: Sendable {
     ///   - content: Its decoded content.
     ///   - key: The key.
     ///   - policy: How long to keep it, and where.
-    public func store(_ response: HTTPResponse, request: HTTPRequest, content: any Sendable, for key: Key, policy: CachePolicy) {
+    public func store(_ response: HTTPResponse, request: HTTPRequest, content: any Sendable, for key: Key, policy: ResponseCache.Policy) {
         store(response, request: request, content: content, for: key, policy: policy, at: date(on: nil))
     }
 
     /// ``store(_:request:content:for:policy:)``, stored at `storedAt`.
-    func store(_ response: HTTPResponse, request: HTTPRequest, content: any Sendable, for key: Key, policy: CachePolicy, at storedAt: Date) {
+    func store(_ response: HTTPResponse, request: HTTPRequest, content: any Sendable, for key: Key, policy: ResponseCache.Policy, at storedAt: Date) {
         guard let retention = policy.retention(of: response, at: storedAt) else { return }
         let entry = Entry(
             response: response, request: request, content: content, storedAt: storedAt, expiresAt: retention.expires, keepUntil: retention.keepUntil,
@@ -220,12 +220,12 @@ extension ResponseCache {
         /// revalidated or used as a fallback: counted below).
         public var misses = 0
         /// Loads answered with an expired entry while a refresh load ran
-        /// (``CachePolicy/staleWhileRevalidate``).
+        /// (``ResponseCache/Policy/staleWhileRevalidate``).
         public var staleServed = 0
         /// Loads whose conditional request was answered `304 Not Modified`.
         public var revalidations = 0
         /// Loads that found no network and were answered with a stored response
-        /// (``CachePolicy/offlineFallback``).
+        /// (``ResponseCache/Policy/offlineFallback``).
         public var offlineFallbacks = 0
         /// Responses stored.
         public var stores = 0

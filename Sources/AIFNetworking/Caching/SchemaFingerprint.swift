@@ -9,7 +9,7 @@ import Foundation
 /// placeholder values (`0`, `""`, `false`, a fixed `URL`, `UUID` or `Date`). Adding, removing or renaming a field, or changing
 /// its type, changes the trace. A type whose decoding stops on a placeholder (an enum with no
 /// case for `""`) is traced up to that point; its name and size are part of the digest too.
-/// What no trace can see (the meaning of a field) is what ``CachePolicy/version`` is for.
+/// What no trace can see (the meaning of a field) is what ``ResponseCache/Policy/version`` is for.
 enum SchemaFingerprint {
     private static let known = Locked<[ObjectIdentifier: String]>([:])
 

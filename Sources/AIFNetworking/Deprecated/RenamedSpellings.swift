@@ -70,3 +70,7 @@ public typealias ItemList = Paging.ItemList
 /// The former name of ``Paging/PageContent``.
 @available(*, deprecated, renamed: "Paging.PageContent")
 public typealias PageContent = Paging.PageContent
+
+/// The former name of ``ResponseCache/Policy``.
+@available(*, deprecated, renamed: "ResponseCache.Policy")
+public typealias CachePolicy = ResponseCache.Policy

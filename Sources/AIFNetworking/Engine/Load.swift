@@ -309,7 +309,7 @@ final class Load: CancellableTransfer {
     private func send(_ attempt: LoadStateMachine.Send) {
         var writer: DownloadWriter?
         if let download = plan.transfer?.download {
-            do throws(DownloadError) {
+            do throws(FileDownload.Failure) {
                 writer = try download.beginAttempt(identity: plan.downloadIdentity)
             } catch {
                 return perform(decide { $0.stopped(.transport, error.description) }, underlying: error)
@@ -347,7 +347,7 @@ final class Load: CancellableTransfer {
             answer.bodyWentToReader = transfer.stream?.tookBody == true
         }
         if let writer, case .success(let response) = result {
-            do throws(DownloadError) {
+            do throws(FileDownload.Failure) {
                 answer.download = try downloadVerdict(writer, on: response)
             } catch {
                 let kind: APIError.Kind = if case .file = error.reason { .transport } else { .invalidResponse }
@@ -414,7 +414,7 @@ final class Load: CancellableTransfer {
     /// The download's verdict on the answer to the attempt `writer` served; records the
     /// finished file.
     @inline(never)
-    private func downloadVerdict(_ writer: DownloadWriter, on response: HTTPResponse) throws(DownloadError) -> LoadStateMachine.DownloadVerdict {
+    private func downloadVerdict(_ writer: DownloadWriter, on response: HTTPResponse) throws(FileDownload.Failure) -> LoadStateMachine.DownloadVerdict {
         switch try writer.verdict(on: response) {
         case .finished(let file):
             plan.transfer?.download?.finished(file)

@@ -16,7 +16,7 @@ final class LoadPlan: Sendable {
     let query: [URLQueryItem]
     /// The body: an upload's, or a value's encoded; `nil` for the parameters as the body.
     let body: HTTPRequest.Body?
-    let bodyEncoding: BodyEncoding?
+    let bodyEncoding: Parameters.BodyEncoding?
     let arrayEncoding: Parameters.ArrayEncoding?
     /// Where some parameters go, by name, when not where the method puts them.
     let placements: [String: Parameters.Placement]
@@ -51,7 +51,7 @@ final class LoadPlan: Sendable {
 
     init(
         resolved: ServiceRegistry.ResolvedService, serviceName: ServiceName, path: String, keyPath: String? = nil, shownPath: String? = nil, method: HTTPMethod,
-        parameters: Parameters, headers: HTTPHeaders, query: [URLQueryItem] = [], body: HTTPRequest.Body? = nil, bodyEncoding: BodyEncoding?,
+        parameters: Parameters, headers: HTTPHeaders, query: [URLQueryItem] = [], body: HTTPRequest.Body? = nil, bodyEncoding: Parameters.BodyEncoding?,
         arrayEncoding: Parameters.ArrayEncoding? = nil, placements: [String: Parameters.Placement] = [:], timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
         transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil, plugins: LoadPlugins? = nil

@@ -7,7 +7,7 @@ import Foundation
 final class CacheUse: Sendable {
     let cache: ResponseCache
     let key: ResponseCache.Key
-    let policy: CachePolicy
+    let policy: ResponseCache.Policy
     /// The entry found expired when the load started, if any.
     let stored: ResponseCache.Entry?
     /// The load whose stale answer this load refreshes, if it is a refresh.
@@ -15,7 +15,7 @@ final class CacheUse: Sendable {
     /// The load's clock (its proxy's), which the cache's lifetimes are measured on.
     let clock: any LoadClock
 
-    init(cache: ResponseCache, key: ResponseCache.Key, policy: CachePolicy, stored: ResponseCache.Entry?, refreshes: LoadID?, clock: any LoadClock) {
+    init(cache: ResponseCache, key: ResponseCache.Key, policy: ResponseCache.Policy, stored: ResponseCache.Entry?, refreshes: LoadID?, clock: any LoadClock) {
         self.cache = cache
         self.key = key
         self.policy = policy
@@ -68,7 +68,7 @@ extension APIManager {
     /// answered from the cache.
     @inline(never)
     func cacheLookup(
-        _ policy: CachePolicy, id: LoadID, path: String, parameters: Parameters, resolved: ServiceRegistry.ResolvedService, method: HTTPMethod,
+        _ policy: ResponseCache.Policy, id: LoadID, path: String, parameters: Parameters, resolved: ServiceRegistry.ResolvedService, method: HTTPMethod,
         refreshing: LoadID?, observation: (any LoadObservation)?
     ) -> (answer: Stage?, use: CacheUse) {
         let key = ResponseCache.Key(

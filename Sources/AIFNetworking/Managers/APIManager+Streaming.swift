@@ -66,7 +66,7 @@ extension APIManager where Content == NoContent {
             lifetime.cancel()
         }
         let arrived = try head.get()
-        return StreamingResponse(statusCode: arrived.statusCode, headers: arrived.headers, body: ResponseBodyStream(buffer: buffer, lifetime: lifetime))
+        return StreamingResponse(statusCode: arrived.statusCode, headers: arrived.headers, body: StreamingResponse.Body(buffer: buffer, lifetime: lifetime))
     }
 
     /// What the body's reader is told when the load fails after the body began: the

@@ -5,7 +5,7 @@ extension APIManager {
     /// string.
     ///
     /// ```swift
-    /// var form = MultipartForm()
+    /// var form = HTTPRequest.MultipartForm()
     /// form.appendFile("photo", at: "/tmp/IMG_0042.jpg")
     /// let answer = try await avatarUpload.load(["user": 42], sending: .multipart(form)) { progress in
     ///     print(progress.fractionCompleted ?? 0, progress.bytesPerSecond ?? 0)
@@ -84,7 +84,7 @@ extension APIManager where Content == NoContent {
     ///     at most ten times a second and at the end, with the throughput.
     /// - Returns: The finished file.
     /// - Throws: ``APIError``: ``APIError/Kind/transport`` for the network or the file system
-    ///   (its underlying error a ``/AIFTransport/DownloadError`` for the latter), ``APIError/Kind/invalidResponse``
+    ///   (its underlying error a ``/AIFTransport/FileDownload/Failure`` for the latter), ``APIError/Kind/invalidResponse``
     ///   for a checksum or size mismatch, and the usual kinds otherwise.
     public func download(
         _ parameters: Parameters = [:], to target: FileDownload, control: TransferControl? = nil,

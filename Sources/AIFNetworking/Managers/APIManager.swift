@@ -205,7 +205,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
 
     /// Replaced by the ``endpoint``'s ``Endpoint/bodyEncoding``.
     @available(*, unavailable, message: "pass init an Endpoint with its bodyEncoding")
-    open var bodyEncoding: BodyEncoding? { nil }
+    open var bodyEncoding: Parameters.BodyEncoding? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/body``.
     @available(*, unavailable, message: "pass init an Endpoint with its body")
     open var body: (any Encodable & Sendable)? { nil }
@@ -232,7 +232,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     open var errorBody: (any (Decodable & Sendable).Type)? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/cachePolicy``.
     @available(*, unavailable, message: "pass init an Endpoint with its cachePolicy")
-    open var cachePolicy: CachePolicy? { nil }
+    open var cachePolicy: ResponseCache.Policy? { nil }
     /// Replaced by the ``endpoint``'s ``Endpoint/coalescesIdenticalRequests``.
     @available(*, unavailable, message: "pass init an Endpoint with its coalescesIdenticalRequests")
     open var coalescesIdenticalRequests: Bool { false }
@@ -397,7 +397,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// - Returns: The load's ID, to cancel it; the outcome goes to the delegate.
     @discardableResult
     public func loadData(
-        with parameters: Parameters = [:], body: some Encodable & Sendable, encoding: BodyEncoding? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        with parameters: Parameters = [:], body: some Encodable & Sendable, encoding: Parameters.BodyEncoding? = nil, headers: HTTPHeaders = HTTPHeaders(),
         query: [URLQueryItem] = []
     ) -> LoadID {
         loadData(with: parameters, onStart: nil, call: CallAdditions(headers: headers, query: query, body: body, bodyEncoding: encoding))
@@ -471,7 +471,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// - Returns: The response.
     /// - Throws: ``APIError``; ``APIError/Kind/cancelled`` when cancelled.
     public func load(
-        _ parameters: Parameters = [:], body: some Encodable & Sendable, encoding: BodyEncoding? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ parameters: Parameters = [:], body: some Encodable & Sendable, encoding: Parameters.BodyEncoding? = nil, headers: HTTPHeaders = HTTPHeaders(),
         query: [URLQueryItem] = []
     ) async throws(APIError) -> APIResponse<Content> {
         try await load(parameters, transfer: nil, call: CallAdditions(headers: headers, query: query, body: body, bodyEncoding: encoding))
@@ -517,7 +517,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     }
 
     /// Loads, and hands over each response as it comes: one — or, when the manager's
-    /// ``CachePolicy/staleWhileRevalidate`` answers with an expired response, that one at
+    /// ``ResponseCache/Policy/staleWhileRevalidate`` answers with an expired response, that one at
     /// once and then the refresh's (whose ``APIResponse/refreshes`` names the first). A
     /// failure ends the sequence with the ``APIError``; ending the iteration early cancels
     /// the load under way.

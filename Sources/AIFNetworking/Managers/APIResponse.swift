@@ -27,7 +27,7 @@ public struct APIResponse<Content: Sendable>: Sendable {
     /// the network was gone (see ``origin``).
     public var isStale: Bool { storage.origin.isStale }
     /// The load whose stale answer this response refreshes, when it is the refresh load that
-    /// ``CachePolicy/staleWhileRevalidate`` started; `nil` otherwise.
+    /// ``ResponseCache/Policy/staleWhileRevalidate`` started; `nil` otherwise.
     public var refreshes: LoadID? { storage.refreshes }
     /// How the transfer went; for a cached response, the transfer that filled the cache.
     public var metrics: HTTPResponse.Metrics { storage.metrics }
@@ -146,11 +146,11 @@ public enum ResponseOrigin: Sendable, Hashable {
     /// A fresh cached response; no request was sent.
     case cache(age: Duration)
     /// An expired cached response served at once while a refresh load runs
-    /// (``CachePolicy/staleWhileRevalidate``); the refresh's response names this load in
+    /// (``ResponseCache/Policy/staleWhileRevalidate``); the refresh's response names this load in
     /// ``APIResponse/refreshes``.
     case staleCache(age: Duration)
     /// A stored response served because the load failed as `reason` (no network, or a
-    /// timeout) — ``CachePolicy/offlineFallback``.
+    /// timeout) — ``ResponseCache/Policy/offlineFallback``.
     case offlineFallback(age: Duration, reason: APIError.Kind)
 
     /// Whether the response is older than its cache lifetime.

@@ -10,7 +10,7 @@ struct CallAdditions: Sendable {
     /// The body's value, over the endpoint's ``Endpoint/body``.
     var body: (any Encodable & Sendable)?
     /// How `body` is encoded, over the endpoint's choice.
-    var bodyEncoding: BodyEncoding?
+    var bodyEncoding: Parameters.BodyEncoding?
 
     /// Nothing added.
     static let none = CallAdditions()

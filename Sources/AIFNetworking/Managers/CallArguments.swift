@@ -15,7 +15,7 @@ package struct CallArguments: Sendable {
     /// The body's value, encoded as the endpoint says.
     package var body: (any Encodable & Sendable)?
     /// A multipart form sent as the body.
-    package var form: MultipartForm?
+    package var form: HTTPRequest.MultipartForm?
     /// A body sent as it is (an OpenAPI client's), with its own `Content-Type` among the headers.
     package var rawBody: HTTPRequest.Body?
     /// How many bytes of a streamed response may wait for the reader.

@@ -57,7 +57,7 @@ public struct DefinedAPI: Sendable {
             timeouts?.total = total
         }
         let cachePolicy = define.cache.map { cache in
-            var policy = CachePolicy.lifetime(cache.lifetime)
+            var policy = ResponseCache.Policy.lifetime(cache.lifetime)
             policy.staleWhileRevalidate = cache.staleWhileRevalidate
             policy.followsCacheControl = cache.followsCacheControl
             return policy
@@ -122,7 +122,7 @@ public struct DefinedAPI: Sendable {
     /// - Returns: The response.
     /// - Throws: The load's ``APIError``.
     public func load<Content: Decodable & Sendable>(
-        _ parameters: Parameters = [:], body: some Encodable & Sendable, encoding: BodyEncoding? = nil, as type: Content.Type,
+        _ parameters: Parameters = [:], body: some Encodable & Sendable, encoding: Parameters.BodyEncoding? = nil, as type: Content.Type,
         headers: HTTPHeaders = HTTPHeaders(), query: [URLQueryItem] = []
     ) async throws(APIError) -> APIResponse<Content> {
         try await manager(as: type).load(parameters, body: body, encoding: encoding, headers: headers, query: query)

@@ -26,7 +26,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     /// The request type.
     public var method: HTTPMethod
     /// How a body is encoded; `nil` for the service's choice.
-    public var bodyEncoding: BodyEncoding?
+    public var bodyEncoding: Parameters.BodyEncoding?
     /// The body every load sends, encoded as ``bodyEncoding`` says (a call's own body wins);
     /// `nil` for the parameters as the body.
     public var body: (any Encodable & Sendable)?
@@ -49,7 +49,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
     /// ``APIError/errorBody(as:)``; `nil` for the service's (``/AIFServices/ErrorBodyRule/type``).
     public var errorBody: (any (Decodable & Sendable).Type)?
     /// How validated responses are cached; `nil` for no caching.
-    public var cachePolicy: CachePolicy?
+    public var cachePolicy: ResponseCache.Policy?
     /// Whether identical GET loads in flight at once share one transfer.
     public var coalescesIdenticalRequests: Bool
     /// When a failed load is sent again; `nil` for the service's policy.
@@ -93,7 +93,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         service: ServiceName,
         path: String,
         method: HTTPMethod = .get,
-        bodyEncoding: BodyEncoding? = nil,
+        bodyEncoding: Parameters.BodyEncoding? = nil,
         body: (any Encodable & Sendable)? = nil,
         arrayEncoding: Parameters.ArrayEncoding? = nil,
         parameterPlacements: [String: Parameters.Placement] = [:],
@@ -102,7 +102,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         decoder: (any ContentDecoder)? = nil,
         envelope: ResponseEnvelope? = nil,
         errorBody: (any (Decodable & Sendable).Type)? = nil,
-        cachePolicy: CachePolicy? = nil,
+        cachePolicy: ResponseCache.Policy? = nil,
         coalescesIdenticalRequests: Bool = false,
         retryPolicy: RetryPolicy? = nil,
         usesAuthenticator: Bool = true,

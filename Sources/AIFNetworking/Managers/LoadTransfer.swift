@@ -48,7 +48,7 @@ final class ManagerDownload: Sendable {
     /// Opens the partial file for the next attempt (closing the one before's).
     ///
     /// - Parameter identity: What the resume record must name to be resumed.
-    func beginAttempt(identity: String) throws(DownloadError) -> DownloadWriter {
+    func beginAttempt(identity: String) throws(FileDownload.Failure) -> DownloadWriter {
         let previous = state.withLock { state in
             defer { state.writer = nil }
             return state.writer

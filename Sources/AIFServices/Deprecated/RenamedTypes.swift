@@ -48,3 +48,7 @@ public typealias MockBehavior = ServiceEnvironment.MockBehavior
 /// The former name of ``ServiceVeto/Rule``.
 @available(*, deprecated, renamed: "ServiceVeto.Rule")
 public typealias ApplicationErrorRule = ServiceVeto.Rule
+
+/// The former name of ``Parameters/BodyEncoding``.
+@available(*, deprecated, renamed: "Parameters.BodyEncoding")
+public typealias BodyEncoding = Parameters.BodyEncoding

@@ -39,7 +39,7 @@ package final class DelayedAnswer: CancellableTransfer {
     }
 
     /// The response with its body handed to `receiver`, if it takes it.
-    private static func handing(_ response: HTTPResponse, to receiver: any ResponseBodyReceiver, url: String) -> Result<HTTPResponse, TransportError> {
+    private static func handing(_ response: HTTPResponse, to receiver: any HTTPRequest.BodyReceiver, url: String) -> Result<HTTPResponse, TransportError> {
         guard !response.body.isEmpty else { return .success(response) }
         do {
             guard try receiver.willReceiveBody(statusCode: response.statusCode, headers: response.headers) else { return .success(response) }

@@ -155,7 +155,7 @@ extension HTTPRequest {
     /// A part as curl's `-F` takes it: `name=value`, `name=@path`, or `name=<bytes>` for bytes
     /// that are not text, with `;filename=` and `;type=` as given. The values of secret
     /// parameters read `***` unless `revealingSecrets`.
-    static func curlFormArgument(_ part: MultipartForm.Part, revealingSecrets: Bool) -> String {
+    static func curlFormArgument(_ part: HTTPRequest.MultipartForm.Part, revealingSecrets: Bool) -> String {
         func parameter(_ value: String) -> String { "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
         var argument = part.name + "="
         switch part.content {

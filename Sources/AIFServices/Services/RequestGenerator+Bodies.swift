@@ -19,7 +19,7 @@ extension RequestGenerator {
     /// - Throws: ``ServiceError/unencodableBody(service:path:type:reason:)`` naming the value's
     ///   type and, for an `EncodingError`, where in it encoding failed.
     public func body(
-        encoding value: some Encodable, as encoding: BodyEncoding? = nil, arrays: Parameters.ArrayEncoding? = nil,
+        encoding value: some Encodable, as encoding: Parameters.BodyEncoding? = nil, arrays: Parameters.ArrayEncoding? = nil,
         for resolved: ServiceRegistry.ResolvedService, path: String
     ) throws(ServiceError) -> (data: Data, contentType: String) {
         let service = resolved.service

@@ -49,7 +49,7 @@ public struct RequestGenerator: Sendable {
         method: HTTPMethod,
         parameters: Parameters = [:],
         headers: HTTPHeaders = HTTPHeaders(),
-        bodyEncoding: BodyEncoding? = nil,
+        bodyEncoding: Parameters.BodyEncoding? = nil,
         arrays: Parameters.ArrayEncoding? = nil,
         query: [URLQueryItem] = [],
         rawBody: HTTPRequest.Body? = nil,

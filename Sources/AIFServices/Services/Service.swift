@@ -53,12 +53,14 @@ public struct ServiceEnvironment: Sendable, Hashable {
     }
 }
 
-/// How parameters travel in a request body.
-public enum BodyEncoding: Sendable, Hashable {
-    /// `application/json`.
-    case json
-    /// `application/x-www-form-urlencoded`.
-    case form
+extension Parameters {
+    /// How parameters travel in a request body.
+    public enum BodyEncoding: Sendable, Hashable {
+        /// `application/json`.
+        case json
+        /// `application/x-www-form-urlencoded`.
+        case form
+    }
 }
 
 extension Parameters {
@@ -139,7 +141,7 @@ public protocol Service: Sendable {
     /// The environment used when none was chosen for it: `online` by default.
     var defaultEnvironment: ServiceEnvironment.Name { get }
     /// How request bodies are encoded unless a call says otherwise: JSON by default.
-    var bodyEncoding: BodyEncoding { get }
+    var bodyEncoding: Parameters.BodyEncoding { get }
     /// How arrays are written in queries and forms: `key[]=` by default.
     var arrayEncoding: Parameters.ArrayEncoding { get }
     /// Timeouts for this service's requests, or `nil` for the transport's.
@@ -177,7 +179,7 @@ public protocol Service: Sendable {
     /// credential, tell an app handler): none by default.
     var errorPolicies: ErrorPolicies? { get }
     /// The cache version of every response of the service, beside each endpoint's
-    /// `CachePolicy.version`: bumping it leaves everything the service's managers stored
+    /// `ResponseCache.Policy.version`: bumping it leaves everything the service's managers stored
     /// unread (YTKNetwork's `cacheVersion`, for a whole backend).
     var cacheVersion: Int { get }
 
@@ -217,7 +219,7 @@ extension Service {
     /// `online`.
     public var defaultEnvironment: ServiceEnvironment.Name { .online }
     /// JSON.
-    public var bodyEncoding: BodyEncoding { .json }
+    public var bodyEncoding: Parameters.BodyEncoding { .json }
     /// `key[]=`.
     public var arrayEncoding: Parameters.ArrayEncoding { .brackets }
     /// The transport's.

@@ -71,7 +71,7 @@ public struct ConfiguredService: Service {
     /// The default environment.
     public let defaultEnvironment: ServiceEnvironment.Name
     /// The body encoding.
-    public let bodyEncoding: BodyEncoding
+    public let bodyEncoding: Parameters.BodyEncoding
     /// The array encoding.
     public let arrayEncoding: Parameters.ArrayEncoding
     /// The timeouts.
@@ -242,8 +242,8 @@ public struct ConfiguredService: Service {
         return ServiceEnvironment.MockBehavior(fixtures: directory, latency: latency, failureRate: failureRate, seed: entry.seed.map(UInt64.init))
     }
 
-    private static func encodings(_ definition: ServiceFile, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> (BodyEncoding, Parameters.ArrayEncoding) {
-        let bodyEncoding: BodyEncoding
+    private static func encodings(_ definition: ServiceFile, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> (Parameters.BodyEncoding, Parameters.ArrayEncoding) {
+        let bodyEncoding: Parameters.BodyEncoding
         switch try reader.text(definition.bodyEncoding, at: "bodyEncoding") ?? "json" {
         case "json": bodyEncoding = .json
         case "form": bodyEncoding = .form

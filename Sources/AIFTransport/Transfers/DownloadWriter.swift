@@ -14,7 +14,7 @@ import Musl
 ///   (``willReceiveBody(statusCode:headers:)`` and ``receive(_:)``, one at a time); the
 ///   downloading task reads it before the request is sent and after the transfer completed,
 ///   which the transport orders after its last call.
-package final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
+package final class DownloadWriter: HTTPRequest.BodyReceiver, @unchecked Sendable {
     let download: FileDownload
     let url: String
     /// The record of the partial file, if it can be resumed from.
@@ -36,13 +36,13 @@ package final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
 
     /// Opens (or creates) the partial file; reads its record, and hashes what it holds when a
     /// SHA-256 is to be checked.
-    package init(_ download: FileDownload, url: String) throws(DownloadError) {
+    package init(_ download: FileDownload, url: String) throws(FileDownload.Failure) {
         self.download = download
         self.url = url
         let path = download.partialFile.path
         descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw DownloadError(reason: .file("cannot open \(path): \(String(cString: strerror(errno)))"), destination: download.destination, partialBytes: 0)
+            throw FileDownload.Failure(reason: .file("cannot open \(path): \(String(cString: strerror(errno)))"), destination: download.destination, partialBytes: 0)
         }
         let end = lseek(descriptor, 0, SEEK_END)
         byteCount = Int64(max(end, 0))
@@ -81,7 +81,7 @@ package final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
         return [("Range", "bytes=\(byteCount)-"), ("If-Range", validator)]
     }
 
-    // MARK: ResponseBodyReceiver
+    // MARK: HTTPRequest.BodyReceiver
 
     package func willReceiveBody(statusCode: Int, headers: HTTPHeaders) throws -> Bool {
         switch statusCode {
@@ -151,9 +151,9 @@ package final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
     /// size is right, or a 416 for a partial file that already holds the whole), empties it for
     /// a 416 otherwise, or leaves it for any other status.
     ///
-    /// - Throws: ``DownloadError`` for a 2xx that does not make the file (a 206 without a body,
+    /// - Throws: ``FileDownload/Failure`` for a 2xx that does not make the file (a 206 without a body,
     ///   a size other than announced, a checksum mismatch, a file system failure).
-    package func verdict(on response: HTTPResponse) throws(DownloadError) -> Verdict {
+    package func verdict(on response: HTTPResponse) throws(FileDownload.Failure) -> Verdict {
         switch response.statusCode {
         case 200..<300:
             if !tookBody {
@@ -178,7 +178,7 @@ package final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
         }
     }
 
-    private func finish(_ response: HTTPResponse) throws(DownloadError) -> DownloadedFile {
+    private func finish(_ response: HTTPResponse) throws(FileDownload.Failure) -> DownloadedFile {
         let count = byteCount
         let resumed = tookBody ? resumedAt : count
         let sha256 = try complete()
@@ -204,7 +204,7 @@ package final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
 
     /// Flushes the file to disk, checks its SHA-256 if asked, and moves it into place.
     /// Returns the SHA-256 when it was computed.
-    func complete() throws(DownloadError) -> String? {
+    func complete() throws(FileDownload.Failure) -> String? {
         guard fsync(descriptor) == 0 else { throw failure(.file("flushing \(download.partialFile.path) failed: \(String(cString: strerror(errno)))")) }
         closeFile()
         var digest: String?
@@ -212,7 +212,7 @@ package final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
             let actual = Digest.hex(finished.finish())
             guard actual == expected else {
                 removePartial()
-                throw DownloadError(reason: .integrity(expected: expected, actual: actual), destination: download.destination, partialBytes: 0)
+                throw FileDownload.Failure(reason: .integrity(expected: expected, actual: actual), destination: download.destination, partialBytes: 0)
             }
             digest = actual
         }
@@ -225,10 +225,10 @@ package final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
 
     /// The download's error for `reason`: the partial file kept, or removed as the download
     /// asks.
-    package func failure(_ reason: DownloadError.Reason) -> DownloadError {
+    package func failure(_ reason: FileDownload.Failure.Reason) -> FileDownload.Failure {
         closeFile()
         if !download.keepsPartialFile || byteCount == 0 || record == nil { removePartial() }
-        return DownloadError(reason: reason, destination: download.destination, partialBytes: byteCount)
+        return FileDownload.Failure(reason: reason, destination: download.destination, partialBytes: byteCount)
     }
 
     /// Closes the partial file.
@@ -244,13 +244,13 @@ package final class DownloadWriter: ResponseBodyReceiver, @unchecked Sendable {
     }
 
     /// Feeds what the partial file holds to the hash, for a download that appends to it.
-    private func hashPartialFile() throws(DownloadError) {
+    private func hashPartialFile() throws(FileDownload.Failure) {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var offset: off_t = 0
         while true {
             let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
             if count < 0 {
-                throw DownloadError(
+                throw FileDownload.Failure(
                     reason: .file("reading \(download.partialFile.path) failed: \(String(cString: strerror(errno)))"),
                     destination: download.destination, partialBytes: byteCount)
             }

@@ -16,7 +16,7 @@ extension HTTPTransport {
     ///   is resumed: the request gets `Range: bytes=N-` and `If-Range`. A 206 appends; a 200
     ///   (the resource changed, or the server ignores ranges) starts the file over; a 416 on a
     ///   partial file that holds the whole size is success; any other 416 starts over once.
-    /// - A status that brings no file fails with ``DownloadError/Reason/httpStatus(_:)`` (the
+    /// - A status that brings no file fails with ``FileDownload/Failure/Reason/httpStatus(_:)`` (the
     ///   body stays in the response, in memory, under the transport's size limit).
     /// - Cancelling the calling task cancels the transfer; the partial file is kept (or
     ///   removed, as ``FileDownload/keepsPartialFile`` says).
@@ -28,10 +28,10 @@ extension HTTPTransport {
     ///   - progress: Called as bytes arrive, with the bytes of the whole file (those of an
     ///     earlier attempt included) and its total when known; on the transport's thread.
     /// - Returns: The finished file.
-    /// - Throws: ``DownloadError``, saying what failed and how many bytes are kept.
+    /// - Throws: ``FileDownload/Failure``, saying what failed and how many bytes are kept.
     public func download(
         _ request: HTTPRequest, to download: FileDownload, progress: (@Sendable (TransferProgress) -> Void)? = nil
-    ) async throws(DownloadError) -> DownloadedFile {
+    ) async throws(FileDownload.Failure) -> DownloadedFile {
         let url = request.url.absoluteString
         var restarted = false
         while true {

@@ -12,7 +12,7 @@ extension HTTPTransport {
     /// ```
     ///
     /// The body does not wait in memory beyond `bufferLimit` bytes: a reader that falls behind
-    /// pauses the transfer (see ``ResponseBodyStream``). Redirects are followed first (their
+    /// pauses the transfer (see ``StreamingResponse/Body``). Redirects are followed first (their
     /// bodies are not streamed); any other status streams its body, so check
     /// ``StreamingResponse/statusCode``. The response size limit does not apply to a streamed
     /// body. Cancelling the calling task, or the task reading the body, cancels the transfer.
@@ -53,7 +53,7 @@ extension HTTPTransport {
             lifetime.cancel()
         }
         let arrived = try head.get()
-        return StreamingResponse(statusCode: arrived.statusCode, headers: arrived.headers, body: ResponseBodyStream(buffer: buffer, lifetime: lifetime))
+        return StreamingResponse(statusCode: arrived.statusCode, headers: arrived.headers, body: StreamingResponse.Body(buffer: buffer, lifetime: lifetime))
     }
 }
 
@@ -61,7 +61,7 @@ extension HTTPTransport {
 /// `APIManager.stream(_:bufferLimit:control:)` — telling the caller the head when the body
 /// begins, and handing the chunks to the stream's buffer. `Failure` is what the caller is told
 /// when no body comes.
-package final class StreamingBodyReceiver<Failure: Error>: ResponseBodyReceiver {
+package final class StreamingBodyReceiver<Failure: Error>: HTTPRequest.BodyReceiver {
     package struct Head: Sendable {
         package var statusCode: Int
         package var headers: HTTPHeaders

@@ -1,47 +1,49 @@
 import Foundation
 
-/// A request body produced as it is sent: chunks from an `AsyncSequence`, with or without a
-/// known length (``HTTPRequest/Body/stream(_:)``).
-///
-/// ```swift
-/// let chunks = AsyncStream<Data> { continuation in … }         // a recording, a pipe, a generator
-/// let request = HTTPRequest(method: .post, url: ingestURL, body: .stream(RequestBodyStream(chunks)))
-/// ```
-///
-/// Without a length the body goes as HTTP/1.1 chunked transfer coding (over HTTP/2, as plain
-/// DATA frames); with one, it is announced in `Content-Length`, and a sequence that yields
-/// fewer or more bytes fails the request, saying so. The transport reads ahead at most
-/// `bufferLimit` bytes: a sequence faster than the network waits, one slower pauses the
-/// upload until its next chunk. An error the sequence throws fails the request with
-/// ``TransportError/Code-swift.struct/bodySourceFailed`` and its description.
-///
-/// A stream is sent once: it cannot be sent again after a 307/308 redirect, or by a retry —
-/// those fail with a ``TransportError`` that says so. It cannot be signed by a scheme that
-/// hashes the body (its bytes are not known in advance): send a file instead.
-public final class RequestBodyStream: Sendable {
-    /// The body's length in bytes, when known.
-    public let length: Int64?
-    /// How many bytes may be read ahead of the network.
-    public let bufferLimit: Int
-    let pipe: UploadPipe
-
-    /// Describes a streamed body.
+extension HTTPRequest {
+    /// A request body produced as it is sent: chunks from an `AsyncSequence`, with or without a
+    /// known length (``HTTPRequest/Body/stream(_:)``).
     ///
-    /// - Parameters:
-    ///   - chunks: The body's bytes, in order.
-    ///   - length: Their total, if known (sent as `Content-Length`); `nil` for chunked.
-    ///   - bufferLimit: How many bytes may wait to be sent; 256 KiB by default.
-    public init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, length: Int64? = nil, bufferLimit: Int = 256 << 10) where Chunks.Element == Data {
-        self.length = length
-        self.bufferLimit = max(1, bufferLimit)
-        pipe = UploadPipe(limit: max(1, bufferLimit), length: length) { pipe in
-            do {
-                for try await chunk in chunks where !chunk.isEmpty {
-                    guard await pipe.push(chunk) else { return }
+    /// ```swift
+    /// let chunks = AsyncStream<Data> { continuation in … }         // a recording, a pipe, a generator
+    /// let request = HTTPRequest(method: .post, url: ingestURL, body: .stream(HTTPRequest.BodyStream(chunks)))
+    /// ```
+    ///
+    /// Without a length the body goes as HTTP/1.1 chunked transfer coding (over HTTP/2, as plain
+    /// DATA frames); with one, it is announced in `Content-Length`, and a sequence that yields
+    /// fewer or more bytes fails the request, saying so. The transport reads ahead at most
+    /// `bufferLimit` bytes: a sequence faster than the network waits, one slower pauses the
+    /// upload until its next chunk. An error the sequence throws fails the request with
+    /// ``TransportError/Code-swift.struct/bodySourceFailed`` and its description.
+    ///
+    /// A stream is sent once: it cannot be sent again after a 307/308 redirect, or by a retry —
+    /// those fail with a ``TransportError`` that says so. It cannot be signed by a scheme that
+    /// hashes the body (its bytes are not known in advance): send a file instead.
+    public final class BodyStream: Sendable {
+        /// The body's length in bytes, when known.
+        public let length: Int64?
+        /// How many bytes may be read ahead of the network.
+        public let bufferLimit: Int
+        let pipe: UploadPipe
+
+        /// Describes a streamed body.
+        ///
+        /// - Parameters:
+        ///   - chunks: The body's bytes, in order.
+        ///   - length: Their total, if known (sent as `Content-Length`); `nil` for chunked.
+        ///   - bufferLimit: How many bytes may wait to be sent; 256 KiB by default.
+        public init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, length: Int64? = nil, bufferLimit: Int = 256 << 10) where Chunks.Element == Data {
+            self.length = length
+            self.bufferLimit = max(1, bufferLimit)
+            pipe = UploadPipe(limit: max(1, bufferLimit), length: length) { pipe in
+                do {
+                    for try await chunk in chunks where !chunk.isEmpty {
+                        guard await pipe.push(chunk) else { return }
+                    }
+                    pipe.finish(nil)
+                } catch {
+                    pipe.finish("the request body stream failed: \(error)")
                 }
-                pipe.finish(nil)
-            } catch {
-                pipe.finish("the request body stream failed: \(error)")
             }
         }
     }

@@ -7,78 +7,80 @@ public struct StreamingResponse: Sendable {
     /// The header fields.
     public let headers: HTTPHeaders
     /// The body, chunk by chunk.
-    public let body: ResponseBodyStream
+    public let body: StreamingResponse.Body
 
-    package init(statusCode: Int, headers: HTTPHeaders, body: ResponseBodyStream) {
+    package init(statusCode: Int, headers: HTTPHeaders, body: StreamingResponse.Body) {
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
     }
 }
 
-/// A response body as an asynchronous sequence of chunks, in order, as the transport receives
-/// them — with back-pressure: when the reader falls behind by more than the buffer limit, the
-/// transfer stops receiving (libcurl pauses it; the server's sending blocks) until the reader
-/// has taken half of what waits.
-///
-/// One reader at a time. The sequence ends when the body does, and throws the
-/// ``TransportError`` of a transfer that failed mid-body (after the chunks that arrived).
-/// Cancelling the reading task cancels the transfer; so does letting go of the stream (and of
-/// every iterator made from it) before its end.
-public struct ResponseBodyStream: AsyncSequence, Sendable {
-    /// A chunk of the body.
-    public typealias Element = Data
-    /// How the body can fail.
-    public typealias Failure = TransportError
+extension StreamingResponse {
+    /// A response body as an asynchronous sequence of chunks, in order, as the transport receives
+    /// them — with back-pressure: when the reader falls behind by more than the buffer limit, the
+    /// transfer stops receiving (libcurl pauses it; the server's sending blocks) until the reader
+    /// has taken half of what waits.
+    ///
+    /// One reader at a time. The sequence ends when the body does, and throws the
+    /// ``TransportError`` of a transfer that failed mid-body (after the chunks that arrived).
+    /// Cancelling the reading task cancels the transfer; so does letting go of the stream (and of
+    /// every iterator made from it) before its end.
+    public struct Body: AsyncSequence, Sendable {
+        /// A chunk of the body.
+        public typealias Element = Data
+        /// How the body can fail.
+        public typealias Failure = TransportError
 
-    let buffer: StreamBuffer
-    let lifetime: StreamLifetime
-
-    package init(buffer: StreamBuffer, lifetime: StreamLifetime) {
-        self.buffer = buffer
-        self.lifetime = lifetime
-    }
-
-    /// The iterator.
-    public struct AsyncIterator: AsyncIteratorProtocol {
         let buffer: StreamBuffer
         let lifetime: StreamLifetime
 
-        /// The next chunk, or `nil` at the end of the body.
-        ///
-        /// - Throws: The transfer's ``TransportError`` if it failed, or
-        ///   ``TransportError/Code-swift.struct/cancelled`` when the reading task was cancelled.
-        public mutating func next() async throws(TransportError) -> Data? {
-            try await buffer.next(cancelling: lifetime)
+        package init(buffer: StreamBuffer, lifetime: StreamLifetime) {
+            self.buffer = buffer
+            self.lifetime = lifetime
         }
 
-        /// The next chunk, or `nil` at the end of the body.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(TransportError) -> Data? {
-            try await buffer.next(cancelling: lifetime)
-        }
-    }
+        /// The iterator.
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let buffer: StreamBuffer
+            let lifetime: StreamLifetime
 
-    /// Makes the (single) iterator.
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(buffer: buffer, lifetime: lifetime)
-    }
-
-    /// Reads the rest of the body into memory (for a short one, or an error page).
-    ///
-    /// - Parameter limit: The most bytes to accept.
-    /// - Throws: The transfer's ``TransportError``, or
-    ///   ``TransportError/Code-swift.struct/responseTooLarge`` past `limit`.
-    public func collect(upTo limit: Int) async throws(TransportError) -> Data {
-        var all = Data()
-        var iterator = makeAsyncIterator()
-        while let chunk = try await iterator.next() {
-            guard chunk.count <= limit - all.count else {
-                lifetime.cancel()
-                throw TransportError(.responseTooLarge, url: buffer.url, detail: "the body passed \(limit) bytes")
+            /// The next chunk, or `nil` at the end of the body.
+            ///
+            /// - Throws: The transfer's ``TransportError`` if it failed, or
+            ///   ``TransportError/Code-swift.struct/cancelled`` when the reading task was cancelled.
+            public mutating func next() async throws(TransportError) -> Data? {
+                try await buffer.next(cancelling: lifetime)
             }
-            all += chunk
+
+            /// The next chunk, or `nil` at the end of the body.
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws(TransportError) -> Data? {
+                try await buffer.next(cancelling: lifetime)
+            }
         }
-        return all
+
+        /// Makes the (single) iterator.
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(buffer: buffer, lifetime: lifetime)
+        }
+
+        /// Reads the rest of the body into memory (for a short one, or an error page).
+        ///
+        /// - Parameter limit: The most bytes to accept.
+        /// - Throws: The transfer's ``TransportError``, or
+        ///   ``TransportError/Code-swift.struct/responseTooLarge`` past `limit`.
+        public func collect(upTo limit: Int) async throws(TransportError) -> Data {
+            var all = Data()
+            var iterator = makeAsyncIterator()
+            while let chunk = try await iterator.next() {
+                guard chunk.count <= limit - all.count else {
+                    lifetime.cancel()
+                    throw TransportError(.responseTooLarge, url: buffer.url, detail: "the body passed \(limit) bytes")
+                }
+                all += chunk
+            }
+            return all
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 
-extension ResponseBodyStream {
+extension StreamingResponse.Body {
     /// The body as lines of UTF-8 text (invalid bytes replaced), without their line breaks —
     /// LF, CRLF or a lone CR — the last one yielded even without a break after it.
     public var lines: Lines {
@@ -22,18 +22,18 @@ extension ResponseBodyStream {
         ServerSentEvents(lines: lines)
     }
 
-    /// A response body as lines (``ResponseBodyStream/lines``).
+    /// A response body as lines (``StreamingResponse/Body/lines``).
     public struct Lines: AsyncSequence, Sendable {
         /// A line, without its line break.
         public typealias Element = String
         /// How the body can fail.
         public typealias Failure = TransportError
 
-        let body: ResponseBodyStream
+        let body: StreamingResponse.Body
 
         /// The iterator.
         public struct AsyncIterator: AsyncIteratorProtocol {
-            var chunks: ResponseBodyStream.AsyncIterator
+            var chunks: StreamingResponse.Body.AsyncIterator
             var splitter = LineSplitter()
             var ready: [String] = []
             var finished = false
@@ -126,18 +126,18 @@ extension ServerSentEvents {
     }
 }
 
-/// A response body as server-sent events (``ResponseBodyStream/serverSentEvents``).
+/// A response body as server-sent events (``StreamingResponse/Body/serverSentEvents``).
 public struct ServerSentEvents: AsyncSequence, Sendable {
     /// An event.
     public typealias Element = Event
     /// How the body can fail.
     public typealias Failure = TransportError
 
-    let lines: ResponseBodyStream.Lines
+    let lines: StreamingResponse.Body.Lines
 
     /// The iterator.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var lines: ResponseBodyStream.Lines.AsyncIterator
+        var lines: StreamingResponse.Body.Lines.AsyncIterator
         var parser = ServerSentEventParser()
 
         /// The next event, or `nil` at the end of the body (an event not ended by a blank line

@@ -15,10 +15,10 @@ public struct HTTPRequest: Sendable {
         case file(path: String)
         /// A `multipart/form-data` body, its files streamed from disk as it is sent; the
         /// transport sets its `Content-Type` (with the boundary) and length.
-        case multipart(MultipartForm)
+        case multipart(HTTPRequest.MultipartForm)
         /// Bytes produced as the body is sent, from an `AsyncSequence` (chunked when their
         /// length is not known); sent once — a retry or a 307/308 cannot send it again.
-        case stream(RequestBodyStream)
+        case stream(HTTPRequest.BodyStream)
 
         /// Whether the body is produced as it is sent (``stream(_:)``), and so can be sent once only.
         public var isStream: Bool {
@@ -58,7 +58,7 @@ public struct HTTPRequest: Sendable {
     public var maxResponseBodySize: Int?
     /// Where the response body goes as it arrives (a file, a stream), or `nil` to keep it in
     /// memory, in ``HTTPResponse/body``.
-    public var bodyReceiver: (any ResponseBodyReceiver)? {
+    public var bodyReceiver: (any HTTPRequest.BodyReceiver)? {
         get { attachments.bodyReceiver }
         set { attachments.bodyReceiver = newValue }
     }
@@ -125,7 +125,7 @@ public struct HTTPRequest: Sendable {
         timeouts: Timeouts? = nil,
         redirects: RedirectPolicy? = nil,
         maxResponseBodySize: Int? = nil,
-        bodyReceiver: (any ResponseBodyReceiver)? = nil
+        bodyReceiver: (any HTTPRequest.BodyReceiver)? = nil
     ) {
         self.method = method
         self.location = .parsed(url)
@@ -222,13 +222,13 @@ extension Duration {
 /// whole when one changes, so that requests keep value semantics.
 private struct RequestAttachments: Sendable {
     private final class Members: Sendable {
-        let bodyReceiver: (any ResponseBodyReceiver)?
+        let bodyReceiver: (any HTTPRequest.BodyReceiver)?
         let control: TransferControl?
         let connection: HTTPRequest.Connection?
         let sendingCondition: (any SendingCondition)?
 
         init(
-            bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?, connection: HTTPRequest.Connection?,
+            bodyReceiver: (any HTTPRequest.BodyReceiver)?, control: TransferControl?, connection: HTTPRequest.Connection?,
             sendingCondition: (any SendingCondition)?
         ) {
             self.bodyReceiver = bodyReceiver
@@ -240,7 +240,7 @@ private struct RequestAttachments: Sendable {
 
     private var members: Members?
 
-    var bodyReceiver: (any ResponseBodyReceiver)? {
+    var bodyReceiver: (any HTTPRequest.BodyReceiver)? {
         get { members?.bodyReceiver }
         set { replace(bodyReceiver: newValue, control: control, connection: connection, sendingCondition: sendingCondition) }
     }
@@ -261,7 +261,7 @@ private struct RequestAttachments: Sendable {
     }
 
     private mutating func replace(
-        bodyReceiver: (any ResponseBodyReceiver)?, control: TransferControl?, connection: HTTPRequest.Connection?,
+        bodyReceiver: (any HTTPRequest.BodyReceiver)?, control: TransferControl?, connection: HTTPRequest.Connection?,
         sendingCondition: (any SendingCondition)?
     ) {
         if bodyReceiver == nil, control == nil, connection == nil, sendingCondition == nil {

@@ -116,7 +116,7 @@ final class ShopManager<Content: Decodable & Sendable>: APIManager<Content>, @un
         var cache = false
         var lifetime: Duration = .seconds(300)
         /// The whole policy, when a test needs more than a lifetime.
-        var cachePolicy: CachePolicy?
+        var cachePolicy: ResponseCache.Policy?
         var coalesce = false
         var timeouts: HTTPRequest.Timeouts?
         var retryPolicy: RetryPolicy?

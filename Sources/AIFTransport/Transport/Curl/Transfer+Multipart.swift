@@ -14,7 +14,7 @@ extension Transfer {
     ///
     /// - Throws: ``TransportError`` naming the part: a NUL in a name, a line break in a content
     ///   type or part header, a file that cannot be read.
-    func makeMIME(_ form: MultipartForm, _ handle: EasyHandle) throws(TransportError) -> OpaquePointer {
+    func makeMIME(_ form: HTTPRequest.MultipartForm, _ handle: EasyHandle) throws(TransportError) -> OpaquePointer {
         guard let mime = curl_mime_init(handle.raw) else {
             throw TransportError(.other, url: urlString, detail: "libcurl could not allocate a multipart body")
         }
@@ -29,7 +29,7 @@ extension Transfer {
         return mime
     }
 
-    private func addPart(_ part: MultipartForm.Part, number: Int, to mime: OpaquePointer) throws(TransportError) {
+    private func addPart(_ part: HTTPRequest.MultipartForm.Part, number: Int, to mime: OpaquePointer) throws(TransportError) {
         let label = "multipart part \(number) (\(part.name.debugDescription))"
         func refuse(_ problem: String) -> TransportError {
             TransportError(.invalidRequest, url: urlString, detail: "\(label) \(problem)")

@@ -74,7 +74,7 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var exceededBodyLimit = false
 
     /// The request's body receiver while it takes the current response's body.
-    @exclusivity(unchecked) private var receiving: (any ResponseBodyReceiver)?
+    @exclusivity(unchecked) private var receiving: (any HTTPRequest.BodyReceiver)?
     /// Set when the body receiver refused the body, to report why.
     var receiverFailure: String?
 
