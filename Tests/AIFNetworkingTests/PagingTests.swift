@@ -152,10 +152,10 @@ struct PagingStateTests {
     }
 }
 
-/// A paged manager over the demo shop's listing, 20 to a page.
+/// A paged manager over the demo shop's listing, 20 to a page, ending on the total count. The
+/// tests fail pages on purpose to see the caller ask again: no automatic retries.
 final class ShopListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
     // Restated as Swift requires of subclasses; it adds no stored state.
-    /// The tests fail pages on purpose to see the caller ask again: no automatic retries.
     init(stack: ShopStack) {
         super.init(
             Endpoint(service: "shop", path: "goods", retryPolicy: .never), paging: Paging.Settings(endOfList: .totalCount), proxy: stack.proxy,

@@ -177,9 +177,8 @@ public final class APIProxy: Sendable {
     /// Asks the observers, if the proxy has any, what hears `load` (on the caller's thread).
     ///
     /// - Returns: What hears the load, or `nil`.
-    func observation(of load: @autoclosure () -> ObservedLoad) -> (any LoadObservation)? {
-        guard !loadObservers.all.isEmpty else { return nil }
-        return loadObservers.observation(of: load())
+    func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+        hasObservers ? loadObservers.observation(of: load) : nil
     }
 
     /// Takes a load that has ended out of the table.

@@ -1,5 +1,7 @@
-// The names the API had before it said "load" for a load everywhere (a request is one attempt,
-// an `HTTPRequest`). Each forwards to its new name and goes in a later major version.
+// Former names: those from before the API said "load" for a load everywhere (a request is one
+// attempt, an `HTTPRequest`), types that became nested in the type they belong to, and the
+// hooks that became plugins. Each forwards to (or names) its replacement and goes in a later
+// major version.
 
 /// The former name of ``LoadID``.
 @available(*, deprecated, renamed: "LoadID")
