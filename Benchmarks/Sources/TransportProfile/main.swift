@@ -70,9 +70,14 @@ case "transport":
     var configuration = CurlTransport.Configuration(proxy: .none)
     configuration.httpVersion = .http1Only
     configuration.connectionPool.maxConnectionsPerHost = concurrency
-    if ProcessInfo.processInfo.environment["PROFILE_BARE"] != nil {
-        // For finding what the features cost: no default headers, no Accept-Encoding.
+    // For finding what the defaults cost: the request as the C loop sends it, without the
+    // default User-Agent (PROFILE_NO_USER_AGENT), without Accept-Encoding (PROFILE_NO_DECOMPRESSION)
+    // or without either (PROFILE_BARE).
+    let environment = ProcessInfo.processInfo.environment
+    if environment["PROFILE_BARE"] != nil || environment["PROFILE_NO_USER_AGENT"] != nil {
         configuration.defaultHeaders = [:]
+    }
+    if environment["PROFILE_BARE"] != nil || environment["PROFILE_NO_DECOMPRESSION"] != nil {
         configuration.decompression = .disabled
     }
     let transport = CurlTransport(configuration: configuration)
