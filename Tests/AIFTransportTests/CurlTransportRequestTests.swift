@@ -178,6 +178,41 @@ struct CurlTransportRequestTests {
         #expect(Array(response.body.prefix(2)) == [0x1F, 0x8B])
     }
 
+    @Test func acceptEncodingIsSentOnceWithEveryEncodingLibcurlUndoes() async throws {
+        let server = try await TestServers.shared().plain
+        // What libcurl says it was built with, independently of how the transport words it.
+        let features = CurlTransport.Library.current.features
+        var expected: [String] = []
+        if features.contains("libz") { expected += ["deflate", "gzip"] }
+        if features.contains("brotli") { expected.append("br") }
+        if features.contains("zstd") { expected.append("zstd") }
+        try #require(!expected.isEmpty, "this libcurl undoes no encoding")
+        func acceptEncodingLines(_ transport: CurlTransport, _ headers: HTTPHeaders) async throws -> [String] {
+            let response = try await transport.send(HTTPRequest(url: server.url("headers"), headers: headers))
+            return String(decoding: response.body, as: UTF8.self).split(separator: "\n")
+                .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                .filter { $0.lowercased().hasPrefix("accept-encoding:") }
+        }
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        // A request with no headers of its own (the shared list) and one with some.
+        for headers: HTTPHeaders in [[:], ["X-Trace-ID": "1"]] {
+            let lines = try await acceptEncodingLines(transport, headers)
+            #expect(lines.map { $0.lowercased() } == ["accept-encoding: " + expected.joined(separator: ", ")])
+        }
+        // The request's own value replaces it, and the default headers' too.
+        #expect(try await acceptEncodingLines(transport, ["accept-encoding": "identity"]).map { $0.lowercased() } == ["accept-encoding: identity"])
+        let asked = makeTransport { $0.defaultHeaders = ["Accept-Encoding": "gzip"] }
+        defer { asked.shutdown() }
+        #expect(try await acceptEncodingLines(asked, [:]).map { $0.lowercased() } == ["accept-encoding: gzip"])
+        let plain = makeTransport { $0.decompression = .disabled }
+        defer { plain.shutdown() }
+        #expect(try await acceptEncodingLines(plain, [:]).isEmpty)
+        // A request that names its own encodings still gets the body decoded.
+        let response = try await transport.send(HTTPRequest(url: server.url("gzip"), headers: ["accept-encoding": "gzip"]))
+        #expect(String(decoding: response.body, as: UTF8.self) == TestRoutes.gzipPlainText)
+    }
+
     @Test func redirectsAreFollowed() async throws {
         let server = try await TestServers.shared().plain
         let transport = makeTransport()
