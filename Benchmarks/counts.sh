@@ -9,12 +9,12 @@
 # at concurrency 16 against `TransportBench serve` on a free loopback port. The figures do not
 # depend on how fast the host is, so they show a change's cost where wall-clock ratios are noise.
 #
-# Usage: counts.sh [CLIENT…]   (default: libcurl-c transport manager manager-async)
+# Usage: counts.sh [CLIENT…]   (default: libcurl-c transport transport-async manager manager-async)
 # Run after `swift build -c release --product TransportBench --product TransportProfile`.
 set -euo pipefail
 cd "$(dirname "$0")"
 clients=("$@")
-[ ${#clients[@]} -gt 0 ] || clients=(libcurl-c transport manager manager-async)
+[ ${#clients[@]} -gt 0 ] || clients=(libcurl-c transport transport-async manager manager-async)
 requests=${REQUESTS:-3300}
 syscall_requests=${SYSCALL_REQUESTS:-2300}
 profile=.build/release/TransportProfile

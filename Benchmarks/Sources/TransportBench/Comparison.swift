@@ -130,17 +130,20 @@ struct Comparison {
         return parts.isEmpty ? nil : "RATIO openapi \(scenario.ratioLabel) " + parts.joined(separator: " ")
     }
 
-    /// Resident memory of the manager stack over 100,000 loads, in a process of its own.
+    /// Resident memory of the manager stack over 100,000 loads, through each face, each in a
+    /// process of its own.
     private func soak(server: BenchServer, pinned: Bool) throws {
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let command = (pinned ? "/usr/bin/taskset -c 1 " : "") + "'\(executable)' soak --url '\(server.httpURL)' --loads 100000 --concurrency 16"
-        let output = try shell(command).trimmingCharacters(in: .whitespacesAndNewlines)
-        let samples = output.split(separator: " ").map { $0.split(separator: ":") }.compactMap { pair -> String? in
-            guard pair.count == 2, let loads = Int(pair[0]), let kib = Int(pair[1]) else { return nil }
-            return "\(loads / 1000)k: \(String(format: "%.1f", Double(kib) / 1024)) MiB"
-        }
         say("")
-        say("MEMORY manager, 100,000 loads at c=16, resident after each 20,000: " + samples.joined(separator: ", "))
+        for (face, client) in [("delegate", "manager"), ("async", "manager-async")] {
+            let command = (pinned ? "/usr/bin/taskset -c 1 " : "") + "'\(executable)' soak --url '\(server.httpURL)' --loads 100000 --concurrency 16 --face \(face)"
+            let output = try shell(command).trimmingCharacters(in: .whitespacesAndNewlines)
+            let samples = output.split(separator: " ").map { $0.split(separator: ":") }.compactMap { pair -> String? in
+                guard pair.count == 2, let loads = Int(pair[0]), let kib = Int(pair[1]) else { return nil }
+                return "\(loads / 1000)k: \(String(format: "%.1f", Double(kib) / 1024)) MiB"
+            }
+            say("MEMORY \(client), 100,000 loads at c=16, resident after each 20,000: " + samples.joined(separator: ", "))
+        }
     }
 
     /// `a/b=0.91`: the median over rounds of that round's ratio of requests per second.

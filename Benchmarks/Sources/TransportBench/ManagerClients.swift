@@ -168,6 +168,78 @@ func soakManager(url: String, loads: Int, concurrency: Int) async -> [(loads: In
     return samples
 }
 
+/// ``soakManager(url:loads:concurrency:)`` through the delegate face: `concurrency` chains, each
+/// delegate callback (delivered immediately) starting the next load, as `manager` runs.
+func soakManagerDelegate(url: String, loads: Int, concurrency: Int) async -> [(loads: Int, residentKiB: Int)] {
+    let settings = ClientSettings(url: url, caFile: nil, concurrency: concurrency, http2: false)
+    let stack = ManagerStack(settings)
+    defer { stack.transport.shutdown() }
+    let manager = stack.makeManager()
+    manager.callbackExecutor = .immediate
+    var samples = [(loads: 0, residentKiB: residentKiB())]
+    let step = max(1, loads / 5)
+    var done = 0
+    while done < loads {
+        let batch = min(step, loads - done)
+        // The manager holds its delegate weakly: the chain is kept here while the batch runs.
+        let chain = SoakChain(total: batch, parameters: stack.parameters)
+        manager.delegate = chain
+        await withCheckedContinuation { continuation in
+            let starting = chain.begin(concurrency: concurrency, then: continuation)
+            for _ in 0..<starting { manager.loadData(with: chain.parameters) }
+        }
+        done += batch
+        samples.append((done, residentKiB()))
+    }
+    return samples
+}
+
+/// Hears each load of a soak batch and starts the next until the batch is done.
+private final class SoakChain: APIManagerDelegate {
+    private struct Counts {
+        var started = 0
+        var finished = 0
+        var done: CheckedContinuation<Void, Never>?
+    }
+
+    let parameters: Parameters
+    private let total: Int
+    private let counts = Mutex(Counts())
+
+    init(total: Int, parameters: Parameters) {
+        self.total = total
+        self.parameters = parameters
+    }
+
+    /// Records the first loads as started (before any can end) and where to say the batch is
+    /// done; returns how many to start.
+    func begin(concurrency: Int, then done: CheckedContinuation<Void, Never>) -> Int {
+        counts.withLock { counts in
+            counts.done = done
+            counts.started = min(concurrency, total)
+            return counts.started
+        }
+    }
+
+    func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) { next(manager) }
+    func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) { next(manager) }
+
+    private func next<Content>(_ manager: APIManager<Content>) {
+        let (more, done) = counts.withLock { counts -> (Bool, CheckedContinuation<Void, Never>?) in
+            counts.finished += 1
+            if counts.started < total {
+                counts.started += 1
+                return (true, nil)
+            }
+            guard counts.finished == total else { return (false, nil) }
+            defer { counts.done = nil }
+            return (false, counts.done)
+        }
+        if more { manager.loadData(with: parameters) }
+        done?.resume()
+    }
+}
+
 /// Runs `count` calls of `request`, `concurrency` at a time.
 private func driveTasks(count: Int, concurrency: Int, request: @escaping @Sendable () async -> Bool) async -> Int {
     final class Tickets: Sendable {

@@ -42,12 +42,14 @@ case "client":
     print(measurement.line)
 case "soak":
     guard let url = option("--url", in: arguments) else {
-        print("usage: TransportBench soak --url URL [--loads N] [--concurrency N]")
+        print("usage: TransportBench soak --url URL [--loads N] [--concurrency N] [--face async|delegate]")
         exit(2)
     }
-    let samples = await soakManager(
-        url: url, loads: option("--loads", in: arguments).flatMap(Int.init) ?? 100_000,
-        concurrency: option("--concurrency", in: arguments).flatMap(Int.init) ?? 16)
+    let loads = option("--loads", in: arguments).flatMap(Int.init) ?? 100_000
+    let concurrency = option("--concurrency", in: arguments).flatMap(Int.init) ?? 16
+    let samples = option("--face", in: arguments) == "delegate"
+        ? await soakManagerDelegate(url: url, loads: loads, concurrency: concurrency)
+        : await soakManager(url: url, loads: loads, concurrency: concurrency)
     print(samples.map { "\($0.loads):\($0.residentKiB)" }.joined(separator: " "))
 case "delay-serve":
     try DelayServer.run(
@@ -84,6 +86,6 @@ case "compare", nil:
     )
     try await comparison.run()
 default:
-    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--scale-rounds N] [--transfers-only]] | scale [--rounds N] | cache | config | client … | transfer-client … | serve --port P | delay-serve --port P [--delay-ms D] | sink --port P")
+    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--scale-rounds N] [--transfers-only]] | scale [--rounds N] | cache | config | client … | transfer-client … | serve --port P | soak --url URL [--face async|delegate] | delay-serve --port P [--delay-ms D] | sink --port P")
     exit(2)
 }

@@ -11,7 +11,7 @@ import Synchronization
 // A synchronous driver for instruction-level profiling: valgrind cannot follow Swift's async
 // `main` on this platform, so this runs a fixed number of requests without one.
 //
-//     valgrind --tool=callgrind TransportProfile transport|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c URL CONCURRENCY REQUESTS
+//     valgrind --tool=callgrind TransportProfile transport|transport-async|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c URL CONCURRENCY REQUESTS
 //
 // `manager` is the full manager stack: a signed GET through APIManager, decoded, delivered to a
 // delegate (immediately, on the thread that ended the load), which starts the next load;
@@ -45,7 +45,7 @@ if arguments.count == 3, arguments[1] == "decode", let rounds = Int(arguments[2]
     exit(0)
 }
 guard arguments.count == 5, let concurrency = Int(arguments[3]), let total = Int(arguments[4]) else {
-    print("usage: TransportProfile transport|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c URL CONCURRENCY REQUESTS")
+    print("usage: TransportProfile transport|transport-async|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c URL CONCURRENCY REQUESTS")
     exit(2)
 }
 let url = arguments[2]
@@ -109,6 +109,32 @@ case "transport":
     done.wait()
     transport.shutdown()
     print("completed \(counter.finished)")
+case "transport-async":
+    // The transport's async face from tasks started here, as `manager-async` below: `concurrency`
+    // tasks awaiting one request after another.
+    var configuration = CurlTransport.Configuration(proxy: .none)
+    configuration.httpVersion = .http1Only
+    configuration.connectionPool.maxConnectionsPerHost = concurrency
+    let transport = CurlTransport(configuration: configuration)
+    let request = HTTPRequest(url: URL(string: url)!)
+    let tickets = Mutex((taken: 0, failed: 0))
+    let done = DispatchSemaphore(value: 0)
+    for _ in 0..<concurrency {
+        Task.detached {
+            while tickets.withLock({ tickets in
+                guard tickets.taken < total else { return false }
+                tickets.taken += 1
+                return true
+            }) {
+                let status = try? await transport.send(request).statusCode
+                if status != 200 { tickets.withLock { $0.failed += 1 } }
+            }
+            done.signal()
+        }
+    }
+    for _ in 0..<concurrency { done.wait() }
+    transport.shutdown()
+    print("completed \(total), failed \(tickets.withLock { $0.failed })")
 case "manager", "manager-loop", "manager-handoff":
     var configuration = CurlTransport.Configuration(proxy: .none)
     configuration.httpVersion = .http1Only

@@ -49,14 +49,27 @@ final class Load: CancellableTransfer {
     private final class Run: Sendable {
         let plan: LoadPlan
         let runner: any CompletionExecutor
-        let completion: @Sendable (LoadEnding) -> Void
         /// Stops the step under way: each transfer, wait and credential request is attached to it.
         let steps = AsyncCancellation()
+        /// Gets the ending; taken out as it is called. The caller's closure usually holds the
+        /// load (its manager finishes the load with it), and the load holds this run: kept
+        /// past the ending, the closure would keep the load, its request and its answer alive
+        /// for ever.
+        private let completion: Locked<(@Sendable (LoadEnding) -> Void)?>
 
         init(_ plan: LoadPlan, runner: any CompletionExecutor, completion: @escaping @Sendable (LoadEnding) -> Void) {
             self.plan = plan
             self.runner = runner
-            self.completion = completion
+            self.completion = Locked(completion)
+        }
+
+        /// Tells the ending, the first time only.
+        func complete(_ ending: LoadEnding) {
+            let completion = completion.withLock { completion in
+                defer { completion = nil }
+                return completion
+            }
+            completion?(ending)
         }
     }
 
@@ -153,7 +166,7 @@ final class Load: CancellableTransfer {
         guard case .fail(let failure) = action else { return }
         let run = run
         run.runner.run { [id] in
-            run.completion(.failed(run.plan.error(failure.kind, id: id, failure.message, nil, attempts: failure.attempts)))
+            run.complete(.failed(run.plan.error(failure.kind, id: id, failure.message, nil, attempts: failure.attempts)))
         }
     }
 
@@ -239,7 +252,7 @@ final class Load: CancellableTransfer {
                 wait.resume(after: delay, on: clock, with: ())
             }
         case .fail(let failure):
-            run.completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, attempts: failure.attempts)))
+            run.complete(.failed(plan.error(failure.kind, id: id, failure.message, underlying, attempts: failure.attempts)))
         case .askToRetry, .end:
             preconditionFailure("the load's machine decided \(action) without an answer")
         case .ignore:
@@ -268,7 +281,7 @@ final class Load: CancellableTransfer {
             end(ending, with: answer)
         case .fail(let failure):
             let response = try? answer.outcome.get()
-            run.completion(.failed(plan.error(failure.kind, id: id, failure.message, underlying, response, attempts: failure.attempts)))
+            run.complete(.failed(plan.error(failure.kind, id: id, failure.message, underlying, response, attempts: failure.attempts)))
         default:
             perform(action, underlying: underlying)
         }
@@ -379,7 +392,7 @@ final class Load: CancellableTransfer {
         case .failure(let error):
             exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, path: plan.shownPath).counting(attempts: ending.attempts))
         }
-        run.completion(.answered(exchange, attempts: ending.attempts, notRetried: ending.notRetried, retryableAt: ending.retryableAt))
+        run.complete(.answered(exchange, attempts: ending.attempts, notRetried: ending.notRetried, retryableAt: ending.retryableAt))
     }
 
     // MARK: Judging
