@@ -49,3 +49,90 @@ struct ParametersTests {
         #expect(parameters.map(\.key) == ["c"])
     }
 }
+
+/// The JSON body the request generator writes for parameters, held byte for byte to what
+/// Foundation's `JSONSerialization` writes with the options the generator used to give it.
+@Suite("Parameters: the JSON body, as JSONSerialization writes it")
+struct ParametersJSONTests {
+    /// What `JSONSerialization` writes for `value` (sorted keys, slashes unescaped).
+    private static func reference(_ value: ParameterValue) -> String? {
+        func object(_ value: ParameterValue) -> Any {
+            switch value {
+            case .string(let text): text
+            case .int(let number): number
+            case .double(let number): number
+            case .bool(let flag): flag
+            case .null: NSNull()
+            case .array(let values): values.map(object)
+            case .object(let values): values.mapValues(object)
+            }
+        }
+        let written = object(value)
+        guard JSONSerialization.isValidJSONObject(written),
+            let data = try? JSONSerialization.data(withJSONObject: written, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func written(_ value: ParameterValue) -> String? {
+        value.jsonBody().map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test func valuesAreWrittenAsJSONSerializationWritesThem() {
+        let doubles: [Double] = [0, -0.0, 0.1, 1, 2.5, -3.75, 1e20, 1e21, 1.5e-7, 123456789.125, 1e300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, Double(Int64.max), 0.1 + 0.2, .pi, 100]
+        var values: [ParameterValue] = doubles.map { .double($0) }
+        values += [.int(0), .int(-42), .int(.max), .int(.min), .bool(true), .bool(false), .null, .array([]), .object([:])]
+        values += [
+            .string(""), .string("plain"), .string("a/b\"c\\d"), .string("\n\r\t\u{08}\u{0C}\u{01}\u{1F}\u{7F}"), .string("é 漢字 😀"),
+            .string("</script>"), .string("\u{2028}\u{2029}"),
+        ]
+        values.append(.object([
+            "B": 1, "a": 2, "item10": 3, "item2": 4, "A": 5, "_x": 6, "b": 7, "Z9": 8, "z10": 9, "ä": 10, "ab": 11, "a b": 12, "a-b": 13, "": 14,
+        ]))
+        values.append(.object(["items": [["price": "price_1", "quantity": 2], ["price_data": ["currency": "usd", "unit_amount": 1.5]]], "metadata": ["order": 7, "note": .null]]))
+        for value in values {
+            let array = ParameterValue.array([value])
+            #expect(Self.written(array) == Self.reference(array), "\(value)")
+        }
+    }
+
+    /// Objects of random names and values, nested: the names are where an ordering would differ.
+    @Test func randomObjectsAreWrittenAsJSONSerializationWritesThem() {
+        var generator = SeededGenerator(seed: 2026_11_28)
+        let alphabet = Array("aAbBzZ019_-. éÉ")
+        func name() -> String { String((0..<Int.random(in: 0...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }) }
+        func value(depth: Int) -> ParameterValue {
+            switch Int.random(in: 0..<(depth < 3 ? 7 : 5), using: &generator) {
+            case 0: .int(Int.random(in: -1_000_000...1_000_000, using: &generator))
+            case 1: .double(Double.random(in: -1e6...1e6, using: &generator))
+            case 2: .string(name())
+            case 3: .bool(Bool.random(using: &generator))
+            case 4: .null
+            case 5: .array((0..<Int.random(in: 0...3, using: &generator)).map { _ in value(depth: depth + 1) })
+            default: .object(Dictionary((0..<Int.random(in: 0...6, using: &generator)).map { _ in (name(), value(depth: depth + 1)) }, uniquingKeysWith: { first, _ in first }))
+            }
+        }
+        for _ in 0..<500 {
+            let object = ParameterValue.object(Dictionary((0..<Int.random(in: 1...8, using: &generator)).map { _ in (name(), value(depth: 0)) }, uniquingKeysWith: { first, _ in first }))
+            #expect(Self.written(object) == Self.reference(object), "\(object)")
+        }
+    }
+
+    @Test func aNumberJSONCannotHoldIsRefused() {
+        #expect(ParameterValue.object(["ratio": .double(.nan)]).jsonBody() == nil)
+        #expect(ParameterValue.array([.double(.infinity)]).jsonBody() == nil)
+    }
+}
+
+/// A deterministic generator (SplitMix64), so that a failure repeats.
+private struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
+    }
+}

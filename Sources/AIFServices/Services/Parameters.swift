@@ -38,19 +38,6 @@ public enum ParameterValue: Sendable, Hashable {
         default: false
         }
     }
-
-    /// The value as a JSON-compatible Foundation object.
-    var jsonObject: Any {
-        switch self {
-        case .string(let text): text
-        case .int(let number): number
-        case .double(let number): number
-        case .bool(let flag): flag
-        case .null: NSNull()
-        case .array(let values): values.map(\.jsonObject)
-        case .object(let values): values.mapValues(\.jsonObject)
-        }
-    }
 }
 
 /// Request parameters by name: a dictionary of ``ParameterValue``s, written as a literal whose

@@ -125,10 +125,7 @@ public struct RequestGenerator: Sendable {
             // With placements, a body no parameter is left for is not sent at all.
             switch bodyEncoding ?? service.bodyEncoding {
             case .json:
-                let object = ParameterValue.object(bodyValues.dictionary).jsonObject
-                guard JSONSerialization.isValidJSONObject(object),
-                    let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-                else {
+                guard let data = ParameterValue.object(bodyValues.dictionary).jsonBody() else {
                     throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "JSON cannot hold a NaN or infinite number")
                 }
                 request.body = .bytes(data)
