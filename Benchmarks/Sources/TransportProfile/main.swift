@@ -117,24 +117,9 @@ case "transport-async":
     configuration.connectionPool.maxConnectionsPerHost = concurrency
     let transport = CurlTransport(configuration: configuration)
     let request = HTTPRequest(url: URL(string: url)!)
-    let tickets = Mutex((taken: 0, failed: 0))
-    let done = DispatchSemaphore(value: 0)
-    for _ in 0..<concurrency {
-        Task.detached {
-            while tickets.withLock({ tickets in
-                guard tickets.taken < total else { return false }
-                tickets.taken += 1
-                return true
-            }) {
-                let status = try? await transport.send(request).statusCode
-                if status != 200 { tickets.withLock { $0.failed += 1 } }
-            }
-            done.signal()
-        }
-    }
-    for _ in 0..<concurrency { done.wait() }
+    let failed = awaitInTasks(concurrency: concurrency, total: total) { (try? await transport.send(request).statusCode) == 200 }
     transport.shutdown()
-    print("completed \(total), failed \(tickets.withLock { $0.failed })")
+    print("completed \(total), failed \(failed)")
 case "manager", "manager-loop", "manager-handoff":
     var configuration = CurlTransport.Configuration(proxy: .none)
     configuration.httpVersion = .http1Only
@@ -204,27 +189,40 @@ case "manager-async", "interface-async":
     let manager = BenchCatalogueManager(proxy: proxy, registry: registry, cache: ResponseCache(capacity: 1))
     let api = ProfiledAPIClient(registry: registry, proxy: proxy, cache: ResponseCache(capacity: 1))
     let throughInterface = arguments[1] == "interface-async"
-    let tickets = Mutex((taken: 0, failed: 0))
+    let failed = awaitInTasks(concurrency: concurrency, total: total) {
+        let count = throughInterface ? (try? await api.catalogue())?.items.count : (try? await manager.load())?.content.items.count
+        return count == 6
+    }
+    transport.shutdown()
+    print("completed \(total), failed \(failed)")
+default:
+    print("unknown client \(arguments[1])")
+    exit(2)
+}
+
+/// Runs `total` calls of `call` from `concurrency` tasks started here, each awaiting one call
+/// after another, while this thread waits on a semaphore (not an async `main`, which valgrind
+/// cannot follow); returns how many calls failed.
+func awaitInTasks(concurrency: Int, total: Int, _ call: @escaping @Sendable () async -> Bool) -> Int {
+    final class Tickets: Sendable {
+        let counts = Mutex((taken: 0, failed: 0))
+    }
+    let tickets = Tickets()
     let done = DispatchSemaphore(value: 0)
     for _ in 0..<concurrency {
         Task.detached {
-            while tickets.withLock({ tickets in
+            while tickets.counts.withLock({ tickets in
                 guard tickets.taken < total else { return false }
                 tickets.taken += 1
                 return true
             }) {
-                let count = throughInterface ? (try? await api.catalogue())?.items.count : (try? await manager.load())?.content.items.count
-                if count != 6 { tickets.withLock { $0.failed += 1 } }
+                if await !call() { tickets.counts.withLock { $0.failed += 1 } }
             }
             done.signal()
         }
     }
     for _ in 0..<concurrency { done.wait() }
-    transport.shutdown()
-    print("completed \(total), failed \(tickets.withLock { $0.failed })")
-default:
-    print("unknown client \(arguments[1])")
-    exit(2)
+    return tickets.counts.withLock { $0.failed }
 }
 
 /// The benchmark's endpoint as a typed interface (as TransportBench's `interface-async` declares it).
