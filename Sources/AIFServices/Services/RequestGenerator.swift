@@ -67,6 +67,9 @@ public struct RequestGenerator: Sendable {
             let token = credential!.credential.token
             headers.set(name: "Authorization", value: scheme.isEmpty ? token : "\(scheme) \(token)")
         case .parameter(let name)?:
+            // Marked secret here, where it is written, whoever placed it (an authenticator
+            // marks its own name when it is made; a credential given directly had no one to).
+            HTTPRequest.registerSecretParameter(name)
             parameters[name] = .string(credential!.credential.token)
         case nil:
             break
