@@ -5,9 +5,9 @@ SWIFT ?= swift
 # The package's optional parts, each behind a trait, which the samples and tests use too: the disk
 # cache (GRDB), the test kit's in-process server (Hummingbird), the metrics and tracing
 # observers (swift-metrics, swift-distributed-tracing), YAML defines (Yams) and typed interfaces
-# (their macros: swift-syntax, about a minute and a half of each clean build, plain and TSan), and
-# the aif command line (swift-argument-parser).
-TRAITS := --traits DiskCache,TestServer,Metrics,Tracing,YAML,Interfaces,OpenAPI,CommandLineTool
+# (their macros: swift-syntax, about a minute and a half of each clean build, plain and TSan), the
+# lifecycle service (swift-service-lifecycle) and the aif command line (swift-argument-parser).
+TRAITS := --traits DiskCache,TestServer,Metrics,Tracing,YAML,Interfaces,OpenAPI,Lifecycle,CommandLineTool
 # SwiftPM 6.3 passes the traits to the compiler as -D flags in an order that follows Swift's
 # per-process hash seed, so it differs from one run of SwiftPM to the next: every `swift build` or
 # `swift test` then saw new command lines and recompiled the package and its tests (about 2
@@ -29,12 +29,14 @@ BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light valgrind strace binutils
 
 ## Runs the shop sample against the demo shop servers it starts in-process, then the hub sample
 ## (a client for a GitHub-like API) against the demo hub, then the OpenAPI sample (a generated
-## client for the demo shop, through the shop service and on libcurl alone).
+## client for the demo shop, through the shop service and on libcurl alone), then the server
+## sample (a Hummingbird app calling a backend of its own, briefly, then shut down gracefully).
 demo:
 	@scripts/install-system-packages.sh $(BUILD_PACKAGES) libsqlite3-dev
 	$(SWIFT) run $(TRAITS) ShopSample
 	$(SWIFT) run $(TRAITS) HubSample
 	$(SWIFT) run $(TRAITS) OpenAPISample
+	$(SWIFT) run $(TRAITS) ServerSample
 
 ## Runs the shop sample from its fixtures alone (the service's mock environment), no server.
 demo-mock:

@@ -14,11 +14,11 @@ let package = Package(
     platforms: [.macOS(.v15)],
     // The library is the core product, and its two lower layers are products too (`AIFTransport`
     // for plain HTTP, `AIFServices` for services without the engine); the disk cache, the test
-    // kit, the two observers and YAML defines are optional ones, their dependencies behind traits
-    // (GRDB behind `DiskCache`, the kit's Hummingbird server behind `TestServer`, swift-metrics
-    // behind `Metrics`, swift-distributed-tracing behind `Tracing`, Yams behind `YAML`,
-    // swift-syntax behind `Interfaces`, swift-openapi-runtime behind `OpenAPI`), so that
-    // only their users resolve
+    // kit, the two observers, YAML defines and the lifecycle service are optional ones, their
+    // dependencies behind traits (GRDB behind `DiskCache`, the kit's Hummingbird server behind
+    // `TestServer`, swift-metrics behind `Metrics`, swift-distributed-tracing behind `Tracing`,
+    // Yams behind `YAML`, swift-syntax behind `Interfaces`, swift-openapi-runtime behind
+    // `OpenAPI`, swift-service-lifecycle behind `Lifecycle`), so that only their users resolve
     // and build them. The command-line tool is a product too, so that a package depending on
     // this one can `swift run aif` — with the `CommandLineTool` trait, which brings
     // swift-argument-parser (and with `YAML`, to read YAML too); the samples,
@@ -38,6 +38,7 @@ let package = Package(
         .library(name: "AIFNetworkingYAML", targets: ["AIFNetworkingYAML"]),
         .library(name: "AIFNetworkingInterfaces", targets: ["AIFNetworkingInterfaces"]),
         .library(name: "AIFNetworkingOpenAPI", targets: ["AIFNetworkingOpenAPI"]),
+        .library(name: "AIFNetworkingLifecycle", targets: ["AIFNetworkingLifecycle"]),
     ],
     traits: [
         .trait(name: "DiskCache", description: "The AIFNetworkingDiskCache product (SQLite through GRDB)."),
@@ -47,6 +48,7 @@ let package = Package(
         .trait(name: "YAML", description: "The AIFNetworkingYAML product: API defines written in YAML (Yams)."),
         .trait(name: "Interfaces", description: "The AIFNetworkingInterfaces product: typed API interfaces declared with macros (swift-syntax)."),
         .trait(name: "OpenAPI", description: "The AIFNetworkingOpenAPI product: transports for swift-openapi-generator clients (swift-openapi-runtime)."),
+        .trait(name: "Lifecycle", description: "The AIFNetworkingLifecycle product: a proxy's graceful shutdown run by swift-service-lifecycle."),
         .trait(name: "CommandLineTool", description: "The aif executable's command line (swift-argument-parser); with YAML, it reads YAML too."),
     ],
     dependencies: [
@@ -67,6 +69,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
         // Only the optional OpenAPI transports use swift-openapi-runtime.
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4", traits: []),
+        // Only the optional lifecycle product uses swift-service-lifecycle (Hummingbird, below, does too).
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // Only the optional disk cache uses GRDB (SQLite).
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // The test kit's server (with its trait), the demo server, the samples and the tests use
@@ -121,6 +125,13 @@ let package = Package(
                 "AIFNetworking",
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["DiskCache"])),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "AIFNetworkingLifecycle",
+            dependencies: [
+                "AIFNetworking",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Lifecycle"])),
             ]
         ),
         .target(
@@ -266,6 +277,20 @@ let package = Package(
             path: "Samples/DemoShop"
         ),
         .executableTarget(
+            name: "ServerSample",
+            dependencies: [
+                "AIFNetworking",
+                "AIFNetworkingDiskCache",
+                "AIFNetworkingLifecycle",
+                "AIFNetworkingTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Samples/ServerSample"
+        ),
+        .executableTarget(
             name: "ShopSample",
             dependencies: [
                 "AIFNetworking",
@@ -291,8 +316,11 @@ let package = Package(
             name: "ReadmeSnippets",
             dependencies: [
                 "ReadmePrelude", "AIFNetworking", "AIFServices", "AIFTransport", "AIFNetworkingDiskCache", "AIFNetworkingTesting", "AIFNetworkingMetrics",
-                "AIFNetworkingTracing", "AIFNetworkingInterfaces", "AIFNetworkingOpenAPI", "AIFNetworkingYAML",
+                "AIFNetworkingTracing", "AIFNetworkingInterfaces", "AIFNetworkingOpenAPI", "AIFNetworkingYAML", "AIFNetworkingLifecycle",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Tests/ReadmeSnippets"
         ),
@@ -390,7 +418,9 @@ let package = Package(
                 "AIFNetworkingYAML",
                 "AIFNetworkingInterfaces",
                 "AIFNetworkingOpenAPI",
+                "AIFNetworkingLifecycle",
                 "ProcessResources",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

@@ -6,7 +6,8 @@
 # kit adds nothing without its `TestServer` trait, and Hummingbird's graph with it; the metrics
 # and tracing observers add swift-metrics and swift-distributed-tracing with their traits; YAML
 # defines add Yams, typed interfaces swift-syntax, and the OpenAPI transports
-# swift-openapi-runtime (with swift-http-types), with theirs; the aif command line
+# swift-openapi-runtime (with swift-http-types), and the lifecycle service
+# swift-service-lifecycle (with what it builds on), with theirs; the aif command line
 # (`swift run aif` in a package depending on this one) adds swift-argument-parser with its.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,6 +62,7 @@ run "the tracing observer (trait Tracing)" '["Tracing"]' '["AIFNetworking", "AIF
 run "YAML defines (trait YAML)" '["YAML"]' '["AIFNetworking", "AIFNetworkingYAML"]' "swift-log yams"
 run "typed interfaces (trait Interfaces)" '["Interfaces"]' '["AIFNetworking", "AIFNetworkingInterfaces"]' "swift-log swift-syntax"
 run "OpenAPI transports (trait OpenAPI)" '["OpenAPI"]' '["AIFNetworking", "AIFNetworkingOpenAPI"]' "swift-http-types swift-log swift-openapi-runtime"
+run "the lifecycle service (trait Lifecycle)" '["Lifecycle"]' '["AIFNetworking", "AIFNetworkingLifecycle"]' "swift-async-algorithms swift-collections swift-log swift-service-lifecycle"
 run "the library, with the aif command line for swift run aif (trait CommandLineTool)" '["CommandLineTool"]' '["AIFNetworking"]' "swift-argument-parser swift-log"
 run "the test kit with its server (trait TestServer)" '["TestServer"]' '["AIFNetworking", "AIFNetworkingTesting"]' "async-http-client hummingbird swift-algorithms swift-asn1 swift-async-algorithms swift-atomics swift-certificates swift-collections swift-configuration swift-crypto swift-distributed-tracing swift-http-structured-headers swift-http-types swift-log swift-metrics swift-nio swift-nio-extras swift-nio-http2 swift-nio-ssl swift-nio-transport-services swift-numerics swift-service-context swift-service-lifecycle swift-system"
 failed=0

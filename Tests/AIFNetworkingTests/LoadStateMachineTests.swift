@@ -668,6 +668,20 @@ struct LoadStateMachineTests {
         #expect(ended.cancelled() == .ignore)
     }
 
+    /// A shutdown's cancellation ends the load the same way, with the shutdown's kind and a
+    /// message that says so.
+    @Test func aShutdownsCancellationEndsTheLoadWithTheShutdownKind() {
+        let because = ": the proxy shut down, and its deadline passed first"
+        var sending = Self.sending()
+        #expect(sending.cancelled(.shutdown) == Self.fail(.shutDown, "the request was cancelled" + because, attempts: 1))
+        Self.expectEverythingIgnored(sending)
+
+        var waiting = Self.sending()
+        _ = waiting.retryAllowed(Self.retry(asked: waiting.answered(Self.answer(503), policy: .standard, on: Self.clock())))
+        #expect(waiting.cancelled(.shutdown) == Self.fail(.shutDown, "the request was cancelled while waiting to retry" + because, attempts: 1))
+        #expect(waiting.cancelled() == .ignore)
+    }
+
     @Test func cancellingDuringTheWaitBeforeARetryFailsTheLoad() {
         var machine = Self.sending()
         let asked = machine.answered(Self.answer(503), policy: .standard, on: Self.clock())

@@ -27,6 +27,11 @@ extension ResponseCache {
 
         /// How much is stored.
         var usage: Usage { get }
+
+        /// Returns once every write accepted so far is kept (committed), for a process about to
+        /// end: ``APIProxy/shutdown(deadline:)`` calls it on the stores of every cache once its
+        /// loads have ended. A store that writes at once has nothing to do, the default.
+        func flush()
     }
 
     /// A response as a persistent store keeps it: what it takes to serve it again and to judge its
@@ -139,4 +144,9 @@ extension ResponseCache {
             self.bytes = bytes
         }
     }
+}
+
+extension ResponseCache.PersistentStore {
+    /// Nothing to wait for: a store that keeps each write as it returns.
+    public func flush() {}
 }

@@ -83,12 +83,32 @@ public final class ResponseCache: Sendable {
         self.now = now
         memory = Locked(MemoryTier(entries: LRUStorage(capacity: max(1, capacity))))
         store.withLock { $0 = persistentStore }
+        if persistentStore != nil { Self.remember(self) }
     }
 
     /// The tier under memory, if any; set it once at start-up, before loads use the cache.
     public var persistentStore: (any PersistentStore)? {
         get { store.withLock { $0 } }
-        set { store.withLock { $0 = newValue } }
+        set {
+            store.withLock { $0 = newValue }
+            if newValue != nil { Self.remember(self) }
+        }
+    }
+
+    /// The caches that have a persistent store, held weakly: what a proxy's shutdown flushes.
+    private static let withStores = Locked<[WeakReference<ResponseCache>]>([])
+
+    private static func remember(_ cache: ResponseCache) {
+        withStores.withLock { caches in
+            caches.removeAll { $0.object == nil || $0.object === cache }
+            caches.append(WeakReference(cache))
+        }
+    }
+
+    /// Waits until the persistent store of every cache that has one has kept every write
+    /// accepted so far (``PersistentStore/flush()``).
+    static func flushPersistentStores() {
+        for cache in withStores.withLock({ $0.compactMap(\.object) }) { cache.persistentStore?.flush() }
     }
 
     /// The number of entries in memory, expired ones included until they are looked up or

@@ -85,7 +85,7 @@ final class Load: CancellableTransfer {
         /// so that the load cannot end before the step does.
         var stepHoldsLoad = false
         /// A cancellation that came while the load was worked on: the machine hears it next.
-        var cancelAsked = false
+        var cancelAsked: LoadStateMachine.Cancellation?
         /// What hears the load, when the proxy has observers.
         var observation: (any LoadObservation)?
         /// The manager's plugins as the load started, when it had any.
@@ -140,27 +140,33 @@ final class Load: CancellableTransfer {
     }
 
     /// Ends a load that sends nothing (answered from the cache, or refused before sending);
-    /// `false` when it was cancelled first, its answer then to be dropped for the cancellation.
-    func endBeforeSending() -> Bool {
+    /// returns the cancellation that came first, if one did, its answer then to be dropped for
+    /// the cancellation.
+    func endBeforeSending() -> LoadStateMachine.Cancellation? {
         state.withLock { state in
             state.endedBeforeSending = true
-            return !state.cancelAsked
+            return state.cancelAsked
         }
+    }
+
+    /// Cancels the load (asked by its caller), unless it has ended.
+    func cancel() {
+        cancel(.asked)
     }
 
     /// Cancels the load, unless it has ended: at once (its ending told on the runner) while it
     /// waits for a step handed off, which is stopped; once a stopped transfer that holds the
     /// load's file, stream or upload has let go of them; else as the next event the machine
-    /// hears.
-    func cancel() {
+    /// hears. The first cancellation's cause is the one the load ends with.
+    func cancel(_ cause: LoadStateMachine.Cancellation) {
         let (action, stopsStep) = state.withLock { state -> (LoadStateMachine.Action, Bool) in
-            guard !state.hasEnded, !state.cancelAsked else { return (.ignore, false) }
+            guard !state.hasEnded, state.cancelAsked == nil else { return (.ignore, false) }
             if state.working || state.stepHoldsLoad {
-                state.cancelAsked = true
+                state.cancelAsked = cause
                 return (.ignore, !state.working)
             }
             // Not worked on: the load has started, and waits for a step it handed off.
-            return (state.machine!.cancelled(), true)
+            return (state.machine!.cancelled(cause), true)
         }
         if stopsStep { steps.cancel() }
         guard case .fail(let failure) = action else { return }
@@ -175,9 +181,9 @@ final class Load: CancellableTransfer {
     @inline(__always)
     private func decide(_ event: (inout LoadStateMachine) -> LoadStateMachine.Action) -> LoadStateMachine.Action {
         state.withLock { state in
-            if state.cancelAsked {
-                state.cancelAsked = false
-                return state.machine!.cancelled()
+            if let cause = state.cancelAsked {
+                state.cancelAsked = nil
+                return state.machine!.cancelled(cause)
             }
             return event(&state.machine!)
         }
@@ -190,9 +196,9 @@ final class Load: CancellableTransfer {
     @inline(__always)
     private func handOff(holdsLoad: Bool = false, _ start: () -> Void) {
         let cancelled = state.withLock { state -> LoadStateMachine.Action? in
-            if state.cancelAsked {
-                state.cancelAsked = false
-                return state.machine!.cancelled()
+            if let cause = state.cancelAsked {
+                state.cancelAsked = nil
+                return state.machine!.cancelled(cause)
             }
             state.working = false
             state.stepHoldsLoad = holdsLoad

@@ -378,25 +378,41 @@ struct LoadStateMachine: Sendable {
         return beginAttempt(on: clock)
     }
 
+    /// Why a load is cancelled.
+    enum Cancellation: Sendable, Equatable {
+        /// Its caller asked: by ID, group, or its task (``APIError/Kind-swift.struct/cancelled``).
+        case asked
+        /// Its proxy shut down, and the shutdown's deadline passed with the load still in
+        /// flight (``APIError/Kind-swift.struct/shutDown``).
+        case shutdown
+
+        /// The kind of failure the load ends with.
+        var kind: APIError.Kind { self == .shutdown ? .shutDown : .cancelled }
+
+        /// What the failure's message says about the cause.
+        var because: String { self == .shutdown ? ": the proxy shut down, and its deadline passed first" : "" }
+    }
+
     /// The load was cancelled: it ends now, whatever it was doing, with ``Action/fail(_:)`` (the
     /// engine stops the step under way, and what that step produces afterwards is ignored);
     /// after its end a cancellation changes nothing. The attempts counted are those that could
     /// have reached the server: the one under way or being weighed included, not one still to
     /// come after a wait or a credential.
-    mutating func cancelled() -> Action {
+    mutating func cancelled(_ cause: Cancellation = .asked) -> Action {
+        let kind = cause.kind
         switch phase {
         case .ended:
             return .ignore
         case .idle:
-            return fail(.cancelled, "the request was cancelled", attempts: number - 1)
+            return fail(kind, "the request was cancelled\(cause.because)", attempts: number - 1)
         case .gettingCredential:
-            return fail(.cancelled, "the request was cancelled while the credential was refreshed", attempts: number - 1)
+            return fail(kind, "the request was cancelled while the credential was refreshed\(cause.because)", attempts: number - 1)
         case .renewingCredential(let heldBack):
-            return fail(.cancelled, "the request was cancelled while the credential was refreshed", attempts: heldBack ? number - 1 : number)
+            return fail(kind, "the request was cancelled while the credential was refreshed\(cause.because)", attempts: heldBack ? number - 1 : number)
         case .sending, .askingToRetry:
-            return fail(.cancelled, "the request was cancelled", attempts: number)
+            return fail(kind, "the request was cancelled\(cause.because)", attempts: number)
         case .waiting:
-            return fail(.cancelled, "the request was cancelled while waiting to retry", attempts: number - 1)
+            return fail(kind, "the request was cancelled while waiting to retry\(cause.because)", attempts: number - 1)
         }
     }
 

@@ -35,6 +35,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             case transport = "transport"
             case cancelled = "cancelled"
             case authenticationFailed = "authentication failed"
+            case shutDown = "shut down"
         }
 
         private let base: Base
@@ -61,6 +62,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             case .transport: "transport"
             case .cancelled: "cancelled"
             case .authenticationFailed: "authentication_failed"
+            case .shutDown: "shut_down"
             }
         }
 
@@ -108,6 +110,12 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         /// ``APIError/underlyingError`` is the refresh's error. No request was sent with the
         /// old credential after it was refused.
         public static let authenticationFailed = Kind(.authenticationFailed)
+        /// The proxy is shut down (``APIProxy/shutdown(deadline:)``): the load was refused
+        /// before anything was sent, or it was still in flight when the shutdown's deadline
+        /// passed and was cancelled then (its request may have reached the server) — or its
+        /// transport was shut down (``/AIFTransport/TransportError/Code-swift.struct/transportShutDown``
+        /// underneath). Unlike a cancellation the caller asked for, the delegate hears of it.
+        public static let shutDown = Kind(.shutDown)
 
         /// A short name for the kind.
         public var description: String { base.rawValue }
@@ -294,6 +302,7 @@ extension APIError {
             if transport.isTimeout { return make(.timeout, transport.description) }
             if transport.isCannotConnect { return make(.noNetwork, transport.description) }
             if transport.code == .responseLost { return make(.responseLost, transport.description) }
+            if transport.code == .transportShutDown { return make(.shutDown, transport.description) }
             return make(.transport, transport.description)
         case let service as ServiceError:
             return make(.configuration, service.description)

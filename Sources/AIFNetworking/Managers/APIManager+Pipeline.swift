@@ -57,6 +57,10 @@ extension APIManager {
         guard !service.rawValue.isEmpty else {
             return failure(.configuration, "\(type(of: self)) names no service: override serviceName or pass one to init")
         }
+        if proxy.isShutDown {
+            observe(in: nil)
+            return .failed(proxy.shutDownRefusal(id, service: service, path: shownPath))
+        }
         let parameters = reformParameters(source)
         let resolved: ServiceRegistry.ResolvedService
         do {
@@ -219,8 +223,8 @@ extension APIManager {
     /// cancelled, if it was cancelled first.
     @discardableResult
     func finishWithoutSending(_ load: Load, _ stage: Stage, deliver: Bool) -> Result<APIResponse<Content>, APIError> {
-        guard load.endBeforeSending() else {
-            let error = APIError(.cancelled, loadID: load.id, service: serviceName, path: path, message: "the request was cancelled")
+        if let cancellation = load.endBeforeSending() {
+            let error = APIError(cancellation.kind, loadID: load.id, service: serviceName, path: path, message: "the request was cancelled\(cancellation.because)")
             return finish(load, .failure(error), deliver: deliver)
         }
         switch stage {

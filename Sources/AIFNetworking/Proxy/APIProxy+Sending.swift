@@ -18,8 +18,12 @@ extension APIProxy {
     ///   - resolved: The service and environment it was made for.
     /// - Returns: The final response.
     /// - Throws: ``/AIFTransport/TransportError`` from the transport (``/AIFTransport/TransportError/Code-swift.struct/tooManyRedirects``
-    ///   past the limit), or ``/AIFServices/ServiceError`` when a hop cannot be signed.
+    ///   past the limit; ``/AIFTransport/TransportError/Code-swift.struct/transportShutDown`` once the proxy is
+    ///   shut down), or ``/AIFServices/ServiceError`` when a hop cannot be signed.
     public func send(_ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService) async throws -> HTTPResponse {
+        if isShutDown {
+            throw TransportError(.transportShutDown, url: HTTPRequest.redactedURL(request.url), detail: "the proxy is shut down (APIProxy.shutdown(deadline:)); nothing was sent")
+        }
         let cancellation = AsyncCancellation()
         let result = await withTaskCancellationHandler {
             await AwaitingTaskRunner.outcome { runner, completion in

@@ -62,7 +62,9 @@ public final class APIProxy: Sendable {
     /// Follows the outcomes of the requests sent through this proxy (see ``connectivity``).
     let connectivityMonitor: ConnectivityMonitor
 
-    private let table = Locked(Table())
+    let table = Locked(Table())
+    /// Whether ``shutdown(deadline:)`` has begun: new loads are refused from then on.
+    let refusesLoads = Atomic<Bool>(false)
     private let loadObservers: LoadObservers
     let coalescer = Coalescer()
     let generator = RequestGenerator()
@@ -145,13 +147,23 @@ public final class APIProxy: Sendable {
 
     /// A load in flight: what cancels it — its ``Load``, or the task of a composite
     /// load — and the group it was started in.
-    private struct Entry {
+    struct Entry {
         var group: LoadGroup?
         let load: any CancellableTransfer
+        /// The load's object, when it is one load rather than a composite: a shutdown cancels
+        /// it for its own cause.
+        var single: Load?
     }
 
-    private struct Table {
+    struct Table {
         var entries: [LoadID: Entry] = [:]
+        /// Told `true` once no load is in flight (a shutdown waiting for its loads), or `false`
+        /// when the shutdown is cut short; then forgotten.
+        var whenEmpty: [@Sendable (Bool) -> Void] = []
+        /// The shutdown under way or done, which later calls wait for.
+        var shutdown: Task<Void, Never>?
+        /// Whether the shutdown's caller was cancelled: it waits for no load any more.
+        var isShutdownCutShort = false
     }
 
     /// Hands out a new load's ID.
@@ -162,11 +174,11 @@ public final class APIProxy: Sendable {
     /// Starts a manager's load: makes its ``Load`` and enters it in the table.
     func begin(group: LoadGroup?) -> Load {
         let load = Load(id: newID(), proxy: self)
-        enter(load.id, group: group, load)
+        table.withLock { $0.entries[load.id] = Entry(group: group, load: load, single: load) }
         return load
     }
 
-    /// Enters a load in the table: cancelling it (by ID, group or all) cancels `load`.
+    /// Enters a composite load in the table: cancelling it (by ID, group or all) cancels `load`.
     func enter(_ id: LoadID, group: LoadGroup?, _ load: any CancellableTransfer) {
         table.withLock { $0.entries[id] = Entry(group: group, load: load) }
     }
@@ -183,7 +195,13 @@ public final class APIProxy: Sendable {
 
     /// Takes a load that has ended out of the table.
     func end(_ id: LoadID) {
-        table.withLock { _ = $0.entries.removeValue(forKey: id) }
+        let emptied = table.withLock { table -> [@Sendable (Bool) -> Void] in
+            table.entries.removeValue(forKey: id)
+            guard !table.whenEmpty.isEmpty, table.entries.isEmpty else { return [] }
+            defer { table.whenEmpty = [] }
+            return table.whenEmpty
+        }
+        for tell in emptied { tell(true) }
     }
 
     /// Ends a load whose manager was deallocated before it ended (and so cancelled it): takes

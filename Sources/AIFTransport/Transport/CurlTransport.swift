@@ -250,10 +250,11 @@ public final class CurlTransport: HTTPTransport {
     /// own descriptors are closed and its thread has exited before this returns (unless called from a completion handler, on the
     /// transport's own thread, in which case it returns at once). Requests submitted afterwards
     /// fail with ``TransportError/Code-swift.struct/transportShutDown``. Calling it again does
-    /// nothing. On ``shared`` it does nothing at all.
+    /// nothing. On ``shared`` it does nothing at all: the shared transport lives as long as the
+    /// process (an `APIProxy` over it shuts down without stopping it).
     public func shutdown() {
         if isShared {
-            configuration.logger.warning("CurlTransport.shared cannot be shut down; ignoring shutdown()")
+            configuration.logger.info("CurlTransport.shared stays up until the process ends; shutdown() does nothing on it")
             return
         }
         loop.shutdown(wait: true)

@@ -40,6 +40,14 @@ public protocol HTTPTransport: Sendable {
     /// the requests of managers included, whose hops a signed service signs afresh.
     /// ``HTTPRequest/RedirectPolicy/default`` by default; a transport that wraps another says the other's.
     var redirects: HTTPRequest.RedirectPolicy { get }
+
+    /// Stops the transport for good, as the process that uses it shuts down (an `APIProxy`'s
+    /// graceful shutdown calls it once its loads have ended): transfers still in flight end,
+    /// connections close, and later requests fail with
+    /// ``TransportError/Code-swift.struct/transportShutDown``. A transport that holds nothing
+    /// open has nothing to stop, the default; ``CurlTransport/shared``, which lives as long as
+    /// the process, ignores it.
+    func shutdown()
 }
 
 /// A handle on one submitted transfer.
@@ -118,6 +126,9 @@ private final class ProgressFeeder: Sendable {
 extension HTTPTransport {
     /// Up to ten redirects.
     public var redirects: HTTPRequest.RedirectPolicy { .default }
+
+    /// Nothing to stop: a transport that holds no connections or threads of its own.
+    public func shutdown() {}
 
     /// Submits a request without progress reporting.
     ///

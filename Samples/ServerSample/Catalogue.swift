@@ -1,0 +1,25 @@
+import AIFNetworking
+import Foundation
+
+/// An article of the backend's catalogue, as the backend sends it and this server passes it on.
+struct Goods: Codable, Sendable {
+    var id: Int
+    var title: String
+    var priceCents: Int
+}
+
+/// The backend this server calls: one environment at the URL it was started with.
+struct CatalogueBackend: AIFNetworking.Service {
+    let baseURL: URL
+
+    var name: ServiceName { "catalogue" }
+    var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase) }
+    var environments: [ServiceEnvironment.Name: ServiceEnvironment] {
+        [.online: ServiceEnvironment(baseURL: baseURL, apiVersion: "v1")]
+    }
+}
+
+extension Endpoint where Content == Goods {
+    /// One article, kept a minute in the cache (on disk when the server was given a folder).
+    static let goodsDetail = Endpoint(service: "catalogue", path: "goods/{id}", cachePolicy: .lifetime(.seconds(60)))
+}

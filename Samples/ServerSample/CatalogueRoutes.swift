@@ -1,0 +1,62 @@
+import AIFNetworking
+import Foundation
+import Hummingbird
+import Synchronization
+
+/// The server's routes: `GET /goods/{id}` answers with the backend's article, loaded through
+/// the SDK — one `Endpoint` call per request — and a failure of the backend mapped to the
+/// answer a client of this server should get.
+struct CatalogueRoutes: Sendable {
+    let proxy: APIProxy
+    let registry: ServiceRegistry
+    /// How the loads ended, by outcome (`success`, or the error's kind): the summary printed
+    /// at exit.
+    let outcomes = Outcomes()
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("goods/:id") { _, context -> Response in
+            let id = try context.parameters.require("id", as: Int.self)
+            let manager = APIManager(.goodsDetail, proxy: proxy, registry: registry)
+            do {
+                let goods = try await manager.load(["id": id]).content
+                outcomes.record("success")
+                return try Self.json(goods, status: .ok)
+            } catch let error as APIError {
+                outcomes.record(error.kind.identifier)
+                return try Self.json(["error": error.kind.identifier, "message": error.message], status: Self.status(for: error))
+            }
+        }
+    }
+
+    /// The status this server answers with when its backend load failed.
+    static func status(for error: APIError) -> HTTPResponse.Status {
+        switch error.kind {
+        case .httpStatus where error.statusCode == 404: .notFound
+        case .shutDown: .serviceUnavailable
+        case .timeout: .gatewayTimeout
+        default: .badGateway
+        }
+    }
+
+    private static func json(_ value: some Encodable, status: HTTPResponse.Status) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let body = try encoder.encode(value)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+/// Counts outcomes from any thread.
+final class Outcomes: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    func record(_ outcome: String) {
+        counts.withLock { $0[outcome, default: 0] += 1 }
+    }
+
+    /// `success=3 shut_down=2`, sorted by outcome.
+    var summary: String {
+        counts.withLock { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
+    }
+}

@@ -1,0 +1,141 @@
+@testable import AIFNetworking
+@testable import TestSupport
+import AIFNetworkingDiskCache
+import AIFNetworkingTesting
+import Foundation
+import Hummingbird
+import Testing
+
+/// Holds requests until opened; every request that waits, and every later one, then goes on.
+private final class Gate: Sendable {
+    private let state = Locked<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func pass() async {
+        await withCheckedContinuation { continuation in
+            let open = state.withLock { state in
+                if !state.open { state.waiting.append(continuation) }
+                return state.open
+            }
+            if open { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.open = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+}
+
+/// The server sample in a process of its own, stopped with SIGTERM in the middle of its loads:
+/// the proxy's graceful shutdown through swift-service-lifecycle, as a deploy stops a server.
+@Suite("The server sample, stopped with SIGTERM", .timeLimit(.minutes(1)))
+struct ServerSampleTests {
+    private static var samplePath: String {
+        URL(fileURLWithPath: helperPath).deletingLastPathComponent().appending(path: "ServerSample").path
+    }
+
+    /// Reads from `handle` until what was read contains `text`, or the stream ends.
+    private static func read(_ handle: FileHandle, until text: String, into read: inout String) {
+        while !read.contains(text) {
+            let chunk = handle.availableData
+            if chunk.isEmpty { return }
+            read += String(decoding: chunk, as: UTF8.self)
+        }
+    }
+
+    @Test func everyLoadEndsOnceTheCacheIsKeptAndTheProcessExitsWithinTheDeadline() async throws {
+        // The backend: articles below 100 come after 300 ms, the others only once the test
+        // opens the gate (after the server has gone).
+        let gate = Gate()
+        let (arrivals, arrived) = AsyncStream<Int>.makeStream()
+        let router = Router()
+        router.get("v1/goods/:id") { _, context -> Response in
+            let id = try context.parameters.require("id", as: Int.self)
+            arrived.yield(id)
+            if id < 100 { try await Task.sleep(for: .milliseconds(300)) } else { await gate.pass() }
+            let body = #"{"id":\#(id),"title":"Article \#(id)","price_cents":\#(id * 100)}"#
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+        let backend = try await LocalServer.start(router: router)
+        let folder = try makeTestFolder("server-sample")
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        let deadline = 2.0
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: Self.samplePath)
+        server.arguments = ["--backend", backend.baseURL().absoluteString, "--cache", folder.path, "--deadline", "\(deadline)"]
+        let output = Pipe(), errors = Pipe()
+        server.standardOutput = output
+        server.standardError = errors
+        let (exits, exited) = AsyncStream<Int32>.makeStream()
+        server.terminationHandler = { process in
+            exited.yield(process.terminationStatus)
+            exited.finish()
+        }
+        try server.run()
+        defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
+        var printed = "", logged = ""
+        Self.read(output.fileHandleForReading, until: "listening on", into: &printed)
+        let port = try #require(printed.firstMatch(of: /127\.0\.0\.1:(\d+)/).flatMap { Int($0.1) }, "\(printed)")
+
+        let client = CurlTransport(configuration: CurlTransport.Configuration(connectionPool: .init(maxConnectionsPerHost: 32)))
+        defer { client.shutdown() }
+        @Sendable func get(_ id: Int) async throws -> AIFNetworking.HTTPResponse {
+            try await client.send(AIFNetworking.HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/goods/\(id)")!))
+        }
+        let quick = Array(1...12), slow = Array(100...103)
+        let answers = Task {
+            try await withThrowingTaskGroup(of: (Int, AIFNetworking.HTTPResponse).self) { group in
+                for id in quick + slow { group.addTask { (id, try await get(id)) } }
+                return try await group.reduce(into: [Int: AIFNetworking.HTTPResponse]()) { $0[$1.0] = $1.1 }
+            }
+        }
+        // Every load under way at the backend, then the signal.
+        var seen = 0
+        for await _ in arrivals {
+            seen += 1
+            if seen == quick.count + slow.count { break }
+        }
+        let signalled = ContinuousClock.now
+        kill(server.processIdentifier, SIGTERM)
+        Self.read(errors.fileHandleForReading, until: "shutting down: new loads are refused", into: &logged)
+        #expect(logged.contains("16 loads in flight"), "\(logged)")
+        // A load asked for during the shutdown is refused, and nothing reaches the backend.
+        let refused = try await get(13)
+        #expect(refused.statusCode == 503)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains(#""error":"shut_down""#))
+
+        let byID = try await answers.value
+        for id in quick {
+            #expect(byID[id]?.statusCode == 200, "article \(id): \(byID[id].map { String(decoding: $0.body, as: UTF8.self) } ?? "no answer")")
+        }
+        for id in slow {
+            #expect(byID[id]?.statusCode == 503, "article \(id)")
+            #expect(byID[id].map { String(decoding: $0.body, as: UTF8.self) }?.contains("its deadline passed first") == true)
+        }
+        var status: Int32?
+        for await code in exits { status = code }
+        let took = ContinuousClock.now - signalled
+        #expect(status == 0)
+        // The slow loads kept the shutdown until its deadline, and no longer than a little after.
+        #expect(took >= .seconds(deadline), "\(took)")
+        #expect(took < .seconds(deadline + 3), "\(took)")
+        Self.read(output.fileHandleForReading, until: "sockets left open", into: &printed)
+        printed += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // Each load ended once, as the sample counted: 12 answers and 5 refusals or cancellations;
+        // no socket the server opened is left open.
+        #expect(printed.contains("stopped: loads shut_down=5 success=12; sockets left open 0"), "\(printed)")
+
+        // Every answer stored on the way is on disk.
+        let cache = try DiskCache(directory: folder)
+        #expect(cache.usage.entries == quick.count)
+
+        gate.open()
+        arrived.finish()
+        await backend.stop()
+    }
+}
