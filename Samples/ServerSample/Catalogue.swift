@@ -14,6 +14,9 @@ struct CatalogueBackend: AIFNetworking.Service {
 
     var name: ServiceName { "catalogue" }
     var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase) }
+    /// Five failures in a row and the backend is left alone for five seconds: this server's
+    /// requests then fail at once instead of each waiting for its timeouts.
+    var circuitBreaker: CircuitBreaker.Policy? { CircuitBreaker.Policy(failuresToOpen: 5, coolDown: .seconds(5)) }
     var environments: [ServiceEnvironment.Name: ServiceEnvironment] {
         [.online: ServiceEnvironment(baseURL: baseURL, apiVersion: "v1")]
     }

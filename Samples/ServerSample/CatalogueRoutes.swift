@@ -5,7 +5,8 @@ import Synchronization
 
 /// The server's routes: `GET /goods/{id}` answers with the backend's article, loaded through
 /// the SDK — one `Endpoint` call per request — and a failure of the backend mapped to the
-/// answer a client of this server should get.
+/// answer a client of this server should get (a 503 with `Retry-After` while the backend's
+/// circuit is open).
 struct CatalogueRoutes: Sendable {
     let proxy: APIProxy
     let registry: ServiceRegistry
@@ -23,7 +24,12 @@ struct CatalogueRoutes: Sendable {
                 return try Self.json(goods, status: .ok)
             } catch let error as APIError {
                 outcomes.record(error.kind.identifier)
-                return try Self.json(["error": error.kind.identifier, "message": error.message], status: Self.status(for: error))
+                var response = try Self.json(["error": error.kind.identifier, "message": error.message], status: Self.status(for: error))
+                // When the backend's circuit lets a request out again.
+                if let retryableAt = error.retryableAt {
+                    response.headers[.retryAfter] = String(max(1, Int(retryableAt.timeIntervalSinceNow.rounded(.up))))
+                }
+                return response
             }
         }
     }
@@ -32,7 +38,7 @@ struct CatalogueRoutes: Sendable {
     static func status(for error: APIError) -> HTTPResponse.Status {
         switch error.kind {
         case .httpStatus where error.statusCode == 404: .notFound
-        case .shutDown: .serviceUnavailable
+        case .shutDown, .circuitOpen: .serviceUnavailable
         case .timeout: .gatewayTimeout
         default: .badGateway
         }

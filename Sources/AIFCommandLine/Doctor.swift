@@ -81,6 +81,8 @@ struct Doctor: AsyncParsableCommand {
         let service: ServiceName
         let environment: ServiceEnvironment.Name
         let settings: ServiceEnvironment
+        /// The environment's circuit breaking (its own, else the service's), if any.
+        let circuit: CircuitBreaker.Policy?
         var url: URL {
             settings.apiVersion.isEmpty ? settings.baseURL : settings.baseURL.appending(path: settings.apiVersion)
         }
@@ -102,7 +104,8 @@ struct Doctor: AsyncParsableCommand {
                 do {
                     let service = try ConfiguredService.load(from: file)
                     for name in service.environments.keys.sorted() {
-                        targets.append(Target(service: service.name, environment: name, settings: service.environments[name]!))
+                        let settings = service.environments[name]!
+                        targets.append(Target(service: service.name, environment: name, settings: settings, circuit: settings.circuitBreaker ?? service.circuitBreaker))
                     }
                 } catch {
                     unreadable.append("\(error)")
@@ -160,6 +163,7 @@ struct Doctor: AsyncParsableCommand {
             case .unreachable(let error):
                 line += "  UNREACHABLE: \(error)"
             }
+            if let circuit = target.circuit { line += "  circuit: \(circuit)" }
             lines.append(line)
         }
         for problem in unreadable { lines.append("  unreadable: \(problem)") }

@@ -32,6 +32,8 @@ import Metrics
 /// | `aif_retries_total` | counter | | retries started |
 /// | `aif_credential_refreshes_total` | counter | | loads that waited for a renewed credential |
 /// | `aif_cache_hits_total` | counter | `tier` | loads the cache answered: `memory` or `disk` |
+/// | `aif_circuit_state` | gauge | | the backend's circuit (service and environment; no `method`): 0 closed, 1 half-open, 2 open |
+/// | `aif_circuit_changes_total` | counter | `state` | the circuit's changes, by the state entered: `open`, `half-open`, `closed` |
 ///
 /// A phase that did not happen (no TLS; a reused connection has no DNS or connect) is not
 /// recorded. The metric objects are made once for each service, environment and path
@@ -62,6 +64,12 @@ public struct MetricsObserver: LoadObserver {
         metrics.started.increment()
         metrics.inFlight.increment()
         return LoadMetricsObservation(metrics: metrics)
+    }
+
+    /// Sets the backend's circuit gauge and counts the change (unless no backend was
+    /// bootstrapped).
+    public func circuitDidChange(_ change: CircuitBreaker.Change, service: ServiceName, environment: ServiceEnvironment.Name) {
+        registry?.circuitChanged(change, service: service.rawValue, environment: environment.rawValue)
     }
 }
 
@@ -130,6 +138,18 @@ private final class MetricsRegistry: Sendable {
     init(prefix: String, factory: any MetricsFactory) {
         self.prefix = prefix
         self.factory = factory
+    }
+
+    /// Records a circuit's change: rare, so its metric objects are made each time.
+    func circuitChanged(_ change: CircuitBreaker.Change, service: String, environment: String) {
+        let dimensions = [("service", service), ("environment", environment)]
+        let level = switch change.to {
+        case .closed: 0
+        case .halfOpen: 1
+        case .open: 2
+        }
+        Gauge(label: "\(prefix)_circuit_state", dimensions: dimensions, factory: factory).record(level)
+        Counter(label: "\(prefix)_circuit_changes_total", dimensions: dimensions + [("state", change.to.description)], factory: factory).increment()
     }
 
     func metrics(service: String, environment: String, method: String) -> EndpointMetrics {

@@ -48,10 +48,15 @@ struct AifDoctorTests {
         let folder = FileManager.default.temporaryDirectory.appending(path: "aif-doctor-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try Data(#"{"name": "sidecar", "environments": {"online": {"baseURL": "http://sidecar", "unixSocket": "\#(server.unixSocketPath ?? "")"}}}"#.utf8)
+        try Data(#"""
+            {"name": "sidecar", "circuitBreaker": {"failuresToOpen": 3, "counted": ["timeout", "serverError"], "serverErrorStatuses": [503]},
+             "environments": {"online": {"baseURL": "http://sidecar", "unixSocket": "\#(server.unixSocketPath ?? "")"}}}
+            """#.utf8)
             .write(to: folder.appending(path: "sidecar.json"))
         let run = try await Shell.run(AifCommandTests.aifPath, ["doctor", "--config", folder.path])
         #expect(run.status == 0, "\(run.standardOutput)\n\(run.standardError)")
         #expect(run.standardOutput.contains("  sidecar online  http://sidecar  [over the Unix socket \(server.unixSocketPath ?? "")]  reachable: 404 in "))
+        // Each environment's circuit breaking, as its config says.
+        #expect(run.standardOutput.contains("  circuit: opens after 3 failures in a row (timeouts, 503), probed by 1 request after 30 s\n"), "\(run.standardOutput)")
     }
 }

@@ -129,6 +129,41 @@ struct ServiceConfigurationTests {
         #expect(RetryPolicy.standard.newIdempotencyKey(for: .post, given: [:]) == nil)
     }
 
+    /// Circuit breaking from `circuitBreaker`: the service's, an environment's own, and each
+    /// value refused with what it must be.
+    @Test func theCircuitBreakerKeyForTheServiceAndAnEnvironment() throws {
+        let json = #"""
+            {"name": "backend",
+             "circuitBreaker": {"failuresToOpen": 4, "coolDownSeconds": 2.5, "probes": 2, "counted": ["timeout", "serverError"], "serverErrorStatuses": [503]},
+             "environments": {"online": {"baseURL": "https://a.test"}, "staging": {"baseURL": "https://b.test", "circuitBreaker": true}}}
+            """#
+        let service = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:])
+        #expect(service.circuitBreaker == CircuitBreaker.Policy(failuresToOpen: 4, coolDown: .milliseconds(2500), probes: 2, counted: [.timeout, .serverError], serverErrorStatuses: [503]))
+        #expect(service.environments["staging"]?.circuitBreaker == CircuitBreaker.Policy())
+        #expect(service.environments[.online]?.circuitBreaker == nil)
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(service)
+        #expect(try registry.resolve("backend").circuitBreaker?.policy.failuresToOpen == 4)
+        registry.setEnvironment("staging", for: "backend")
+        #expect(try registry.resolve("backend").circuitBreaker?.policy == CircuitBreaker.Policy())
+        #expect(registry.circuitBreaker(of: "backend", in: "staging")?.state == .closed)
+
+        let plain = try ConfiguredService.parse(Data(#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
+        #expect(plain.circuitBreaker == nil)
+
+        func problem(_ breaker: String) -> String? {
+            let json = #"{"name": "x", "circuitBreaker": \#(breaker), "environments": {"online": {"baseURL": "https://a.test"}}}"#
+            let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]) }
+            return error.map { "\($0.key ?? "-") \($0.problem)" }
+        }
+        #expect(problem(#"{"failuresToOpen": 0}"#) == "circuitBreaker.failuresToOpen must be a whole number from 1 to 1000")
+        #expect(problem(#"{"coolDownSeconds": 0}"#) == "circuitBreaker.coolDownSeconds must be a number of seconds above 0, at most 3600")
+        #expect(problem(#"{"probes": 0}"#) == "circuitBreaker.probes must be a whole number from 1 to 100")
+        #expect(problem(#"{"counted": ["5xx"]}"#) == "circuitBreaker.counted[0] must be one of: timeout, connection, serverError")
+        #expect(problem(#"{"serverErrorStatuses": [404]}"#) == "circuitBreaker.serverErrorStatuses[0] must be a server error status (500–599)")
+        #expect(problem(#"{"failures": 3}"#) == "circuitBreaker.failures is not a known key; expected one of: coolDownSeconds, counted, failuresToOpen, probes, serverErrorStatuses")
+    }
+
     /// An environment's own credential, from a variable; a variable not set fails that
     /// environment's loads only.
     @Test func anEnvironmentsCredentialComesFromAVariable() throws {

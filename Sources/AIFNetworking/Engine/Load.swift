@@ -273,7 +273,9 @@ final class Load: CancellableTransfer {
         switch action {
         case .askToRetry(let retry):
             let next: LoadStateMachine.Action
-            if let plugins = plan.plugins, !plugins.allowRetry(retry) {
+            if let circuit = plan.resolved.circuitBreaker, let open = circuit.remainingOpen(at: clock.now) {
+                next = decide { $0.retryDeclined(retry, because: "the circuit of \(plan.circuitName) is open for \(RetryPolicy.Reason.seconds(open)) s more") }
+            } else if let plugins = plan.plugins, !plugins.allowRetry(retry) {
                 next = decide { $0.retryDeclined(retry, because: "a plugin declined the retry") }
             } else if !proxy.retryBudget.spendRetry(at: clock.now) {
                 next = decide { $0.retryDeclined(retry, because: "the proxy's retry budget is spent") }
@@ -326,19 +328,32 @@ final class Load: CancellableTransfer {
     /// Makes, signs and sends an attempt's request — a download's attempt writing to its
     /// partial file, asking for what it lacks — and tells the machine of its answer.
     private func send(_ attempt: LoadStateMachine.Send) {
+        var admission = CircuitBreaker.Machine.Admission.send
+        if let circuit = plan.resolved.circuitBreaker {
+            let change: CircuitBreaker.Change?
+            (admission, change) = circuit.admit(at: clock.now)
+            if let change { proxy.circuitChanged(change, of: plan.resolved) }
+            if case .refuse(let nextProbeIn) = admission { return refuse(nextProbeIn: nextProbeIn) }
+        }
+        let isProbe = admission == .probe
+        /// Stops before sending: a probe's place goes to the next request.
+        func stop(_ kind: APIError.Kind, _ error: some Error & CustomStringConvertible) {
+            if isProbe { _ = plan.resolved.circuitBreaker?.record(.failure(CancellationError()), probe: true, at: clock.now) }
+            perform(decide { $0.stopped(kind, error.description) }, underlying: error)
+        }
         var writer: DownloadWriter?
         if let download = plan.transfer?.download {
             do throws(FileDownload.Failure) {
                 writer = try download.beginAttempt(identity: plan.downloadIdentity)
             } catch {
-                return perform(decide { $0.stopped(.transport, error.description) }, underlying: error)
+                return stop(.transport, error)
             }
         }
         let signingOffset = plan.resolved.clockSkew.offset
         let request: HTTPRequest
         switch makeRequest(attempt, signingContext: .at(clock.date, clockOffset: signingOffset), writer: writer) {
         case .success(let made): request = made
-        case .failure(let error): return perform(decide { $0.stopped(.configuration, error.description) }, underlying: error)
+        case .failure(let error): return stop(.configuration, error)
         }
         let number = state.withLock { state in
             state.machine!.requestMade(signingOffset: signingOffset, totalTimeout: request.timeouts?.total, on: clock)
@@ -350,9 +365,24 @@ final class Load: CancellableTransfer {
                 request, for: plan.resolved, id: id, coalescingKey: plan.coalescingKey, cancellation: steps, runner: runner,
                 progress: plan.transfer?.progressReporter(for: attemptWriter)
             ) { [self] result in
+                // Whatever became of the load, the backend's circuit hears how its request ended.
+                if let circuit = plan.resolved.circuitBreaker, let change = circuit.record(result, probe: isProbe, at: clock.now) {
+                    proxy.circuitChanged(change, of: plan.resolved)
+                }
                 if resume() { answered(result, to: request, attempt: number, writer: attemptWriter) }
             }
         }
+    }
+
+    /// Ends the load without sending: its backend's circuit is open.
+    @inline(never)
+    private func refuse(nextProbeIn: Duration?) {
+        let when = nextProbeIn.map { "the next probe goes out in \(RetryPolicy.Reason.seconds($0)) s" } ?? "its probes are out"
+        let message = "the circuit of \(plan.circuitName) is open (its requests failed too often in a row): nothing was sent; \(when)"
+        let action = decide { $0.stopped(.circuitOpen, message) }
+        guard case .fail(let failure) = action, failure.kind == .circuitOpen else { return perform(action) }
+        let error = plan.error(failure.kind, id: id, failure.message, attempts: failure.attempts)
+        run.complete(.failed(error.retryable(at: nextProbeIn.map { clock.date + $0.timeInterval })))
     }
 
     /// Tells the machine of the answer to attempt `number`, with what the download and the

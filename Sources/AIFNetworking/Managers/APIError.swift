@@ -36,6 +36,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             case cancelled = "cancelled"
             case authenticationFailed = "authentication failed"
             case shutDown = "shut down"
+            case circuitOpen = "circuit open"
         }
 
         private let base: Base
@@ -63,6 +64,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
             case .cancelled: "cancelled"
             case .authenticationFailed: "authentication_failed"
             case .shutDown: "shut_down"
+            case .circuitOpen: "circuit_open"
             }
         }
 
@@ -116,6 +118,10 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         /// transport was shut down (``/AIFTransport/TransportError/Code-swift.struct/transportShutDown``
         /// underneath). Unlike a cancellation the caller asked for, the delegate hears of it.
         public static let shutDown = Kind(.shutDown)
+        /// The backend's circuit is open (``/AIFServices/CircuitBreaker``): its environment's
+        /// requests failed too often in a row, and nothing was sent. ``APIError/retryableAt``
+        /// says when the next probe goes out (`nil` while the probes allowed are out).
+        public static let circuitOpen = Kind(.circuitOpen)
 
         /// A short name for the kind.
         public var description: String { base.rawValue }
@@ -196,6 +202,14 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
 
     /// The kinds of failure that happen while sending, so after one attempt at least.
     private static let sentKinds: Set<Kind> = [.timeout, .noNetwork, .responseLost, .transport]
+
+    /// The same error, saying when the request may be sent again.
+    func retryable(at date: Date?) -> APIError {
+        guard let date else { return self }
+        var error = self
+        error.storage = Storage(copying: storage, retryableAt: date)
+        return error
+    }
 
     /// The same error, counting `attempts` sends.
     func counting(attempts: Int) -> APIError {

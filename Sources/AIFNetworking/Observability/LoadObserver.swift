@@ -34,6 +34,21 @@ public protocol LoadObserver: Sendable {
     /// - Parameter load: What the load is.
     /// - Returns: What hears the rest of the load, or `nil`.
     func observation(of load: ObservedLoad) -> (any LoadObservation)?
+
+    /// A backend's circuit changed state (``/AIFServices/CircuitBreaker``), as a load of the
+    /// proxy found or left it: opened after a run of failures (or a failed probe), half-open
+    /// once its cool-down passed, closed when its probes succeeded. Does nothing by default.
+    ///
+    /// - Parameters:
+    ///   - change: From which state to which.
+    ///   - service: The service.
+    ///   - environment: Its environment: the circuit's backend.
+    func circuitDidChange(_ change: CircuitBreaker.Change, service: ServiceName, environment: ServiceEnvironment.Name)
+}
+
+extension LoadObserver {
+    /// Does nothing.
+    public func circuitDidChange(_ change: CircuitBreaker.Change, service: ServiceName, environment: ServiceEnvironment.Name) {}
 }
 
 /// One load as an observer hears it. Every method has an empty default.

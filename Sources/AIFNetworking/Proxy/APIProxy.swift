@@ -327,6 +327,22 @@ public final class APIProxy: Sendable {
         logger.info("signing time refused \(id): the server's clock is \(Int(offset)) s off ours; signing again with it")
     }
 
+    /// Tells the log and the observers that a backend's circuit changed state.
+    @inline(never)
+    func circuitChanged(_ change: CircuitBreaker.Change, of resolved: ServiceRegistry.ResolvedService) {
+        let name = "\"\(resolved.service.name)\" (\(resolved.environmentName))"
+        switch change.to {
+        case .open:
+            let cause = change.from == .halfOpen ? "a probe failed" : "\(change.failures) requests failed in a row"
+            logger.warning("circuit \(name) opened: \(cause); no request goes out for \(RetryPolicy.Reason.seconds(change.openFor ?? .zero)) s")
+        case .halfOpen:
+            logger.notice("circuit \(name) half-open: probes go out")
+        case .closed:
+            logger.notice("circuit \(name) closed: the probes succeeded")
+        }
+        for observer in loadObservers.all { observer.circuitDidChange(change, service: resolved.service.name, environment: resolved.environmentName) }
+    }
+
     /// Logs a refused credential about to be renewed.
     @inline(never)
     func logRenewal(_ id: LoadID, generation: Int, heldBack: Bool) {

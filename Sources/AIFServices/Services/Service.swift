@@ -22,6 +22,9 @@ public struct ServiceEnvironment: Sendable, Hashable {
     /// switches the key. It comes before the service's own ``Service/authenticator``; one set
     /// with ``ServiceRegistry/setAuthenticator(_:for:)`` comes before both. `nil` for none.
     public var authenticator: Authenticator?
+    /// When this environment's circuit opens (``CircuitBreaker``), over the service's own
+    /// ``Service/circuitBreaker``; `nil` for the service's.
+    public var circuitBreaker: CircuitBreaker.Policy?
 
     /// Creates an environment.
     ///
@@ -33,9 +36,10 @@ public struct ServiceEnvironment: Sendable, Hashable {
     ///   - mock: Makes it a mock environment; `nil` by default.
     ///   - connection: How its requests reach the server; the transport's way by default.
     ///   - authenticator: The environment's own credential; none by default.
+    ///   - circuitBreaker: The environment's own circuit breaking; the service's by default.
     public init(
         baseURL: URL, apiVersion: String = "", credentials: SigningContext.Credentials? = nil, signsAllParameters: Bool = true, mock: ServiceEnvironment.MockBehavior? = nil,
-        connection: HTTPRequest.Connection? = nil, authenticator: Authenticator? = nil
+        connection: HTTPRequest.Connection? = nil, authenticator: Authenticator? = nil, circuitBreaker: CircuitBreaker.Policy? = nil
     ) {
         self.baseURL = baseURL
         self.apiVersion = apiVersion
@@ -44,6 +48,7 @@ public struct ServiceEnvironment: Sendable, Hashable {
         self.mock = mock
         self.connection = connection
         self.authenticator = authenticator
+        self.circuitBreaker = circuitBreaker
     }
 
     /// The base URL with the version segment, under which the paths go — what
@@ -178,6 +183,10 @@ public protocol Service: Sendable {
     /// What loads do on given application error codes and HTTP statuses (retry, refresh the
     /// credential, tell an app handler): none by default.
     var errorPolicies: ErrorPolicies? { get }
+    /// When each environment's circuit opens, and so loads fail at once instead of reaching a
+    /// backend that is down (``CircuitBreaker``); an environment's own
+    /// ``ServiceEnvironment/circuitBreaker`` comes first. None by default: opt in.
+    var circuitBreaker: CircuitBreaker.Policy? { get }
     /// The cache version of every response of the service, beside each endpoint's
     /// `ResponseCache.Policy.version`: bumping it leaves everything the service's managers stored
     /// unread (YTKNetwork's `cacheVersion`, for a whole backend).
@@ -245,6 +254,8 @@ extension Service {
     public var paging: PagingRule? { nil }
     /// None.
     public var errorPolicies: ErrorPolicies? { nil }
+    /// None: every request goes out.
+    public var circuitBreaker: CircuitBreaker.Policy? { nil }
     /// 0.
     public var cacheVersion: Int { 0 }
     /// None.

@@ -10,7 +10,7 @@ extension ConfiguredService {
     /// The `retry` key: `false` (or `{"maxRetries": 0}`) for no retries, `true` or absent for
     /// the defaults, or an object overriding some of them.
     static func retryPolicy(_ retry: ServiceFile.Retry?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> RetryPolicy {
-        let changes: ServiceFile.Retry.Changes
+        let changes: ServiceFile.RetryChanges
         switch retry {
         case nil: return .standard
         case .enabled(let enabled)?: return enabled ? .standard : .never
@@ -102,6 +102,57 @@ extension ConfiguredService {
             }
         }
         return policies
+    }
+
+    /// A `circuitBreaker` key at `key`: `true` for the default policy, `false` or absent for none,
+    /// or an object changing some of the defaults.
+    static func circuitBreaker(
+        _ entry: ServiceFile.CircuitBreaking?, at key: String, reader: ConfigReader
+    ) throws(ServiceRegistry.ConfigurationError) -> CircuitBreaker.Policy? {
+        let changes: ServiceFile.CircuitBreakerChanges
+        switch entry {
+        case nil: return nil
+        case .enabled(let enabled)?: return enabled ? CircuitBreaker.Policy() : nil
+        case .changed(let given)?: changes = given
+        }
+        let file = reader.file
+        var policy = CircuitBreaker.Policy()
+        if let count = changes.failuresToOpen {
+            guard (1...1000).contains(count) else {
+                throw ServiceRegistry.ConfigurationError(file: file, key: "\(key).failuresToOpen", problem: "must be a whole number from 1 to 1000")
+            }
+            policy.failuresToOpen = count
+        }
+        if let seconds = changes.coolDownSeconds {
+            guard seconds > 0, seconds <= 3600 else {
+                throw ServiceRegistry.ConfigurationError(file: file, key: "\(key).coolDownSeconds", problem: "must be a number of seconds above 0, at most 3600")
+            }
+            policy.coolDown = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        if let probes = changes.probes {
+            guard (1...100).contains(probes) else {
+                throw ServiceRegistry.ConfigurationError(file: file, key: "\(key).probes", problem: "must be a whole number from 1 to 100")
+            }
+            policy.probes = probes
+        }
+        if let names = changes.counted {
+            policy.counted = []
+            for (index, given) in names.enumerated() {
+                let name = try reader.substitute(given, at: "\(key).counted[\(index)]")
+                guard let failure = CircuitBreaker.Policy.Failure(rawValue: name) else {
+                    let known = CircuitBreaker.Policy.Failure.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw ServiceRegistry.ConfigurationError(file: file, key: "\(key).counted[\(index)]", problem: "must be one of: \(known)")
+                }
+                policy.counted.insert(failure)
+            }
+        }
+        if let codes = changes.serverErrorStatuses {
+            for (index, code) in codes.enumerated() where !(500...599).contains(code) {
+                throw ServiceRegistry.ConfigurationError(file: file, key: "\(key).serverErrorStatuses[\(index)]", problem: "must be a server error status (500–599)")
+            }
+            policy.serverErrorStatuses = Set(codes)
+        }
+        return policy
     }
 
     /// A delay in seconds: from 0 to an hour.

@@ -42,7 +42,11 @@ import Foundation
 /// `retryAdviceHeader` (`Stripe-Should-Retry`), `baseDelaySeconds`, `maxDelaySeconds`,
 /// `maxTotalWaitSeconds` (the load's wait budget). `errorPolicies` maps application codes (`codes`) and
 /// HTTP statuses (`statuses`) to `surface`, `retry`, `refreshCredentials`, `correctClock` or `handler:NAME`
-/// (see ``ErrorPolicies/Action``). `cacheVersion` (a whole number, 0 by default) is the
+/// (see ``ErrorPolicies/Action``). `circuitBreaker` turns on circuit breaking for each
+/// environment (see ``CircuitBreaker``): `true` for the defaults, or an object changing some of
+/// them — `failuresToOpen`, `coolDownSeconds`, `probes`, `counted` (`timeout`, `connection`,
+/// `serverError`) and `serverErrorStatuses`; an environment's own `circuitBreaker` replaces the
+/// service's for that environment. `cacheVersion` (a whole number, 0 by default) is the
 /// ``Service/cacheVersion``. `paging` says how its listings are paged (see ``PagingRule``).
 ///
 /// An environment can say how its requests reach the server: `unixSocket` (a socket's path),
@@ -92,6 +96,8 @@ public struct ConfiguredService: Service {
     public let retryPolicy: RetryPolicy
     /// What loads do on given application codes and statuses, from the `errorPolicies` key.
     public let errorPolicies: ErrorPolicies?
+    /// When each environment's circuit opens, from the `circuitBreaker` key (none without one).
+    public let circuitBreaker: CircuitBreaker.Policy?
     /// The cache version of the service's responses, from the `cacheVersion` key (0 without
     /// one).
     public let cacheVersion: Int
@@ -149,7 +155,8 @@ public struct ConfiguredService: Service {
             decoder: try decoder(definition.decoding, reader: reader), applicationErrors: try applicationErrors(definition.applicationErrors, reader: reader),
             errorBody: try errorBody(definition.errorBody, reader: reader),
             envelope: try envelope(definition.envelope, reader: reader), retryPolicy: try retryPolicy(definition.retry, reader: reader),
-            errorPolicies: try errorPolicies(definition.errorPolicies, reader: reader), cacheVersion: definition.cacheVersion ?? 0,
+            errorPolicies: try errorPolicies(definition.errorPolicies, reader: reader),
+            circuitBreaker: try circuitBreaker(definition.circuitBreaker, at: "circuitBreaker", reader: reader), cacheVersion: definition.cacheVersion ?? 0,
             paging: try definition.paging.map { value throws(ServiceRegistry.ConfigurationError) in try PagingRule.read(value, at: "paging", reader: reader) }, file: file,
             headers: try commonHeaders(definition.commonHeaders, reader: reader), parameters: try commonParameters(definition.commonParameters, reader: reader))
     }
@@ -194,7 +201,8 @@ public struct ConfiguredService: Service {
             signsAllParameters: entry.signsAllParameters ?? true,
             mock: mock,
             connection: try connection(entry, at: path, reader: reader),
-            authenticator: try authenticator(entry.authorization?.section, at: "\(path).authorization", reader: reader)
+            authenticator: try authenticator(entry.authorization?.section, at: "\(path).authorization", reader: reader),
+            circuitBreaker: try circuitBreaker(entry.circuitBreaker, at: "\(path).circuitBreaker", reader: reader)
         )
     }
 

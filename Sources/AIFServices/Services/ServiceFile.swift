@@ -20,12 +20,13 @@ struct ServiceFile: Decodable {
     var envelope: Envelope?
     var retry: Retry?
     var errorPolicies: ErrorPolicies?
+    var circuitBreaker: CircuitBreaking?
     var cacheVersion: Int?
     var paging: JSONValue?
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case name, defaultEnvironment, bodyEncoding, arrayEncoding, timeoutSeconds, signing, commonHeaders, commonParameters, environments
-        case decoding, applicationErrors, errorBody, envelope, retry, errorPolicies, cacheVersion, paging
+        case decoding, applicationErrors, errorBody, envelope, retry, errorPolicies, circuitBreaker, cacheVersion, paging
     }
 
     init(from decoder: any Decoder) throws {
@@ -45,6 +46,7 @@ struct ServiceFile: Decodable {
         envelope = try keys.decodeIfPresent(Checked<Envelope>.self, forKey: .envelope)?.section
         retry = try keys.decodeIfPresent(Retry.self, forKey: .retry)
         errorPolicies = try keys.decodeIfPresent(Checked<ErrorPolicies>.self, forKey: .errorPolicies)?.section
+        circuitBreaker = try keys.decodeIfPresent(CircuitBreaking.self, forKey: .circuitBreaker)
         cacheVersion = try keys.decodeIfPresent(Int.self, forKey: .cacheVersion)
         paging = try keys.decodeIfPresent(JSONValue.self, forKey: .paging)
     }
@@ -67,10 +69,11 @@ struct ServiceFile: Decodable {
         var connectTo: [String: String]?
         var clientCertificate: Checked<ClientCertificate>?
         var authorization: Checked<Authorization>?
+        var circuitBreaker: CircuitBreaking?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case baseURL, apiVersion, publicKey, privateKey, signsAllParameters, fixtures, latencyMs, failureRate, seed
-            case unixSocket, connectTo, clientCertificate, authorization
+            case unixSocket, connectTo, clientCertificate, authorization, circuitBreaker
         }
     }
 
@@ -151,8 +154,9 @@ struct ServiceFile: Decodable {
         enum CodingKeys: String, CodingKey, CaseIterable { case dataField }
     }
 
-    /// `retry`: `true` or `false`, or the policy's values to change.
-    enum Retry: Decodable {
+    /// A section written `true` or `false`, or as an object of the values to change of its
+    /// defaults: `retry`, `circuitBreaker`.
+    enum Switch<Changes: ConfigSection>: Decodable {
         case enabled(Bool)
         case changed(Changes)
 
@@ -163,26 +167,43 @@ struct ServiceFile: Decodable {
                 self = .changed(try Checked<Changes>(from: decoder).section)
             }
         }
+    }
 
-        /// What a `retry` object changes of the standard policy.
-        struct Changes: ConfigSection {
-            var maxRetries: Int?
-            var statusCodes: [Int]?
-            var retryAfterStatusCodes: [Int]?
-            var errors: [String]?
-            var methods: [String]?
-            var idempotencyKeyHeader: String?
-            var generateIdempotencyKeys: Bool?
-            var retryAdviceHeader: String?
-            var baseDelaySeconds: Double?
-            var maxDelaySeconds: Double?
-            var maxTotalWaitSeconds: Double?
+    /// `retry`: `true` or `false`, or the policy's values to change.
+    typealias Retry = Switch<RetryChanges>
 
-            enum CodingKeys: String, CodingKey, CaseIterable {
-                case maxRetries, statusCodes, retryAfterStatusCodes, errors, methods, idempotencyKeyHeader, generateIdempotencyKeys, retryAdviceHeader
-                case baseDelaySeconds, maxDelaySeconds, maxTotalWaitSeconds
-            }
+    /// What a `retry` object changes of the standard policy.
+    struct RetryChanges: ConfigSection {
+        var maxRetries: Int?
+        var statusCodes: [Int]?
+        var retryAfterStatusCodes: [Int]?
+        var errors: [String]?
+        var methods: [String]?
+        var idempotencyKeyHeader: String?
+        var generateIdempotencyKeys: Bool?
+        var retryAdviceHeader: String?
+        var baseDelaySeconds: Double?
+        var maxDelaySeconds: Double?
+        var maxTotalWaitSeconds: Double?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case maxRetries, statusCodes, retryAfterStatusCodes, errors, methods, idempotencyKeyHeader, generateIdempotencyKeys, retryAdviceHeader
+            case baseDelaySeconds, maxDelaySeconds, maxTotalWaitSeconds
         }
+    }
+
+    /// `circuitBreaker`: `true` for the defaults, or the policy's values to change.
+    typealias CircuitBreaking = Switch<CircuitBreakerChanges>
+
+    /// What a `circuitBreaker` object changes of the default policy.
+    struct CircuitBreakerChanges: ConfigSection {
+        var failuresToOpen: Int?
+        var coolDownSeconds: Double?
+        var probes: Int?
+        var counted: [String]?
+        var serverErrorStatuses: [Int]?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case failuresToOpen, coolDownSeconds, probes, counted, serverErrorStatuses }
     }
 
     /// `errorPolicies`: actions by application code and by HTTP status.

@@ -26,6 +26,9 @@ public final class ServiceRegistry: Sendable {
         var authenticators: [ServiceName: Authenticator] = [:]
         /// Each service environment's server clock, learned from its responses.
         var clocks: [ServiceName: [ServiceEnvironment.Name: ClockSkew]] = [:]
+        /// Each environment's circuit, made as it is first resolved with a policy (again when
+        /// its policy changes).
+        var circuits: [ServiceName: [ServiceEnvironment.Name: CircuitBreaker]] = [:]
         /// The APIs defined by name (see ServiceRegistry+Defines.swift).
         var defines: [String: APIDefine] = [:]
     }
@@ -138,7 +141,30 @@ public final class ServiceRegistry: Sendable {
             service: service, environmentName: environmentName, environment: environment,
             authenticator: authenticator ?? environment.authenticator ?? service.authenticator, clockSkew: clock)
         resolved.errorHandlers = errorHandlers
+        if let policy = environment.circuitBreaker ?? service.circuitBreaker {
+            resolved.circuitBreaker = circuit(of: name, environmentName, policy)
+        }
         return resolved
+    }
+
+    /// The circuit of a service environment, as the registry keeps it for every proxy; `nil`
+    /// when it has no circuit breaking, or has not been resolved yet.
+    ///
+    /// - Parameters:
+    ///   - service: The service.
+    ///   - environment: One of its environments.
+    /// - Returns: Its circuit.
+    public func circuitBreaker(of service: ServiceName, in environment: ServiceEnvironment.Name) -> CircuitBreaker? {
+        state.withLock { $0.circuits[service]?[environment] }
+    }
+
+    private func circuit(of service: ServiceName, _ environment: ServiceEnvironment.Name, _ policy: CircuitBreaker.Policy) -> CircuitBreaker {
+        state.withLock { state in
+            if let known = state.circuits[service]?[environment], known.policy == policy { return known }
+            let made = CircuitBreaker(policy: policy)
+            state.circuits[service, default: [:]][environment] = made
+            return made
+        }
     }
 
     /// Registers the handler an ``ErrorPolicies/Action/handler(_:)`` policy names (log out, show an
@@ -190,6 +216,9 @@ extension ServiceRegistry {
         public let clockSkew: ClockSkew
         /// The handlers of the registry it was resolved in, for ``ErrorPolicies/Action/handler(_:)``.
         package var errorHandlers: ErrorHandlers?
+        /// The environment's circuit, when the service or the environment has a
+        /// ``CircuitBreaker/Policy``: shared by every load of the environment.
+        public var circuitBreaker: CircuitBreaker?
 
         /// Whether the environment's requests are signed: it has credentials and the service a signer.
         package var isSigned: Bool { environment.credentials != nil && service.signer != nil }

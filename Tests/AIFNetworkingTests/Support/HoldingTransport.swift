@@ -84,12 +84,23 @@ final class HoldingTransport: HTTPTransport {
 
     /// Answers every request held with an empty response of `status`.
     func answerAll(with status: Int) {
-        let all = state.withLock { state in
+        for (request, completion) in takeAll() {
+            completion(.success(HTTPResponse(statusCode: status, headers: HTTPHeaders(), body: Data(), url: request.url)))
+        }
+    }
+
+    /// Ends every request held with a transport error of `code` (a cancelled transfer's end,
+    /// say).
+    func failAll(with code: TransportError.Code) {
+        for (request, completion) in takeAll() {
+            completion(.failure(TransportError(code, url: request.url.absoluteString, detail: "ended by the test")))
+        }
+    }
+
+    private func takeAll() -> [(request: HTTPRequest, completion: @Sendable (Result<HTTPResponse, TransportError>) -> Void)] {
+        state.withLock { state in
             defer { state.held.removeAll() }
             return state.held
-        }
-        for (request, completion) in all {
-            completion(.success(HTTPResponse(statusCode: status, headers: HTTPHeaders(), body: Data(), url: request.url)))
         }
     }
 }
