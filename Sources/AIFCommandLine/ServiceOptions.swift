@@ -32,6 +32,9 @@ struct ServiceOptions: ParsableArguments {
     @Option(name: .customLong("record"), help: "Write the response as a fixture under this folder (DIR/SERVICE/PATH.METHOD.json), secrets left out, for a mock environment to replay.")
     var recordDirectory: String?
 
+    @Option(name: .customLong("cacert"), help: "Trust the certificate authorities of this PEM file (a private CA) instead of the system's, as curl's --cacert.")
+    var certificateAuthorities: String?
+
     @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Show the service's retry policy, each attempt (request, response, retry and why), headers and timings on standard error.")
     var verbose = false
 
@@ -66,6 +69,9 @@ struct ServiceOptions: ParsableArguments {
     func validate() throws {
         if let timeout, !(timeout > 0 && timeout <= 86_400) {
             throw ValidationError("--timeout \(timeout) must be a number of seconds above 0 (a day at most)")
+        }
+        if let path = certificateAuthorities, !FileManager.default.isReadableFile(atPath: path) {
+            throw ValidationError("--cacert \(path) cannot be read")
         }
     }
 
@@ -106,7 +112,8 @@ struct ServiceOptions: ParsableArguments {
             printError("* \(resolved.service.name) / \(resolved.environmentName): \(resolved.service.retryPolicy)"
                 + (resolved.authenticator != nil ? "; credentials from its authenticator" : ""))
         }
-        let transport = CurlTransport()
+        let tls = CurlTransport.TLS(certificateAuthorities: certificateAuthorities.map { .file(path: $0) })
+        let transport = CurlTransport(configuration: CurlTransport.Configuration(tls: tls))
         let logger = Logger(label: "aif") { _ in VerboseLogHandler(logLevel: verbose ? .debug : recordDirectory != nil ? .warning : .critical) }
         let recorder = recordDirectory.map { FixtureTransport.Recorder(directory: URL(filePath: $0, directoryHint: .isDirectory)) }
         let proxy = APIProxy(transport: transport, logger: logger, recorder: recorder ?? .fromEnvironment(), observers: [WaitAnnouncer()])

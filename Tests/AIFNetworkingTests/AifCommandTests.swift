@@ -184,6 +184,14 @@ struct AifCommandTests {
             .write(to: folder.appending(path: "secure.json"), atomically: true, encoding: .utf8)
         let untrusted = try await Shell.run(Self.aifPath, ["call", "secure", "hello", "--config", folder.path])
         #expect(untrusted.status == 5, "\(untrusted.standardError)")
+        // Its private CA given on the command line, as curl's --cacert.
+        let certificates = try TestCertificates.processCertificates.get()
+        let trusted = try await Shell.run(Self.aifPath, ["call", "secure", "authority", "--raw", "--config", folder.path, "--cacert", certificates.caPath])
+        #expect(trusted.status == 0, "\(trusted.standardError)")
+        #expect(trusted.standardOutput.hasPrefix("127.0.0.1"), "\(trusted.standardOutput)")
+        let unreadable = try await Shell.run(Self.aifPath, ["call", "secure", "hello", "--config", folder.path, "--cacert", "/nonexistent/ca.pem"])
+        #expect(unreadable.status == 64)
+        #expect(unreadable.standardError.contains("--cacert /nonexistent/ca.pem cannot be read"), "\(unreadable.standardError)")
     }
 
     @Test func repeatedParametersSendEveryValueAndIncludeShowsTheHead() async throws {

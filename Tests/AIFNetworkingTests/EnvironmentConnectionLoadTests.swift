@@ -57,4 +57,34 @@ struct EnvironmentConnectionLoadTests {
         let error = await #expect(throws: APIError.self) { try await load("authority", from: bare, transport: transport) }
         #expect("\(error.map(String.init(describing:)) ?? "")".contains("requires a client certificate"))
     }
+
+    /// A private CA and the server's pin in the environment's config — the transport trusting
+    /// only the system's store — and the failure of a name the certificate does not hold.
+    @Test func anEnvironmentTrustsItsPrivateCAAndPin() async throws {
+        let server = try await ConnectionServers.mutualTLS()
+        let certificates = try TestCertificates.processCertificates.get()
+        func environment(_ host: String, pin: String) throws -> ServiceRegistry {
+            try registry(#"""
+                {"name": "sidecar", "signing": {"scheme": "none"}, "retry": false,
+                 "environments": {"online": {"baseURL": "https://\#(host)",
+                   "connectTo": {"\#(host):443": "127.0.0.1:\#(server.port)"},
+                   "clientCertificate": {"certificate": "${CERT}", "key": "${KEY}"},
+                   "trust": {"certificateAuthorities": "${CA}", "pinnedPublicKeys": ["sha256//\#(pin)"]}}}}
+                """#, variables: ["CERT": certificates.clientCertificatePath, "KEY": certificates.clientKeyPath, "CA": certificates.caPath])
+        }
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let response = try await load("authority", from: try environment("api.aif.test", pin: certificates.serverKeyPin), transport: transport)
+        #expect(String(decoding: response.data, as: UTF8.self) == "api.aif.test")
+
+        let otherPin = await #expect(throws: APIError.self) {
+            try await load("authority", from: try environment("api.aif.test", pin: certificates.otherKeyPin), transport: transport)
+        }
+        #expect((otherPin?.underlyingError as? TransportError)?.tlsReason == .pinnedKeyMismatch)
+        let otherName = await #expect(throws: APIError.self) {
+            try await load("authority", from: try environment("shop.aif.test", pin: certificates.serverKeyPin), transport: transport)
+        }
+        #expect(otherName?.message.contains("the server certificate was issued for another host name") == true, "\(String(describing: otherName))")
+    }
 }
+

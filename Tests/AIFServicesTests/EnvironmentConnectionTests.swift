@@ -47,6 +47,23 @@ struct EnvironmentConnectionTests {
         #expect(fromVariables == HTTPRequest.ClientCertificate(certificate: .pem(Data(pem.utf8))))
     }
 
+    @Test func aTrustIsReadFromAFileOrAVariableWithItsPins() throws {
+        let pin = Data(repeating: 7, count: 32).base64EncodedString()
+        let fromFile = try parse(#"{"baseURL": "https://a.test", "trust": {"certificateAuthorities": "certs/ca.pem", "pinnedPublicKeys": ["sha256//\#(pin)", "\#(pin)"]}}"#)?.connection
+        #expect(fromFile?.certificateAuthorities == .file(path: "/etc/aif/Configs/certs/ca.pem"))
+        #expect(fromFile?.pinnedPublicKeys == [CurlTransport.PublicKeyPin(sha256Base64: pin), CurlTransport.PublicKeyPin(sha256Base64: pin)])
+        let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+        let fromVariable = try parse(#"{"baseURL": "https://a.test", "trust": {"certificateAuthorities": "${CA}"}}"#, variables: ["CA": pem])?.connection
+        #expect(fromVariable?.certificateAuthorities == .pem(Data(pem.utf8)))
+        #expect(fromVariable?.pinnedPublicKeys == [])
+
+        #expect(problem(#"{"baseURL": "https://a.test", "trust": {"pinnedPublicKeys": ["sha256//abc"]}}"#)
+            == "environments.online.trust.pinnedPublicKeys[0] must be a SHA-256 public-key pin: sha256// and the base64 of 32 bytes (openssl … | openssl dgst -sha256 -binary | base64)")
+        #expect(problem(#"{"baseURL": "https://a.test", "trust": {"certificateAuthorities": ""}}"#) == "environments.online.trust.certificateAuthorities is empty")
+        #expect(problem(#"{"baseURL": "https://a.test", "trust": {"cacert": "ca.pem"}}"#)
+            == "environments.online.trust.cacert is not a known key; expected one of: certificateAuthorities, pinnedPublicKeys")
+    }
+
     @Test func whatCannotBeUsedIsNamedByItsKey() {
         #expect(problem(#"{"baseURL": "http://a.test", "unixSocket": ""}"#) == "environments.online.unixSocket the Unix socket path is empty")
         #expect(problem(#"{"baseURL": "http://a.test", "connectTo": {"a.test:http": "10.0.0.1"}}"#)
@@ -93,5 +110,20 @@ struct EnvironmentConnectionTests {
               'https://api.shop.example/v1/goods'
             """)
         #expect(request.curlCommand(revealingSecrets: true).contains("--pass 'open sesame'"))
+    }
+
+    @Test func theCurlCommandNamesTheCAAndThePins() {
+        var request = HTTPRequest(url: URL(string: "https://api.shop.example/v1/goods")!)
+        request.connection = HTTPRequest.Connection(
+            certificateAuthorities: .file(path: "/etc/shop-ca.pem"),
+            pinnedPublicKeys: [CurlTransport.PublicKeyPin(sha256Base64: "AAAA"), CurlTransport.PublicKeyPin(sha256Base64: "BBBB")])
+        #expect(request.curlCommand() == """
+            curl \\
+              --cacert '/etc/shop-ca.pem' \\
+              --pinnedpubkey 'sha256//AAAA;sha256//BBBB' \\
+              'https://api.shop.example/v1/goods'
+            """)
+        request.connection?.certificateAuthorities = .pem(Data(count: 612))
+        #expect(request.curlCommand().contains("--cacert '<612 bytes of PEM held in memory>'"))
     }
 }

@@ -242,7 +242,7 @@ struct HostOverrideTests {
         #expect(String(decoding: response.body, as: UTF8.self) == "api.aif.test")
     }
 
-    @Test func aNameTheCertificateDoesNotHoldIsNotTrusted() async throws {
+    @Test func aNameTheCertificateDoesNotHoldIsSaidToBeAnotherHosts() async throws {
         let servers = try await TestServers.shared()
         let transport = makeTransport { $0.tls.certificateAuthorities = .file(path: servers.certificates.caPath) }
         defer { transport.shutdown() }
@@ -250,7 +250,9 @@ struct HostOverrideTests {
         request.connection = HTTPRequest.Connection(hostOverrides: [HTTPRequest.HostOverride(host: "shop.aif.test", connectingTo: "127.0.0.1", atPort: servers.tls.port)])
         let error = await #expect(throws: TransportError.self) { try await transport.send(request) }
         #expect(error?.code == .tlsFailure)
-        #expect(error?.tlsReason == .certificateNotTrusted)
+        // Trusted, but for other names: the error says so (it read "not trusted").
+        #expect(error?.tlsReason == .hostNameMismatch)
+        #expect(error?.description.contains("the server certificate was issued for another host name") == true, "\(String(describing: error))")
         #expect(error?.detail.contains("shop.aif.test") == true, "\(String(describing: error))")
     }
 
@@ -307,3 +309,69 @@ struct ConnectionRedirectTests {
         #expect(elsewhere.connection == HTTPRequest.Connection(hostOverrides: [override]))
     }
 }
+
+/// A request's own trust — a private CA, pinned keys — instead of the transport's, on the
+/// transport's pooled handles: set for the requests that carry it, the transport's again for
+/// the next one, and never a connection shared between the two.
+@Suite("CurlTransport: a request's own trust")
+struct RequestTrustTests {
+    private static func trusting(_ authorities: CurlTransport.CertificateAuthorities?, pins: [String] = [], _ url: URL) -> HTTPRequest {
+        var request = HTTPRequest(url: url)
+        request.connection = HTTPRequest.Connection(certificateAuthorities: authorities, pinnedPublicKeys: pins.map { CurlTransport.PublicKeyPin(sha256Base64: $0) })
+        return request
+    }
+
+    @Test func aPrivateCAOnTheRequestIsTrustedAndTheNextRequestGoesBackToTheSystemStore() async throws {
+        let servers = try await TestServers.shared()
+        // One connection and one handle: every request takes the handle the one before used.
+        let transport = makeTransport { $0.connectionPool.maxConnectionsPerHost = 1 }
+        defer { transport.shutdown() }
+        let url = servers.tls.url("bytes/10", secure: true)
+        let pem = try Data(contentsOf: URL(fileURLWithPath: servers.certificates.caPath))
+        for authorities in [CurlTransport.CertificateAuthorities.file(path: servers.certificates.caPath), .pem(pem)] {
+            let trusted = try await transport.send(Self.trusting(authorities, url))
+            #expect(trusted.statusCode == 200)
+            // The connection the private CA accepted is not lent to a request that trusts the system's store.
+            let error = await #expect(throws: TransportError.self) { try await transport.send(HTTPRequest(url: url)) }
+            #expect(error?.tlsReason == .certificateNotTrusted)
+        }
+        #expect(try await transport.send(Self.trusting(.file(path: servers.certificates.caPath), url)).statusCode == 200)
+    }
+
+    @Test func aRequestsPinsReplaceTheTransportsAndLastForThatRequestOnly() async throws {
+        let servers = try await TestServers.shared()
+        let certificates = servers.certificates
+        let transport = makeTransport {
+            $0.connectionPool.maxConnectionsPerHost = 1
+            $0.tls.certificateAuthorities = .file(path: certificates.caPath)
+        }
+        defer { transport.shutdown() }
+        let url = servers.tls.url("bytes/10", secure: true)
+        let wrong = await #expect(throws: TransportError.self) { try await transport.send(Self.trusting(nil, pins: [certificates.otherKeyPin], url)) }
+        #expect(wrong?.tlsReason == .pinnedKeyMismatch)
+        #expect(try await transport.send(Self.trusting(nil, pins: [certificates.serverKeyPin], url)).statusCode == 200)
+        // No pins of its own: the transport's CA alone, as before.
+        #expect(try await transport.send(HTTPRequest(url: url)).statusCode == 200)
+    }
+
+    @Test func anEmptyPrivateCAIsRefusedBeforeConnecting() async throws {
+        let servers = try await TestServers.shared()
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let error = await #expect(throws: TransportError.self) {
+            try await transport.send(Self.trusting(.pem(Data()), servers.tls.url("bytes/10", secure: true)))
+        }
+        #expect(error?.code == .invalidRequest)
+        #expect(error?.detail == "the certificate authorities' PEM is empty")
+    }
+
+    @Test func aPrivateTrustIsNotTakenToAnotherOrigin() {
+        let connection = HTTPRequest.Connection(certificateAuthorities: .file(path: "/ca.pem"), pinnedPublicKeys: [CurlTransport.PublicKeyPin(sha256Base64: "x")])
+        #expect(connection.forAnotherOrigin == nil)
+        #expect(!connection.isDefault)
+        let merged = HTTPRequest.Connection().adding(to: connection)
+        #expect(merged.certificateAuthorities == .file(path: "/ca.pem"))
+        #expect(merged.pinnedPublicKeys.count == 1)
+    }
+}
+

@@ -78,13 +78,22 @@ extension HTTPRequest {
 }
 
 extension HTTPRequest {
-    /// `--unix-socket`, `--connect-to`, `--cert`, `--key` and `--pass` for a request's own
-    /// connection settings. PEM held in memory has no file to name: it is written as a
-    /// placeholder, and the passphrase as `***` unless secrets are revealed.
+    /// `--unix-socket`, `--connect-to`, `--cacert`, `--pinnedpubkey`, `--cert`, `--key` and
+    /// `--pass` for a request's own connection settings. PEM held in memory has no file to
+    /// name: it is written as a placeholder, and the passphrase as `***` unless secrets are
+    /// revealed.
     static func curlConnectionOptions(_ connection: Connection, revealingSecrets: Bool, quote: (String) -> String) -> [String] {
         var parts: [String] = []
         if let path = connection.unixSocketPath { parts.append("--unix-socket " + quote(path)) }
         for override in connection.hostOverrides { parts.append("--connect-to " + quote(override.curlNotation)) }
+        switch connection.certificateAuthorities {
+        case .file(let path)?: parts.append("--cacert " + quote(path))
+        case .pem(let data)?: parts.append("--cacert '<\(data.count) bytes of PEM held in memory>'")
+        case nil: break
+        }
+        if !connection.pinnedPublicKeys.isEmpty {
+            parts.append("--pinnedpubkey " + quote(connection.pinnedPublicKeys.map { "sha256//" + $0.sha256Base64 }.joined(separator: ";")))
+        }
         guard let identity = connection.clientCertificate else { return parts }
         func file(_ source: ClientCertificate.Source) -> String {
             switch source {

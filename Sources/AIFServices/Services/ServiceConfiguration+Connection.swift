@@ -1,10 +1,10 @@
 import Foundation
 
 extension ConfiguredService {
-    /// An environment's `unixSocket`, `connectTo` and `clientCertificate`, or `nil` when it has
-    /// none of them.
+    /// An environment's `unixSocket`, `connectTo`, `clientCertificate` and `trust`, or `nil` when
+    /// it has none of them.
     static func connection(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> HTTPRequest.Connection? {
-        guard entry.unixSocket != nil || entry.connectTo != nil || entry.clientCertificate != nil else { return nil }
+        guard entry.unixSocket != nil || entry.connectTo != nil || entry.clientCertificate != nil || entry.trust != nil else { return nil }
         var connection = HTTPRequest.Connection()
         if let socket = entry.unixSocket {
             let key = "\(path).unixSocket"
@@ -26,7 +26,39 @@ extension ConfiguredService {
         if let section = entry.clientCertificate?.section {
             connection.clientCertificate = try clientCertificate(section, at: "\(path).clientCertificate", reader: reader)
         }
+        if let trust = entry.trust?.section {
+            if let written = trust.certificateAuthorities {
+                switch try pem(written, at: "\(path).trust.certificateAuthorities", reader: reader) {
+                case .file(let file): connection.certificateAuthorities = .file(path: file)
+                case .pem(let bytes): connection.certificateAuthorities = .pem(bytes)
+                }
+            }
+            for (index, written) in (trust.pinnedPublicKeys ?? []).enumerated() {
+                let key = "\(path).trust.pinnedPublicKeys[\(index)]"
+                let text = try reader.substitute(written, at: key)
+                let digest = text.hasPrefix("sha256//") ? String(text.dropFirst("sha256//".count)) : text
+                guard let bytes = Data(base64Encoded: digest), bytes.count == 32 else {
+                    throw ServiceRegistry.ConfigurationError(
+                        file: reader.file, key: key, problem: "must be a SHA-256 public-key pin: sha256// and the base64 of 32 bytes (openssl … | openssl dgst -sha256 -binary | base64)")
+                }
+                connection.pinnedPublicKeys.append(CurlTransport.PublicKeyPin(sha256Base64: digest))
+            }
+        }
         return connection
+    }
+
+    /// PEM written in a config file as a file's path (relative to the config file) or a
+    /// variable's text; PEM written into the file itself is refused (a key must never be, and
+    /// a certificate reads better in a file of its own).
+    static func pem(_ written: String, at key: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> HTTPRequest.ClientCertificate.Source {
+        let isVariable = written.hasPrefix("${") && written.hasSuffix("}")
+        if written.contains("-----BEGIN"), !isVariable {
+            throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: "holds PEM text: name a file, or an environment variable that holds the PEM (\"${NAME}\"); a config file never holds a key in clear")
+        }
+        let text = try reader.substitute(written, at: key)
+        if text.contains("-----BEGIN") { return .pem(Data(text.utf8)) }
+        guard !text.isEmpty else { throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: "is empty") }
+        return .file(path: reader.relativeToFile(text))
     }
 
     /// `"host[:port]"` and `"address[:port]"` (an IPv6 address in brackets).
@@ -67,14 +99,7 @@ extension ConfiguredService {
     /// is not a variable.
     private static func clientCertificate(_ section: ServiceFile.ClientCertificate, at path: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> HTTPRequest.ClientCertificate {
         func source(_ written: String, _ key: String) throws(ServiceRegistry.ConfigurationError) -> HTTPRequest.ClientCertificate.Source {
-            let isVariable = written.hasPrefix("${") && written.hasSuffix("}")
-            if written.contains("-----BEGIN"), !isVariable {
-                throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: "holds PEM text: name a file, or an environment variable that holds the PEM (\"${NAME}\"); a config file never holds a key in clear")
-            }
-            let text = try reader.substitute(written, at: key)
-            if text.contains("-----BEGIN") { return .pem(Data(text.utf8)) }
-            guard !text.isEmpty else { throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: "is empty") }
-            return .file(path: reader.relativeToFile(text))
+            try pem(written, at: key, reader: reader)
         }
         let certificate = try source(section.certificate, "\(path).certificate")
         let key = try section.key.map { text throws(ServiceRegistry.ConfigurationError) in try source(text, "\(path).key") }

@@ -54,8 +54,10 @@ import Foundation
 /// its port, connected to another address, TLS still checking the name) and
 /// `clientCertificate` (`{ "certificate": "certs/client.pem", "key": "certs/client.key",
 /// "passphrase": "${SHOP_KEY_PASSPHRASE}" }`: PEM files relative to the config file, or
-/// `${VARIABLE}`s holding the PEM; a passphrase only as a variable). See
-/// ``/AIFTransport/HTTPRequest/Connection``.
+/// `${VARIABLE}`s holding the PEM; a passphrase only as a variable) and `trust` (`{
+/// "certificateAuthorities": "certs/ca.pem", "pinnedPublicKeys": ["sha256//BASE64"] }`: a private
+/// CA instead of the system's store, a file or a `${VARIABLE}` holding the PEM, and public-key
+/// pins). See ``/AIFTransport/HTTPRequest/Connection``.
 ///
 /// An environment can carry a credential of its own, `authorization` — a test key and a live
 /// key for one URL, switched with the environment: `{"bearer": "${PAY_TEST_KEY}"}`,

@@ -70,10 +70,11 @@ struct ServiceFile: Decodable {
         var clientCertificate: Checked<ClientCertificate>?
         var authorization: Checked<Authorization>?
         var circuitBreaker: CircuitBreaking?
+        var trust: Checked<Trust>?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case baseURL, apiVersion, publicKey, privateKey, signsAllParameters, fixtures, latencyMs, failureRate, seed
-            case unixSocket, connectTo, clientCertificate, authorization, circuitBreaker
+            case unixSocket, connectTo, clientCertificate, authorization, circuitBreaker, trust
         }
     }
 
@@ -99,6 +100,15 @@ struct ServiceFile: Decodable {
 
             enum CodingKeys: String, CodingKey, CaseIterable { case name, value }
         }
+    }
+
+    /// An environment's `trust`: the certificate authorities its server's certificate chains to
+    /// (a PEM file, or `${VARIABLE}` holding PEM), and public-key pins (`sha256//BASE64`).
+    struct Trust: ConfigSection {
+        var certificateAuthorities: String?
+        var pinnedPublicKeys: [String]?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case certificateAuthorities, pinnedPublicKeys }
     }
 
     /// An environment's `clientCertificate`: the certificate's PEM file (or `${VARIABLE}` holding

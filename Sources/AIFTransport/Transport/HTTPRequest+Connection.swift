@@ -2,7 +2,8 @@ import Foundation
 
 extension HTTPRequest {
     /// How the transport reaches a server beyond what the URL says: over a Unix-domain socket,
-    /// to another address than the host name resolves to, with a client certificate.
+    /// to another address than the host name resolves to, with a client certificate, trusting
+    /// a private certificate authority or pinned keys.
     ///
     /// A transport has one (``CurlTransport/Configuration/connection``) for every request; a
     /// request's own (``HTTPRequest/connection``) adds to it: its socket and certificate replace
@@ -27,18 +28,37 @@ extension HTTPRequest {
         /// The certificate presented to a TLS server that asks for one (mutual TLS); `nil` for
         /// none.
         public var clientCertificate: ClientCertificate?
+        /// The certificate authorities the server's certificate must chain to — a private CA —
+        /// instead of the transport's (``CurlTransport/TLS/certificateAuthorities``, the
+        /// system's store by default); `nil` for the transport's.
+        public var certificateAuthorities: CurlTransport.CertificateAuthorities?
+        /// Public-key pins the server's key must match, on top of the chain's check, instead of
+        /// the transport's; none (the transport's) by default.
+        public var pinnedPublicKeys: [CurlTransport.PublicKeyPin]
 
         /// Creates connection settings; by default, a TCP connection to the address the URL's
-        /// host resolves to, without a client certificate.
+        /// host resolves to, without a client certificate, trusting what the transport trusts.
         ///
         /// - Parameters:
         ///   - unixSocketPath: A Unix-domain socket to talk over, or `nil` for TCP.
         ///   - hostOverrides: Host names connected to other addresses; none by default.
         ///   - clientCertificate: A client certificate, or `nil`.
-        public init(unixSocketPath: String? = nil, hostOverrides: [HostOverride] = [], clientCertificate: ClientCertificate? = nil) {
+        ///   - certificateAuthorities: A private CA (a PEM file or bytes), or `nil` for the transport's.
+        ///   - pinnedPublicKeys: Pins, or none for the transport's.
+        public init(
+            unixSocketPath: String? = nil, hostOverrides: [HostOverride] = [], clientCertificate: ClientCertificate? = nil,
+            certificateAuthorities: CurlTransport.CertificateAuthorities? = nil, pinnedPublicKeys: [CurlTransport.PublicKeyPin] = []
+        ) {
             self.unixSocketPath = unixSocketPath
             self.hostOverrides = hostOverrides
             self.clientCertificate = clientCertificate
+            self.certificateAuthorities = certificateAuthorities
+            self.pinnedPublicKeys = pinnedPublicKeys
+        }
+
+        /// Whether these settings say whom to trust (a CA or pins).
+        var setsTrust: Bool {
+            certificateAuthorities != nil || !pinnedPublicKeys.isEmpty
         }
 
         /// Over the Unix-domain socket at `path`.
@@ -49,13 +69,14 @@ extension HTTPRequest {
             Connection(unixSocketPath: path)
         }
 
-        /// Whether these settings change nothing: TCP, no overrides, no certificate.
+        /// Whether these settings change nothing: TCP, no overrides, no certificate, the
+        /// transport's trust.
         public var isDefault: Bool {
-            unixSocketPath == nil && hostOverrides.isEmpty && clientCertificate == nil
+            unixSocketPath == nil && hostOverrides.isEmpty && clientCertificate == nil && !setsTrust
         }
 
-        /// These settings on top of `defaults`: this socket and certificate where set, else the
-        /// defaults'; these host overrides, then the defaults'.
+        /// These settings on top of `defaults`: this socket, certificate, CA and pins where set,
+        /// else the defaults'; these host overrides, then the defaults'.
         ///
         /// - Parameter defaults: The settings underneath (the transport's).
         /// - Returns: The settings in force.
@@ -63,13 +84,15 @@ extension HTTPRequest {
             Connection(
                 unixSocketPath: unixSocketPath ?? defaults.unixSocketPath,
                 hostOverrides: hostOverrides + defaults.hostOverrides,
-                clientCertificate: clientCertificate ?? defaults.clientCertificate
+                clientCertificate: clientCertificate ?? defaults.clientCertificate,
+                certificateAuthorities: certificateAuthorities ?? defaults.certificateAuthorities,
+                pinnedPublicKeys: pinnedPublicKeys.isEmpty ? defaults.pinnedPublicKeys : pinnedPublicKeys
             )
         }
 
         /// What of these settings may follow a redirect to another origin: the host overrides,
-        /// which name their hosts. A socket and a client certificate were given for the server
-        /// first asked, and are not taken to another.
+        /// which name their hosts. A socket, a client certificate and a private trust were given
+        /// for the server first asked, and are not taken to another.
         var forAnotherOrigin: Connection? {
             hostOverrides.isEmpty ? nil : Connection(hostOverrides: hostOverrides)
         }
@@ -86,6 +109,11 @@ extension HTTPRequest {
             }
             for override in hostOverrides {
                 if let problem = override.problem { return problem }
+            }
+            switch certificateAuthorities {
+            case .file(let path)? where path.isEmpty: return "the certificate authorities' file path is empty"
+            case .pem(let bytes)? where bytes.isEmpty: return "the certificate authorities' PEM is empty"
+            default: break
             }
             return clientCertificate?.problem
         }

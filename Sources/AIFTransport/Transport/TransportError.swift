@@ -104,9 +104,11 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
 
     /// Why a TLS connection failed.
     public enum TLSFailureReason: Sendable, Hashable, CustomStringConvertible {
-        /// The server's certificate chain is not trusted by the configured CA store, or does
-        /// not match the host name.
+        /// The server's certificate chain is not trusted by the configured CA store.
         case certificateNotTrusted
+        /// The server's certificate is trusted, but was issued for another host name than the
+        /// one asked for.
+        case hostNameMismatch
         /// The server's public key matches none of the pinned keys.
         case pinnedKeyMismatch
         /// The handshake failed (protocol or cipher mismatch, a non-TLS peer).
@@ -128,6 +130,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public var description: String {
             switch self {
             case .certificateNotTrusted: "the server certificate is not trusted"
+            case .hostNameMismatch: "the server certificate was issued for another host name"
             case .pinnedKeyMismatch: "the server public key does not match the pinned key"
             case .handshakeFailed: "the TLS handshake failed"
             case .unreadableCertificateAuthorities: "the CA bundle could not be read"

@@ -51,6 +51,8 @@ final class EasyHandle {
         var bulkBuffers = false
         /// Whether connection settings (a socket, host overrides, a client certificate) are set.
         var connectionSet = false
+        /// Whether a request's own trust (a CA, pins) is set instead of the transport's.
+        var trustSet = false
     }
 
     /// See ``AppliedOptions``. Only the event loop's thread touches it.

@@ -21,6 +21,10 @@ extension Transfer {
                 handle.clearConnection()
                 applied.connectionSet = false
             }
+            if applied.trustSet {
+                _ = handle.applyTrust(of: nil, options)
+                applied.trustSet = false
+            }
             self.connection = nil
             return false
         }
@@ -43,6 +47,15 @@ extension Transfer {
             throw TransportError(
                 .tlsFailure, url: urlString, detail: "libcurl refused the \(connection.clientCertificate.map(String.init(describing:)) ?? "connection settings"): \(String(cString: curl_easy_strerror(code)))",
                 tlsReason: .clientCertificateUnusable, curlCode: Int(code.rawValue))
+        }
+        if connection.setsTrust || applied.trustSet {
+            let code = handle.applyTrust(of: connection.setsTrust ? connection : nil, options)
+            applied.trustSet = connection.setsTrust
+            guard code == CURLE_OK else {
+                throw TransportError(
+                    .tlsFailure, url: urlString, detail: "libcurl refused the certificate authorities: \(String(cString: curl_easy_strerror(code)))",
+                    tlsReason: .unreadableCertificateAuthorities, curlCode: Int(code.rawValue))
+            }
         }
         return connection.unixSocketPath != nil
     }
@@ -82,6 +95,44 @@ extension EasyHandle {
         }
         return CURLE_OK
     }
+
+    /// Sets whom the server's certificate must satisfy: `connection`'s CA and pins where it
+    /// sets them, else the transport's (`nil`: the transport's alone, after a transfer that
+    /// had others).
+    func applyTrust(of connection: HTTPRequest.Connection?, _ options: PreparedOptions) -> CURLcode {
+        let tls = options.configuration.tls
+        let pins = connection.flatMap { $0.pinnedPublicKeys.isEmpty ? nil : $0.pinnedPublicKeys.map(\.curlNotation).joined(separator: ";") } ?? options.pinnedKeys
+        if let pins { set(CURLOPT_PINNEDPUBLICKEY, pins) } else { set(CURLOPT_PINNEDPUBLICKEY, pointer: nil) }
+        return setCertificateAuthorities(connection?.certificateAuthorities ?? tls.certificateAuthorities)
+    }
+
+    /// Trusts `authorities`, or (`nil`) the store libcurl was built to use.
+    func setCertificateAuthorities(_ authorities: CurlTransport.CertificateAuthorities?) -> CURLcode {
+        switch authorities {
+        case nil:
+            set(CURLOPT_CAINFO_BLOB, pointer: nil)
+            guard let bundle = Self.builtInCertificateAuthorities else { return set(CURLOPT_CAINFO, pointer: nil) }
+            return set(CURLOPT_CAINFO, bundle)
+        case .file(let path)?:
+            set(CURLOPT_CAINFO_BLOB, pointer: nil)
+            return set(CURLOPT_CAINFO, path)
+        case .pem(let pem)?:
+            var bytes = pem
+            return bytes.withUnsafeMutableBytes { buffer in
+                aif_curl_easy_setopt_blob(raw, CURLOPT_CAINFO_BLOB, buffer.baseAddress!, buffer.count)
+            }
+        }
+    }
+
+    /// The CA bundle libcurl uses when told none (Debian's `/etc/ssl/certs/ca-certificates.crt`),
+    /// read once from a fresh handle, to go back to after a transfer that trusted another.
+    private static let builtInCertificateAuthorities: String? = {
+        guard let handle = curl_easy_init() else { return nil }
+        defer { curl_easy_cleanup(handle) }
+        var path: UnsafeMutablePointer<CChar>?
+        guard aif_curl_easy_getinfo_string(handle, CURLINFO_CAINFO, &path) == CURLE_OK, let path else { return nil }
+        return String(cString: path)
+    }()
 
     /// Back to a TCP connection without overrides or a client certificate.
     func clearConnection() {

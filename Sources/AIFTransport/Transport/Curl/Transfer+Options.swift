@@ -142,16 +142,8 @@ extension EasyHandle {
             set(CURLOPT_SSL_VERIFYPEER, false)
             set(CURLOPT_SSL_VERIFYHOST, 0)
         }
-        switch configuration.tls.certificateAuthorities {
-        case .none:
-            break
-        case .file(let path):
-            set(CURLOPT_CAINFO, path)
-        case .pem(let pem):
-            var bytes = pem
-            let code = bytes.withUnsafeMutableBytes { buffer in
-                aif_curl_easy_setopt_blob(raw, CURLOPT_CAINFO_BLOB, buffer.baseAddress!, buffer.count)
-            }
+        if let authorities = configuration.tls.certificateAuthorities {
+            let code = setCertificateAuthorities(authorities)
             if code != CURLE_OK { return code }
         }
         if let pins = options.pinnedKeys {

@@ -140,6 +140,8 @@ extension Transfer {
                 return make(.connectTimeout)
             }
             return make(.totalTimeout)
+        case CURLE_PEER_FAILED_VERIFICATION where Self.isHostNameMismatch(message):
+            return make(.tlsFailure, .hostNameMismatch)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR:
             return make(.tlsFailure, .certificateNotTrusted)
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
@@ -195,6 +197,13 @@ extension Transfer {
     /// A server's TLS alert about the client's certificate, named: the certificate presented
     /// was refused, or one is required and none was configured. A bare "handshake failure" has
     /// other causes too (no shared cipher), so it stays a failed handshake, with the hint.
+    /// Whether libcurl's message says the certificate names another host (OpenSSL's backend:
+    /// "no alternative certificate subject name matches target host name 'x'", or "certificate
+    /// subject name 'y' does not match target host name 'x'").
+    static func isHostNameMismatch(_ message: String) -> Bool {
+        message.contains("matches target host name") || message.contains("does not match target host name")
+    }
+
     private func clientCertificateError(alert: String, message: String, _ number: Int) -> TransportError {
         if alert == "handshake failure" {
             let hint = connection?.clientCertificate == nil ? " (a server that requires a client certificate answers this way too)" : ""
