@@ -1,12 +1,13 @@
 import AIFNetworking
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Synchronization
 
 /// The server's routes: `GET /goods/{id}` answers with the backend's article, loaded through
-/// the SDK — one `Endpoint` call per request — and a failure of the backend mapped to the
-/// answer a client of this server should get (a 503 with `Retry-After` while the backend's
-/// circuit is open).
+/// the SDK — one `Endpoint` call per request, the caller's trace context carried on — and a
+/// failure of the backend mapped to the answer a client of this server should get (a 503 with
+/// `Retry-After` while the backend's circuit is open).
 struct CatalogueRoutes: Sendable {
     let proxy: APIProxy
     let registry: ServiceRegistry
@@ -15,11 +16,11 @@ struct CatalogueRoutes: Sendable {
     let outcomes = Outcomes()
 
     func add(to router: Router<BasicRequestContext>) {
-        router.get("goods/:id") { _, context -> Response in
+        router.get("goods/:id") { request, context -> Response in
             let id = try context.parameters.require("id", as: Int.self)
             let manager = APIManager(.goodsDetail, proxy: proxy, registry: registry)
             do {
-                let goods = try await manager.load(["id": id]).content
+                let goods = try await manager.load(["id": id], headers: Self.traceContext(of: request)).content
                 outcomes.record("success")
                 return try Self.json(goods, status: .ok)
             } catch let error as APIError {
@@ -32,6 +33,17 @@ struct CatalogueRoutes: Sendable {
                 return response
             }
         }
+    }
+
+    /// The caller's W3C trace context (`traceparent`, `tracestate`), passed on to the backend
+    /// as it came: this server records no span of its own, so the backend's span is the
+    /// caller's child.
+    static func traceContext(of request: Request) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for name in ["traceparent", "tracestate"] {
+            if let field = HTTPField.Name(name), let value = request.headers[field] { headers.set(name: name, value: value) }
+        }
+        return headers
     }
 
     /// The status this server answers with when its backend load failed.

@@ -3,6 +3,7 @@
 import AIFNetworkingDiskCache
 import AIFNetworkingTesting
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Testing
 
@@ -52,9 +53,11 @@ struct ServerSampleTests {
         // opens the gate (after the server has gone).
         let gate = Gate()
         let (arrivals, arrived) = AsyncStream<Int>.makeStream()
+        let traceContexts = Locked<[Int: String]>([:])
         let router = Router()
-        router.get("v1/goods/:id") { _, context -> Response in
+        router.get("v1/goods/:id") { request, context -> Response in
             let id = try context.parameters.require("id", as: Int.self)
+            traceContexts.withLock { $0[id] = request.headers[HTTPField.Name("traceparent")!] }
             arrived.yield(id)
             if id < 100 { try await Task.sleep(for: .milliseconds(300)) } else { await gate.pass() }
             let body = #"{"id":\#(id),"title":"Article \#(id)","price_cents":\#(id * 100)}"#
@@ -84,8 +87,14 @@ struct ServerSampleTests {
 
         let client = CurlTransport(configuration: CurlTransport.Configuration(connectionPool: .init(maxConnectionsPerHost: 32)))
         defer { client.shutdown() }
+        /// Each request of a trace of its own, as a caller's tracer would start it.
+        @Sendable func traceparent(_ id: Int) -> String {
+            "00-" + String(format: "%032x", id) + "-" + String(format: "%016x", id + 1000) + "-01"
+        }
         @Sendable func get(_ id: Int) async throws -> AIFNetworking.HTTPResponse {
-            try await client.send(AIFNetworking.HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/goods/\(id)")!))
+            var request = AIFNetworking.HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/goods/\(id)")!)
+            request.headers.set(name: "traceparent", value: traceparent(id))
+            return try await client.send(request)
         }
         let quick = Array(1...12), slow = Array(100...103)
         let answers = Task {
@@ -110,6 +119,10 @@ struct ServerSampleTests {
         #expect(String(decoding: refused.body, as: UTF8.self).contains(#""error":"shut_down""#))
 
         let byID = try await answers.value
+        // Every load carried its caller's trace context to the backend.
+        for id in quick + slow {
+            #expect(traceContexts.withLock { $0[id] } == traceparent(id), "article \(id)")
+        }
         for id in quick {
             #expect(byID[id]?.statusCode == 200, "article \(id): \(byID[id].map { String(decoding: $0.body, as: UTF8.self) } ?? "no answer")")
         }
