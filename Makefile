@@ -22,8 +22,9 @@ BUILD_PACKAGES := libcurl4-openssl-dev libssl-dev pkg-config
 # GRDB on the system's SQLite. A test run still going at its deadline prints its threads with gdb.
 TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 curl libsqlite3-dev gdb
 # The benchmark adds nginx as the common server (and pins cores with taskset, as the tests do),
-# and counts instructions and system calls a request with valgrind and strace.
-BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light valgrind strace binutils
+# counts instructions and system calls a request with valgrind and strace, and drives the server
+# sample with wrk, sampling where its CPU goes with perf.
+BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light valgrind strace binutils wrk linux-perf
 
 .PHONY: demo demo-mock demo-shop transport-sample openapi-client docs install test test-plain test-tsan run-tsan test-asan count-socket-free soak fuzz bench build clean
 

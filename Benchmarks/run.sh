@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the benchmark in release mode, runs the side-by-side comparison, then prints the exact
-# counts (instructions and system calls a request; see counts.sh).
+# Builds the benchmark and the server sample in release mode, runs the side-by-side comparison,
+# then prints the exact counts (instructions and system calls a request; see counts.sh).
 set -euo pipefail
 cd "$(dirname "$0")"
 # As in the Makefile: a fixed hash seed keeps the order of the trait flags SwiftPM passes, without
@@ -15,5 +15,12 @@ if [ "$(cat .build/aif-file-list 2> /dev/null)" != "$files" ]; then rm -f .build
 swift build -c release --product TransportBench
 swift build -c release --product TransportProfile
 mkdir -p .build && echo "$files" > .build/aif-file-list
-.build/release/TransportBench compare "$@"
+# The server sample, as its users build it, for the server comparison (a release build of the
+# root package with the traits the sample needs; the same file-list check keeps its plan).
+sample_traits=(--traits Lifecycle,TestServer,DiskCache)
+if [ "$(cat ../.build/aif-bench-file-list 2> /dev/null)" != "$files" ]; then rm -f ../.build/release.yaml; fi
+(cd .. && swift build -c release "${sample_traits[@]}" --product ServerSample)
+sample="$(cd .. && swift build -c release "${sample_traits[@]}" --show-bin-path)/ServerSample"
+echo "$files" > ../.build/aif-bench-file-list
+.build/release/TransportBench compare --server-sample "$sample" "$@"
 ./counts.sh

@@ -11,6 +11,9 @@ import Synchronization
 struct CatalogueRoutes: Sendable {
     let proxy: APIProxy
     let registry: ServiceRegistry
+    /// The backend's article: ``Endpoint/goodsDetail``, without its cache when the server was
+    /// told to send every request on (`--no-cache`, what the benchmark measures).
+    let goodsDetail: Endpoint<Goods>
     /// How the loads ended, by outcome (`success`, or the error's kind): the summary printed
     /// at exit.
     let outcomes = Outcomes()
@@ -18,7 +21,7 @@ struct CatalogueRoutes: Sendable {
     func add(to router: Router<BasicRequestContext>) {
         router.get("goods/:id") { request, context -> Response in
             let id = try context.parameters.require("id", as: Int.self)
-            let manager = APIManager(.goodsDetail, proxy: proxy, registry: registry)
+            let manager = APIManager(goodsDetail, proxy: proxy, registry: registry)
             do {
                 let goods = try await manager.load(["id": id], headers: Self.traceContext(of: request)).content
                 outcomes.record("success")

@@ -14,7 +14,7 @@ import UnixSignals
 // On SIGTERM or SIGINT the proxy shuts down first — new loads refused (answered 503), those under
 // way given the deadline, the rest ended — then the server finishes its requests.
 //
-// Usage: ServerSample [--backend URL] [--port N] [--cache DIRECTORY] [--deadline SECONDS]
+// Usage: ServerSample [--backend URL] [--port N] [--cache DIRECTORY | --no-cache] [--deadline SECONDS]
 //
 // With --backend it serves until it is stopped, then prints how its loads ended and the sockets
 // it opened and left open (none, when its shutdown closed everything). Without, it starts a small backend of its own, sends a few
@@ -24,6 +24,9 @@ struct Options {
     var backend: URL?
     var port = 0
     var cache: URL?
+    /// Whether articles are kept a minute; with `--no-cache` every request goes on to the
+    /// backend (what `make bench` measures: the calls, not the cache).
+    var caches = true
     var deadline = Duration.seconds(10)
 
     init(_ arguments: [String]) {
@@ -42,6 +45,8 @@ struct Options {
                 self.port = port
             case "--cache":
                 cache = URL(filePath: value(name))
+            case "--no-cache":
+                caches = false
             case "--deadline":
                 guard let seconds = Double(value(name)), seconds >= 0 else { Self.fail("--deadline needs a number of seconds") }
                 deadline = .milliseconds(Int64(seconds * 1000))
@@ -52,7 +57,7 @@ struct Options {
     }
 
     static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("ServerSample: \(message)\nusage: ServerSample [--backend URL] [--port N] [--cache DIRECTORY] [--deadline SECONDS]\n".utf8))
+        FileHandle.standardError.write(Data("ServerSample: \(message)\nusage: ServerSample [--backend URL] [--port N] [--cache DIRECTORY | --no-cache] [--deadline SECONDS]\n".utf8))
         exit(64)
     }
 }
@@ -128,7 +133,9 @@ let transport = CurlTransport(configuration: CurlTransport.Configuration(connect
 let proxy = APIProxy(transport: transport, logger: logger)
 let registry = ServiceRegistry()
 registry.register(CatalogueBackend(baseURL: backend))
-let routes = CatalogueRoutes(proxy: proxy, registry: registry)
+var goodsDetail = Endpoint.goodsDetail
+if !options.caches { goodsDetail.cachePolicy = nil }
+let routes = CatalogueRoutes(proxy: proxy, registry: registry, goodsDetail: goodsDetail)
 let router = Router()
 routes.add(to: router)
 

@@ -48,6 +48,42 @@ struct ServerSampleTests {
         }
     }
 
+    /// The sample started with `arguments`, once it listens.
+    private struct Sample {
+        let process = Process()
+        let output = Pipe(), errors = Pipe()
+        let exits: AsyncStream<Int32>
+        let port: Int
+        /// What it printed up to its `listening on` line.
+        var printed = ""
+
+        init(_ arguments: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: ServerSampleTests.samplePath)
+            process.arguments = arguments
+            process.standardOutput = output
+            process.standardError = errors
+            let (exits, exited) = AsyncStream<Int32>.makeStream()
+            self.exits = exits
+            process.terminationHandler = { process in
+                exited.yield(process.terminationStatus)
+                exited.finish()
+            }
+            try process.run()
+            var text = ""
+            ServerSampleTests.read(output.fileHandleForReading, until: "listening on", into: &text)
+            guard let port = text.firstMatch(of: /127\.0\.0\.1:(\d+)/).flatMap({ Int($0.1) }) else {
+                kill(process.processIdentifier, SIGKILL)
+                throw SampleDidNotStart(printed: text)
+            }
+            self.port = port
+            printed = text
+        }
+    }
+
+    private struct SampleDidNotStart: Error {
+        let printed: String
+    }
+
     @Test func everyLoadEndsOnceTheCacheIsKeptAndTheProcessExitsWithinTheDeadline() async throws {
         // The backend: articles below 100 come after 300 ms, the others only once the test
         // opens the gate (after the server has gone).
@@ -68,22 +104,10 @@ struct ServerSampleTests {
         defer { try? FileManager.default.removeItem(at: folder) }
 
         let deadline = 2.0
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: Self.samplePath)
-        server.arguments = ["--backend", backend.baseURL().absoluteString, "--cache", folder.path, "--deadline", "\(deadline)"]
-        let output = Pipe(), errors = Pipe()
-        server.standardOutput = output
-        server.standardError = errors
-        let (exits, exited) = AsyncStream<Int32>.makeStream()
-        server.terminationHandler = { process in
-            exited.yield(process.terminationStatus)
-            exited.finish()
-        }
-        try server.run()
+        let sample = try Sample(["--backend", backend.baseURL().absoluteString, "--cache", folder.path, "--deadline", "\(deadline)"])
+        let (server, output, errors, exits, port) = (sample.process, sample.output, sample.errors, sample.exits, sample.port)
         defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
-        var printed = "", logged = ""
-        Self.read(output.fileHandleForReading, until: "listening on", into: &printed)
-        let port = try #require(printed.firstMatch(of: /127\.0\.0\.1:(\d+)/).flatMap { Int($0.1) }, "\(printed)")
+        var printed = sample.printed, logged = ""
 
         let client = CurlTransport(configuration: CurlTransport.Configuration(connectionPool: .init(maxConnectionsPerHost: 32)))
         defer { client.shutdown() }
@@ -149,6 +173,38 @@ struct ServerSampleTests {
 
         gate.open()
         arrived.finish()
+        await backend.stop()
+    }
+
+    /// What `make bench` measures: with `--no-cache` every request reaches the backend (by
+    /// default an article is kept a minute).
+    @Test func withoutItsCacheEveryRequestReachesTheBackend() async throws {
+        let arrivals = Locked(0)
+        let router = Router()
+        router.get("v1/goods/:id") { _, context -> Response in
+            let id = try context.parameters.require("id", as: Int.self)
+            arrivals.withLock { $0 += 1 }
+            let body = #"{"id":\#(id),"title":"Article \#(id)","price_cents":\#(id * 100)}"#
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+        let backend = try await LocalServer.start(router: router)
+        let sample = try Sample(["--backend", backend.baseURL().absoluteString, "--no-cache", "--deadline", "1"])
+        defer { if sample.process.isRunning { kill(sample.process.processIdentifier, SIGKILL) } }
+        let client = CurlTransport()
+        defer { client.shutdown() }
+        for _ in 1...3 {
+            let response = try await client.send(AIFNetworking.HTTPRequest(url: URL(string: "http://127.0.0.1:\(sample.port)/goods/7")!))
+            #expect(response.statusCode == 200)
+            #expect(String(decoding: response.body, as: UTF8.self) == #"{"id":7,"price_cents":700,"title":"Article 7"}"#)
+        }
+        #expect(arrivals.withLock { $0 } == 3)
+        kill(sample.process.processIdentifier, SIGTERM)
+        var status: Int32?
+        for await code in sample.exits { status = code }
+        #expect(status == 0)
+        var printed = sample.printed
+        Self.read(sample.output.fileHandleForReading, until: "sockets left open", into: &printed)
+        #expect(printed.contains("stopped: loads success=3; sockets left open 0"), "\(printed)")
         await backend.stop()
     }
 }

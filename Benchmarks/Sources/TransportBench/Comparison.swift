@@ -28,6 +28,11 @@ struct Comparison {
     var transferRounds = 3
     /// Rounds of the scale comparison (many idle transfers in flight) that follows (0 skips it).
     var scaleRounds = 3
+    /// The server sample's executable, for the server comparison (run.sh builds it; `nil`
+    /// skips that comparison).
+    var serverSample: String?
+    /// Rounds of the server comparison (0 skips it).
+    var serverRounds = 3
     /// Runs the large-transfer comparison alone.
     var transfersOnly = false
 
@@ -91,6 +96,11 @@ struct Comparison {
         try soak(server: server, pinned: pin)
         if transferRounds > 0 { try TransferComparison(rounds: transferRounds).run(server: server, pinned: pin) }
         if scaleRounds > 0 { try ScaleComparison(rounds: scaleRounds).run(pinned: pin) }
+        if let serverSample, serverRounds > 0 {
+            try ServerComparison(samplePath: serverSample, rounds: serverRounds).run(backend: try server.serveGoods(count: 16), pinned: pin)
+        } else if serverRounds > 0 {
+            say("\nServer: skipped (no --server-sample; run.sh builds the sample and passes it)")
+        }
         say("")
         try DiskCacheBench().run()
         try ConfigBench().run()
@@ -219,6 +229,21 @@ final class BenchServer {
         let path = directory.appending(path: "www/big.bin").path
         try shell("head -c \(bytes) /dev/urandom > '\(path)' && chmod a+r '\(path)'")
         return httpURL.replacingOccurrences(of: "/small.json", with: "/big.bin")
+    }
+
+    /// Puts the server sample's articles 1 to `count` where nginx serves them
+    /// (`/v1/goods/{id}`, `{"id":1,"title":"Article 1","price_cents":250}`); returns the base URL
+    /// a backend is given, or `nil` with the fallback server.
+    func serveGoods(count: Int) throws -> String? {
+        guard httpsURL != nil else { return nil }
+        let folder = directory.appending(path: "www/v1/goods")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for id in 1...count {
+            try #"{"id":\#(id),"title":"Article \#(id)","price_cents":\#(id * 250)}"#.write(
+                to: folder.appending(path: "\(id)"), atomically: true, encoding: .utf8)
+        }
+        _ = try shell("chmod -R a+rX '\(directory.path)/www'")
+        return httpURL.replacingOccurrences(of: "/small.json", with: "")
     }
 
     private init(httpURL: String, httpsURL: String?, caFile: String?, description: String, process: Process, directory: URL) {

@@ -5,7 +5,8 @@ import Foundation
 
 // TransportBench: `compare` runs the whole side-by-side comparison (what `make bench` runs);
 // `client` runs one client once and prints its figures (the comparison starts one process per
-// client so that CPU time and peak memory are each client's own); `serve` is the fallback server.
+// client so that CPU time and peak memory are each client's own); `serve` is the fallback server;
+// `server` compares the server sample with its AsyncHTTPClient twin (`server-twin`) under load.
 
 func option(_ name: String, in arguments: [String]) -> String? {
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
@@ -69,6 +70,22 @@ case "transfer-client":
         exit(2)
     }
     print(try await measureTransfer(kind, url: url, warmURL: warm, path: path).line)
+case "server":
+    guard let sample = option("--sample", in: arguments) else {
+        print("usage: TransportBench server --sample PATH [--rounds N] [--seconds S]")
+        exit(2)
+    }
+    let server = try BenchServer.start()
+    defer { server.stop() }
+    var comparison = ServerComparison(samplePath: sample, rounds: option("--rounds", in: arguments).flatMap(Int.init) ?? 3)
+    comparison.seconds = option("--seconds", in: arguments).flatMap(Double.init) ?? comparison.seconds
+    try comparison.run(backend: try server.serveGoods(count: 16), pinned: canPin)
+case "server-twin":
+    guard let backend = option("--backend", in: arguments), let port = option("--port", in: arguments).flatMap(Int.init) else {
+        print("usage: TransportBench server-twin --backend URL --port P")
+        exit(2)
+    }
+    try await ServerTwin.run(backend: backend, port: port)
 case "cache":
     try DiskCacheBench().run()
 case "config":
@@ -82,10 +99,12 @@ case "compare", nil:
         clients: only ?? ClientKind.allCases,
         transferRounds: option("--transfer-rounds", in: arguments).flatMap(Int.init) ?? 3,
         scaleRounds: option("--scale-rounds", in: arguments).flatMap(Int.init) ?? 3,
+        serverSample: option("--server-sample", in: arguments),
+        serverRounds: option("--server-rounds", in: arguments).flatMap(Int.init) ?? 3,
         transfersOnly: arguments.contains("--transfers-only")
     )
     try await comparison.run()
 default:
-    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--scale-rounds N] [--transfers-only]] | scale [--rounds N] | cache | config | client … | transfer-client … | serve --port P | soak --url URL [--face async|delegate] | delay-serve --port P [--delay-ms D] | sink --port P")
+    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--scale-rounds N] [--server-sample PATH] [--server-rounds N] [--transfers-only]] | scale [--rounds N] | server --sample PATH [--rounds N] | server-twin --backend URL --port P | cache | config | client … | transfer-client … | serve --port P | soak --url URL [--face async|delegate] | delay-serve --port P [--delay-ms D] | sink --port P")
     exit(2)
 }
