@@ -274,7 +274,7 @@ final class Load: CancellableTransfer {
         case .askToRetry(let retry):
             let next: LoadStateMachine.Action
             if let circuit = plan.resolved.circuitBreaker, let open = circuit.remainingOpen(at: clock.now) {
-                next = decide { $0.retryDeclined(retry, because: "the circuit of \(plan.circuitName) is open for \(RetryPolicy.Reason.seconds(open)) s more") }
+                next = decide { $0.retryDeclined(retry, because: "the circuit of \(plan.resolved.circuitName) is open for \(RetryPolicy.Reason.seconds(open)) s more") }
             } else if let plugins = plan.plugins, !plugins.allowRetry(retry) {
                 next = decide { $0.retryDeclined(retry, because: "a plugin declined the retry") }
             } else if !proxy.retryBudget.spendRetry(at: clock.now) {
@@ -378,7 +378,7 @@ final class Load: CancellableTransfer {
     @inline(never)
     private func refuse(nextProbeIn: Duration?) {
         let when = nextProbeIn.map { "the next probe goes out in \(RetryPolicy.Reason.seconds($0)) s" } ?? "its probes are out"
-        let message = "the circuit of \(plan.circuitName) is open (its requests failed too often in a row): nothing was sent; \(when)"
+        let message = "the circuit of \(plan.resolved.circuitName) is open (its requests failed too often in a row): nothing was sent; \(when)"
         let action = decide { $0.stopped(.circuitOpen, message) }
         guard case .fail(let failure) = action, failure.kind == .circuitOpen else { return perform(action) }
         let error = plan.error(failure.kind, id: id, failure.message, attempts: failure.attempts)

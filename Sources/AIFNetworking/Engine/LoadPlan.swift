@@ -90,11 +90,6 @@ final class LoadPlan: Sendable {
         ResponseCache.Key(service: serviceName, environment: resolved.environmentName, method: method, path: keyPath, parameters: parameters).description
     }
 
-    /// The circuit the load's requests go through, as messages name it: `"catalogue" (online)`.
-    var circuitName: String {
-        "\"\(serviceName)\" (\(resolved.environmentName))"
-    }
-
     /// An error of this load.
     func error(
         _ kind: APIError.Kind, id: LoadID, _ message: String, _ underlying: (any Error)? = nil, _ response: HTTPResponse? = nil, attempts: Int? = nil

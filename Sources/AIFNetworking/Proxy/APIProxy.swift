@@ -330,7 +330,7 @@ public final class APIProxy: Sendable {
     /// Tells the log and the observers that a backend's circuit changed state.
     @inline(never)
     func circuitChanged(_ change: CircuitBreaker.Change, of resolved: ServiceRegistry.ResolvedService) {
-        let name = "\"\(resolved.service.name)\" (\(resolved.environmentName))"
+        let name = resolved.circuitName
         switch change.to {
         case .open:
             let cause = change.from == .halfOpen ? "a probe failed" : "\(change.failures) requests failed in a row"
@@ -396,5 +396,12 @@ public final class APIProxy: Sendable {
         let elapsed = ContinuousClock.now - start
         let value = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         return String(format: "%.1f", value)
+    }
+}
+
+extension ServiceRegistry.ResolvedService {
+    /// The circuit of this service environment, as messages name it: `"catalogue" (online)`.
+    var circuitName: String {
+        "\"\(service.name)\" (\(environmentName))"
     }
 }
