@@ -95,12 +95,15 @@ struct ShutdownTests {
         let transport: ShutdownCounting
         let proxy: APIProxy
         let registry = ServiceRegistry(processEnvironment: [:])
+        /// What the proxy logged.
+        let logged = Locked<[(Logger.Level, String)]>([])
 
         init() {
             transport = ShutdownCounting(holding)
             registry.register(BackendService())
             proxy = APIProxy(
-                transport: transport, logger: Logger(label: "shutdown", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
+                transport: transport, logger: Logger(label: "shutdown", factory: { [logged] _ in CapturingLogHandler(messages: logged) }),
+                retryBudget: RetryPolicy.Budget(),
                 offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
         }
 
@@ -193,6 +196,23 @@ struct ShutdownTests {
         setup.holding.answerAll(with: 204)
         #expect(heard.all.count == 1)
         withExtendedLifetime(delegateFace) {}
+    }
+
+    @Test func theLogSaysHowManyLoadsTheShutdownWaitsForAndCancels() async throws {
+        let setup = Setup()
+        let load = Task { try await setup.manager().load() }
+        await setup.holding.waitUntilSent(1)
+        let shutdown = Task { await setup.proxy.shutdown(deadline: .seconds(2)) }
+        #expect(await setup.clock.waitUntilWaiting() == [.seconds(2)])
+        setup.clock.advance(by: .seconds(2))
+        await shutdown.value
+        _ = await load.linkedResult
+        let notices = setup.logged.withLock { $0 }.filter { $0.0 == .notice }.map(\.1)
+        #expect(notices == [
+            "shutting down: new loads are refused; 1 load in flight has 2 s to end",
+            "shutdown deadline passed: cancelling 1 load still in flight",
+            "shut down",
+        ])
     }
 
     @Test func cancellingTheShutdownsCallerEndsTheLoadsAtOnce() async throws {

@@ -58,10 +58,10 @@ extension APIProxy {
 
     private func shutDown(within deadline: Duration) async {
         let inFlight = table.withLock { $0.entries.count }
-        logger.notice("shutting down: new loads are refused; \(inFlight) loads in flight have \(RetryPolicy.Reason.seconds(deadline)) s to end")
+        logger.notice("shutting down: new loads are refused; \(Self.loads(inFlight)) in flight \(inFlight == 1 ? "has" : "have") \(RetryPolicy.Reason.seconds(deadline)) s to end")
         if await !noLoadsInFlight(before: deadline) {
             let stragglers = table.withLock { $0.entries.values.compactMap(\.single) }
-            logger.notice("shutdown deadline passed: cancelling \(stragglers.count) loads still in flight")
+            logger.notice("shutdown deadline passed: cancelling \(Self.loads(stragglers.count)) still in flight")
             for load in stragglers { load.cancel(.shutdown) }
             // A composite load ends as its members do; one still running after a short
             // wind-down is cancelled as a whole.
@@ -70,6 +70,11 @@ extension APIProxy {
         transport.shutdown()
         ResponseCache.flushPersistentStores()
         logger.notice("shut down")
+    }
+
+    /// `1 load`, `3 loads`.
+    private static func loads(_ count: Int) -> String {
+        count == 1 ? "1 load" : "\(count) loads"
     }
 
     /// Returns `true` once no load is in flight; `false` when `limit` passes first, on the
