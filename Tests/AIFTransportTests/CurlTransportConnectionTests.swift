@@ -163,6 +163,21 @@ struct CurlTransportConnectionTests {
         #expect(String(decoding: response.body, as: UTF8.self) == "GET http://origin.invalid/x HTTP/1.1")
     }
 
+    /// The configuration's excluded hosts are the whole list: the process's `no_proxy` (read
+    /// only by `.environment()`) does not turn an explicit proxy off (libcurl read it for every
+    /// request while the list was empty). In a process of its own, whose environment names the
+    /// host.
+    @Test func theProcesssNoProxyLeavesAnExplicitProxyAlone() async throws {
+        let proxy = try RawServer(.echoRequestLine)
+        defer { proxy.stop() }
+        let run = try await Shell.run(
+            helperPath, ["through-proxy", "http://127.0.0.1:\(proxy.port)", "http://origin.invalid/catalogue"],
+            environment: ["no_proxy": "origin.invalid", "NO_PROXY": "origin.invalid"], seconds: 60)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput == "GET http://origin.invalid/catalogue HTTP/1.1\n")
+        #expect(proxy.requestLines == ["GET http://origin.invalid/catalogue HTTP/1.1"])
+    }
+
     @Test func excludedHostsBypassTheProxy() async throws {
         let server = try await TestServers.shared().plain
         let proxy = try RawServer(.echoRequestLine)

@@ -17,6 +17,14 @@ func recycleBuffers(url: URL) async throws {
     print("installed=\(installed) again=\(CurlTransport.recycleLibcurlTransferBuffers()) bytes=\(bytes)")
 }
 
+/// `through-proxy PROXY URL`: fetches URL through PROXY (`.explicit`, no host excluded) and
+/// prints the answer's body, whatever the process's `no_proxy` says.
+func throughProxy(_ proxy: String, url: URL) async throws {
+    let transport = CurlTransport(configuration: .init(proxy: .explicit(proxy)))
+    defer { transport.shutdown() }
+    print(String(decoding: try await transport.send(HTTPRequest(url: url)).body, as: UTF8.self))
+}
+
 /// `download URL PATH`: downloads URL to PATH and prints how far the process's peak resident
 /// memory rose above what it was before the download.
 func download(url: URL, to path: String) async throws {
@@ -114,7 +122,7 @@ func peakResidentKiB() -> Int {
     return usage.ru_maxrss
 }
 
-let usage = "usage: aif-test-helper recycle-buffers URL | download URL PATH | upload URL PATH | cache-writer DIR FIRST COUNT ROUNDS [KILL-AFTER-MS] | cache-save-and-exit DIR INDEX | in-flight URL COUNT complete|cancel-half|shutdown\n"
+let usage = "usage: aif-test-helper recycle-buffers URL | through-proxy PROXY URL | download URL PATH | upload URL PATH | cache-writer DIR FIRST COUNT ROUNDS [KILL-AFTER-MS] | cache-save-and-exit DIR INDEX | in-flight URL COUNT complete|cancel-half|shutdown\n"
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 /// Exits with the usage unless the arguments after the command are `count` of them, the first a URL.
@@ -130,6 +138,12 @@ func urlAndRest(count: Int) -> (URL, [String]) {
 switch arguments.first {
 case "recycle-buffers":
     try await recycleBuffers(url: urlAndRest(count: 1).0)
+case "through-proxy":
+    guard arguments.count == 3, let url = URL(string: arguments[2]) else {
+        FileHandle.standardError.write(Data(usage.utf8))
+        exit(2)
+    }
+    try await throughProxy(arguments[1], url: url)
 case "download":
     let (url, rest) = urlAndRest(count: 2)
     try await download(url: url, to: rest[0])

@@ -149,9 +149,11 @@ extension EasyHandle {
         if let pins = options.pinnedKeys {
             set(CURLOPT_PINNEDPUBLICKEY, pins)
         }
-        if !options.excludedProxyHosts.isEmpty {
-            set(CURLOPT_NOPROXY, options.excludedProxyHosts)
-        }
+        // Set even when empty: the configuration's list is the whole list (`.environment()`
+        // read `no_proxy` into it once). Left unset, libcurl reads `no_proxy` and `NO_PROXY`
+        // for every request, and an explicit proxy (or `.none`'s) would be bypassed for the
+        // hosts the environment names.
+        set(CURLOPT_NOPROXY, options.excludedProxyHosts)
         return CURLE_OK
     }
 }
