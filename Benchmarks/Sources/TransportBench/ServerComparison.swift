@@ -258,6 +258,7 @@ final class AppProcess {
     let app: ServerComparison.App
     let process = Process()
     let url: String
+    private let log: URL
 
     init(_ app: ServerComparison.App, samplePath: String, backend: String, pinned: Bool) throws {
         self.app = app
@@ -272,9 +273,22 @@ final class AppProcess {
         }
         process.executableURL = URL(fileURLWithPath: pinned ? "/usr/bin/taskset" : command[0])
         process.arguments = (pinned ? ["-c", "1"] + command : Array(command.dropFirst()))
+        // What it logs (the sample's shutdown notices each round) is shown only if it fails to start.
+        log = FileManager.default.temporaryDirectory.appending(path: "aif-bench-app-\(getpid())-\(port).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
-        try BenchServer.waitForPort(port)
+        do {
+            try BenchServer.waitForPort(port)
+        } catch {
+            stop()
+            throw BenchSetupError(description: "\(app.title) did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        }
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: log)
     }
 
     /// The process's CPU time so far (user + system, every thread), from /proc.
