@@ -2,7 +2,6 @@ import AIFNetworking
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Synchronization
 
 /// The server's routes: `GET /goods/{id}` answers with the backend's article, loaded through
 /// the SDK — one `Endpoint` call per request, the caller's trace context carried on — and a
@@ -68,16 +67,20 @@ struct CatalogueRoutes: Sendable {
     }
 }
 
-/// Counts outcomes from any thread.
-final class Outcomes: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
+/// Counts outcomes from any thread. An `NSLock` (a pthread mutex), not `Synchronization.Mutex`:
+/// the thread sanitizer does not see a `Mutex`'s futex as ordering, and reported the counts as a
+/// race when the sample ran under it (the suite's SIGTERM test).
+final class Outcomes: @unchecked Sendable {
+    // Every access to `counts` holds `lock`.
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
 
     func record(_ outcome: String) {
-        counts.withLock { $0[outcome, default: 0] += 1 }
+        lock.withLock { counts[outcome, default: 0] += 1 }
     }
 
     /// `success=3 shut_down=2`, sorted by outcome.
     var summary: String {
-        counts.withLock { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
+        lock.withLock { counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
     }
 }
