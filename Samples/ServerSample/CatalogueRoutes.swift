@@ -69,7 +69,8 @@ struct CatalogueRoutes: Sendable {
 
 /// Counts outcomes from any thread. An `NSLock` (a pthread mutex), not `Synchronization.Mutex`:
 /// the thread sanitizer does not see a `Mutex`'s futex as ordering, and reported the counts as a
-/// race when the sample ran under it (the suite's SIGTERM test).
+/// race when the sample ran under it (the suite's SIGTERM test). `@unchecked Sendable`: its one
+/// stored variable, `counts`, is read and written only while `lock` is held.
 final class Outcomes: @unchecked Sendable {
     // Every access to `counts` holds `lock`.
     private let lock = NSLock()
