@@ -51,25 +51,10 @@ final class Load: CancellableTransfer {
         let runner: any CompletionExecutor
         /// Stops the step under way: each transfer, wait and credential request is attached to it.
         let steps = AsyncCancellation()
-        /// Gets the ending; taken out as it is called. The caller's closure usually holds the
-        /// load (its manager finishes the load with it), and the load holds this run: kept
-        /// past the ending, the closure would keep the load, its request and its answer alive
-        /// for ever.
-        private let completion: Locked<(@Sendable (LoadEnding) -> Void)?>
 
-        init(_ plan: LoadPlan, runner: any CompletionExecutor, completion: @escaping @Sendable (LoadEnding) -> Void) {
+        init(_ plan: LoadPlan, runner: any CompletionExecutor) {
             self.plan = plan
             self.runner = runner
-            self.completion = Locked(completion)
-        }
-
-        /// Tells the ending, the first time only.
-        func complete(_ ending: LoadEnding) {
-            let completion = completion.withLock { completion in
-                defer { completion = nil }
-                return completion
-            }
-            completion?(ending)
         }
     }
 
@@ -90,6 +75,10 @@ final class Load: CancellableTransfer {
         var observation: (any LoadObservation)?
         /// The manager's plugins as the load started, when it had any.
         var plugins: LoadPlugins?
+        /// Gets the ending, given as the load starts; taken out as it is called. The caller's
+        /// closure usually holds the load (its manager finishes the load with it): kept past
+        /// the ending, it would keep the load, its request and its answer alive for ever.
+        var completion: (@Sendable (LoadEnding) -> Void)?
 
         var hasEnded: Bool { machine?.hasEnded ?? endedBeforeSending }
     }
@@ -130,8 +119,9 @@ final class Load: CancellableTransfer {
     ///   - runner: Where every step after the first runs.
     ///   - completion: Gets the ending.
     func start(_ plan: LoadPlan, on runner: any CompletionExecutor, completion: @escaping @Sendable (LoadEnding) -> Void) {
-        given = Run(plan, runner: runner, completion: completion)
+        given = Run(plan, runner: runner)
         state.withLock { state in
+            state.completion = completion
             state.machine = LoadStateMachine(
                 usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
         }
@@ -170,10 +160,18 @@ final class Load: CancellableTransfer {
         }
         if stopsStep { steps.cancel() }
         guard case .fail(let failure) = action else { return }
-        let run = run
-        run.runner.run { [id] in
-            run.complete(.failed(run.plan.error(failure.kind, id: id, failure.message, nil, attempts: failure.attempts)))
+        runner.run { [self] in
+            complete(.failed(plan.error(failure.kind, id: id, failure.message, nil, attempts: failure.attempts)))
         }
+    }
+
+    /// Tells the ending, the first time only.
+    private func complete(_ ending: LoadEnding) {
+        let completion = state.withLock { state in
+            defer { state.completion = nil }
+            return state.completion
+        }
+        completion?(ending)
     }
 
     /// Tells the machine of an event — or of the cancellation asked for meanwhile — and
@@ -258,7 +256,7 @@ final class Load: CancellableTransfer {
                 wait.resume(after: delay, on: clock, with: ())
             }
         case .fail(let failure):
-            run.complete(.failed(plan.error(failure.kind, id: id, failure.message, underlying, attempts: failure.attempts)))
+            complete(.failed(plan.error(failure.kind, id: id, failure.message, underlying, attempts: failure.attempts)))
         case .askToRetry, .end:
             preconditionFailure("the load's machine decided \(action) without an answer")
         case .ignore:
@@ -289,7 +287,7 @@ final class Load: CancellableTransfer {
             end(ending, with: answer)
         case .fail(let failure):
             let response = try? answer.outcome.get()
-            run.complete(.failed(plan.error(failure.kind, id: id, failure.message, underlying, response, attempts: failure.attempts)))
+            complete(.failed(plan.error(failure.kind, id: id, failure.message, underlying, response, attempts: failure.attempts)))
         default:
             perform(action, underlying: underlying)
         }
@@ -382,7 +380,7 @@ final class Load: CancellableTransfer {
         let action = decide { $0.stopped(.circuitOpen, message) }
         guard case .fail(let failure) = action, failure.kind == .circuitOpen else { return perform(action) }
         let error = plan.error(failure.kind, id: id, failure.message, attempts: failure.attempts)
-        run.complete(.failed(error.retryable(at: nextProbeIn.map { clock.date + $0.timeInterval })))
+        complete(.failed(error.retryable(at: nextProbeIn.map { clock.date + $0.timeInterval })))
     }
 
     /// Tells the machine of the answer to attempt `number`, with what the download and the
@@ -428,7 +426,7 @@ final class Load: CancellableTransfer {
         case .failure(let error):
             exchange = .failure(APIError.sending(error, id: id, service: plan.serviceName, path: plan.shownPath).counting(attempts: ending.attempts))
         }
-        run.complete(.answered(exchange, attempts: ending.attempts, notRetried: ending.notRetried, retryableAt: ending.retryableAt))
+        complete(.answered(exchange, attempts: ending.attempts, notRetried: ending.notRetried, retryableAt: ending.retryableAt))
     }
 
     // MARK: Judging

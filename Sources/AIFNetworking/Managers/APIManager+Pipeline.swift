@@ -269,10 +269,9 @@ extension APIManager {
         return outcome
     }
 
-    /// Tells the ``mainActorDelegate``, if any: here when this runs on the main actor (the
+    /// Tells `delegate`, the ``mainActorDelegate``: here when this runs on the main actor (the
     /// `.mainActor` callback executor), on the main actor later otherwise.
-    private func tellMainActorDelegate(_ outcome: Result<APIResponse<Content>, APIError>) {
-        guard let delegate = mainActorDelegate else { return }
+    private func tell(_ delegate: any MainActorManagerDelegate<Content>, _ outcome: Result<APIResponse<Content>, APIError>) {
         @MainActor func tell() {
             switch outcome {
             case .success(let response): delegate.manager(self, didSucceedWith: response)
@@ -291,11 +290,13 @@ extension APIManager {
     private func deliver(_ outcome: Result<APIResponse<Content>, APIError>, _ observed: ObservedLoad.Outcome, to plugins: LoadPlugins?) {
         let tell = plugins?.willDeliver(outcome) ?? true
         if tell, !outcome.isCancellation {
+            // Both delegates read at once: one lock, where each property takes its own.
+            let (delegate, mainActorDelegate) = state.withLock { ($0.delegate, $0.mainActorDelegate) }
             switch outcome {
             case .success(let response): delegate?.manager(self, didSucceedWith: response)
             case .failure(let error): delegate?.manager(self, didFailWith: error)
             }
-            tellMainActorDelegate(outcome)
+            if let mainActorDelegate { self.tell(mainActorDelegate, outcome) }
         }
         plugins?.didEnd(observed)
     }

@@ -149,10 +149,11 @@ public struct RequestGenerator: Sendable {
         queryParameters += query.map { ($0.name, $0.value ?? "") }
 
         // The default scheme (AIF-HMAC in the query) over a URL this generator wrote: the signed
-        // URL is written as text and not parsed at all.
-        if case .text(let text) = target, let credentials = resolved.environment.credentials,
-            let signer = service.signer?.covering(allParameters: resolved.environment.signsAllParameters) as? any URLTextSigning
-        {
+        // URL is written as text and not parsed at all. (A cast to the type, not to a protocol
+        // of the capability: a protocol's conformance is looked up at run time, some 1,200
+        // instructions a request.)
+        if case .text(let text) = target, let credentials = resolved.environment.credentials, var signer = service.signer as? AIFHMACSigner {
+            signer.coverage = resolved.environment.signsAllParameters ? .allParameters : .signatureFieldsOnly
             let bodyHash: [UInt8]
             switch request.body {
             case .empty: bodyHash = HTTPRequest.Body.emptySHA256

@@ -19,7 +19,7 @@ import Foundation
 /// `X-Signature` instead, and the canonical string is the same as if the first three were
 /// query parameters. The URL's own query is re-encoded the same way, so what is sent and what
 /// is signed agree.
-public struct AIFHMACSigner: RequestSigner, URLTextSigning {
+public struct AIFHMACSigner: RequestSigner {
     /// Where the signature fields go.
     public enum Placement: Sendable, Hashable {
         /// Query parameters `api_key`, `timestamp`, `nonce`, then `sign` last.
@@ -95,8 +95,8 @@ public struct AIFHMACSigner: RequestSigner, URLTextSigning {
 
     /// The signed URL as text, for a URL the caller has as text: exactly what
     /// ``sign(_:credentials:context:)`` makes with ``Placement/query``, without parsing a URL
-    /// or building one in between (the request generator's path for the default scheme);
-    /// `nil` with ``Placement/headers``.
+    /// or building one in between (the request generator's path for the default scheme; a
+    /// test holds the two equal); `nil` with ``Placement/headers``.
     ///
     /// - Parameters:
     ///   - method: The request method.

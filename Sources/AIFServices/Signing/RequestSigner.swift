@@ -42,27 +42,6 @@ extension RequestSigner {
     public func covering(allParameters: Bool) -> any RequestSigner { self }
 }
 
-/// A signer that can sign a URL the request generator wrote as text — giving exactly the URL
-/// ``RequestSigner/sign(_:credentials:context:)`` would — without parsing a `URL` or building
-/// one in between. The generator's fast path for the default scheme; a test holds it equal to
-/// the plain path.
-protocol URLTextSigning: RequestSigner {
-    /// The signed URL as text, or `nil` when this signer does not sign in the URL.
-    ///
-    /// - Parameters:
-    ///   - method: The request method.
-    ///   - prefix: The URL up to the end of its path, as it will be sent.
-    ///   - path: The path within `prefix` (empty for none).
-    ///   - query: The decoded query parameters, in order.
-    ///   - bodyHash: The SHA-256 of the body.
-    ///   - credentials: Whose keys sign it.
-    ///   - context: The time and nonce.
-    func signedURLText(
-        method: HTTPMethod, prefix: Substring, path: Substring, query: [(name: String, value: String)], bodyHash: [UInt8],
-        credentials: SigningContext.Credentials, context: SigningContext
-    ) -> String?
-}
-
 extension SigningContext {
     /// The keys of one environment of a service.
     public struct Credentials: Sendable, Hashable {
