@@ -275,7 +275,9 @@ final class AppProcess {
         process.arguments = (pinned ? ["-c", "1"] + command : Array(command.dropFirst()))
         // What it logs (the sample's shutdown notices each round) is shown only if it fails to start.
         log = FileManager.default.temporaryDirectory.appending(path: "aif-bench-app-\(getpid())-\(port).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
+            throw BenchSetupError(description: "cannot create the app's log file \(log.path)")
+        }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
