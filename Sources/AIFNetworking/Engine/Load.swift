@@ -349,9 +349,10 @@ final class Load: CancellableTransfer {
         }
         let signingOffset = plan.resolved.clockSkew.offset
         let request: HTTPRequest
-        switch makeRequest(attempt, signingContext: .at(clock.date, clockOffset: signingOffset), writer: writer) {
-        case .success(let made): request = made
-        case .failure(let error): return stop(.configuration, error)
+        do throws(ServiceError) {
+            request = try makeRequest(attempt, signingContext: .at(clock.date, clockOffset: signingOffset), writer: writer)
+        } catch {
+            return stop(.configuration, error)
         }
         let number = state.withLock { state in
             state.machine!.requestMade(signingOffset: signingOffset, totalTimeout: request.timeouts?.total, on: clock)
@@ -489,7 +490,7 @@ final class Load: CancellableTransfer {
     @inline(__always)
     private func makeRequest(
         _ attempt: LoadStateMachine.Send, signingContext: SigningContext, writer: DownloadWriter?
-    ) -> Result<HTTPRequest, ServiceError> {
+    ) throws(ServiceError) -> HTTPRequest {
         var headers = plan.headers
         if let cache = plan.cache {
             // Before signing, as the range below: the conditions are part of what is signed.
@@ -503,33 +504,29 @@ final class Load: CancellableTransfer {
         plan.observation?.attemptWillBeSigned(attempt.number, headers: &headers)
         plan.plugins?.attemptWillBeSigned(attempt.number, headers: &headers)
         let credential = attempt.credential.flatMap { credential in plan.authenticator.map { Authenticator.PlacedCredential(credential, as: $0.placement) } }
-        do throws(ServiceError) {
-            var made = try proxy.generator.makeRequest(
-                for: plan.resolved, path: plan.path, method: plan.method, parameters: plan.parameters,
-                headers: headers, bodyEncoding: plan.bodyEncoding, arrays: plan.arrayEncoding, query: plan.query, rawBody: plan.body,
-                placements: plan.placements, credential: credential, signingContext: signingContext
-            )
-            if let timeouts = plan.timeouts { made.timeouts = timeouts }
-            // What the policy retries, the transport may send again when a reused connection
-            // closed before answering; anything else it sends once. A safe method's request
-            // (GET, HEAD …) changes nothing however often it arrives: it keeps the transport's
-            // default, and a load that succeeds never reads its policy.
-            if !made.method.isSafe { made.isIdempotent = plan.retryPolicy.allowsRetrying(made) }
-            if attempt.credential != nil, let authenticator = plan.authenticator {
-                made.sendingCondition = authenticator.sendingCondition(generation: attempt.generation, reportsRefusal: attempt.reportsRefusal, clock: clock)
-            }
-            if let transfer = plan.transfer {
-                made.bodyReceiver = writer ?? transfer.stream
-                made.control = transfer.control
-            }
-            if let remaining = attempt.remaining {
-                var timeouts = made.timeouts ?? HTTPRequest.Timeouts()
-                timeouts.total = max(remaining, .milliseconds(1))
-                made.timeouts = timeouts
-            }
-            return .success(made)
-        } catch {
-            return .failure(error)
+        var made = try proxy.generator.makeRequest(
+            for: plan.resolved, path: plan.path, method: plan.method, parameters: plan.parameters,
+            headers: headers, bodyEncoding: plan.bodyEncoding, arrays: plan.arrayEncoding, query: plan.query, rawBody: plan.body,
+            placements: plan.placements, credential: credential, signingContext: signingContext
+        )
+        if let timeouts = plan.timeouts { made.timeouts = timeouts }
+        // What the policy retries, the transport may send again when a reused connection
+        // closed before answering; anything else it sends once. A safe method's request
+        // (GET, HEAD …) changes nothing however often it arrives: it keeps the transport's
+        // default, and a load that succeeds never reads its policy.
+        if !made.method.isSafe { made.isIdempotent = plan.retryPolicy.allowsRetrying(made) }
+        if attempt.credential != nil, let authenticator = plan.authenticator {
+            made.sendingCondition = authenticator.sendingCondition(generation: attempt.generation, reportsRefusal: attempt.reportsRefusal, clock: clock)
         }
+        if let transfer = plan.transfer {
+            made.bodyReceiver = writer ?? transfer.stream
+            made.control = transfer.control
+        }
+        if let remaining = attempt.remaining {
+            var timeouts = made.timeouts ?? HTTPRequest.Timeouts()
+            timeouts.total = max(remaining, .milliseconds(1))
+            made.timeouts = timeouts
+        }
+        return made
     }
 }
