@@ -178,6 +178,17 @@ struct CurlTransportConnectionTests {
         #expect(proxy.requestLines == ["GET http://origin.invalid/catalogue HTTP/1.1"])
     }
 
+    /// A child process the application starts inherits none of the transport's descriptors:
+    /// its connections, epoll set, eventfd and timers are opened close-on-exec, and so — once
+    /// made — is the socket pair libcurl 7.88 opens in each multi handle without it. In a
+    /// process of its own, which lists the descriptors opened while it fetched a page.
+    @Test func aChildProcessInheritsNoneOfTheTransportsDescriptors() async throws {
+        let server = try await TestServers.shared().plain
+        let run = try await Shell.run(helperPath, ["inheritable-descriptors", server.url("whoami").absoluteString], seconds: 60)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput == "", "descriptors a child would inherit")
+    }
+
     @Test func excludedHostsBypassTheProxy() async throws {
         let server = try await TestServers.shared().plain
         let proxy = try RawServer(.echoRequestLine)

@@ -25,6 +25,26 @@ func throughProxy(_ proxy: String, url: URL) async throws {
     print(String(decoding: try await transport.send(HTTPRequest(url: url)).body, as: UTF8.self))
 }
 
+/// `inheritable-descriptors URL`: fetches URL through a new transport, then prints each
+/// descriptor opened meanwhile that a child process would inherit (not close-on-exec) — one a
+/// line, as `NUMBER TARGET` — and nothing when there is none.
+func inheritableDescriptors(url: URL) async throws {
+    // Those open now, less any that closed as they were listed (the listing's own).
+    func openDescriptors() -> Set<Int32> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return Set(names.compactMap(Int32.init).filter { fcntl($0, F_GETFD) >= 0 })
+    }
+    let before = openDescriptors()
+    let transport = CurlTransport(configuration: .init(proxy: .none))
+    defer { transport.shutdown() }
+    _ = try await transport.send(HTTPRequest(url: url))
+    for descriptor in openDescriptors().subtracting(before).sorted() {
+        let flags = fcntl(descriptor, F_GETFD)
+        guard flags >= 0, flags & FD_CLOEXEC == 0 else { continue }
+        print("\(descriptor) \((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")) ?? "?")")
+    }
+}
+
 /// `download URL PATH`: downloads URL to PATH and prints how far the process's peak resident
 /// memory rose above what it was before the download.
 func download(url: URL, to path: String) async throws {
@@ -122,7 +142,7 @@ func peakResidentKiB() -> Int {
     return usage.ru_maxrss
 }
 
-let usage = "usage: aif-test-helper recycle-buffers URL | through-proxy PROXY URL | download URL PATH | upload URL PATH | cache-writer DIR FIRST COUNT ROUNDS [KILL-AFTER-MS] | cache-save-and-exit DIR INDEX | in-flight URL COUNT complete|cancel-half|shutdown\n"
+let usage = "usage: aif-test-helper recycle-buffers URL | through-proxy PROXY URL | inheritable-descriptors URL | download URL PATH | upload URL PATH | cache-writer DIR FIRST COUNT ROUNDS [KILL-AFTER-MS] | cache-save-and-exit DIR INDEX | in-flight URL COUNT complete|cancel-half|shutdown\n"
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 /// Exits with the usage unless the arguments after the command are `count` of them, the first a URL.
@@ -144,6 +164,8 @@ case "through-proxy":
         exit(2)
     }
     try await throughProxy(arguments[1], url: url)
+case "inheritable-descriptors":
+    try await inheritableDescriptors(url: urlAndRest(count: 1).0)
 case "download":
     let (url, rest) = urlAndRest(count: 2)
     try await download(url: url, to: rest[0])

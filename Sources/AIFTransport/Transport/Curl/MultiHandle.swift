@@ -32,7 +32,12 @@ final class MultiHandle {
     /// - Parameter perHost: libcurl's own limit of connections to one host in this handle, a
     ///   backstop under ``HostSlots``, which never lets more transfers in.
     init?(index: Int, loop: CurlEventLoop, perHost: Int?, options: PreparedOptions) {
+        let openBefore = InheritableDescriptors.open()
         guard let raw = curl_multi_init() else { return nil }
+        // libcurl 7.88 makes a socket pair for `curl_multi_wakeup` in every multi handle without
+        // close-on-exec: each child process the application starts would inherit it. The loop
+        // wakes through its own eventfd and never uses the pair.
+        InheritableDescriptors.closeOnExec(socketsOpenedSince: openBefore)
         self.raw = raw
         self.index = index
         self.loop = loop
