@@ -47,14 +47,75 @@ struct HostSlots {
         var hasWaiting: Bool { head < waiting.count }
     }
 
-    /// Transfers of one origin allowed in libcurl at once over HTTP/1; `nil`: no limit.
-    private let perHost: Int?
-    private let streamsPerConnection: Int
+    /// How an origin's slots divide into lanes: fixed as the slots are made.
+    ///
+    /// A value of its own, apart from ``hosts``: the slots' methods change a host in place in the
+    /// dictionary while these rules decide, and rules read from `self` meanwhile would have the
+    /// slots copied — the dictionary with them, for every transfer.
+    private struct Lanes {
+        /// Transfers of one origin allowed in libcurl at once over HTTP/1; `nil`: no limit.
+        let perHost: Int?
+        let streamsPerConnection: Int
+        /// Lanes per origin (at most ``multiHandleCount``, so that one origin's lanes are in
+        /// different handles).
+        let count: Int
+
+        /// Counts `transfer` as running in its host's first free lane, or queues it behind the
+        /// host's waiting transfers; whether it may start now.
+        func admit(_ transfer: Transfer, _ origin: Int, into host: inout Host) -> Bool {
+            if !host.hasWaiting, let lane = freeLane(of: host) {
+                take(lane, of: &host, for: transfer, origin)
+                return true
+            }
+            host.waiting.append(transfer)
+            return false
+        }
+
+        /// The host's next waiting transfer that may start now, counted as running.
+        func next(of host: inout Host, _ origin: Int) -> Transfer? {
+            while host.hasWaiting, let lane = freeLane(of: host) {
+                let transfer = host.waiting[host.head]
+                host.head += 1
+                if host.head == host.waiting.count {
+                    host.waiting.removeAll(keepingCapacity: true)
+                    host.head = 0
+                }
+                if transfer.state.isFinished { continue }
+                take(lane, of: &host, for: transfer, origin)
+                return transfer
+            }
+            return nil
+        }
+
+        /// The first lane of `host` with a free slot, if any.
+        private func freeLane(of host: Host) -> Int? {
+            if count == 1 { return host.running < limit(ofLane: 0, host) ? 0 : nil }
+            return host.laneRunning.indices.first { host.laneRunning[$0] < limit(ofLane: $0, host) }
+        }
+
+        /// How many transfers lane `lane` of `host` may have in libcurl: its share of the per-host
+        /// limit (the lanes' shares add up to it), or without a limit ``HostSlots/connectionsPerLane``
+        /// in each lane but the last, which takes what the others cannot.
+        private func limit(ofLane lane: Int, _ host: Host) -> Int {
+            let perConnection = host.multiplexes ? streamsPerConnection : 1
+            guard let perHost else {
+                return lane == count - 1 ? .max : HostSlots.connectionsPerLane * perConnection
+            }
+            let share = perHost / count + (lane < perHost % count ? 1 : 0)
+            return share * perConnection
+        }
+
+        private func take(_ lane: Int, of host: inout Host, for transfer: Transfer, _ origin: Int) {
+            host.running += 1
+            if count > 1 { host.laneRunning[lane] += 1 }
+            transfer.slotOrigin = origin
+            transfer.slotLane = lane
+        }
+    }
+
+    private let lanes: Lanes
     /// How many multi handles the loop may use: ``maxMultiHandles``, or 1 (see the lanes above).
     let multiHandleCount: Int
-    /// Lanes per origin (at most ``multiHandleCount``, so that one origin's lanes are in
-    /// different handles).
-    private let lanes: Int
     /// Whether transfers are counted at all: not with neither a per-host limit nor lanes.
     private let counts: Bool
     /// By ``originKey(of:)``.
@@ -62,21 +123,17 @@ struct HostSlots {
 
     init(perHost: Int?, streamsPerConnection: Int, oneMultiHandle: Bool = false) {
         let perHost = perHost.flatMap { $0 > 0 ? $0 : nil }
-        self.perHost = perHost
-        self.streamsPerConnection = max(1, streamsPerConnection)
-        multiHandleCount = oneMultiHandle ? 1 : Self.maxMultiHandles
-        if let perHost {
-            lanes = min(multiHandleCount, (perHost + Self.connectionsPerLane - 1) / Self.connectionsPerLane)
-        } else {
-            lanes = multiHandleCount
-        }
-        counts = perHost != nil || multiHandleCount > 1
+        let handles = oneMultiHandle ? 1 : Self.maxMultiHandles
+        multiHandleCount = handles
+        let count = perHost.map { min(handles, ($0 + Self.connectionsPerLane - 1) / Self.connectionsPerLane) } ?? handles
+        lanes = Lanes(perHost: perHost, streamsPerConnection: max(1, streamsPerConnection), count: count)
+        counts = perHost != nil || handles > 1
     }
 
     /// libcurl's own limit of connections to one host in each multi handle: the largest lane's
     /// share of the per-host limit.
     var perHostInEachMultiHandle: Int? {
-        perHost.map { ($0 + lanes - 1) / lanes }
+        lanes.perHost.map { ($0 + lanes.count - 1) / lanes.count }
     }
 
     /// Whether `transfer` may start now (and in which lane); if not, it waits for its host's
@@ -84,41 +141,7 @@ struct HostSlots {
     mutating func admit(_ transfer: Transfer) -> Bool {
         transfer.slotLane = 0
         guard counts, let origin = Self.originKey(of: transfer.urlString) else { return true }
-        return admit(transfer, origin, into: &hosts[origin, default: Host(lanes: lanes)])
-    }
-
-    private func admit(_ transfer: Transfer, _ origin: Int, into host: inout Host) -> Bool {
-        if !host.hasWaiting, let lane = freeLane(of: host) {
-            take(lane, of: &host, for: transfer, origin)
-            return true
-        }
-        host.waiting.append(transfer)
-        return false
-    }
-
-    /// The first lane of `host` with a free slot, if any.
-    private func freeLane(of host: Host) -> Int? {
-        if lanes == 1 { return host.running < limit(ofLane: 0, host) ? 0 : nil }
-        return host.laneRunning.indices.first { host.laneRunning[$0] < limit(ofLane: $0, host) }
-    }
-
-    /// How many transfers lane `lane` of `host` may have in libcurl: its share of the per-host
-    /// limit (the lanes' shares add up to it), or without a limit ``connectionsPerLane`` in each
-    /// lane but the last, which takes what the others cannot.
-    private func limit(ofLane lane: Int, _ host: Host) -> Int {
-        let perConnection = host.multiplexes ? streamsPerConnection : 1
-        guard let perHost else {
-            return lane == lanes - 1 ? .max : Self.connectionsPerLane * perConnection
-        }
-        let share = perHost / lanes + (lane < perHost % lanes ? 1 : 0)
-        return share * perConnection
-    }
-
-    private func take(_ lane: Int, of host: inout Host, for transfer: Transfer, _ origin: Int) {
-        host.running += 1
-        if lanes > 1 { host.laneRunning[lane] += 1 }
-        transfer.slotOrigin = origin
-        transfer.slotLane = lane
+        return lanes.admit(transfer, origin, into: &hosts[origin, default: Host(lanes: lanes.count)])
     }
 
     /// The index of the multi handle an admitted transfer runs in (less than
@@ -134,7 +157,7 @@ struct HostSlots {
         guard let origin = transfer.slotOrigin, let index = hosts.index(forKey: origin) else { return nil }
         transfer.slotOrigin = nil
         hosts.values[index].running -= 1
-        if lanes > 1 { hosts.values[index].laneRunning[transfer.slotLane] -= 1 }
+        if lanes.count > 1 { hosts.values[index].laneRunning[transfer.slotLane] -= 1 }
         let host = hosts.values[index]
         if host.hasWaiting { return origin }
         // An idle host is forgotten, unless it is known to multiplex.
@@ -146,22 +169,7 @@ struct HostSlots {
     /// that ended while they waited (cancelled, timed out) are passed over.
     mutating func nextToStart(for origin: Int) -> Transfer? {
         guard let index = hosts.index(forKey: origin) else { return nil }
-        return next(of: &hosts.values[index], origin)
-    }
-
-    private func next(of host: inout Host, _ origin: Int) -> Transfer? {
-        while host.hasWaiting, let lane = freeLane(of: host) {
-            let transfer = host.waiting[host.head]
-            host.head += 1
-            if host.head == host.waiting.count {
-                host.waiting.removeAll(keepingCapacity: true)
-                host.head = 0
-            }
-            if transfer.state.isFinished { continue }
-            take(lane, of: &host, for: transfer, origin)
-            return transfer
-        }
-        return nil
+        return lanes.next(of: &hosts.values[index], origin)
     }
 
     /// Notes that `transfer`'s origin answered over HTTP/2, so its transfers share connections;
@@ -224,3 +232,4 @@ struct HostSlots {
         }
     }
 }
+
