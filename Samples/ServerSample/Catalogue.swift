@@ -8,17 +8,18 @@ struct Goods: Codable, Sendable {
     var priceCents: Int
 }
 
-/// The backend this server calls: one environment at the URL it was started with.
+/// The backend this server calls: one environment at the URL it was started with. Its members
+/// are stored, not computed: each load reads them as it resolves the service.
 struct CatalogueBackend: AIFNetworking.Service {
-    let baseURL: URL
-
-    var name: ServiceName { "catalogue" }
-    var decoder: (any ContentDecoder)? { FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase) }
+    let name: ServiceName = "catalogue"
+    let decoder: (any ContentDecoder)? = FastJSONDecoder(keyDecodingStrategy: .convertFromSnakeCase)
     /// Five failures in a row and the backend is left alone for five seconds: this server's
     /// requests then fail at once instead of each waiting for its timeouts.
-    var circuitBreaker: CircuitBreaker.Policy? { CircuitBreaker.Policy(failuresToOpen: 5, coolDown: .seconds(5)) }
-    var environments: [ServiceEnvironment.Name: ServiceEnvironment] {
-        [.online: ServiceEnvironment(baseURL: baseURL, apiVersion: "v1")]
+    let circuitBreaker: CircuitBreaker.Policy? = CircuitBreaker.Policy(failuresToOpen: 5, coolDown: .seconds(5))
+    let environments: [ServiceEnvironment.Name: ServiceEnvironment]
+
+    init(baseURL: URL) {
+        environments = [.online: ServiceEnvironment(baseURL: baseURL, apiVersion: "v1")]
     }
 }
 
