@@ -52,10 +52,10 @@ extension APIProxy {
         _ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation,
         progress: (@Sendable (TransferProgress) -> Void)? = nil, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
-        let transport = transport(for: resolved)
-        let maxRedirects = (request.redirects ?? self.transport.redirects).maxRedirects
+        let route = route(for: resolved)
+        let maxRedirects = (request.redirects ?? transport.redirects).maxRedirects
         let exchange: RedirectingSend<any Error>.Exchange = { hop, done in
-            transport.exchange(hop, progress: progress, through: runner, completion: done)
+            route.exchange(hop, progress: progress, through: runner, completion: done)
         }
         let sentAt = ContinuousClock.now
         // The server's clock read, and each hop signed, on the proxy's clock.
@@ -83,10 +83,10 @@ extension APIProxy {
 
     /// What the loads of `resolved` are sent through: a mock environment's fixtures; else the
     /// proxy's ``transport``, wrapped in a recorder when the proxy records.
-    private func transport(for resolved: ServiceRegistry.ResolvedService) -> any HTTPTransport {
-        if let behavior = resolved.environment.mock { return mockTransport(behavior, resolved.environment) }
-        guard let recorder else { return transport }
-        return recordingTransport(recorder, for: resolved)
+    private func route(for resolved: ServiceRegistry.ResolvedService) -> ExchangeRoute {
+        if let behavior = resolved.environment.mock { return ExchangeRoute(mockTransport(behavior, resolved.environment)) }
+        guard let recorder else { return transportRoute }
+        return ExchangeRoute(recordingTransport(recorder, for: resolved))
     }
 
     @inline(never)

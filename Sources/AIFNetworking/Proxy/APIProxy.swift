@@ -38,6 +38,8 @@ public final class APIProxy: Sendable {
     /// Where requests are sent. Its ``/AIFTransport/HTTPTransport/redirects`` says how many redirects a
     /// load follows (each hop of a signed request signed afresh).
     public let transport: any HTTPTransport
+    /// How each hop goes through ``transport``, found once.
+    let transportRoute: ExchangeRoute
     /// Where request and response lines go.
     public let logger: Logger
     /// Caps the retries of the loads sent through this proxy.
@@ -133,6 +135,7 @@ public final class APIProxy: Sendable {
     ) {
         self.clock = clock
         self.transport = transport
+        transportRoute = ExchangeRoute(transport)
         loadObservers = LoadObservers(all: observers)
         self.recorder = recorder
         self.logger = logger

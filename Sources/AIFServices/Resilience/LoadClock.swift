@@ -14,12 +14,29 @@ package protocol LoadClock: Sendable {
     /// Draws the wait before a retry: a random duration from zero to `ceiling` ("full
     /// jitter"), so that loads failing together do not come back together.
     func jitter(upTo ceiling: Duration) -> Duration
+    /// What tells `skew` of each response's `Date` header as received at this clock's ``date``.
+    func dateObserver(for skew: ServiceRegistry.ClockSkew) -> any ResponseObserver
 }
 
 extension LoadClock {
     /// A uniformly random duration from zero to `ceiling`.
     package func jitter(upTo ceiling: Duration) -> Duration {
         RetryPolicy.randomDuration(upTo: ceiling)
+    }
+
+    /// An observer that reads this clock's ``date`` for each response.
+    package func dateObserver(for skew: ServiceRegistry.ClockSkew) -> any ResponseObserver {
+        ClockedObserver(skew: skew, clock: self)
+    }
+}
+
+/// Tells a server clock's tracker of each response as received at a load clock's time.
+private struct ClockedObserver: ResponseObserver {
+    let skew: ServiceRegistry.ClockSkew
+    let clock: any LoadClock
+
+    func record(_ response: HTTPResponse) {
+        skew.record(response, receivedAt: clock.date)
     }
 }
 
@@ -32,6 +49,11 @@ package struct SystemLoadClock: LoadClock {
 
     package var now: Duration { ContinuousClock.now - Self.origin }
     package var date: Date { Date() }
+
+    /// The tracker itself, which reads the system's time: no wrapper to allocate for every request.
+    package func dateObserver(for skew: ServiceRegistry.ClockSkew) -> any ResponseObserver {
+        skew
+    }
 
     package func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
         let nanoseconds = max(Int(delay / .nanoseconds(1)), 0)

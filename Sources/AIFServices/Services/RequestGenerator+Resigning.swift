@@ -44,18 +44,9 @@ extension ServiceRegistry.ClockSkew: ResponseObserver {
     }
 
     /// What learns from each response's `Date` header, received at `clock`'s now: a load's
-    /// clock, which its signing time is read on too. On the system's clock that is the tracker
-    /// itself, which reads the system's time: no wrapper to allocate for every request.
+    /// clock, which its signing time is read on too (``LoadClock/dateObserver(for:)``).
     package func observer(on clock: any LoadClock) -> any ResponseObserver {
-        clock is SystemLoadClock ? self : ClockedObserver(skew: self, clock: clock)
+        clock.dateObserver(for: self)
     }
 
-    private struct ClockedObserver: ResponseObserver {
-        let skew: ServiceRegistry.ClockSkew
-        let clock: any LoadClock
-
-        func record(_ response: HTTPResponse) {
-            skew.record(response, receivedAt: clock.date)
-        }
-    }
 }

@@ -209,22 +209,44 @@ package protocol BatchingTransport: HTTPTransport {
     var ownThreadExecutor: (any CompletionExecutor)? { get }
 }
 
-extension HTTPTransport {
-    /// Sends a request as one exchange, its completion run on `executor`: as a
-    /// ``BatchingTransport`` does, or else through ``send(_:progress:completion:)`` with
-    /// redirects off.
+/// How a request goes through a transport as one exchange, its completion run on an executor:
+/// as a ``BatchingTransport`` does, or else through ``HTTPTransport/send(_:progress:completion:)``
+/// with redirects off. Which of the two is decided when the route is made — whether a transport
+/// is a batching one is a conformance looked up at run time, some 600 instructions — so that a
+/// sender keeping a route for its transport pays for it once rather than for every request.
+package struct ExchangeRoute: Sendable {
+    private let transport: any HTTPTransport
+    private let batching: (any BatchingTransport)?
+
+    /// The route through `transport`.
+    package init(_ transport: any HTTPTransport) {
+        self.transport = transport
+        batching = transport as? any BatchingTransport
+    }
+
+    /// Sends a request as one exchange, its completion run on `executor`.
     package func exchange(
         _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, through executor: any CompletionExecutor,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
-        if let batching = self as? any BatchingTransport {
+        if let batching {
             return batching.exchange(request, progress: progress, completingOn: executor, completion: completion)
         }
         var single = request
         single.redirects = .never
-        return send(single, progress: progress) { result in
+        return transport.send(single, progress: progress) { result in
             executor.run { completion(result) }
         }
+    }
+}
+
+extension HTTPTransport {
+    /// Sends a request as one exchange, its completion run on `executor` (see ``ExchangeRoute``).
+    package func exchange(
+        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, through executor: any CompletionExecutor,
+        completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
+    ) -> any CancellableTransfer {
+        ExchangeRoute(self).exchange(request, progress: progress, through: executor, completion: completion)
     }
 
     /// The transport's own thread, when it is a ``BatchingTransport`` that has one.
