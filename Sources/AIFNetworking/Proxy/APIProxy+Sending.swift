@@ -61,11 +61,10 @@ extension APIProxy {
         // The server's clock read, and each hop signed, on the proxy's clock.
         let clock = clock
         let clockSkew = resolved.clockSkew.observer(on: clock)
-        var first = request
-        first.redirects = .never
-        // The first hop's answer may come, and the load go on, before `exchange` returns.
+        // The first hop's answer may come, and the load go on, before `exchange` returns. (An
+        // exchange follows no redirect, whatever the request's policy: this loop follows them.)
         cancellation.attach {
-            exchange(first) { [generator] result in
+            exchange(request) { [generator] result in
                 guard let redirect = result.redirectToFollow(maxRedirects: maxRedirects, observer: clockSkew) else {
                     return completion(result.mapError { $0 })
                 }
