@@ -48,5 +48,4 @@ extension ServiceRegistry.ClockSkew: ResponseObserver {
     package func observer(on clock: any LoadClock) -> any ResponseObserver {
         clock.dateObserver(for: self)
     }
-
 }
