@@ -232,4 +232,3 @@ struct HostSlots {
         }
     }
 }
-
