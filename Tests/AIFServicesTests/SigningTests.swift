@@ -51,6 +51,22 @@ struct SigningTests {
         #expect(SigningContext.now().nonce != nonce, "fresh for every request")
     }
 
+    @Test func hexWritesEveryByteValue() {
+        let bytes = (0...255).map { UInt8($0) }
+        let expected = bytes.map { byte in
+            let digits = Array("0123456789abcdef".utf8)
+            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
+        }.joined()
+        #expect(Digest.hex(bytes) == expected)
+        #expect(Digest.hex([UInt8]()) == "")
+        var appended = Array("prefix\n".utf8)
+        Digest.appendHex(of: bytes, to: &appended)
+        #expect(String(decoding: appended, as: UTF8.self) == "prefix\n" + expected)
+        var untouched = Array("x".utf8)
+        Digest.appendHex(of: [], to: &untouched)
+        #expect(untouched == Array("x".utf8))
+    }
+
     @Test func aifHMACSignsTheCanonicalQuery() throws {
         let url = URL(string: "http://api.test/v1/goods/42?b=2&a=hello%20world&a=1&q=%C3%BC/%2B")!
         let signed = try AIFHMACSigner().sign(HTTPRequest(url: url), credentials: Self.credentials, context: Self.context)

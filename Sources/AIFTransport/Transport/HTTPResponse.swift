@@ -28,7 +28,11 @@ public struct HTTPResponse: Sendable {
     /// changes.
     package var attachment: (any AnyObject & Sendable)? {
         get { storage.fields.attachment }
-        set { change { $0.attachment = newValue } }
+        set {
+            // Most loads attach nothing and clear what is not there: no new storage for that.
+            guard newValue !== storage.fields.attachment else { return }
+            change { $0.attachment = newValue }
+        }
     }
     /// The protocol version the response arrived over.
     public var httpVersion: Version {
