@@ -218,27 +218,17 @@ struct HostSlots {
             }
             guard start < index else { return nil }
             hasher.combine(scheme)
-            // The authority lowercased, with the scheme's port when it names none, hashed as one
-            // buffer (a byte at a time cost ten times as much).
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: index - start + 4) { authority -> Int in
-                var count = 0
-                var portSeen = false
-                var inBrackets = false
-                for byte in bytes[start..<index] {
-                    if byte == UInt8(ascii: "[") { inBrackets = true } else if byte == UInt8(ascii: "]") { inBrackets = false }
-                    if byte == UInt8(ascii: ":"), !inBrackets { portSeen = true }
-                    authority[count] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-                    count += 1
-                }
-                if !portSeen {
-                    for byte in (scheme == 1 ? ":80" : ":443").utf8 {
-                        authority[count] = byte
-                        count += 1
-                    }
-                }
-                hasher.combine(bytes: UnsafeRawBufferPointer(start: authority.baseAddress, count: count))
-                return hasher.finalize()
+            var portSeen = false
+            var inBrackets = false
+            for byte in bytes[start..<index] {
+                if byte == UInt8(ascii: "[") { inBrackets = true } else if byte == UInt8(ascii: "]") { inBrackets = false }
+                if byte == UInt8(ascii: ":"), !inBrackets { portSeen = true }
+                hasher.combine(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
             }
+            if !portSeen {
+                for byte in (scheme == 1 ? ":80" : ":443").utf8 { hasher.combine(byte) }
+            }
+            return hasher.finalize()
         }
     }
 }
