@@ -1,6 +1,7 @@
 @testable import AIFTransport
 @testable import TestSupport
 import Testing
+import Foundation
 
 /// The scanner that decides whether libcurl may be handed the path and query as the request
 /// target (the end-to-end check is in CurlTransportRequestTests): every byte of the query is
@@ -20,6 +21,19 @@ struct RequestTargetTests {
         #expect(target(Array("http://h?q=1".utf8)) == nil, "no path: libcurl adds the slash")
         #expect(target(Array("http://h/a/./b?q=1".utf8)) == nil, "dot segments are libcurl's to remove")
         #expect(target(Array("http://h/p?".utf8))?.queryStart == 10)
+    }
+
+    @Test func theSchemeIsReadInAnyCase() {
+        func scheme(_ url: String) -> Transfer.Scheme? {
+            Transfer(request: HTTPRequest(url: URL(string: url)!), progress: nil, completion: nil).scheme
+        }
+        #expect(scheme("http://h/") == .http)
+        #expect(scheme("HTTP://h/") == .http)
+        #expect(scheme("hTTpS://h/") == .https)
+        #expect(scheme("https:h") == .https)
+        for other in ["httpx://h/", "ftp://h/", "http", "https", "htt", "h", "httpsx:/", "shttp://h/"] {
+            #expect(scheme(other) == nil, "\(other)")
+        }
     }
 
     @Test func everyQueryByteIsChecked() {
