@@ -21,6 +21,12 @@ private struct Item: Decodable, Sendable, Equatable {
 /// is watched through it.
 private final class WatchedPlugin: LoadPlugin {}
 
+/// Records how each load it hears of ended.
+private final class EndingRecorder: LoadPlugin {
+    let endings = Locked<[ObservedLoad.Outcome]>([])
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome, of load: ObservedLoad) { endings.withLock { $0.append(outcome) } }
+}
+
 /// Counts the outcomes told to the delegate.
 private final class CountingDelegate: APIManagerDelegate {
     let told = Locked(0)
@@ -83,5 +89,39 @@ struct LoadLifetimeTests {
         manager.plugins = []
         #expect(await eventually(timeout: .seconds(10)) { watched == nil }, "an ended load still holds what its manager gave it")
         withExtendedLifetime(manager) {}
+    }
+
+    /// A load holds its manager weakly: a manager released while its load waits for the answer
+    /// goes at once, cancelling its loads as it goes; the load ends as cancelled without waiting
+    /// for the answer, told to no delegate, its plugins hearing it end once, the proxy's table
+    /// empty, and the answer that comes later is nobody's.
+    @Test func aLoadInFlightLetsItsManagerGo() async throws {
+        let transport = HoldingTransport()
+        let proxy = APIProxy(transport: transport)
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(LifetimeService())
+        let delegate = CountingDelegate()
+        let recorder = EndingRecorder()
+        weak var watched: APIManager<Item>?
+        let id: LoadID
+        do {
+            let manager = APIManager(Endpoint<Item>(service: "lifetime", path: "items/{id}"), proxy: proxy, registry: registry, cache: ResponseCache())
+            manager.plugins = [recorder]
+            manager.delegate = delegate
+            manager.callbackExecutor = .immediate
+            watched = manager
+            id = manager.loadData(with: ["id": 1])
+            await transport.waitUntilSent(1)
+        }
+        #expect(await eventually(timeout: .seconds(10)) { watched == nil }, "a load in flight kept its manager alive")
+        #expect(await eventually(timeout: .seconds(10)) { !proxy.isInFlight(id) }, "the released manager's load did not end")
+        await transport.waitForCancelsAsked(1)
+        let endings = recorder.endings.withLock { $0 }
+        #expect(endings.count == 1)
+        #expect(endings.first?.error?.kind == .cancelled)
+        #expect(endings.first?.error?.message.contains("the manager was deallocated") == true)
+        transport.answerAll(with: 200)
+        #expect(recorder.endings.withLock { $0.count } == 1)
+        #expect(delegate.told.withLock { $0 } == 0)
     }
 }

@@ -117,9 +117,9 @@ extension APIManager {
     /// policy allows. Out of line: only failures with a fallback policy come here.
     @inline(never)
     static func offlineFallback(
-        for error: APIError, _ use: CacheUse, plan: LoadPlan, id: LoadID, manager reference: WeakReference<APIManager<Content>>
+        for error: APIError, _ use: CacheUse, plan: LoadPlan, id: LoadID, manager: APIManager<Content>?
     ) -> APIResponse<Content>? {
-        guard let (entry, age) = use.fallback(for: error), let manager = reference.object,
+        guard let (entry, age) = use.fallback(for: error), let manager,
             let response = manager.cachedResponse(
                 entry, key: use.key, origin: .offlineFallback(age: age, reason: error.kind), id: id, parameters: plan.parameters, resolved: plan.resolved)
         else { return nil }

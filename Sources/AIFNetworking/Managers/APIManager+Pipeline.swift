@@ -128,22 +128,22 @@ extension APIManager {
         _ plan: LoadPlan, _ load: Load, on runner: any CompletionExecutor,
         then concluded: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
     ) {
-        let reference = WeakReference(self)
-        runner.run {
-            load.start(plan, on: runner) { [id = load.id] ending in
-                concluded(Self.conclude(ending, plan: plan, id: id, manager: reference))
+        // The manager held weakly: a load does not keep it alive.
+        runner.run { [weak self] in
+            load.start(plan, on: runner) { [weak self, id = load.id] ending in
+                concluded(Self.conclude(ending, plan: plan, id: id, manager: self))
             }
         }
     }
 
     /// The outcome of a load the engine ended: its failure, or its answer checked and decoded
     /// (``conclude(_:plan:id:attempts:manager:)``), a failure saying why it was not retried.
-    static func conclude(_ ending: LoadEnding, plan: LoadPlan, id: LoadID, manager reference: WeakReference<APIManager<Content>>) -> Result<APIResponse<Content>, APIError> {
+    static func conclude(_ ending: LoadEnding, plan: LoadPlan, id: LoadID, manager: APIManager<Content>?) -> Result<APIResponse<Content>, APIError> {
         switch ending {
         case .failed(let error):
             return .failure(error)
         case .answered(let exchange, let attempts, let note, let retryableAt):
-            let concluded = conclude(exchange, plan: plan, id: id, attempts: attempts, manager: reference)
+            let concluded = conclude(exchange, plan: plan, id: id, attempts: attempts, manager: manager)
             guard let note else { return concluded }
             return concluded.mapError { $0.explaining(notRetried: note, retryableAt: retryableAt) }
         }
@@ -154,7 +154,7 @@ extension APIManager {
     /// looks up the metadata of the response types it touches on every call.
     @inline(__always)
     static func conclude(
-        _ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: LoadID, attempts: Int, manager reference: WeakReference<APIManager<Content>>
+        _ exchange: Result<Exchange, APIError>, plan: LoadPlan, id: LoadID, attempts: Int, manager: APIManager<Content>?
     ) -> Result<APIResponse<Content>, APIError> {
         let request: HTTPRequest
         var response: HTTPResponse
@@ -173,13 +173,13 @@ extension APIManager {
                 askedVeto = nil
             }
         case .failure(let error):
-            if let use = plan.cache, let fallback = offlineFallback(for: error, use, plan: plan, id: id, manager: reference) { return .success(fallback) }
+            if let use = plan.cache, let fallback = offlineFallback(for: error, use, plan: plan, id: id, manager: manager) { return .success(fallback) }
             return .failure(error)
         }
         func failure(_ kind: APIError.Kind, _ message: String, _ underlying: (any Error)? = nil) -> Result<APIResponse<Content>, APIError> {
             .failure(plan.error(kind, id: id, message, underlying, response, attempts: attempts))
         }
-        guard let manager = reference.object else { return .failure(plan.error(.cancelled, id: id, "the manager was deallocated")) }
+        guard let manager else { return .failure(plan.error(.cancelled, id: id, "the manager was deallocated")) }
 
         // The body's JSON, parsed once: by the service's rule (in the engine, or here), then read
         // by the decoder. The response kept (cached, delivered) does not hold it.
