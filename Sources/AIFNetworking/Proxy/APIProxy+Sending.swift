@@ -60,7 +60,7 @@ extension APIProxy {
         let sentAt = ContinuousClock.now
         // The server's clock read, and each hop signed, on the proxy's clock.
         let clock = clock
-        let clockSkew = resolved.clockSkew.observer(on: clock)
+        let clockSkew = clock.dateObserver(for: resolved.clockSkew)
         // The first hop's answer may come, and the load go on, before `exchange` returns. (An
         // exchange follows no redirect, whatever the request's policy: this loop follows them.)
         cancellation.attach {

@@ -42,10 +42,4 @@ extension ServiceRegistry.ClockSkew: ResponseObserver {
     package func record(_ response: HTTPResponse) {
         record(response, receivedAt: Date())
     }
-
-    /// What learns from each response's `Date` header, received at `clock`'s now: a load's
-    /// clock, which its signing time is read on too (``LoadClock/dateObserver(for:)``).
-    package func observer(on clock: any LoadClock) -> any ResponseObserver {
-        clock.dateObserver(for: self)
-    }
 }
