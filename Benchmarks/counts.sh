@@ -9,12 +9,19 @@
 # at concurrency 16 against `TransportBench serve` on a free loopback port. The figures do not
 # depend on how fast the host is, so they show a change's cost where wall-clock ratios are noise.
 #
-# Usage: counts.sh [CLIENT…]   (default: libcurl-c transport transport-async manager manager-async)
+# `libcurl-c-same-wire` is the C loop sending the transport's two default header lines too
+# (`User-Agent`, `Accept-Encoding`): the same request byte for byte, so that the ratios to it
+# count the transport's own work, and those to `libcurl-c` also what libcurl spends writing
+# the transport's longer request. A second line gives those ratios:
+#
+#     COUNT-RATIOS transport/libcurl-c=1.50 transport/libcurl-c-same-wire=1.30 …
+#
+# Usage: counts.sh [CLIENT…]   (default: libcurl-c libcurl-c-same-wire transport transport-async manager manager-async)
 # Run after `swift build -c release --product TransportBench --product TransportProfile`.
 set -euo pipefail
 cd "$(dirname "$0")"
 clients=("$@")
-[ ${#clients[@]} -gt 0 ] || clients=(libcurl-c transport transport-async manager manager-async)
+[ ${#clients[@]} -gt 0 ] || clients=(libcurl-c libcurl-c-same-wire transport transport-async manager manager-async)
 requests=${REQUESTS:-3300}
 syscall_requests=${SYSCALL_REQUESTS:-2300}
 profile=.build/release/TransportProfile
@@ -59,12 +66,25 @@ syscalls() {
 
 instruction_parts=()
 syscall_parts=()
+declare -A per_request=()
 for client in "${clients[@]}"; do
     big=$(instructions "$client" "$requests")
     small=$(instructions "$client" 300)
-    instruction_parts+=("$client=$(( (big - small) / (requests - 300) ))")
+    per_request[$client]=$(( (big - small) / (requests - 300) ))
+    instruction_parts+=("$client=${per_request[$client]}")
     big=$(syscalls "$client" "$syscall_requests")
     small=$(syscalls "$client" 300)
     syscall_parts+=("$client=$(awk -v big="$big" -v small="$small" -v n=$((syscall_requests - 300)) 'BEGIN { printf "%.1f", (big - small) / n }')")
 done
 echo "COUNTS instructions/request ${instruction_parts[*]} syscalls/request ${syscall_parts[*]}"
+
+# Each Swift client's instructions over each C reference that was counted.
+ratio_parts=()
+for client in "${clients[@]}"; do
+    case "$client" in libcurl-c*) continue ;; esac
+    for reference in libcurl-c libcurl-c-same-wire; do
+        [ -n "${per_request[$reference]:-}" ] || continue
+        ratio_parts+=("$client/$reference=$(awk -v a="${per_request[$client]}" -v b="${per_request[$reference]}" 'BEGIN { printf "%.2f", a / b }')")
+    done
+done
+[ ${#ratio_parts[@]} -eq 0 ] || echo "COUNT-RATIOS ${ratio_parts[*]}"

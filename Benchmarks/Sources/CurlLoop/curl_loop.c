@@ -97,6 +97,30 @@ aif_bench_curl_loop *aif_bench_curl_loop_create(const char *url, const char *ca_
     return loop;
 }
 
+void aif_bench_curl_loop_send_as_transport(aif_bench_curl_loop *loop, const char *user_agent) {
+    /* The line the transport writes among its default headers: the encodings this libcurl can
+       undo, in the order libcurl itself would name them. */
+    curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    char encodings[64] = "";
+    if (info->features & CURL_VERSION_LIBZ) strcat(encodings, "deflate, gzip");
+    if (info->features & CURL_VERSION_BROTLI) strcat(encodings, encodings[0] ? ", br" : "br");
+    if (info->features & CURL_VERSION_ZSTD) strcat(encodings, encodings[0] ? ", zstd" : "zstd");
+    char line[256];
+    snprintf(line, sizeof line, "User-Agent: %s", user_agent);
+    loop->headers = curl_slist_append(loop->headers, line);
+    if (encodings[0]) {
+        snprintf(line, sizeof line, "Accept-Encoding: %s", encodings);
+        loop->headers = curl_slist_append(loop->headers, line);
+    }
+    for (int index = 0; index < loop->concurrency; index++) {
+        CURL *easy = loop->slots[index].easy;
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, loop->headers);
+        /* Bodies decoded as the transport's are; libcurl writes no line of its own when the
+           request carries one. */
+        if (encodings[0]) curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+    }
+}
+
 long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *failures) {
     long completed = 0;
     *failures = 0;

@@ -11,12 +11,14 @@ import Synchronization
 // A synchronous driver for instruction-level profiling: valgrind cannot follow Swift's async
 // `main` on this platform, so this runs a fixed number of requests without one.
 //
-//     valgrind --tool=callgrind TransportProfile transport|transport-async|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c URL CONCURRENCY REQUESTS
+//     valgrind --tool=callgrind TransportProfile transport|transport-async|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c|libcurl-c-same-wire URL CONCURRENCY REQUESTS
 //
 // `manager` is the full manager stack: a signed GET through APIManager, decoded, delivered to a
 // delegate (immediately, on the thread that ended the load), which starts the next load;
 // `manager-loop` the same with the loads' work on the transport's thread, `manager-handoff` with it
-// on the library's load executor (`manager` leaves the choice to the proxy: automatic).
+// on the library's load executor (`manager` leaves the choice to the proxy: automatic);
+// `libcurl-c-same-wire` the C loop sending the transport's default `User-Agent` and
+// `Accept-Encoding` lines too, so that it puts the transport's request on the wire byte for byte.
 //
 // Divide the instruction total by REQUESTS (after subtracting a run with a small REQUESTS, to
 // remove start-up) for instructions per request. With `PROFILE_POST=1` in the environment,
@@ -45,7 +47,7 @@ if arguments.count == 3, arguments[1] == "decode", let rounds = Int(arguments[2]
     exit(0)
 }
 guard arguments.count == 5, let concurrency = Int(arguments[3]), let total = Int(arguments[4]) else {
-    print("usage: TransportProfile transport|transport-async|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c URL CONCURRENCY REQUESTS")
+    print("usage: TransportProfile transport|transport-async|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c|libcurl-c-same-wire URL CONCURRENCY REQUESTS")
     exit(2)
 }
 let url = arguments[2]
@@ -56,8 +58,13 @@ if ProcessInfo.processInfo.environment["AIF_BENCH_PLAIN_MALLOC"] == nil {
 }
 
 switch arguments[1] {
-case "libcurl-c":
+case "libcurl-c", "libcurl-c-same-wire":
     guard let loop = aif_bench_curl_loop_create(url, nil, Int32(concurrency), 0, 0, 0, posts ? BenchPayload.orderJSON : nil) else { exit(1) }
+    if arguments[1] == "libcurl-c-same-wire" {
+        // The C loop sending the transport's default headers too: the same request on the wire.
+        let userAgent = CurlTransport.Configuration(proxy: .none).defaultHeaders["User-Agent"] ?? ""
+        aif_bench_curl_loop_send_as_transport(loop, userAgent)
+    }
     var failures = 0
     var completed = 0
     // The C loop runs by time; run it in short slices until the count is reached.

@@ -19,6 +19,12 @@ aif_bench_curl_loop *_Nullable aif_bench_curl_loop_create(const char *url, const
                                                           int timeout_every, long timeout_ms,
                                                           const char *_Nullable post_body);
 
+/// From now on, sends what the Swift transport sends by default besides the request itself — a
+/// `User-Agent` of `user_agent` and an `Accept-Encoding` line naming every encoding this libcurl
+/// can undo, with bodies decoded — so that both put the same bytes on the wire and a comparison
+/// counts the clients' work rather than their headers.
+void aif_bench_curl_loop_send_as_transport(aif_bench_curl_loop *loop, const char *user_agent);
+
 /// Runs requests back to back on every handle for `seconds`; returns how many completed with
 /// status 200 (failures are counted in `failures`).
 long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *failures);
