@@ -115,10 +115,11 @@ final class Transfer: @unchecked Sendable {
     let urlString: String
 
     init(request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, completion: Completion?) {
+        // The text first: the request is then moved into place rather than copied.
+        urlString = request.location.text
         self.request = request
         self.progress = progress
         self.completion = completion
-        urlString = request.location.text
     }
 
     deinit {
