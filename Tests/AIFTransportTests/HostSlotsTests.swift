@@ -28,6 +28,24 @@ struct HostSlotsTests {
         #expect(key("http:///path") == nil)
     }
 
+    /// The key remembered from the URL before is the key computed afresh, whatever follows:
+    /// the same origin with a path, query, fragment or nothing; a longer host, another port,
+    /// user information or case; another scheme; text that names no origin.
+    @Test func aRememberedOriginIsTheOriginComputedAfresh() {
+        let urls = [
+            "http://a.example/x", "http://a.example", "http://a.example?q=1", "http://a.example#f",
+            "http://a.example/x", "http://a.example.evil/x", "http://a.example", "http://a.exampl/x",
+            "http://a.example:80/x", "http://a.example:8080/x", "http://a.example:80", "HTTP://A.example/x",
+            "http://a.example/x", "http://u@a.example/x", "http://a.examplex", "https://a.example/x",
+            "ftp://a.example/x", "http://a.example/x", "http:/a.example", "http://a.example/x", "",
+            "http://[::1]:8080/x", "http://[::1]:8080", "http://[::1]:8081/x", "http://[::1]/x", "http://[::1]:8080?x",
+        ]
+        var slots = HostSlots(perHost: 2, streamsPerConnection: 1)
+        for url in urls + urls.reversed() {
+            #expect(slots.origin(of: url) == HostSlots.originKey(of: url), "\(url)")
+        }
+    }
+
     /// Random inserts and removals: the heap hands out expired transfers in deadline order, never
     /// one that was removed, and each transfer knows its place until it leaves.
     @Test func deadlinesComeOutInOrderAndRemovedOnesNever() {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The event loop's admission of transfers to libcurl, host by host, and the choice of the multi
 /// handle each one runs in.
 ///
@@ -120,6 +122,9 @@ struct HostSlots {
     private let counts: Bool
     /// By ``originKey(of:)``.
     private var hosts: [Int: Host] = [:]
+    /// The URL bytes up to the end of the authority of the last origin keyed, and its key: most
+    /// of a transport's requests go to the origin of the request before.
+    private var lastOrigin: (prefix: [UInt8], key: Int)?
 
     init(perHost: Int?, streamsPerConnection: Int, oneMultiHandle: Bool = false) {
         let perHost = perHost.flatMap { $0 > 0 ? $0 : nil }
@@ -140,7 +145,7 @@ struct HostSlots {
     /// next free slot.
     mutating func admit(_ transfer: Transfer) -> Bool {
         transfer.slotLane = 0
-        guard counts, let origin = Self.originKey(of: transfer.urlString) else { return true }
+        guard counts, let origin = origin(of: transfer.urlString) else { return true }
         return lanes.admit(transfer, origin, into: &hosts[origin, default: Host(lanes: lanes.count)])
     }
 
@@ -191,44 +196,72 @@ struct HostSlots {
         return all
     }
 
-    /// A number naming the origin of an absolute http(s) URL — its scheme, host and port, case
-    /// aside, the scheme's default port written out or not — or `nil` for anything else (libcurl
-    /// then refuses it). A hash of the bytes, read in place: this runs for every request.
-    static func originKey(of url: String) -> Int? {
+    /// ``originKey(of:)``, read from the last origin's when `url` starts with its scheme and
+    /// authority and goes on with nothing, a path, a query or a fragment: the same origin, as the
+    /// key is made of those bytes alone. (About 1,000 instructions a request saved; a URL of
+    /// another origin costs one comparison more.)
+    mutating func origin(of url: String) -> Int? {
         var url = url
         return url.withUTF8 { bytes -> Int? in
-            var hasher = Hasher()
-            var index = 0
-            // The scheme, up to "://".
-            let scheme: Int   // 1: http, 2: https
-            while index < bytes.count, bytes[index] != UInt8(ascii: ":") { index += 1 }
-            func lowered(_ at: Int) -> UInt8 { bytes[at] | 0x20 }
-            guard index == 4 || index == 5, lowered(0) == UInt8(ascii: "h"), lowered(1) == UInt8(ascii: "t"),
-                lowered(2) == UInt8(ascii: "t"), lowered(3) == UInt8(ascii: "p")
-            else { return nil }
-            if index == 4 { scheme = 1 } else if lowered(4) == UInt8(ascii: "s") { scheme = 2 } else { return nil }
-            guard index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
-            index += 3
-            // The authority, up to the path, query or fragment; what follows an "@" replaces
-            // what came before it (user information).
-            var start = index
-            while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"), bytes[index] != UInt8(ascii: "#") {
-                if bytes[index] == UInt8(ascii: "@") { start = index + 1 }
-                index += 1
-            }
-            guard start < index else { return nil }
-            hasher.combine(scheme)
-            var portSeen = false
-            var inBrackets = false
-            for byte in bytes[start..<index] {
-                if byte == UInt8(ascii: "[") { inBrackets = true } else if byte == UInt8(ascii: "]") { inBrackets = false }
-                if byte == UInt8(ascii: ":"), !inBrackets { portSeen = true }
-                hasher.combine(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
-            }
-            if !portSeen {
-                for byte in (scheme == 1 ? ":80" : ":443").utf8 { hasher.combine(byte) }
-            }
-            return hasher.finalize()
+            if let last = lastOrigin, Self.url(bytes, startsWithOrigin: last.prefix) { return last.key }
+            guard let (key, authorityEnd) = Self.origin(of: bytes) else { return nil }
+            lastOrigin = (Array(bytes[..<authorityEnd]), key)
+            return key
         }
+    }
+
+    /// Whether `url` is `origin`'s bytes followed by nothing or by a path, query or fragment.
+    private static func url(_ url: UnsafeBufferPointer<UInt8>, startsWithOrigin origin: [UInt8]) -> Bool {
+        let count = origin.count
+        guard url.count >= count, let base = url.baseAddress else { return false }
+        if url.count > count {
+            let next = url[count]
+            guard next == UInt8(ascii: "/") || next == UInt8(ascii: "?") || next == UInt8(ascii: "#") else { return false }
+        }
+        return origin.withUnsafeBufferPointer { memcmp($0.baseAddress!, base, count) == 0 }
+    }
+
+    /// A number naming the origin of an absolute http(s) URL — its scheme, host and port, case
+    /// aside, the scheme's default port written out or not — or `nil` for anything else (libcurl
+    /// then refuses it). A hash of the bytes, read in place.
+    static func originKey(of url: String) -> Int? {
+        var url = url
+        return url.withUTF8 { origin(of: $0)?.key }
+    }
+
+    /// The origin's key (see ``originKey(of:)``) and where its authority ends in `bytes`.
+    private static func origin(of bytes: UnsafeBufferPointer<UInt8>) -> (key: Int, authorityEnd: Int)? {
+        var hasher = Hasher()
+        var index = 0
+        // The scheme, up to "://".
+        let scheme: Int   // 1: http, 2: https
+        while index < bytes.count, bytes[index] != UInt8(ascii: ":") { index += 1 }
+        func lowered(_ at: Int) -> UInt8 { bytes[at] | 0x20 }
+        guard index == 4 || index == 5, lowered(0) == UInt8(ascii: "h"), lowered(1) == UInt8(ascii: "t"),
+            lowered(2) == UInt8(ascii: "t"), lowered(3) == UInt8(ascii: "p")
+        else { return nil }
+        if index == 4 { scheme = 1 } else if lowered(4) == UInt8(ascii: "s") { scheme = 2 } else { return nil }
+        guard index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
+        index += 3
+        // The authority, up to the path, query or fragment; what follows an "@" replaces
+        // what came before it (user information).
+        var start = index
+        while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"), bytes[index] != UInt8(ascii: "#") {
+            if bytes[index] == UInt8(ascii: "@") { start = index + 1 }
+            index += 1
+        }
+        guard start < index else { return nil }
+        hasher.combine(scheme)
+        var portSeen = false
+        var inBrackets = false
+        for byte in bytes[start..<index] {
+            if byte == UInt8(ascii: "[") { inBrackets = true } else if byte == UInt8(ascii: "]") { inBrackets = false }
+            if byte == UInt8(ascii: ":"), !inBrackets { portSeen = true }
+            hasher.combine(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+        }
+        if !portSeen {
+            for byte in (scheme == 1 ? ":80" : ":443").utf8 { hasher.combine(byte) }
+        }
+        return (hasher.finalize(), index)
     }
 }
