@@ -584,8 +584,7 @@ final class CurlEventLoop: @unchecked Sendable {
             let code = aif_curl_msg_result(message)
             var privateData: UnsafeMutableRawPointer?
             _ = aif_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &privateData)
-            guard let privateData else { continue }
-            let transfer = Unmanaged<Transfer>.fromOpaque(privateData).takeUnretainedValue()
+            guard let privateData, let transfer = EasyHandle.transfer(of: privateData) else { continue }
             guard transfer.state.done(succeeded: code == CURLE_OK) == .removeAndDeliver, let handle = transfer.handle else { continue }
             let outcome = transfer.outcome(code: code, handle: handle)
             if case .success(let response) = outcome, let condition = transfer.request.sendingCondition {
@@ -654,6 +653,7 @@ final class CurlEventLoop: @unchecked Sendable {
         transfer.releaseResources()
         if let handle = transfer.handle {
             transfer.handle = nil
+            handle.transfer = nil
             idleHandles.append(handle)
         }
     }

@@ -58,6 +58,19 @@ final class EasyHandle {
     /// See ``AppliedOptions``. Only the event loop's thread touches it.
     @exclusivity(unchecked) var applied = AppliedOptions()
 
+    /// The transfer the handle runs now. libcurl's callbacks reach it through the handle: every
+    /// data pointer of the handle (`CURLOPT_PRIVATE`, `CURLOPT_WRITEDATA`, …) names the handle
+    /// itself, set once when it is made, rather than seven options set again for each transfer.
+    /// Unretained: the loop's table keeps a transfer alive while its handle runs it. Only the
+    /// event loop's thread touches it.
+    @exclusivity(unchecked) var transfer: Unmanaged<Transfer>?
+
+    /// The transfer of the handle a callback's `userdata` (or `CURLINFO_PRIVATE`) names.
+    @inline(__always)
+    static func transfer(of userdata: UnsafeMutableRawPointer) -> Transfer? {
+        Unmanaged<EasyHandle>.fromOpaque(userdata).takeUnretainedValue().transfer?.takeUnretainedValue()
+    }
+
     private func attachErrorBuffer() {
         errorBuffer[0] = 0
         _ = aif_curl_easy_setopt_pointer(raw, CURLOPT_ERRORBUFFER, errorBuffer)

@@ -18,6 +18,9 @@ struct PreparedOptions: Sendable {
     let invalidDefaultHeader: String?
     /// The default connect timeout in libcurl's milliseconds (0: no limit), converted once.
     let defaultConnectTimeoutMilliseconds: Int
+    /// The default total timeout in nanoseconds, converted once (reading a `Duration`'s
+    /// components divides 128-bit numbers: about 190 instructions a request).
+    let defaultTotalNanoseconds: UInt64?
     /// The default stall limit in whole seconds (0: none).
     let defaultIdleSeconds: Int
     /// The proxy for each scheme ("" for none), and whether that scheme's transfers wait to
@@ -45,6 +48,7 @@ struct PreparedOptions: Sendable {
         defaultHeaderLines = defaults.map { ($0.name, Transfer.curlHeaderLine($0)) }
         invalidDefaultHeader = defaults.first { !Transfer.isValidHeader($0) }?.name
         defaultConnectTimeoutMilliseconds = configuration.timeouts.connect?.roundedUpMilliseconds ?? 0
+        defaultTotalNanoseconds = configuration.timeouts.total.map { UInt64($0.roundedUpNanoseconds) }
         defaultIdleSeconds = configuration.timeouts.idle?.roundedUpSeconds ?? 0
         httpProxy = configuration.proxy.proxy(forScheme: "http") ?? ""
         httpsProxy = configuration.proxy.proxy(forScheme: "https") ?? ""
@@ -119,6 +123,11 @@ extension EasyHandle {
         let configuration = options.configuration
         set(CURLOPT_NOSIGNAL, true)
         set(CURLOPT_PROTOCOLS_STR, "http,https")
+        // Every data pointer names the handle, which names its transfer of the moment.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        for option in [CURLOPT_PRIVATE, CURLOPT_WRITEDATA, CURLOPT_HEADERDATA, CURLOPT_READDATA, CURLOPT_SEEKDATA, CURLOPT_PREREQDATA, CURLOPT_XFERINFODATA] {
+            set(option, pointer: context)
+        }
         // Redirects are followed above libcurl, one transfer per hop (`RedirectingSend`):
         // libcurl 7.88 would resend PUT, PATCH and DELETE without their bodies after a 301/302,
         // and keep their method after a 303.
@@ -170,16 +179,9 @@ extension Transfer {
         guard let scheme = self.scheme else {
             throw TransportError(.invalidURL, url: urlString, detail: "only http and https URLs are supported, not \(schemeText):")
         }
-        let context = Unmanaged.passUnretained(self).toOpaque()
         handle.clearErrorMessage()
-        handle.set(CURLOPT_PRIVATE, pointer: context)
-        handle.set(CURLOPT_WRITEDATA, pointer: context)
-        handle.set(CURLOPT_HEADERDATA, pointer: context)
-        // Set even when unused, so no callback can ever see a previous transfer's pointer.
-        handle.set(CURLOPT_READDATA, pointer: context)
-        handle.set(CURLOPT_SEEKDATA, pointer: context)
-        handle.set(CURLOPT_PREREQDATA, pointer: context)
-        handle.set(CURLOPT_XFERINFODATA, pointer: context)
+        // Every callback of the handle finds this transfer through it (see `EasyHandle.transfer`).
+        handle.transfer = Unmanaged.passUnretained(self)
         // Every per-request option but the URL is compared with what the handle's previous
         // transfer left set (`handle.applied`) and set only when it differs: a pooled handle is
         // never reset, so each option either is set here or already holds this request's value.
@@ -335,8 +337,15 @@ extension Transfer {
     /// deadline, which the event loop keeps (see ``TransferDeadlines``): libcurl gets no total
     /// timeout, so it cannot end a transfer at a time of its own reckoning.
     func setDeadline(_ options: PreparedOptions) {
-        effectiveTimeouts = request.timeouts ?? options.configuration.timeouts
-        deadline = effectiveTimeouts.total.map { createdAt &+ UInt64($0.roundedUpNanoseconds) } ?? .max
+        let total: UInt64?
+        if let timeouts = request.timeouts {
+            effectiveTimeouts = timeouts
+            total = timeouts.total.map { UInt64($0.roundedUpNanoseconds) }
+        } else {
+            effectiveTimeouts = options.configuration.timeouts
+            total = options.defaultTotalNanoseconds
+        }
+        deadline = total.map { createdAt &+ $0 } ?? .max
     }
 
     /// The connect and idle limits: the request's own, or the transport's.

@@ -436,13 +436,12 @@ final class Transfer: @unchecked Sendable {
 
 // MARK: - libcurl callbacks
 //
-// Plain C functions: `userdata` is the `Transfer`, unretained (the loop's table keeps it alive
-// for as long as the handle is in the multi handle).
+// Plain C functions: `userdata` is the `EasyHandle`, which names its transfer of the moment,
+// unretained (the loop's table keeps it alive for as long as the handle is in the multi handle).
 
 func curlReceiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
     let length = size * count
-    guard let buffer, let userdata, length > 0 else { return length }
-    let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+    guard let buffer, let userdata, length > 0, let transfer = EasyHandle.transfer(of: userdata) else { return length }
     if let steering = transfer.steering {
         return transfer.receiveSteeredBody(UnsafeRawBufferPointer(start: buffer, count: length), steering)
     }
@@ -452,27 +451,29 @@ func curlReceiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ coun
 
 func curlReceiveHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
     let length = size * count
-    guard let buffer, let userdata, length > 0 else { return length }
-    Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: length))
+    guard let buffer, let userdata, length > 0, let transfer = EasyHandle.transfer(of: userdata) else { return length }
+    transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: length))
     return length
 }
 
 func curlSendBody(_ buffer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ userdata: UnsafeMutableRawPointer?) -> Int {
-    guard let buffer, let userdata else { return aif_curl_readfunc_abort }
-    return Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().readBody(into: buffer, capacity: size * count)
+    guard let buffer, let userdata, let transfer = EasyHandle.transfer(of: userdata) else { return aif_curl_readfunc_abort }
+    return transfer.readBody(into: buffer, capacity: size * count)
 }
 
 func curlSeekBody(_ userdata: UnsafeMutableRawPointer?, _ offset: curl_off_t, _ origin: Int32) -> Int32 {
-    guard let userdata, origin == SEEK_SET else { return aif_curl_seekfunc_cantseek }
-    return Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().seekBody(to: Int64(offset))
+    guard let userdata, origin == SEEK_SET, let transfer = EasyHandle.transfer(of: userdata) else { return aif_curl_seekfunc_cantseek }
+    return transfer.seekBody(to: Int64(offset))
 }
 
 func curlWillSendRequest(
     _ userdata: UnsafeMutableRawPointer?, _ primaryIP: UnsafeMutablePointer<CChar>?, _ localIP: UnsafeMutablePointer<CChar>?, _ primaryPort: Int32,
     _ localPort: Int32
 ) -> Int32 {
-    guard let userdata else { return aif_curl_prereqfunc_ok }
-    return Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue().willSendRequest() ? aif_curl_prereqfunc_ok : aif_curl_prereqfunc_abort
+    // A request that no transfer answers for is not sent (it cannot happen: a handle is out of
+    // its multi handle before it lets go of its transfer).
+    guard let userdata, let transfer = EasyHandle.transfer(of: userdata) else { return aif_curl_prereqfunc_abort }
+    return transfer.willSendRequest() ? aif_curl_prereqfunc_ok : aif_curl_prereqfunc_abort
 }
 
 func curlReportProgress(
@@ -482,8 +483,7 @@ func curlReportProgress(
     _ uploadTotal: curl_off_t,
     _ uploaded: curl_off_t
 ) -> Int32 {
-    guard let userdata else { return 0 }
-    let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+    guard let userdata, let transfer = EasyHandle.transfer(of: userdata) else { return 0 }
     transfer.progress?(
         TransferProgress(
             bytesSent: transfer.streamsBody ? transfer.streamedBodyBytes : Int64(uploaded),
