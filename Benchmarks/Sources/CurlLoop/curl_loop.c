@@ -169,6 +169,42 @@ long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *fa
     return completed;
 }
 
+long aif_bench_curl_loop_run_requests(aif_bench_curl_loop *loop, long count, long *failures) {
+    long completed = 0;
+    long started = 0;
+    *failures = 0;
+    int active = 0;
+    for (int index = 0; index < loop->concurrency && started < count; index++, started++, active++) {
+        loop->slots[index].length = 0;
+        curl_multi_add_handle(loop->multi, loop->slots[index].easy);
+    }
+    while (active > 0) {
+        int running = 0;
+        curl_multi_perform(loop->multi, &running);
+        CURLMsg *message;
+        int left = 0;
+        while ((message = curl_multi_info_read(loop->multi, &left))) {
+            if (message->msg != CURLMSG_DONE) continue;
+            CURL *easy = message->easy_handle;
+            long status = 0;
+            curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+            aif_bench_slot *slot = NULL;
+            curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&slot);
+            if (message->data.result == CURLE_OK && status == 200) completed++; else (*failures)++;
+            curl_multi_remove_handle(loop->multi, easy);
+            slot->length = 0;
+            if (started < count) {
+                started++;
+                curl_multi_add_handle(loop->multi, easy);
+            } else {
+                active--;
+            }
+        }
+        if (active > 0) curl_multi_poll(loop->multi, NULL, 0, 100, NULL);
+    }
+    return completed;
+}
+
 long aif_bench_curl_loop_lateness(aif_bench_curl_loop *loop, const double **values) {
     *values = loop->lateness;
     return loop->lateness_count;

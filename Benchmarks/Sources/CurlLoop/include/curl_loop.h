@@ -29,6 +29,12 @@ void aif_bench_curl_loop_send_as_transport(aif_bench_curl_loop *loop, const char
 /// status 200 (failures are counted in `failures`).
 long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *failures);
 
+/// Runs exactly `count` requests, every handle busy until the last ones are started, and
+/// returns how many completed with status 200 (failures are counted in `failures`). For counting
+/// instructions a request: the run by time drains its handles at every call, which a profiler's
+/// slowness turns into a share of the run.
+long aif_bench_curl_loop_run_requests(aif_bench_curl_loop *loop, long count, long *failures);
+
 /// How late each timed-out request of the last run ended after its timeout, in milliseconds.
 long aif_bench_curl_loop_lateness(aif_bench_curl_loop *loop, const double *_Nullable *_Nonnull values);
 
