@@ -21,6 +21,9 @@ struct RequestTargetTests {
         #expect(target(Array("http://h?q=1".utf8)) == nil, "no path: libcurl adds the slash")
         #expect(target(Array("http://h/a/./b?q=1".utf8)) == nil, "dot segments are libcurl's to remove")
         #expect(target(Array("http://h/p?".utf8))?.queryStart == 10)
+        #expect(target(Array("http://h/p#f?q=1".utf8)) == nil, "a question mark in the fragment starts no query")
+        #expect(target(Array("http://h/a b?q=1".utf8)) == nil, "the path before the query is checked too")
+        #expect(target([]) == nil)
     }
 
     @Test func theSchemeIsReadInAnyCase() {
