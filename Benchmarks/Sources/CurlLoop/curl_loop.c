@@ -105,13 +105,16 @@ void aif_bench_curl_loop_send_as_transport(aif_bench_curl_loop *loop, const char
     if (info->features & CURL_VERSION_LIBZ) strcat(encodings, "deflate, gzip");
     if (info->features & CURL_VERSION_BROTLI) strcat(encodings, encodings[0] ? ", br" : "br");
     if (info->features & CURL_VERSION_ZSTD) strcat(encodings, encodings[0] ? ", zstd" : "zstd");
-    char line[256];
-    snprintf(line, sizeof line, "User-Agent: %s", user_agent);
+    size_t length = strlen("User-Agent: ") + strlen(user_agent) + 1;
+    char *line = malloc(length > 64 ? length : 64);
+    if (!line) return;
+    snprintf(line, length, "User-Agent: %s", user_agent);
     loop->headers = curl_slist_append(loop->headers, line);
     if (encodings[0]) {
-        snprintf(line, sizeof line, "Accept-Encoding: %s", encodings);
+        snprintf(line, 64, "Accept-Encoding: %s", encodings);
         loop->headers = curl_slist_append(loop->headers, line);
     }
+    free(line);
     for (int index = 0; index < loop->concurrency; index++) {
         CURL *easy = loop->slots[index].easy;
         curl_easy_setopt(easy, CURLOPT_HTTPHEADER, loop->headers);

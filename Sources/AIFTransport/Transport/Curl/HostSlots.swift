@@ -204,7 +204,7 @@ struct HostSlots {
         var url = url
         return url.withUTF8 { bytes -> Int? in
             if let last = lastOrigin, Self.url(bytes, startsWithOrigin: last.prefix) { return last.key }
-            guard let (key, authorityEnd) = Self.origin(of: bytes) else { return nil }
+            guard let (key, authorityEnd) = Self.keyAndAuthorityEnd(of: bytes) else { return nil }
             lastOrigin = (Array(bytes[..<authorityEnd]), key)
             return key
         }
@@ -226,11 +226,11 @@ struct HostSlots {
     /// then refuses it). A hash of the bytes, read in place.
     static func originKey(of url: String) -> Int? {
         var url = url
-        return url.withUTF8 { origin(of: $0)?.key }
+        return url.withUTF8 { keyAndAuthorityEnd(of: $0)?.key }
     }
 
     /// The origin's key (see ``originKey(of:)``) and where its authority ends in `bytes`.
-    private static func origin(of bytes: UnsafeBufferPointer<UInt8>) -> (key: Int, authorityEnd: Int)? {
+    private static func keyAndAuthorityEnd(of bytes: UnsafeBufferPointer<UInt8>) -> (key: Int, authorityEnd: Int)? {
         var hasher = Hasher()
         var index = 0
         // The scheme, up to "://".
