@@ -1,7 +1,9 @@
 import CCurl
 
 /// Owns one libcurl easy handle and its error buffer. Used only on the event loop's thread;
-/// kept in a pool and reset between transfers so its allocations are reused.
+/// kept in a pool and reused from transfer to transfer without `curl_easy_reset`, so that its
+/// allocations and connection state stay: each transfer sets the options it needs (see
+/// ``AppliedOptions``).
 final class EasyHandle {
     /// The `CURL *`.
     let raw: UnsafeMutableRawPointer
