@@ -182,15 +182,23 @@ struct CurlTransportCancellationTests {
         let server = try await TestServers.shared().plain
         let ledger = CompletionLedger()
         let codes = Locked([TransportError.Code]())
+        let handle: any CancellableTransfer
         do {
             let transport = makeTransport()
-            transport.send(HTTPRequest(url: server.url("slow/20000"))) { result in
+            handle = transport.send(HTTPRequest(url: server.url("slow/20000"))) { result in
                 codes.withLock { $0.append(result.error?.code ?? .other) }
                 ledger.record(0)
             }
             try await Task.sleep(for: .milliseconds(200))
         }
         #expect(await eventually(timeout: .seconds(5)) { ledger.total == 1 })
+        #expect(codes.withLock { $0 } == [.cancelled])
+        // The handle outlives its transport: cancelling it now is harmless, and nothing more
+        // is heard.
+        handle.cancel()
+        handle.cancel()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(ledger.anomalies(expecting: 1).isEmpty)
         #expect(codes.withLock { $0 } == [.cancelled])
     }
 

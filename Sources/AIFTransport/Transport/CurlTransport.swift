@@ -87,9 +87,9 @@ public final class CurlTransport: HTTPTransport {
         progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
-        let transfer = Transfer(request: request, progress: progress, completion: nil)
+        let transfer = Transfer(request: request, progress: progress, completion: nil, loop: loop)
         start(transfer, completingInBatches: false, completion: completion)
-        return CurlTransferTask(transfer: transfer, loop: loop)
+        return transfer
     }
 
     /// Sends a request and waits for its response.
@@ -150,7 +150,7 @@ public final class CurlTransport: HTTPTransport {
                 let hops = RedirectingSend(
                     request: transfer.request, sentAt: sentAt ?? ContinuousClock.now, maxRedirects: maxRedirects, prepareHop: nil, mapError: { $0 }, cancellation: transfer.laterHops()
                 ) { hop, done in
-                    Self.submit(Transfer(request: hop, progress: progress, completion: done), on: loop, batches: batches)
+                    Self.submit(Transfer(request: hop, progress: progress, completion: done, loop: loop), on: loop, batches: batches)
                 }
                 hops.follow(redirect, completion: completion)
             }
@@ -184,9 +184,9 @@ public final class CurlTransport: HTTPTransport {
     ) -> any CancellableTransfer {
         // Not batched: from the transport's thread straight to `executor` measured as fast as
         // through a batch's Dispatch block or faster (less CPU a request), and a hop fewer.
-        let transfer = Transfer(request: request, progress: progress) { result in
+        let transfer = Transfer(request: request, progress: progress, completion: { result in
             executor.run { completion(result) }
-        }
+        }, loop: loop)
         return Self.submit(transfer, on: loop, batches: false)
     }
 
@@ -197,12 +197,12 @@ public final class CurlTransport: HTTPTransport {
     public var redirects: HTTPRequest.RedirectPolicy { configuration.redirects }
 
     /// Submits one transfer, its completion set; returns its handle.
-    private static func submit(_ transfer: Transfer, on loop: CurlEventLoop, batches: Bool) -> CurlTransferTask {
+    private static func submit(_ transfer: Transfer, on loop: CurlEventLoop, batches: Bool) -> Transfer {
         transfer.completesInBatches = batches
         if !loop.submit(transfer) {
             transfer.refuse(because: loop.refusal)
         }
-        return CurlTransferTask(transfer: transfer, loop: loop)
+        return transfer
     }
 
     /// Initialises libcurl, for the whole process, with memory functions that keep the 16 KiB
@@ -261,20 +261,12 @@ public final class CurlTransport: HTTPTransport {
     }
 }
 
-/// A request submitted to a ``CurlTransport``; cancels it.
-final class CurlTransferTask: CancellableTransfer {
-    private let transfer: Transfer
-    private weak let loop: CurlEventLoop?
-
-    init(transfer: Transfer, loop: CurlEventLoop) {
-        self.transfer = transfer
-        self.loop = loop
-    }
-
+/// A transfer is the handle its caller cancels it with: no second object a request.
+extension Transfer: CancellableTransfer {
     /// Cancels the transfer if it has not ended: its completion is then called with
     /// ``TransportError/Code-swift.struct/cancelled``. Safe from any thread, any number of times.
     func cancel() {
-        CurlTransport.cancel(transfer, on: loop)
+        CurlTransport.cancel(self, on: loop)
     }
 }
 

@@ -114,12 +114,19 @@ final class Transfer: @unchecked Sendable {
     /// rebuilds it on every call).
     let urlString: String
 
-    init(request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, completion: Completion?) {
+    /// The loop the transfer is submitted to, which ``cancel()`` asks; `nil` where no handle is
+    /// handed out (the async face cancels through its loop itself; tests make transfers never
+    /// submitted). A handle kept after its transport shut down keeps the loop object, not its
+    /// thread or connections, which the shutdown ended.
+    let loop: CurlEventLoop?
+
+    init(request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, completion: Completion?, loop: CurlEventLoop? = nil) {
         // The text first: the request is then moved into place rather than copied.
         urlString = request.location.text
         self.request = request
         self.progress = progress
         self.completion = completion
+        self.loop = loop
     }
 
     deinit {
