@@ -124,23 +124,27 @@ void aif_bench_curl_loop_send_as_transport(aif_bench_curl_loop *loop, const char
     }
 }
 
-long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *failures) {
+/* Runs requests back to back on every handle until `deadline` (a time of aif_bench_now; 0: none)
+   has passed or `count` requests (-1: no limit) have started, then lets the last ones finish. */
+static long aif_bench_curl_loop_run_until(aif_bench_curl_loop *loop, double deadline, long count, long *failures) {
     long completed = 0;
+    long started = 0;
     *failures = 0;
-    double deadline = aif_bench_now() + seconds;
     loop->lateness_count = 0;
-    for (int index = 0; index < loop->concurrency; index++) {
+    int active = 0;
+    for (int index = 0; index < loop->concurrency && (count < 0 || started < count); index++) {
         loop->slots[index].length = 0;
         loop->slots[index].started = aif_bench_now();
         curl_multi_add_handle(loop->multi, loop->slots[index].easy);
+        started++;
+        active++;
     }
-    int active = loop->concurrency;
     while (active > 0) {
         int running = 0;
         curl_multi_perform(loop->multi, &running);
         CURLMsg *message;
         int left = 0;
-        int expired = aif_bench_now() >= deadline;
+        int expired = deadline > 0 && aif_bench_now() >= deadline;
         while ((message = curl_multi_info_read(loop->multi, &left))) {
             if (message->msg != CURLMSG_DONE) continue;
             CURL *easy = message->easy_handle;
@@ -160,11 +164,12 @@ long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *fa
             }
             curl_multi_remove_handle(loop->multi, easy);
             slot->length = 0;
-            if (expired) {
+            if (expired || (count >= 0 && started >= count)) {
                 active--;
             } else {
                 slot->started = aif_bench_now();
                 curl_multi_add_handle(loop->multi, easy);
+                started++;
             }
         }
         if (active > 0) curl_multi_poll(loop->multi, NULL, 0, 100, NULL);
@@ -172,40 +177,12 @@ long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *fa
     return completed;
 }
 
+long aif_bench_curl_loop_run(aif_bench_curl_loop *loop, double seconds, long *failures) {
+    return aif_bench_curl_loop_run_until(loop, aif_bench_now() + seconds, -1, failures);
+}
+
 long aif_bench_curl_loop_run_requests(aif_bench_curl_loop *loop, long count, long *failures) {
-    long completed = 0;
-    long started = 0;
-    *failures = 0;
-    int active = 0;
-    for (int index = 0; index < loop->concurrency && started < count; index++, started++, active++) {
-        loop->slots[index].length = 0;
-        curl_multi_add_handle(loop->multi, loop->slots[index].easy);
-    }
-    while (active > 0) {
-        int running = 0;
-        curl_multi_perform(loop->multi, &running);
-        CURLMsg *message;
-        int left = 0;
-        while ((message = curl_multi_info_read(loop->multi, &left))) {
-            if (message->msg != CURLMSG_DONE) continue;
-            CURL *easy = message->easy_handle;
-            long status = 0;
-            curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-            aif_bench_slot *slot = NULL;
-            curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&slot);
-            if (message->data.result == CURLE_OK && status == 200) completed++; else (*failures)++;
-            curl_multi_remove_handle(loop->multi, easy);
-            slot->length = 0;
-            if (started < count) {
-                started++;
-                curl_multi_add_handle(loop->multi, easy);
-            } else {
-                active--;
-            }
-        }
-        if (active > 0) curl_multi_poll(loop->multi, NULL, 0, 100, NULL);
-    }
-    return completed;
+    return aif_bench_curl_loop_run_until(loop, 0, count, failures);
 }
 
 long aif_bench_curl_loop_lateness(aif_bench_curl_loop *loop, const double **values) {
