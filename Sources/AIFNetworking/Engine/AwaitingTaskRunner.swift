@@ -22,6 +22,10 @@ final class AwaitingTaskRunner: CompletionExecutor {
 
     private let state = Locked(State())
 
+    /// `true`: each step wakes the task, so a transport hands the steps of the transfers that
+    /// finish together over together (one thread woken for them, not one per step).
+    var takesWorkInBatches: Bool { true }
+
     /// Starts work whose steps then run in the calling task, and returns its outcome.
     ///
     /// - Parameter start: Starts the work on the runner it is given; the work hands its

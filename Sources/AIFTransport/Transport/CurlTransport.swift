@@ -182,12 +182,15 @@ public final class CurlTransport: HTTPTransport {
         completingOn executor: any CompletionExecutor,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
-        // Not batched: from the transport's thread straight to `executor` measured as fast as
-        // through a batch's Dispatch block or faster (less CPU a request), and a hop fewer.
+        // Handed over from the transport's thread as each transfer ends — measured as fast as
+        // through a batch's Dispatch block or faster for the load executor (less CPU a
+        // request), and a hop fewer — unless the executor wakes a task for each, as `send`'s
+        // continuation does: then in batches, as `send` does, unless the task runs on the
+        // transport's thread already (see `Benchmarks/README.md`).
         let transfer = Transfer(request: request, progress: progress, completion: { result in
             executor.run { completion(result) }
         }, loop: loop)
-        return Self.submit(transfer, on: loop, batches: false)
+        return Self.submit(transfer, on: loop, batches: executor.takesWorkInBatches && !loop.isOnLoopThread)
     }
 
     /// The transport's thread, as a place for loads' work.

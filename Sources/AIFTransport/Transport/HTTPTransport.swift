@@ -194,7 +194,8 @@ package protocol BatchingTransport: HTTPTransport {
     /// - Parameters:
     ///   - request: The request to send.
     ///   - progress: Called as bytes go out and come in, or `nil`.
-    ///   - executor: Where `completion` runs.
+    ///   - executor: Where `completion` runs: handed over with the other transfers that
+    ///     finished with it when the executor ``CompletionExecutor/takesWorkInBatches``.
     ///   - completion: Called exactly once, on `executor`.
     /// - Returns: A handle that cancels the transfer.
     func exchange(

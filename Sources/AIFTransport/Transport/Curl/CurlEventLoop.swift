@@ -564,11 +564,12 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Delivers the outcome of every transfer libcurl reports done.
     ///
-    /// Completion handlers run here, on the loop thread. Transfers of the async face whose task
-    /// runs elsewhere are different: resuming a continuation wakes a thread of the global
-    /// executor, and on a busy CPU the woken thread preempts the loop — one wake-up and two
-    /// context switches per request (measured: ~1.6 per request at concurrency 16). So their
-    /// continuations are resumed together, from one Dispatch block per batch.
+    /// Completion handlers run here, on the loop thread. Transfers whose outcome wakes a task
+    /// that runs elsewhere — the async face's, and exchanges for an executor that takes its work
+    /// in batches (an async-face load's) — are different: resuming a continuation wakes a thread
+    /// of the global executor, and on a busy CPU the woken thread preempts the loop — one
+    /// wake-up and two context switches per request (measured: ~1.6 per request at concurrency
+    /// 16). So their outcomes are delivered together, from one Dispatch block per batch.
     private func completeFinishedTransfers() {
         var resumptions: [(Transfer, Result<HTTPResponse, TransportError>)] = []
         for multi in activeMultiHandles {
