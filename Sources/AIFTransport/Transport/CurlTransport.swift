@@ -135,7 +135,6 @@ public final class CurlTransport: HTTPTransport {
         _ transfer: Transfer, completingInBatches batches: Bool, completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) {
         let maxRedirects = (transfer.request.redirects ?? configuration.redirects).maxRedirects
-        transfer.completesInBatches = batches
         if maxRedirects < 0 {
             transfer.completion = completion
         } else {
@@ -155,9 +154,7 @@ public final class CurlTransport: HTTPTransport {
                 hops.follow(redirect, completion: completion)
             }
         }
-        if !loop.submit(transfer) {
-            transfer.refuse(because: loop.refusal)
-        }
+        Self.submit(transfer, on: loop, batches: batches)
     }
 
     /// Cancels a request: its first transfer, and the hops that followed it after a redirect.
@@ -200,6 +197,7 @@ public final class CurlTransport: HTTPTransport {
     public var redirects: HTTPRequest.RedirectPolicy { configuration.redirects }
 
     /// Submits one transfer, its completion set; returns its handle.
+    @discardableResult
     private static func submit(_ transfer: Transfer, on loop: CurlEventLoop, batches: Bool) -> Transfer {
         transfer.completesInBatches = batches
         if !loop.submit(transfer) {
