@@ -132,6 +132,39 @@ struct LostResponseTests {
         #expect(stack.processed("charges").count == 2, "sent again, the key telling the server it is the same charge")
     }
 
+    /// The Slack trial: a policy that retries a status for POST but no error. A lost answer is
+    /// a failure, which this policy does not retry: the POST reaches the server once, and the
+    /// load fails `responseLost` after one attempt (it was processed twice, and told a success).
+    @Test func aPolicyRetryingStatusesButNoErrorsSendsALostPostOnce() async throws {
+        let stack = try await Stack.make(retry: #"{"statusCodes": [429], "errors": [], "methods": ["POST"]}"#)
+        defer { stack.stop() }
+        let error = await #expect(throws: APIError.self) {
+            try await stack.manager("chat.postMessage", method: .post).load(["text": "hello"])
+        }
+        #expect(error?.kind == .responseLost)
+        #expect(error?.attempts == 1)
+        #expect(error?.message.contains("may have processed it") == true, "\(String(describing: error))")
+        #expect(stack.processed("chat.postMessage").count == 1, "\(stack.server.processedRequests)")
+        #expect(stack.observed.attempts.withLock { $0 } == [1, 1])
+        #expect(stack.observed.resends.withLock { $0 } == [0, 0])
+    }
+
+    /// The same POST with a key the policy makes for the load: sent again on a fresh connection
+    /// with the same key, which the server answers as a replay of the first; both sends counted.
+    @Test func aPostWithAGeneratedKeyIsSentAgainWithTheSameKeyAndReplayed() async throws {
+        let stack = try await Stack.make(retry: #"{"generateIdempotencyKeys": true, "baseDelaySeconds": 0.01}"#)
+        defer { stack.stop() }
+        let response = try await stack.manager("chat.postMessage", method: .post).load(["text": "hello"])
+        #expect(response.attempts == 2)
+        #expect(response.metrics.resends == 1)
+        #expect(response.headers["Idempotent-Replayed"] == "true")
+        #expect(stack.processed("chat.postMessage").count == 2)
+        let keys = stack.server.processedKeys.compactMap { $0 }
+        #expect(keys.count == 2 && keys[0] == keys[1], "\(keys)")
+        #expect(stack.observed.attempts.withLock { $0 } == [1, 2])
+        #expect(stack.observed.resends.withLock { $0 } == [0, 1])
+    }
+
     @Test func aPolicyThatDoesNotRetryPutsHasThemSentOnce() async throws {
         let stack = try await Stack.make(retry: #"{"methods": ["GET"]}"#)
         defer { stack.stop() }

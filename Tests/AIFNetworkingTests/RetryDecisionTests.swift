@@ -139,6 +139,52 @@ struct RetryDecisionTests {
         #expect(stub.requests.dropFirst().map { $0.headers["Idempotency-Key"] } == ["order-7", "order-7", "order-7"])
     }
 
+    /// A POST answered 429 (the server refused it before processing it) is retried only with
+    /// `retriesUnprocessedRequests`, which leaves every other failure of a POST alone: a 503
+    /// that does not say when, a 502. Each retry is counted, and the plugins hear it.
+    @Test func aPostAfter429IsRetriedWithTheOptInAndNothingElseIs() async throws {
+        stub.stub(.post, "report", with: .status(429, headers: ["Retry-After": "1"]), times: 1)
+        let plain = manager(.post)
+        let refused = await #expect(throws: APIError.self) { try await plain.load(body: ["text": "hi"]) }
+        #expect(refused?.statusCode == 429)
+        #expect(refused?.attempts == 1)
+        #expect(refused?.message.contains("POST is not retried without an idempotency key") == true, "\(refused?.message ?? "")")
+
+        var policy = RetryPolicy(retryableStatusCodes: [429, 502, 503], retryableErrors: [], baseDelay: .milliseconds(20))
+        policy.retriesUnprocessedRequests = true
+        stub.stub(.post, "report", with: .status(429, headers: ["Retry-After": "1"]), times: 1)
+        stub.stub(.post, "report", with: .status(503, headers: ["Retry-After": "2"]), times: 1)
+        stub.stub(.post, "report", with: .status(204), times: 1)
+        let optedIn = manager(.post, retryPolicy: policy)
+        let asked = RetryListener()
+        optedIn.plugins = [asked]
+        let load = Task { try await optedIn.load(body: ["text": "hi"]) }
+        await passWaits([.seconds(1), .seconds(2)])
+        let response = try await load.linkedValue
+        #expect(response.attempts == 3)
+        #expect(asked.asked.withLock { $0.map(\.reason) } == [.status(429, retryAfter: .seconds(1)), .status(503, retryAfter: .seconds(2))])
+        #expect(stub.requests.count == 4)
+
+        for status in [503, 502] {
+            stub.stub(.post, "report", with: .status(status), times: 1)
+            let error = await #expect(throws: APIError.self) { try await optedIn.load(body: ["text": "hi"]) }
+            #expect(error?.statusCode == status)
+            #expect(error?.attempts == 1)
+            #expect(error?.message.contains("POST is not retried") == true, "\(error?.message ?? "")")
+        }
+        #expect(stub.requests.count == 6)
+        #expect(clock.pendingWaits.isEmpty)
+    }
+
+    /// A POST whose connection was refused left nothing at the server: it is retried, any method.
+    @Test func aPostWhoseConnectionWasRefusedIsRetried() async throws {
+        stub.stub(.post, "report", with: .failure(.connectionRefused), times: 1)
+        stub.stub(.post, "report", with: .status(201))
+        let load = Task { try await manager(.post).load(body: ["quantity": 1]) }
+        await passWaits([.milliseconds(20)])
+        #expect(try await load.linkedValue.attempts == 2)
+    }
+
     /// Cancelled by its ID during a 20 s `Retry-After`, a delegate-face load ends at once, the
     /// clock not moved: the plugin hears the cancellation once, the delegate nothing.
     @Test func cancellingByIDDuringTheWaitEndsTheLoadAtOnce() async throws {
@@ -189,6 +235,16 @@ extension RetryDecisionTests {
         #expect(response.attempts == 2)
         #expect(stub.requests.map { $0.headers["X-Attempt"] } == ["\(response.loadID.rawValue)-1", "\(response.loadID.rawValue)-2"])
         #expect(tagger.heard.withLock { $0 } == ["start", "end success"])
+    }
+}
+
+/// Notes each retry it is asked about, and allows it.
+private final class RetryListener: LoadPlugin {
+    let asked = Locked<[RetryPolicy.Attempt]>([])
+
+    func loadShouldRetry(_ attempt: RetryPolicy.Attempt, of load: ObservedLoad) -> Bool {
+        asked.withLock { $0.append(attempt) }
+        return true
     }
 }
 

@@ -45,7 +45,9 @@ final class RawServer: Sendable {
         /// by `Content-Length` or chunked — and closes without a byte of answer: a server that
         /// processed a request and lost its answer. Every request read whole is recorded in
         /// ``processedRequests``; with `answering: 1`, only requests on a reused connection are
-        /// lost.
+        /// lost. A request whose `Idempotency-Key` came before is answered as a replay of the
+        /// first (`Idempotent-Replayed: true`), as Stripe answers, and every key is recorded in
+        /// ``processedKeys``.
         case loseAnswer(afterAnswering: Int)
     }
 
@@ -59,6 +61,7 @@ final class RawServer: Sendable {
         var refusedForTime = 0
         var requestLines: [String] = []
         var processed: [String] = []
+        var keys: [String?] = []
         var stopped = false
         var listenerClosed = false
     }
@@ -109,6 +112,11 @@ final class RawServer: Sendable {
     /// as `METHOD PATH BODY` (the body as text, empty for none).
     var processedRequests: [String] {
         state.withLock { $0.processed }
+    }
+
+    /// The `Idempotency-Key` of each of ``processedRequests`` (`nil` for none), in order.
+    var processedKeys: [String?] {
+        state.withLock { $0.keys }
     }
 
     /// The request lines received so far (for ``Behaviour/echoRequestLine``).
@@ -263,11 +271,20 @@ final class RawServer: Sendable {
             let parts = requestLine.split(separator: " ")
             let method = parts.first.map(String.init) ?? "?"
             let path = parts.count > 1 ? String(parts[1]) : "?"
-            state.withLock { $0.processed.append("\(method) \(path) \(String(decoding: body, as: UTF8.self))") }
+            let key = head.split(separator: "\r\n").dropFirst().first { $0.lowercased().hasPrefix("idempotency-key:") }
+                .map { $0.dropFirst("idempotency-key:".count).trimmingCharacters(in: .whitespaces) }
+            let replayed = state.withLock { state in
+                defer {
+                    state.processed.append("\(method) \(path) \(String(decoding: body, as: UTF8.self))")
+                    state.keys.append(key)
+                }
+                return key.map { state.keys.contains($0) } ?? false
+            }
             guard served < answering else { break }
             served += 1
             let answer = #"{"ok":\#(served)}"#
-            guard write(client, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\n\r\n\(answer)") else { break }
+            let replay = replayed ? "Idempotent-Replayed: true\r\n" : ""
+            guard write(client, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\(replay)Content-Length: \(answer.utf8.count)\r\n\r\n\(answer)") else { break }
         }
         finish(client)
     }

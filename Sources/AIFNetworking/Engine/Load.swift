@@ -510,11 +510,12 @@ final class Load: CancellableTransfer {
             placements: plan.placements, credential: credential, signingContext: signingContext
         )
         if let timeouts = plan.timeouts { made.timeouts = timeouts }
-        // What the policy retries, the transport may send again when a reused connection
-        // closed before answering; anything else it sends once. A safe method's request
-        // (GET, HEAD …) changes nothing however often it arrives: it keeps the transport's
-        // default, and a load that succeeds never reads its policy.
-        if !made.method.isSafe { made.isIdempotent = plan.retryPolicy.allowsRetrying(made) }
+        // The transport sends the request again on its own when a reused connection closed
+        // before answering only if the policy's one rule for sending again allows it. A safe
+        // method's request (GET, HEAD …) changes nothing however often it arrives: the rule
+        // allows it unless its body is a stream, which is the transport's default, so a load
+        // that succeeds never reads its policy.
+        if !made.method.isSafe { made.isIdempotent = plan.retryPolicy.verdict(onSending: made, again: .reusedConnectionLost) == .allowed }
         if attempt.credential != nil, let authenticator = plan.authenticator {
             made.sendingCondition = authenticator.sendingCondition(generation: attempt.generation, reportsRefusal: attempt.reportsRefusal, clock: clock)
         }

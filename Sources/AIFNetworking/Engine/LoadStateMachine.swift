@@ -316,6 +316,7 @@ struct LoadStateMachine: Sendable {
         let response: HTTPResponse
         switch answer.outcome {
         case .failure(let error as TransportError) where error.code == .withdrawn && usesCredential:
+            if let why = refusal(answer.request, .withdrawn, policy()) { return end(notRetried: "\(error.code); \(why)") }
             phase = .renewingCredential(heldBack: true)
             return .renewCredential(after: generation, heldBack: true)
         case .failure(let error as TransportError):
@@ -328,12 +329,18 @@ struct LoadStateMachine: Sendable {
         switch answer.download {
         case .finished?: return end()
         case .startOver? where !restartedDownload:
+            if let why = refusal(answer.request, .downloadStartsOver, policy()) {
+                return fail(.invalidResponse, "the partial file did not match the server's, and the whole file is not asked for again: \(why)", attempts: number)
+            }
             restartedDownload = true
             return again(.downloadStartsOver)
         case .startOver?, .notTheFile?, nil: break
         }
         if !resignedForClock, isSigned, response.statusCode == 401 || judgement.errorPolicy == .correctClock {
             if abs(answer.clockOffset - signingOffset) > clockTolerance {
+                if let why = refusal(answer.request, .clockCorrected, policy()) {
+                    return end(notRetried: "the server refused the signing time; \(why)")
+                }
                 resignedForClock = true
                 return again(.clockCorrected(offset: answer.clockOffset))
             }
@@ -342,6 +349,9 @@ struct LoadStateMachine: Sendable {
             }
         }
         if usesCredential, !renewedCredential, judgement.errorPolicy == .refreshCredentials || judgement.credentialExpired {
+            if let why = refusal(answer.request, .credentialRenewed, policy()) {
+                return end(notRetried: "the server refused the credential; \(why)")
+            }
             phase = .renewingCredential(heldBack: false)
             return .renewCredential(after: generation, heldBack: false)
         }
@@ -458,6 +468,13 @@ struct LoadStateMachine: Sendable {
             phase = .askingToRetry
             return .askToRetry(retry)
         }
+    }
+
+    /// Why `request` must not go out again for `cause`, by the policy's one rule for sending
+    /// again; `nil` when it may.
+    private func refusal(_ request: HTTPRequest, _ cause: RetryPolicy.SendingAgain, _ policy: RetryPolicy) -> String? {
+        if case .refused(let why) = policy.verdict(onSending: request, again: cause) { return why }
+        return nil
     }
 
     private mutating func end(notRetried: String? = nil, handler: String? = nil, retryableAt: Date? = nil) -> Action {

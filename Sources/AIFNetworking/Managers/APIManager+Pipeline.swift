@@ -110,7 +110,10 @@ extension APIManager {
             if let answer = lookup.answer { return answer }
             cacheUse = lookup.use
         }
-        let coalesces = endpoint.coalescesIdenticalRequests && method == .get && transfer == nil && body == nil
+        // One send serves identical loads only where the rule for sending again allows it.
+        let coalesces = endpoint.coalescesIdenticalRequests && transfer == nil
+            && (endpoint.retryPolicy ?? resolved.service.retryPolicy).verdict(
+                onSending: HTTPRequest(method: method, url: resolved.environment.baseURL, body: body ?? .empty), again: .sharedWithIdenticalLoad) == .allowed
         return .send(LoadPlan(
             resolved: resolved, serviceName: service, path: path, keyPath: keyPath, shownPath: shownPath, method: method, parameters: parameters,
             headers: headers, query: call.query, body: body, bodyEncoding: endpoint.bodyEncoding, arrayEncoding: endpoint.arrayEncoding,

@@ -11,10 +11,30 @@ import Foundation
 /// | statuses retried | 408, 429, 502, 503, 504 |
 /// | statuses retried only when they carry `Retry-After` | none (GitHub's rate limit is a 403 with `Retry-After`: add 403) |
 /// | transport failures retried | connection refused, connection dropped, response lost, connect timeout, total timeout, stalled |
-/// | methods retried | GET, HEAD, PUT, DELETE, OPTIONS; a POST or PATCH only when it carries an idempotency key, and no header is named for one by default (``idempotencyKeyHeader``, ``generatesIdempotencyKeys``) |
+/// | methods retried | GET, HEAD, PUT, DELETE, OPTIONS; a POST or PATCH only when it carries an idempotency key, and no header is named for one by default (``idempotencyKeyHeader``, ``generatesIdempotencyKeys``), or when nothing of it left (a refused connection, a connect timeout) |
+/// | a POST after 429 | not retried: ``retriesUnprocessedRequests`` retries a 429, and a 503 that says when to come back, for any method |
 /// | wait | exponential with full jitter: a random time up to `baseDelay × 2ⁿ` (0.5 s, 1 s, 2 s …), never more than `maxDelay` (30 s) |
 /// | `Retry-After` | honoured, as seconds or as an HTTP date (read against the server's clock); so is a rate limit's reset when none is left (`X-RateLimit-Reset`, GitHub's, a time; `RateLimit-Reset` and `RateLimit`, the IETF draft's, seconds) |
 /// | wait budget | 30 s in all per load (``maxTotalWait``): a wait longer than what is left of it, than `maxDelay` or than the load's total timeout is not made — the answer is delivered at once, saying when the server said it could be sent again (`APIError.retryableAt`) |
+///
+/// A request that is not safe to repeat is never sent twice behind the caller's back: one rule
+/// decides for every cause that could send it again — a retry, the transport's resend when a
+/// reused connection closed before the answer (a lost answer is a failure like the others:
+/// it needs `responseLost` in ``retryableErrors``), a redirect, a renewed credential — and
+/// counts each send in the load's attempts.
+///
+/// ### Retrying a POST after 429
+/// A 429 says the server refused the request before processing it, so sending it again cannot
+/// apply it twice. To retry such answers for every method, and nothing else for a POST:
+///
+/// ```swift
+/// var policy = RetryPolicy(retryableStatusCodes: [429, 503], retryableErrors: [])
+/// policy.retriesUnprocessedRequests = true
+/// ```
+///
+/// A POST is then sent again after a 429, or a 503 with `Retry-After`, after the wait the
+/// server named; after a lost answer or a 500 it is not. (Widening ``methods`` to `POST`
+/// would retry it after errors too, where the server may have applied it.)
 ///
 /// Every attempt is a new request, signed afresh; the load keeps its ID; the load's total
 /// timeout bounds all attempts together; cancelling the load during a wait ends it at once. A
@@ -33,6 +53,13 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     public var retryableErrors: Set<TransportError.Code>
     /// The methods retried (those safe to repeat: RFC 9110's idempotent methods by default).
     public var methods: Set<HTTPMethod>
+    /// Whether an answer that says the server refused the request before processing it is
+    /// retried for any method, a `POST` included: a 429 Too Many Requests, or a 503 Service
+    /// Unavailable — or a status of ``retryAfterStatusCodes`` — that says when to come back
+    /// (`Retry-After`, a rate limit's reset). The status must still be one the policy retries;
+    /// transport failures are not touched (a lost answer may mean a processed request).
+    /// `false` by default: such answers are retried for ``methods`` only.
+    public var retriesUnprocessedRequests: Bool
     /// A request header that makes a request of any method safe to repeat (`Idempotency-Key`):
     /// a POST or PATCH carrying it is retried like a GET. `nil` by default: without it, and
     /// without ``generatesIdempotencyKeys``, a POST is never retried.
@@ -65,6 +92,8 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     ///   - retryAfterStatusCodes: The statuses retried only when they carry `Retry-After`.
     ///   - retryableErrors: The transport failures retried.
     ///   - methods: The methods retried.
+    ///   - retriesUnprocessedRequests: Whether a 429, or a 503 that says when to come back, is
+    ///     retried for any method.
     ///   - idempotencyKeyHeader: A header that makes any method retryable.
     ///   - generatesIdempotencyKeys: Whether each load of a method that is not idempotent gets
     ///     a key of its own.
@@ -78,6 +107,7 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         retryAfterStatusCodes: Set<Int> = [],
         retryableErrors: Set<TransportError.Code> = [.connectionRefused, .connectionDropped, .responseLost, .connectTimeout, .totalTimeout, .stalled],
         methods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options],
+        retriesUnprocessedRequests: Bool = false,
         idempotencyKeyHeader: String? = nil,
         generatesIdempotencyKeys: Bool = false,
         retryAdviceHeader: String? = nil,
@@ -90,6 +120,7 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         self.retryAfterStatusCodes = retryAfterStatusCodes
         self.retryableErrors = retryableErrors
         self.methods = methods
+        self.retriesUnprocessedRequests = retriesUnprocessedRequests
         self.idempotencyKeyHeader = idempotencyKeyHeader
         self.generatesIdempotencyKeys = generatesIdempotencyKeys
         self.retryAdviceHeader = retryAdviceHeader
@@ -132,17 +163,9 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
         let told = retryAfterStatusCodes.subtracting(retryableStatusCodes).sorted().map { "\($0) with Retry-After or a rate limit's reset" }
         let failures = retryableStatusCodes.sorted().map(String.init) + told + retryableErrors.map { "\($0)" }.sorted()
         let advice = retryAdviceHeader.map { ", or as \($0) says" } ?? ""
+        if retriesUnprocessedRequests { methods += " (any method after 429, or 503 saying when)" }
         return "up to \(maxRetries) \(maxRetries == 1 ? "retry" : "retries") of \(methods), after \(failures.joined(separator: ", "))\(advice), "
             + "waiting up to \(Reason.seconds(baseDelay)) s × 2ⁿ (at most \(Reason.seconds(maxDelay)) s, \(Reason.seconds(maxTotalWait)) s in all)"
-    }
-
-    /// Whether `request` may be sent twice: its body is not a stream (which is sent once), and
-    /// its method is one of ``methods`` or it carries the ``idempotencyKeyHeader``.
-    public func allowsRetrying(_ request: HTTPRequest) -> Bool {
-        if request.body.isStream { return false }
-        if methods.contains(request.method) { return true }
-        guard let keyHeader else { return false }
-        return request.headers[keyHeader] != nil
     }
 
     /// The longest wait before retry number `retry` (0 for the first): `baseDelay × 2^retry`,
@@ -271,32 +294,32 @@ extension RetryPolicy {
             }
             advised = advice == "true"
         }
+        let cause: SendingAgain
         switch outcome {
         case .success(let response) where advised:
             told = Self.serverWait(in: response, clockOffset: clockOffset, now: now)
             reason = .advised(statusCode: response.statusCode, header: retryAdviceHeader ?? "")
+            cause = .advised
         case .success(let response) where policyReason != nil:
             told = Self.serverWait(in: response, clockOffset: clockOffset, now: now)
             reason = policyReason!
+            cause = .errorPolicy(statusCode: response.statusCode)
         case .success(let response):
             let status = response.statusCode
             guard retryableStatusCodes.contains(status) || retryAfterStatusCodes.contains(status) else { return .deliver(note: nil) }
             told = Self.serverWait(in: response, clockOffset: clockOffset, now: now)
-            guard told != nil || retryableStatusCodes.contains(status) else { return .deliver(note: nil) }
             reason = .status(response.statusCode, retryAfter: told?.wait)
+            cause = .status(status, saidWhen: told != nil)
         case .failure(let error):
-            guard retryableErrors.contains(error.code) else { return .deliver(note: nil) }
             reason = .transportError(error.code)
+            cause = .failure(error.code)
         }
+        let verdict = verdict(onSending: request, again: cause)
+        if verdict == .notRetried { return .deliver(note: nil) }
         guard attempt <= maxRetries else {
             return .deliver(note: maxRetries == 0 ? nil : "\(reason); no retries left after \(attempt) attempts")
         }
-        if case .stream = request.body {
-            return .deliver(note: "\(reason); the request body is a stream, which is sent once and cannot be sent again")
-        }
-        guard advised || allowsRetrying(request) else {
-            return .deliver(note: "\(reason); \(request.method) is not retried without \(keyHeader.map { "an \($0) header" } ?? "an idempotency key")")
-        }
+        if case .refused(let why) = verdict { return .deliver(note: "\(reason); \(why)") }
         let delay: Duration
         let named = told.map { " (\($0.header))" } ?? ""
         if let told {

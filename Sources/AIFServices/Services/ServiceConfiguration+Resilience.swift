@@ -45,6 +45,7 @@ extension ConfiguredService {
                 policy.methods.insert(HTTPMethod(rawValue: name.uppercased()))
             }
         }
+        if let retries = changes.retryUnprocessedRequests { policy.retriesUnprocessedRequests = retries }
         if let header = try headerName(changes.idempotencyKeyHeader, at: "retry.idempotencyKeyHeader", reader: reader) {
             policy.idempotencyKeyHeader = header
         }

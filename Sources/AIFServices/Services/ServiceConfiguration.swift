@@ -37,7 +37,8 @@ import Foundation
 /// (see ``ServiceVeto/Rule``). `retry` sets the ``RetryPolicy``: `false` for none, or an
 /// object whose keys override the defaults — `maxRetries`, `statusCodes`, `errors`
 /// (`connectionRefused`, `connectionDropped`, `responseLost`, `connectTimeout`, `totalTimeout`, `stalled`,
-/// `hostUnreachable`, `nameResolutionFailed`), `methods`, `idempotencyKeyHeader`,
+/// `hostUnreachable`, `nameResolutionFailed`), `methods`, `retryUnprocessedRequests` (`true`: a
+/// 429, or a 503 that says when to come back, retried for any method), `idempotencyKeyHeader`,
 /// `generateIdempotencyKeys` (`true`: a key of its own for each POST or PATCH load),
 /// `retryAdviceHeader` (`Stripe-Should-Retry`), `baseDelaySeconds`, `maxDelaySeconds`,
 /// `maxTotalWaitSeconds` (the load's wait budget). `errorPolicies` maps application codes (`codes`) and

@@ -189,6 +189,7 @@ struct ServiceFile: Decodable {
         var retryAfterStatusCodes: [Int]?
         var errors: [String]?
         var methods: [String]?
+        var retryUnprocessedRequests: Bool?
         var idempotencyKeyHeader: String?
         var generateIdempotencyKeys: Bool?
         var retryAdviceHeader: String?
@@ -197,7 +198,8 @@ struct ServiceFile: Decodable {
         var maxTotalWaitSeconds: Double?
 
         enum CodingKeys: String, CodingKey, CaseIterable {
-            case maxRetries, statusCodes, retryAfterStatusCodes, errors, methods, idempotencyKeyHeader, generateIdempotencyKeys, retryAdviceHeader
+            case maxRetries, statusCodes, retryAfterStatusCodes, errors, methods, retryUnprocessedRequests, idempotencyKeyHeader, generateIdempotencyKeys
+            case retryAdviceHeader
             case baseDelaySeconds, maxDelaySeconds, maxTotalWaitSeconds
         }
     }
