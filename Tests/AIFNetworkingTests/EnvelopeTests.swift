@@ -157,7 +157,7 @@ struct EnvelopeTests {
         #expect(veto(#"{"status": true, "msg": "done"}"#, ServiceVeto.Rule(codeField: "status", messageField: "msg", successCodes: ["1"])) == nil)
         #expect(
             veto(#"{"status": false, "msg": "failed"}"#, ServiceVeto.Rule(codeField: "status", messageField: "msg", successCodes: ["1"]))
-                == ServiceVeto(code: "0", message: "failed"))
+                == ServiceVeto(code: "false", message: "failed"))
         #expect(ServiceVeto.Rule().veto(HTTPResponse(statusCode: 500, body: Data(#"{"code": 1}"#.utf8), url: URL(string: "https://a.test")!)) == nil)
     }
 }

@@ -55,7 +55,7 @@ struct ServiceConfigurationTests {
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"dates": "iso8601", "dateFormat": "yyyy"}}"#, "decoding.dateFormat"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"key": "snakeCase"}}"#, "decoding.key"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"successCodes": []}}"#, "applicationErrors.successCodes"),
-        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"successCodes": [0, true]}}"#, "applicationErrors.successCodes[1]"),
+        (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"successCodes": [0, 1.5]}}"#, "applicationErrors.successCodes[1]"),
         (#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "applicationErrors": {"codeField": 3}}"#, "applicationErrors.codeField"),
         // Numbers out of range: refused, never a trap converting them.
         (#"{"name":"s","timeoutSeconds":9223372036854775,"environments":{"online":{"baseURL":"http://h"}}}"#, "timeoutSeconds"),

@@ -507,6 +507,7 @@ final class Load: CancellableTransfer {
         var made = try proxy.generator.makeRequest(
             for: plan.resolved, path: plan.path, method: plan.method, parameters: plan.parameters,
             headers: headers, bodyEncoding: plan.bodyEncoding, arrays: plan.arrayEncoding, query: plan.query, rawBody: plan.body,
+            rawBodyContentType: plan.bodyContentType,
             placements: plan.placements, credential: credential, signingContext: signingContext
         )
         if let timeouts = plan.timeouts { made.timeouts = timeouts }

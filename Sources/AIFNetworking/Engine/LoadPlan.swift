@@ -16,6 +16,9 @@ final class LoadPlan: Sendable {
     let query: [URLQueryItem]
     /// The body: an upload's, or a value's encoded; `nil` for the parameters as the body.
     let body: HTTPRequest.Body?
+    /// The body's `Content-Type` as its encoder made it, for when neither the load's headers
+    /// nor the service's common headers name one.
+    let bodyContentType: String?
     let bodyEncoding: Parameters.BodyEncoding?
     let arrayEncoding: Parameters.ArrayEncoding?
     /// Where some parameters go, by name, when not where the method puts them.
@@ -51,7 +54,8 @@ final class LoadPlan: Sendable {
 
     init(
         resolved: ServiceRegistry.ResolvedService, serviceName: ServiceName, path: String, keyPath: String? = nil, shownPath: String? = nil, method: HTTPMethod,
-        parameters: Parameters, headers: HTTPHeaders, query: [URLQueryItem] = [], body: HTTPRequest.Body? = nil, bodyEncoding: Parameters.BodyEncoding?,
+        parameters: Parameters, headers: HTTPHeaders, query: [URLQueryItem] = [], body: HTTPRequest.Body? = nil, bodyContentType: String? = nil,
+        bodyEncoding: Parameters.BodyEncoding?,
         arrayEncoding: Parameters.ArrayEncoding? = nil, placements: [String: Parameters.Placement] = [:], timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
         transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil, plugins: LoadPlugins? = nil
@@ -64,6 +68,7 @@ final class LoadPlan: Sendable {
         self.headers = headers
         self.query = query
         self.body = body
+        self.bodyContentType = bodyContentType
         self.bodyEncoding = bodyEncoding
         self.arrayEncoding = arrayEncoding
         self.placements = placements

@@ -91,12 +91,14 @@ extension APIManager {
             headers.set(name: fresh.header, value: fresh.key)
         }
         var body = transfer?.body
+        var bodyContentType: String?
         if let value = call.body ?? (transfer == nil ? endpoint.body : nil) {
             do throws(ServiceError) {
                 let encoded = try proxy.generator.body(
                     encoding: value, as: call.bodyEncoding ?? endpoint.bodyEncoding, arrays: endpoint.arrayEncoding, for: resolved, path: shownPath)
                 body = .bytes(encoded.data)
-                if !headers.contains("Content-Type") { headers.set(name: "Content-Type", value: encoded.contentType) }
+                // The encoder's type unless the call, the endpoint or the service names one.
+                bodyContentType = encoded.contentType
             } catch {
                 return failure(.invalidParameters, error.description, error)
             }
@@ -116,7 +118,7 @@ extension APIManager {
                 onSending: HTTPRequest(method: method, url: resolved.environment.baseURL, body: body ?? .empty), again: .sharedWithIdenticalLoad) == .allowed
         return .send(LoadPlan(
             resolved: resolved, serviceName: service, path: path, keyPath: keyPath, shownPath: shownPath, method: method, parameters: parameters,
-            headers: headers, query: call.query, body: body, bodyEncoding: endpoint.bodyEncoding, arrayEncoding: endpoint.arrayEncoding,
+            headers: headers, query: call.query, body: body, bodyContentType: bodyContentType, bodyEncoding: endpoint.bodyEncoding, arrayEncoding: endpoint.arrayEncoding,
             placements: endpoint.parameterPlacements, timeouts: endpoint.timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: endpoint.retryPolicy, errorPolicies: resolved.service.errorPolicies,
             authenticator: endpoint.usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation,
@@ -188,12 +190,13 @@ extension APIManager {
         // by the decoder. The response kept (cached, delivered) does not hold it.
         var json = response.json
         response.json = nil
-        let veto = askedVeto ?? plan.resolved.service.verdict(on: response, json: &json)
-        if let veto {
-            return failure(.serviceVeto, "the service refused the response: \(veto)", veto)
-        }
+        // The service judges the content of an answer whose status succeeded; a failed status
+        // keeps its own error (its veto's code reached the error policies in the engine).
         guard response.isSuccess else {
             return .failure(statusError(response, request: request, plan: plan, id: id, attempts: attempts, manager: manager))
+        }
+        if let veto = askedVeto ?? plan.resolved.service.verdict(on: response, json: &json) {
+            return .failure(vetoError(veto, response, plan: plan, id: id, attempts: attempts, manager: manager))
         }
         if response.body.isEmpty, !(Content.self == NoContent.self) {
             return failure(.noContent, "the \(response.statusCode) response has no body, but \(Content.self) was expected")
@@ -209,7 +212,7 @@ extension APIManager {
         }
         let apiResponse = APIResponse(
             loadID: id, response: response, content: content, request: request, parameters: plan.parameters, origin: origin, attempts: attempts,
-            refreshes: plan.cache?.refreshes)
+            refreshes: plan.cache?.refreshes, warnings: warnings(in: json, of: plan.resolved.service))
         do {
             try manager.endpoint.validateResponse?(apiResponse)
             try plan.plugins?.didReceive(apiResponse)
@@ -318,6 +321,29 @@ extension APIManager {
     /// ``/AIFServices/Service/errorBody`` rule finds them in the body (else the body's start),
     /// every credential the request carried shown as `***`; the body decoded into the declared
     /// type rides along.
+    /// The warnings a success gave where the service's application error rule says, read off
+    /// the body's parse.
+    @inline(__always)
+    static func warnings(in json: ParsedJSON?, of service: any Service) -> [String] {
+        guard let json, let rule = service.applicationErrors, rule.warningsField != nil else { return [] }
+        return rule.warnings(in: json.tape)
+    }
+
+    /// The error of an answer the service refused: its code and message as the server's
+    /// (``APIError/serverCode``, ``APIError/serverMessage``), and the body decoded into the
+    /// endpoint's or the service's error body type, as a failed status's would be — an
+    /// envelope's refusal is typed like an error body.
+    @inline(never)
+    static func vetoError(
+        _ veto: ServiceVeto, _ response: HTTPResponse, plan: LoadPlan, id: LoadID, attempts: Int, manager: APIManager<Content>
+    ) -> APIError {
+        let service = plan.resolved.service
+        let decoded = service.errorBody.decoded(
+            response.body, as: manager.endpoint.errorBody, decoder: manager.endpoint.decoder ?? service.decoder ?? FastJSONDecoder())
+        let reading = ErrorBodyRule.Reading(message: veto.message == "no message" ? nil : veto.message, code: veto.code, decoded: decoded)
+        return plan.error(.serviceVeto, id: id, "the service refused the response: \(veto)", veto, response, attempts: attempts).carrying(reading)
+    }
+
     static func statusError(
         _ response: HTTPResponse, request: HTTPRequest, plan: LoadPlan, id: LoadID, attempts: Int, manager: APIManager<Content>
     ) -> APIError {

@@ -38,6 +38,11 @@ public struct APIResponse<Content: Sendable>: Sendable {
     /// The HTTP version the response arrived over (of the stored response, for one from the
     /// cache).
     public var httpVersion: HTTPResponse.Version { storage.httpVersion }
+    /// The warnings the server gave beside its success, where the service's
+    /// ``/AIFServices/ServiceVeto/Rule/warningsField`` says (Slack's
+    /// `response_metadata.warnings`: `["missing_charset"]`); empty when it gave none, or for an
+    /// answer from the cache.
+    public var warnings: [String] { storage.warnings }
 
     /// Everything, immutable and shared. A response is handed along the pipeline (result,
     /// cache, hooks, delegate) by copy: one reference is cheaper to copy than a dozen fields,
@@ -57,15 +62,16 @@ public struct APIResponse<Content: Sendable>: Sendable {
     ///   - origin: Where it came from; the network by default.
     ///   - attempts: How many times the request was sent; 1 by default.
     ///   - refreshes: The load whose stale answer it refreshes, if any.
+    ///   - warnings: The warnings the server gave beside its success; none by default.
     @inline(__always)
     public init(
         loadID: LoadID, response: HTTPResponse, content: Content, request: HTTPRequest, parameters: Parameters,
-        origin: ResponseOrigin = .network, attempts: Int = 1, refreshes: LoadID? = nil
+        origin: ResponseOrigin = .network, attempts: Int = 1, refreshes: LoadID? = nil, warnings: [String] = []
     ) {
         storage = ResponseStorage(
             loadID: loadID, statusCode: response.statusCode, headers: response.headers, data: response.body, request: request,
             parameters: parameters, origin: origin, metrics: response.metrics, attempts: attempts, refreshes: refreshes,
-            httpVersion: response.httpVersion, content: content)
+            httpVersion: response.httpVersion, warnings: warnings, content: content)
     }
 
     /// The request as a `curl` command with credentials and signatures shown as `***`.
@@ -98,11 +104,13 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     let attempts: Int
     let refreshes: LoadID?
     let httpVersion: HTTPResponse.Version
+    let warnings: [String]
     let content: Content
 
     init(
         loadID: LoadID, statusCode: Int, headers: HTTPHeaders, data: Data, request: HTTPRequest, parameters: Parameters,
-        origin: ResponseOrigin, metrics: HTTPResponse.Metrics, attempts: Int, refreshes: LoadID?, httpVersion: HTTPResponse.Version, content: Content
+        origin: ResponseOrigin, metrics: HTTPResponse.Metrics, attempts: Int, refreshes: LoadID?, httpVersion: HTTPResponse.Version,
+        warnings: [String], content: Content
     ) {
         self.loadID = loadID
         self.statusCode = statusCode
@@ -115,6 +123,7 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
         self.attempts = attempts
         self.refreshes = refreshes
         self.httpVersion = httpVersion
+        self.warnings = warnings
         self.content = content
     }
 
@@ -122,7 +131,7 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     func replacing<Other: Sendable>(content: Other) -> ResponseStorage<Other> {
         ResponseStorage<Other>(
             loadID: loadID, statusCode: statusCode, headers: headers, data: data, request: request, parameters: parameters,
-            origin: origin, metrics: metrics, attempts: attempts, refreshes: refreshes, httpVersion: httpVersion, content: content)
+            origin: origin, metrics: metrics, attempts: attempts, refreshes: refreshes, httpVersion: httpVersion, warnings: warnings, content: content)
     }
 }
 

@@ -45,6 +45,12 @@ public struct ErrorBodyRule: Sendable {
         package var message: String?
         package var code: String?
         package var decoded: (any Sendable)?
+
+        package init(message: String? = nil, code: String? = nil, decoded: (any Sendable)? = nil) {
+            self.message = message
+            self.code = code
+            self.decoded = decoded
+        }
     }
 
     /// Reads `body` — a JSON object, or nothing is found — with `decoder`.
@@ -65,6 +71,14 @@ public struct ErrorBodyRule: Sendable {
             reading.code = code
         }
         return reading
+    }
+
+    /// `body` decoded into `type`, else into the rule's own ``type``; `nil` when neither is
+    /// given or the body does not decode. (An envelope's refusal: its code and message are
+    /// the application error rule's, so only the type is read.)
+    package func decoded(_ body: Data, as type: (any (Decodable & Sendable).Type)? = nil, decoder: any ContentDecoder) -> (any Sendable)? {
+        guard let type = type ?? self.type else { return nil }
+        return Self.decode(type, body, decoder)
     }
 
     /// The code in `body` (a JSON object) where the rule reads it, or `nil`: what the error

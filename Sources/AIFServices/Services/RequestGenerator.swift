@@ -33,8 +33,11 @@ public struct RequestGenerator: Sendable {
     ///   - arrays: Overrides the service's array encoding.
     ///   - query: Query items of the call's own, after the parameters in the query (an item
     ///     without a value is sent as `name=`).
-    ///   - rawBody: A body sent as it is (bytes or a file), with its content type in `headers`;
-    ///     the parameters then go in the query string, whatever the method.
+    ///   - rawBody: A body sent as it is (bytes or a file), with its content type in `headers`
+    ///     or `rawBodyContentType`; the parameters then go in the query string, whatever the
+    ///     method.
+    ///   - rawBodyContentType: The raw body's `Content-Type` when neither `headers` nor the
+    ///     service's common headers name one (the type an encoder made the body as).
     ///   - placements: Where some parameters go instead (by parameter name); see
     ///     ``Parameters/Placement``.
     ///   - credential: The credential the request carries, and where (an `Authorization`
@@ -53,6 +56,7 @@ public struct RequestGenerator: Sendable {
         arrays: Parameters.ArrayEncoding? = nil,
         query: [URLQueryItem] = [],
         rawBody: HTTPRequest.Body? = nil,
+        rawBodyContentType: String? = nil,
         placements: [String: Parameters.Placement] = [:],
         credential: Authenticator.PlacedCredential? = nil,
         signingContext: SigningContext = .now()
@@ -124,6 +128,7 @@ public struct RequestGenerator: Sendable {
                 throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "the parameter \(name) goes in the body, and the call sends a body of its own")
             }
             request.body = rawBody
+            if let rawBodyContentType, !request.headers.contains("Content-Type") { request.headers.set(name: "Content-Type", value: rawBodyContentType) }
         } else if !bodyValues.isEmpty || (bodyTakesParameters && placements.isEmpty) {
             // With placements, a body no parameter is left for is not sent at all.
             switch bodyEncoding ?? service.bodyEncoding {

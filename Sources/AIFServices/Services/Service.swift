@@ -203,7 +203,9 @@ public protocol Service: Sendable {
     func url(for path: String, in environment: ServiceEnvironment) -> URL?
     /// Turns a response into a failure the service recognises beyond its
     /// ``applicationErrors`` rule (an expired token in a header, a body the rule cannot
-    /// read). Return `nil` to accept it. Asked after the rule, when the rule accepts.
+    /// read). Return `nil` to accept it. Asked after the rule, when the rule accepts. A veto
+    /// fails an answer whose status succeeded; on a failed status its code reaches the error
+    /// policies and the authenticator, and the load keeps the status's own error.
     func veto(_ response: HTTPResponse) -> ServiceVeto?
 }
 
@@ -220,8 +222,9 @@ public struct ServiceVeto: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    /// The code and the message.
-    public var description: String { "\(code): \(message)" }
+    /// The code and the message (`4001: coupon expired`); the code alone when it is its own
+    /// message (`channel_not_found`).
+    public var description: String { message == code ? code : "\(code): \(message)" }
 }
 
 extension Service {

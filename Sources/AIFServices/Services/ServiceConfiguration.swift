@@ -34,7 +34,9 @@ import Foundation
 /// status's body that hold the server's message and code (see ``ErrorBodyRule``; the common
 /// ones without it). `applicationErrors` makes a
 /// response whose JSON body carries another code than a success code fail as a service veto
-/// (see ``ServiceVeto/Rule``). `retry` sets the ``RetryPolicy``: `false` for none, or an
+/// (see ``ServiceVeto/Rule``): `codeField`, `messageField` and `successCodes` (strings, integers,
+/// booleans); or `successFlag` (`"ok"`), `errorField` (`"error"`) and `messageField` for a body
+/// that says `true` or `false`; `warningsField` where a success lists warnings. `retry` sets the ``RetryPolicy``: `false` for none, or an
 /// object whose keys override the defaults — `maxRetries`, `statusCodes`, `errors`
 /// (`connectionRefused`, `connectionDropped`, `responseLost`, `connectTimeout`, `totalTimeout`, `stalled`,
 /// `hostUnreachable`, `nameResolutionFailed`), `methods`, `retryUnprocessedRequests` (`true`: a
@@ -369,24 +371,46 @@ public struct ConfiguredService: Service {
 
     private static func applicationErrors(_ rule: ServiceFile.ApplicationErrors?, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> ServiceVeto.Rule? {
         guard let rule else { return nil }
-        var successCodes: Set<String> = ["0"]
-        if let codes = rule.successCodes {
-            guard !codes.isEmpty else {
-                throw ServiceRegistry.ConfigurationError(file: reader.file, key: "applicationErrors.successCodes", problem: "must be a non-empty array of codes")
+        let messageField = try reader.text(rule.messageField, at: "applicationErrors.messageField")
+        var made: ServiceVeto.Rule
+        let key: String
+        if let flag = try reader.text(rule.successFlag, at: "applicationErrors.successFlag") {
+            for (given, name) in [(rule.codeField != nil, "codeField"), (rule.successCodes != nil, "successCodes")] where given {
+                throw ServiceRegistry.ConfigurationError(
+                    file: reader.file, key: "applicationErrors.\(name)", problem: "does not go with successFlag: a body says it succeeded by a flag or by a code, not both")
             }
-            successCodes = []
-            for (index, code) in codes.enumerated() {
-                switch code {
-                case .string(let text): successCodes.insert(try reader.substitute(text, at: "applicationErrors.successCodes[\(index)]"))
-                case .integer(let number): successCodes.insert(String(number))
-                default:
-                    throw ServiceRegistry.ConfigurationError(file: reader.file, key: "applicationErrors.successCodes[\(index)]", problem: "must be a string or an integer")
+            made = .successFlag(flag, errorField: try reader.text(rule.errorField, at: "applicationErrors.errorField") ?? "error", messageField: messageField)
+            key = "applicationErrors.successFlag"
+        } else {
+            if rule.errorField != nil {
+                throw ServiceRegistry.ConfigurationError(
+                    file: reader.file, key: "applicationErrors.errorField", problem: "goes with successFlag (the code of a refusal told by a flag); a coded rule's code is its codeField")
+            }
+            var successCodes: Set<String> = ["0"]
+            if let codes = rule.successCodes {
+                guard !codes.isEmpty else {
+                    throw ServiceRegistry.ConfigurationError(file: reader.file, key: "applicationErrors.successCodes", problem: "must be a non-empty array of codes")
+                }
+                successCodes = []
+                for (index, code) in codes.enumerated() {
+                    switch code {
+                    case .string(let text): successCodes.insert(try reader.substitute(text, at: "applicationErrors.successCodes[\(index)]"))
+                    case .integer(let number): successCodes.insert(String(number))
+                    case .bool(let flag): successCodes.insert(flag ? "true" : "false")
+                    default:
+                        throw ServiceRegistry.ConfigurationError(
+                            file: reader.file, key: "applicationErrors.successCodes[\(index)]", problem: "must be a string, an integer or a boolean")
+                    }
                 }
             }
+            made = ServiceVeto.Rule(
+                codeField: try reader.text(rule.codeField, at: "applicationErrors.codeField") ?? "code", messageField: messageField ?? "message",
+                successCodes: successCodes)
+            key = "applicationErrors"
         }
-        return ServiceVeto.Rule(
-            codeField: try reader.text(rule.codeField, at: "applicationErrors.codeField") ?? "code",
-            messageField: try reader.text(rule.messageField, at: "applicationErrors.messageField") ?? "message", successCodes: successCodes)
+        made.warningsField = try reader.text(rule.warningsField, at: "applicationErrors.warningsField")
+        if let problem = made.problem { throw ServiceRegistry.ConfigurationError(file: reader.file, key: key, problem: problem) }
+        return made
     }
 }
 

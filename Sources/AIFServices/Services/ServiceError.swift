@@ -16,6 +16,9 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible {
     case unencodableBody(service: ServiceName, path: String, type: String, reason: String)
     /// Signing failed.
     case signingFailed(service: ServiceName, SigningError)
+    /// The service is registered, but what it declares cannot work (an application error rule
+    /// that would refuse every answer): `reason` says what and where.
+    case invalidConfiguration(service: ServiceName, reason: String)
     /// A file the body is to be read from (a body file, a form's file part) cannot be read.
     case unreadableBodyFile(service: ServiceName, path: String, reason: String)
 
@@ -38,6 +41,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible {
             "service \"\(service)\", path \"\(path)\": the body (\(type)) cannot be encoded: \(reason)"
         case .signingFailed(let service, let error):
             "service \"\(service)\": \(error)"
+        case .invalidConfiguration(let service, let reason):
+            "service \"\(service)\" cannot be used: \(reason)"
         case .unreadableBodyFile(let service, let path, let reason):
             "service \"\(service)\", path \"\(path)\": the body cannot be sent: \(reason)"
         }

@@ -145,8 +145,11 @@ struct ServiceFile: Decodable {
         var codeField: String?
         var messageField: String?
         var successCodes: [JSONValue]?
+        var successFlag: String?
+        var errorField: String?
+        var warningsField: String?
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case codeField, messageField, successCodes }
+        enum CodingKeys: String, CodingKey, CaseIterable { case codeField, messageField, successCodes, successFlag, errorField, warningsField }
     }
 
     /// `errorBody`: where a failed status's body holds the message and the code.

@@ -17,6 +17,23 @@ public final class ServiceRegistry: Sendable {
     enum Entry {
         case instance(any Service)
         case factory(@Sendable () -> any Service)
+        /// A service whose declarations cannot work: every use of it fails with this.
+        case refused(ServiceError)
+
+        /// Whether the entry holds a service made (or refused), not a factory.
+        var isMade: Bool {
+            if case .factory = self { false } else { true }
+        }
+
+        /// The entry of `service`: refused when what it declares cannot work, checked once,
+        /// as it is registered (or made by its factory).
+        init(checking service: any Service) {
+            if let problem = service.applicationErrors?.problem {
+                self = .refused(.invalidConfiguration(service: service.name, reason: "its applicationErrors rule is unsound: \(problem)"))
+            } else {
+                self = .instance(service)
+            }
+        }
     }
 
     struct State {
@@ -46,8 +63,13 @@ public final class ServiceRegistry: Sendable {
     }
 
     /// Registers a service under its name, replacing any earlier one of that name.
+    ///
+    /// What the service declares is checked here: a service whose ``Service/applicationErrors``
+    /// rule would refuse every answer is kept, but each use of it fails with
+    /// ``ServiceError/invalidConfiguration(service:reason:)`` saying what is wrong.
     public func register(_ service: any Service) {
-        state.withLock { $0.entries[service.name] = .instance(service) }
+        let entry = Entry(checking: service)
+        state.withLock { $0.entries[service.name] = entry }
     }
 
     /// Registers a factory, called once, on first use, to create the service named `name`.
@@ -71,7 +93,9 @@ public final class ServiceRegistry: Sendable {
 
     /// The service registered as `name`.
     ///
-    /// - Throws: ``ServiceError/unknownService(_:known:)`` naming it and listing the known names.
+    /// - Throws: ``ServiceError/unknownService(_:known:)`` naming it and listing the known names;
+    ///   ``ServiceError/invalidConfiguration(service:reason:)`` for a service whose declarations
+    ///   cannot work.
     public func service(named name: ServiceName) throws(ServiceError) -> any Service {
         let entry = state.withLock { $0.entries[name] }
         switch entry {
@@ -79,14 +103,19 @@ public final class ServiceRegistry: Sendable {
             throw ServiceError.unknownService(name, known: registeredNames)
         case .instance(let service):
             return service
+        case .refused(let error):
+            throw error
         case .factory(let factory):
             // Called outside the lock, so a factory may use the registry itself.
-            let service = factory()
-            return state.withLock { state in
-                if case .instance(let existing) = state.entries[name] { return existing }
-                state.entries[name] = .instance(service)
-                return service
+            let made = Entry(checking: factory())
+            let kept = state.withLock { state -> Entry in
+                if let known = state.entries[name], known.isMade { return known }
+                state.entries[name] = made
+                return made
             }
+            if case .refused(let error) = kept { throw error }
+            guard case .instance(let service) = kept else { return try self.service(named: name) }
+            return service
         }
     }
 
