@@ -167,10 +167,10 @@ soak:
 # .build-fuzz/findings). A finding stops the run; copy it into the corpus folder and fix it — the
 # tests replay every corpus file.
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := json config headers envelope
+FUZZ_TARGETS := json config headers envelope defines yaml-defines
 fuzz:
 	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
-	$(SWIFT) build --product aif-fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+	$(SWIFT) build --product aif-fuzz --scratch-path .build-fuzz --traits YAML -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
 	@for target in $(FUZZ_TARGETS); do \
 		mkdir -p .build-fuzz/corpus/$$target .build-fuzz/findings; rm -f .build-fuzz/findings/$$target-*; \
 		echo "== $$target, $(FUZZ_SECONDS) s"; \

@@ -346,7 +346,8 @@ let package = Package(
         // (Tests/Fuzz/Corpus), which the tests do.
         .executableTarget(
             name: "aif-fuzz",
-            dependencies: ["AIFNetworking", "AIFServices", "AIFTransport", "FuzzSupport"],
+            // The YAML define reader is fuzzed with the YAML trait on (`make fuzz` turns it on).
+            dependencies: ["AIFNetworking", "AIFServices", "AIFTransport", "AIFNetworkingYAML", "FuzzSupport"],
             path: "Tests/Fuzz",
             exclude: ["Corpus", "lsan-suppressions.txt"]
         ),

@@ -68,14 +68,31 @@ struct ImportOpenAPI: AsyncParsableCommand {
             guard force || !FileManager.default.fileExists(atPath: target) else {
                 throw CommandFailure(.configuration, "\(target) exists: pass --force to replace it, or --output another file")
             }
-            let text = imported.fileText
+            let text = try imported.fileText()
+            // Written beside the target and read back as the registry will read it; only a file
+            // that loads takes the target's place, so that nothing is left that does not.
+            let targetURL = URL(fileURLWithPath: target)
+            let scratch = targetURL.deletingLastPathComponent().appending(path: ".\(targetURL.lastPathComponent).\(getpid()).apis.json")
+            let defines: [APIDefine]
             do {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: target))
+                try Data(text.utf8).write(to: scratch)
             } catch {
                 throw CommandFailure(.configuration, "cannot write \(target): \(error.localizedDescription)")
             }
-            // Read back as the registry will, so that what was written is known to load.
-            let defines = try APIDefine.defines(in: URL(fileURLWithPath: target))
+            do throws(ServiceRegistry.ConfigurationError) {
+                defines = try APIDefine.defines(in: scratch)
+            } catch {
+                try? FileManager.default.removeItem(at: scratch)
+                let line = error.line.map { " (line \($0))" } ?? ""
+                let problem = "\(error.key.map { "\($0)\(line): " } ?? "")\(error.problem)"
+                throw CommandFailure(.configuration, "\(file): the defines made from it would not load (\(problem)); nothing was written")
+            }
+            // rename(2) puts it in place at once, replacing what was there (with --force).
+            guard rename(scratch.path, target) == 0 else {
+                let reason = String(cString: strerror(errno))
+                try? FileManager.default.removeItem(at: scratch)
+                throw CommandFailure(.configuration, "cannot write \(target): \(reason)")
+            }
             print("Wrote \(defines.count) defines of service \"\(service)\" to \(target).")
             if let note = imported.serverNote { print("Note: \(note).") }
             if imported.unsupported.isEmpty {

@@ -55,16 +55,30 @@ struct OpenAPIImport {
             for method in Self.methods {
                 guard case .object(let operation)? = item[method] else { continue }
                 let place = "paths.\(path).\(method)"
+                if let wrong = APIDefine.placeholderProblem(in: path) {
+                    unsupported.append(Unsupported(place: place, problem: "not defined: the path \(path) \(wrong)"))
+                    continue
+                }
                 var name: String
                 if case .string(let id)? = operation["operationId"], !id.isEmpty {
-                    name = id
+                    name = Self.defineName(from: id)
+                    if name != id {
+                        unsupported.append(Unsupported(place: place, problem: "its operationId \"\(id)\" is not a define name: defined as \"\(name)\""))
+                    }
                 } else {
                     name = Self.derivedName(method: method, path: path)
                     unsupported.append(Unsupported(place: place, problem: "has no operationId: defined as \"\(name)\""))
                 }
                 if let earlier = names[name] {
-                    unsupported.append(Unsupported(place: place, problem: "its name \"\(name)\" is \(earlier)'s too: defined as \"\(name).\(method)\""))
-                    name += ".\(method)"
+                    // The method's suffix, then a number, until the name is no other's.
+                    var unique = "\(name).\(method)"
+                    var number = 2
+                    while names[unique] != nil || unique == "DEFAULT" {
+                        unique = "\(name).\(method)\(number)"
+                        number += 1
+                    }
+                    unsupported.append(Unsupported(place: place, problem: "its name \"\(name)\" is \(earlier)'s too: defined as \"\(unique)\""))
+                    name = unique
                 }
                 names[name] = place
                 defines[name] = define(
@@ -104,6 +118,11 @@ struct OpenAPIImport {
             if let placement = placement(of: parameter, method: method, at: "\(place).parameters.\(parameter.name)") {
                 placements[parameter.name] = placement
             }
+            if parameter.location == "header", !APIDefine.isToken(parameter.name) {
+                unsupported.append(Unsupported(place: "\(place).parameters.\(parameter.name)", problem: "\"\(parameter.name)\" is not a header name: not defined"))
+                placements[parameter.name] = nil
+                continue
+            }
             if parameter.location == "header" {
                 if let fixed = parameter.fixedValue {
                     headers[parameter.name] = fixed
@@ -125,7 +144,9 @@ struct OpenAPIImport {
         }
         var summary = Self.text(operation["summary"]) ?? Self.text(operation["description"]).map { String($0.prefix { $0 != "\n" }) }
         if !named.isEmpty { summary = (summary.map { $0 + " " } ?? "") + "(\(named.joined(separator: ", ")))" }
-        if let summary { define["summary"] = summary }
+        // A define's strings read `${NAME}` as an environment variable: the document's own
+        // text keeps its `${` as text.
+        if let summary { define["summary"] = summary.replacingOccurrences(of: "${", with: "$${") }
         if case .bool(true)? = operation["deprecated"] {
             unsupported.append(Unsupported(place: place, problem: "deprecated: defined all the same"))
         }
@@ -319,18 +340,35 @@ struct OpenAPIImport {
         }
     }
 
-    /// `get.goods.id` for `GET /goods/{id}`.
+    /// `get.goods.id` for `GET /goods/{id}`; `post.v1.items_batchGet` for `POST /v1/items:batchGet`.
     private static func derivedName(method: String, path: String) -> String {
         let words = path.split(separator: "/").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "{}")) }
-        return ([method] + words).joined(separator: ".")
+        return defineName(from: ([method] + words).joined(separator: "."))
+    }
+
+    /// `text` as a define name: each character a define name cannot hold becomes `_`, and empty
+    /// parts between dots go.
+    static func defineName(from text: String) -> String {
+        let kept = String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
+            scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_" || scalar == "-" || scalar == "." ? scalar : "_"
+        }))
+        let parts = kept.split(separator: ".").map(String.init)
+        let name = parts.isEmpty ? "operation" : parts.joined(separator: ".")
+        return name == "DEFAULT" ? "DEFAULT_" : name
     }
 
     /// The define file's text: one define a line, in name order, `DEFAULT` first.
-    var fileText: String {
+    ///
+    /// - Throws: ``CommandFailure`` when a define holds what JSON cannot (a value of the
+    ///   document that is not finite).
+    func fileText() throws -> String {
         var lines: [String] = []
         for name in ["DEFAULT"] + defines.keys.filter({ $0 != "DEFAULT" }).sorted() {
-            let value = try! JSONSerialization.data(withJSONObject: defines[name]!, options: [.sortedKeys, .withoutEscapingSlashes])
-            let key = try! JSONSerialization.data(withJSONObject: name, options: [.fragmentsAllowed, .withoutEscapingSlashes])
+            guard JSONSerialization.isValidJSONObject(defines[name]!) else {
+                throw CommandFailure(.configuration, "the define \(name) holds a value JSON cannot write")
+            }
+            let value = try JSONSerialization.data(withJSONObject: defines[name]!, options: [.sortedKeys, .withoutEscapingSlashes])
+            let key = try JSONSerialization.data(withJSONObject: name, options: [.fragmentsAllowed, .withoutEscapingSlashes])
             lines.append("  \(String(decoding: key, as: UTF8.self)): \(String(decoding: value, as: UTF8.self))")
         }
         return "{\n" + lines.joined(separator: ",\n") + "\n}\n"

@@ -47,40 +47,69 @@ public struct YAMLDefineFormat: APIDefine.Format {
             // typed below instead, as YAML 1.2's core schema says.
             node = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
-            throw Self.syntaxError(error, file: file)
+            throw Self.syntaxError(error, file: file, text: text)
         } catch {
             throw ServiceRegistry.ConfigurationError(file: file, key: nil, problem: "is not valid YAML: \(error)")
         }
         guard let node else { return APIDefine.Document(root: .object([:])) }
-        var places: [String: APIDefine.Document.Place] = [:]
-        let root = try Self.value(of: node, at: "", places: &places, file: file)
-        return APIDefine.Document(root: root, places: places)
+        var reading = Reading(file: file, limit: max(Self.minimumNodeLimit, Self.nodesPerByte * data.count))
+        if let mark = node.mark { reading.places[""] = APIDefine.Document.Place(line: mark.line, column: mark.column) }
+        let root = try reading.value(of: node, at: "")
+        return APIDefine.Document(root: root, places: reading.places)
     }
 
-    /// A node as a JSON value, writing down where each member's key stands.
-    private static func value(of node: Node, at path: String, places: inout [String: APIDefine.Document.Place], file: String) throws(ServiceRegistry.ConfigurationError) -> JSONValue {
-        switch node {
-        case .scalar(let scalar):
-            return Self.value(of: scalar)
-        case .sequence(let sequence):
-            var elements: [JSONValue] = []
-            for (index, element) in sequence.enumerated() {
-                elements.append(try value(of: element, at: "\(path)[\(index)]", places: &places, file: file))
+    /// The fewest values a file may expand to, whatever its size.
+    static let minimumNodeLimit = 100_000
+    /// How many values a file may expand to for each of its bytes: an alias reads as a copy of
+    /// what it names, so a short file of aliases of aliases would expand past any memory (a
+    /// "billion laughs"); a file of defines holds far fewer values than bytes.
+    static let nodesPerByte = 20
+
+    /// A file's nodes being read into values: where each key stands, and how many values were
+    /// made, against the file's limit.
+    private struct Reading {
+        let file: String
+        let limit: Int
+        var places: [String: APIDefine.Document.Place] = [:]
+        var count = 0
+
+        init(file: String, limit: Int) {
+            self.file = file
+            self.limit = limit
+        }
+
+        /// A node as a JSON value, writing down where each member's key stands.
+        mutating func value(of node: Node, at path: String) throws(ServiceRegistry.ConfigurationError) -> JSONValue {
+            count += 1
+            guard count <= limit else {
+                throw YAMLDefineFormat.problem(
+                    path.isEmpty ? nil : path,
+                    "expands to more than \(limit) values through its aliases (anchors named again with *): write the values out, or name fewer aliases of aliases",
+                    at: node.mark, file: file)
             }
-            return .array(elements)
-        case .mapping(let mapping):
-            var members: [String: JSONValue] = [:]
-            for (key, member) in mapping {
-                guard case .scalar(let name) = key else {
-                    throw problem(path.isEmpty ? nil : path, "has a key that is not a plain name", at: key.mark, file: file)
+            switch node {
+            case .scalar(let scalar):
+                return YAMLDefineFormat.value(of: scalar)
+            case .sequence(let sequence):
+                var elements: [JSONValue] = []
+                for (index, element) in sequence.enumerated() {
+                    elements.append(try value(of: element, at: "\(path)[\(index)]"))
                 }
-                let memberPath = path.isEmpty ? name.string : "\(path).\(name.string)"
-                if let mark = key.mark { places[memberPath] = APIDefine.Document.Place(line: mark.line, column: mark.column) }
-                members[name.string] = try value(of: member, at: memberPath, places: &places, file: file)
+                return .array(elements)
+            case .mapping(let mapping):
+                var members: [String: JSONValue] = [:]
+                for (key, member) in mapping {
+                    guard case .scalar(let name) = key else {
+                        throw YAMLDefineFormat.problem(path.isEmpty ? nil : path, "has a key that is not a plain name", at: key.mark, file: file)
+                    }
+                    let memberPath = APIDefine.Document.keyPath(path, name.string)
+                    if let mark = key.mark { places[memberPath] = APIDefine.Document.Place(line: mark.line, column: mark.column) }
+                    members[name.string] = try value(of: member, at: memberPath)
+                }
+                return .object(members)
+            case .alias:
+                throw YAMLDefineFormat.problem(path.isEmpty ? nil : path, "is an alias the reader could not resolve", at: node.mark, file: file)
             }
-            return .object(members)
-        case .alias:
-            throw problem(path.isEmpty ? nil : path, "is an alias the reader could not resolve", at: node.mark, file: file)
         }
     }
 
@@ -136,13 +165,35 @@ public struct YAMLDefineFormat: APIDefine.Format {
         return Double(text)
     }
 
-    private static func problem(_ key: String?, _ text: String, at mark: Mark?, file: String) -> ServiceRegistry.ConfigurationError {
+    fileprivate static func problem(_ key: String?, _ text: String, at mark: Mark?, file: String) -> ServiceRegistry.ConfigurationError {
         ServiceRegistry.ConfigurationError(file: file, key: key, problem: text, line: mark?.line, column: mark?.column)
     }
 
+    /// The 1-based line and column of the byte at `offset` of `text`.
+    private static func place(ofByte offset: Int, in text: String) -> (line: Int, column: Int) {
+        var line = 1
+        var column = 1
+        for byte in text.utf8.prefix(offset) {
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        return (line, column)
+    }
+
     /// A scanner's, parser's or composer's error, located.
-    private static func syntaxError(_ error: YamlError, file: String) -> ServiceRegistry.ConfigurationError {
+    private static func syntaxError(_ error: YamlError, file: String, text: String) -> ServiceRegistry.ConfigurationError {
         switch error {
+        case .reader(let problem, let offset, let value, _):
+            // A byte the reader refuses (a control character, invalid UTF-8): its place from
+            // its offset, which Yams only shows inside its own text.
+            let place = Self.place(ofByte: max(offset ?? 0, 0), in: text)
+            let byte = value >= 0 ? String(format: " (0x%02X)", value) : ""
+            return ServiceRegistry.ConfigurationError(
+                file: file, key: nil, problem: "is not valid YAML: \(problem)\(byte)", line: place.line, column: place.column)
         case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _), .composer(let context, let problem, let mark, _):
             let detail = context.map { "\(problem) (\($0.text))" } ?? problem
             return ServiceRegistry.ConfigurationError(file: file, key: nil, problem: "is not valid YAML: \(detail)", line: mark.line, column: mark.column)

@@ -9,7 +9,7 @@ struct FuzzCorpusTests {
     private static let corpus = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().appending(path: "Fuzz/Corpus")
 
-    @Test(arguments: ["json", "config", "headers", "envelope"])
+    @Test(arguments: ["json", "config", "headers", "envelope", "defines", "yaml-defines"])
     func theCorpusReplays(target: String) async throws {
         let folder = Self.corpus.appending(path: target)
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().map { folder.appending(path: $0).path }

@@ -2,6 +2,9 @@
 @testable import AIFServices
 @testable import AIFTransport
 import Foundation
+#if YAML
+import AIFNetworkingYAML
+#endif
 
 /// The parsers `aif-fuzz` feeds with arbitrary bytes, by name. Each must end with a value or an
 /// error for any input — never a crash, a hang or a sanitizer report.
@@ -16,6 +19,10 @@ enum FuzzTarget: String, CaseIterable {
     case headers
     /// A response envelope's content member, and the paging state fed the page it decodes to.
     case envelope
+    /// An API define file in JSON (`*.apis.json`), with `${VARIABLES}` to expand.
+    case defines
+    /// An API define file in YAML (`*.apis.yaml`; with the `YAML` trait, else nothing is read).
+    case yamlDefines = "yaml-defines"
 
     func run(_ bytes: UnsafeRawBufferPointer) {
         let data = Data(bytes)
@@ -24,6 +31,11 @@ enum FuzzTarget: String, CaseIterable {
         case .config: fuzzConfig(data)
         case .headers: fuzzHeaders(Array(bytes))
         case .envelope: fuzzEnvelope(data)
+        case .defines: fuzzDefines(try? APIDefine.JSONFormat().read(data, file: "fuzz.apis.json"))
+        case .yamlDefines:
+            #if YAML
+            fuzzDefines(try? YAMLDefineFormat().read(data, file: "fuzz.apis.yaml"))
+            #endif
         }
     }
 }
@@ -83,6 +95,20 @@ private func fuzzConfig(_ data: Data) {
     }
     _ = service.retryPolicy
     _ = service.errorPolicies
+}
+
+/// What a registry reads of a define file's defines: each is read, and what a call makes of it
+/// is made (its method, path and headers as a request would carry them).
+private func fuzzDefines(_ document: APIDefine.Document?) {
+    guard let document else { return }
+    let environment = ["HOST": "https://api.example", "KEY": "k", "EMPTY": ""]
+    guard let defines = try? APIDefineFile.parse(document, file: "fuzz.apis.json", environment: environment) else { return }
+    for read in defines {
+        let define = read.define
+        _ = (define.name, define.method.rawValue, define.path, define.summary)
+        for field in define.headers { _ = (field.name, field.value) }
+        _ = define.parameters.dictionary.count
+    }
 }
 
 private func fuzzHeaders(_ bytes: [UInt8]) {

@@ -23,7 +23,8 @@ import Foundation
 /// (where parameters go, by name: `path`, `query`, `header` or `body`, or an object with `in`,
 /// `name` — a header's name — and `arrays`), `authorization`, `response` (`dataField`, `shape`: `any`, `object` or `list`), `cache`
 /// (`lifetimeSeconds`, `staleWhileRevalidateSeconds`, `followsCacheControl`), `retry` and `paging`
-/// (as a service's), `timeoutSeconds`, `summary`. Values may read environment variables as `${NAME}`.
+/// (as a service's), `timeoutSeconds`, `summary`. Values may read environment variables as `${NAME}`
+/// (`$${` is the text `${`).
 enum APIDefineFile {
     /// The keys a define or a `DEFAULT` may have.
     static let keys = [
@@ -96,7 +97,9 @@ enum APIDefineFile {
     ///   line and column when the format tells them.
     static func parse(_ document: APIDefine.Document, file: String, environment: [String: String]) throws(ServiceRegistry.ConfigurationError) -> [Read] {
         guard case .object(let members) = document.root else {
-            throw ServiceRegistry.ConfigurationError(file: file, key: nil, problem: "must be an object of defines")
+            let place = document.places[""]
+            throw ServiceRegistry.ConfigurationError(
+                file: file, key: nil, problem: "must be an object of defines", line: place?.line ?? 1, column: place?.column ?? 1)
         }
         var reader = Reader(config: ConfigReader(file: file, environment: environment), places: { document.places })
         try reader.readGroup(members, prefix: "", at: "", inheriting: Values())
@@ -110,6 +113,8 @@ enum APIDefineFile {
         var serviceKeyPath: String?
         var method: String?
         var path: String?
+        /// Where the path was given.
+        var pathKeyPath: String?
         var pathPrefix: String?
         var headers: [String: String] = [:]
         var parameters: Parameters = [:]
@@ -153,6 +158,7 @@ enum APIDefineFile {
                     try readGroup(inner, prefix: prefix + group + ".", at: at, inheriting: defaults)
                 } else {
                     guard isName(name) else {
+                        if name.isEmpty { throw problem(at, "is a define without a name: letters, digits, _ and - separated by dots") }
                         throw problem(at, "is not a define name: letters, digits, _ and - separated by dots (a group's name starts with @)")
                     }
                     // The group is the @groups it is in, not the dots of its own name.
@@ -172,6 +178,9 @@ enum APIDefineFile {
             }
             guard let given = values.path else { throw problem(path, "has no path: give a \"path\" (\"\" for the prefix alone)") }
             let fullPath = Self.join(values.pathPrefix, given)
+            if let wrong = APIDefine.placeholderProblem(in: fullPath) {
+                throw problem(values.pathKeyPath ?? key(path, "path"), "makes the path \(fullPath), which \(wrong)")
+            }
             for (parameter, placement) in values.placements.sorted(by: { $0.key < $1.key }) where placement.location == .path {
                 guard fullPath.contains("{\(parameter)}") else {
                     throw problem(values.placementKeyPaths[parameter] ?? path, "places \(parameter) in the path, and the path of \(name) (\(fullPath)) has no {\(parameter)}")
@@ -199,23 +208,39 @@ enum APIDefineFile {
                 values.serviceKeyPath = key(path, "service")
             }
             if let text = try string(members["method"], at: key(path, "method")) {
-                guard !text.isEmpty, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw problem(key(path, "method"), "must be a method name such as \"GET\"") }
+                guard APIDefine.isToken(text) else { throw problem(key(path, "method"), "must be a method name such as \"GET\" (letters, digits and !#$%&'*+-.^_`|~)") }
                 values.method = text
             }
-            if let text = try string(members["path"], at: key(path, "path")) { values.path = text }
+            if let text = try string(members["path"], at: key(path, "path")) {
+                values.path = text
+                values.pathKeyPath = key(path, "path")
+            }
             if let text = try string(members["pathPrefix"], at: key(path, "pathPrefix")) {
                 values.pathPrefix = joiningPrefix ? Self.join(inherited.pathPrefix, text) : text
             }
             if let headers = members["headers"] {
                 guard case .object(let fields) = headers else { throw problem(key(path, "headers"), "must be an object of header values") }
-                for (field, value) in fields {
+                for (field, value) in fields.sorted(by: { $0.key < $1.key }) {
+                    guard APIDefine.isToken(field) else {
+                        throw problem(key(key(path, "headers"), field), "is not a header name (letters, digits and !#$%&'*+-.^_`|~, no spaces)")
+                    }
                     guard let text = try string(value, at: key(key(path, "headers"), field)) else { continue }
+                    guard !text.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0x00 }) else {
+                        throw problem(key(key(path, "headers"), field), "has a line break or a NUL in its value")
+                    }
                     values.headers[field] = text
                 }
             }
             if let parameters = members["parameters"] {
                 guard case .object(let given) = parameters else { throw problem(key(path, "parameters"), "must be an object of parameters") }
-                for (name, value) in given { values.parameters[name] = try config.parameter(value, at: key(key(path, "parameters"), name)) }
+                for (name, value) in given {
+                    let at = key(key(path, "parameters"), name)
+                    do throws(ServiceRegistry.ConfigurationError) {
+                        values.parameters[name] = try config.parameter(value, at: at)
+                    } catch {
+                        throw problem(error.key ?? at, error.problem)
+                    }
+                }
             }
             if let placement = members["placement"] {
                 let at = key(path, "placement")
@@ -316,25 +341,29 @@ enum APIDefineFile {
         private func string(_ value: JSONValue?, at path: String) throws(ServiceRegistry.ConfigurationError) -> String? {
             guard let value else { return nil }
             guard case .string(let text) = value else { throw problem(path, "must be a string") }
-            return try config.substitute(text, at: path)
+            do throws(ServiceRegistry.ConfigurationError) {
+                return try config.substitute(text, at: path)
+            } catch {
+                throw problem(path, error.problem)
+            }
         }
 
         /// An error at `path`, located at the key or, when the format told nothing of it, at the
         /// nearest member above it.
         private func problem(_ path: String, _ text: String) -> ServiceRegistry.ConfigurationError {
-            let place = APIDefine.Document(root: .null, places: places()).place(of: path)
+            let place = APIDefine.Document(root: .null, places: places()).place(of: path) ?? places()[""]
             return ServiceRegistry.ConfigurationError(file: config.file, key: path.isEmpty ? nil : path, problem: text, line: place?.line, column: place?.column)
         }
 
+        /// The key path of `member` below `path`; a member without a name is `""` there, as
+        /// the formats record its place.
         private func key(_ path: String, _ member: String) -> String {
-            path.isEmpty ? member : "\(path).\(member)"
+            APIDefine.Document.keyPath(path, member)
         }
 
+
         private func isName(_ name: String) -> Bool {
-            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-            return !parts.isEmpty && parts.allSatisfy { part in
-                !part.isEmpty && part.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" }
-            }
+            APIDefine.isDefineName(name)
         }
 
         /// `prefix/path`, with one slash between, and either part alone when the other is empty.
@@ -366,5 +395,43 @@ extension APIDefine {
         let contents = try APIDefineFile.read(file, environment: environment, formats: formats)
         if let services { try APIDefineFile.checkServices(contents.defines, are: services, in: contents.document) }
         return contents.defines.map(\.define).sorted { $0.name < $1.name }
+    }
+}
+
+extension APIDefine {
+    /// Whether `text` is an HTTP token (RFC 9110 §5.6.2): what a method or a header name is.
+    package static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// What is wrong with the placeholders of `path` (`{id`, `{}`, `id}`), or `nil`.
+    package static func placeholderProblem(in path: String) -> String? {
+        var open: String.Index?
+        for index in path.indices {
+            switch path[index] {
+            case "{":
+                if open != nil { return "opens a placeholder inside another" }
+                open = index
+            case "}":
+                guard let start = open else { return "closes a placeholder it never opened" }
+                if path.index(after: start) == index { return "has an empty placeholder {}" }
+                if path[start..<index].contains("/") { return "has a placeholder across a /" }
+                open = nil
+            default:
+                continue
+            }
+        }
+        return open == nil ? nil : "opens a placeholder it never closes"
+    }
+
+    /// Whether `name` can name a define: letters, digits, `_` and `-`, in parts separated by dots.
+    package static func isDefineName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return !parts.isEmpty && parts.allSatisfy { part in
+            !part.isEmpty && part.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" }
+        }
     }
 }

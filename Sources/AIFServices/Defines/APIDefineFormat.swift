@@ -57,6 +57,13 @@ extension APIDefine {
 
         /// Where `keyPath` stands, or — when the format told nothing of it — the nearest member
         /// above it that it located; `nil` when none is.
+        /// The key path of `member` below `path` (`""` alone is the root's): members joined
+        /// with dots, and a member without a name written `""`.
+        package static func keyPath(_ path: String, _ member: String) -> String {
+            let name = member.isEmpty ? "\"\"" : member
+            return path.isEmpty ? name : "\(path).\(name)"
+        }
+
         func place(of keyPath: String) -> Place? {
             let places = self.places
             var searched = keyPath[...]
@@ -97,8 +104,10 @@ extension APIDefine {
             return APIDefine.Document(root: JSONValue(tape: tape, at: 0)) {
                 // Only for an error: recording every key's place doubled the time of reading a
                 // thousand defines.
-                var places: [String: APIDefine.Document.Place] = [:]
-                Self.recordPlaces(in: tape, at: 0, path: "", lines: LineStarts(tape.bytes), into: &places)
+                let lines = LineStarts(tape.bytes)
+                // The root's place, under the empty key path.
+                var places: [String: APIDefine.Document.Place] = ["": lines.place(of: Int(tape.tokens[0].start) - (tape.tokens[0].kind == .string ? 1 : 0), in: tape.bytes)]
+                Self.recordPlaces(in: tape, at: 0, path: "", lines: lines, into: &places)
                 return places
             }
         }
@@ -110,8 +119,7 @@ extension APIDefine {
             case .object:
                 var key = index + 1
                 for _ in 0..<Int(token.count) {
-                    let name = tape.text(at: key) ?? ""
-                    let memberPath = path.isEmpty ? name : "\(path).\(name)"
+                    let memberPath = APIDefine.Document.keyPath(path, tape.text(at: key) ?? "")
                     // The key's token starts inside its quotes.
                     places[memberPath] = lines.place(of: Int(tape.tokens[key].start) - 1, in: tape.bytes)
                     recordPlaces(in: tape, at: key + 1, path: memberPath, lines: lines, into: &places)

@@ -23,7 +23,7 @@ import Foundation
 /// }
 /// ```
 ///
-/// Any string may use `${NAME}` to read an environment variable; a private key must (a file
+/// Any string may use `${NAME}` to read an environment variable (`$${` is the text `${`); a private key must (a file
 /// never holds a secret in clear). `signing.scheme` is `aif-hmac` (default), `rfc9421`, `md5`
 /// or `none`; `signing.placement` is `query` (default) or `headers` for AIF-HMAC.
 /// `decoding.keys` is `default` or `snakeCase`, `decoding.dates` is `deferred` (default),
@@ -494,7 +494,11 @@ struct ConfigReader {
         switch value {
         case .string(let text): return .string(try substitute(text, at: path))
         case .integer(let number): return .int(number)
-        case .number(let number): return .double(number)
+        case .number(let number):
+            guard number.isFinite else {
+                throw ServiceRegistry.ConfigurationError(file: file, key: path, problem: "must be a finite number: JSON cannot send \(number)")
+            }
+            return .double(number)
         case .bool(let flag): return .bool(flag)
         case .null: return .null
         case .array(let array):
@@ -514,7 +518,7 @@ struct ConfigReader {
         return try substitute(value, at: path)
     }
 
-    /// Replaces each `${NAME}` with the environment variable `NAME`.
+    /// Replaces each `${NAME}` with the environment variable `NAME`; `$${` is the text `${`.
     func substitute(_ text: String, at path: String) throws(ServiceRegistry.ConfigurationError) -> String {
         // Most values refer to nothing: skip the search (Foundation's, a tenth of the time of
         // reading a thousand API defines).
@@ -522,6 +526,12 @@ struct ConfigReader {
         var result = ""
         var rest = text[...]
         while let start = rest.range(of: "${") {
+            // `$${` is the text `${`, written so that it is not read as a reference.
+            if start.lowerBound > rest.startIndex, rest[rest.index(before: start.lowerBound)] == "$" {
+                result += rest[..<rest.index(before: start.lowerBound)] + "${"
+                rest = rest[start.upperBound...]
+                continue
+            }
             guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
                 throw ServiceRegistry.ConfigurationError(file: file, key: path, problem: "has an unterminated ${…} reference")
             }
