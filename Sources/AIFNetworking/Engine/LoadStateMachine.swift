@@ -473,7 +473,7 @@ struct LoadStateMachine: Sendable {
     /// Why `request` must not go out again for `cause`, by the policy's one rule for sending
     /// again; `nil` when it may.
     private func refusal(_ request: HTTPRequest, _ cause: RetryPolicy.SendingAgain, _ policy: RetryPolicy) -> String? {
-        if case .refused(let why) = policy.verdict(onSending: request, again: cause) { return why }
+        if case .refused(let why) = policy.verdict(onSending: request, again: cause) { return why.description }
         return nil
     }
 

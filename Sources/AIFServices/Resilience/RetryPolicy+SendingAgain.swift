@@ -67,8 +67,37 @@ extension RetryPolicy {
         /// list, or no retries at all): nothing to explain.
         case notRetried
         /// The cause is one the policy retries, or one that sends again by itself, but this
-        /// request must not go out again: the reason, in plain words.
-        case refused(String)
+        /// request must not go out again: why (in plain words as its description, made only
+        /// when it is shown: a POST that succeeds asks this of every request).
+        case refused(Refusal)
+    }
+
+    /// Why a request must not go out again.
+    package enum Refusal: Sendable, Equatable, CustomStringConvertible {
+        /// Its body is a stream, read as it is sent.
+        case streamSentOnce
+        /// Its answer was lost, a failure the policy does not retry (`noRetries`: it retries
+        /// nothing).
+        case lostAnswerNotRetried(noRetries: Bool)
+        /// Its method is not one the policy retries, and it carries no key (`keyHeader`, the
+        /// policy's header for one).
+        case notSafeToRepeat(HTTPMethod, keyHeader: String?)
+        /// Only a safe method without a body shares an identical load's answer.
+        case notShareable
+
+        /// In plain words, for the log and the error's message.
+        package var description: String {
+            switch self {
+            case .streamSentOnce:
+                "the request body is a stream, which is sent once and cannot be sent again"
+            case .lostAnswerNotRetried(let noRetries):
+                "its answer was lost, which the retry policy does not retry (retryableErrors\(noRetries ? ": no retries at all" : " has no responseLost"))"
+            case .notSafeToRepeat(let method, let keyHeader):
+                "\(method) is not retried without \(keyHeader.map { "an \($0) header" } ?? "an idempotency key")"
+            case .notShareable:
+                "only a \(HTTPMethod.get) or \(HTTPMethod.head) without a body shares an identical load's answer"
+            }
+        }
     }
 
     /// The one rule for sending a load's request out again, for every cause that can: the
@@ -104,12 +133,13 @@ extension RetryPolicy {
         let processed: Bool
         switch cause {
         case .reusedConnectionLost:
-            if request.method.isSafe { return request.body.isStream ? .refused(Self.streamSentOnce) : .allowed }
-            guard maxRetries > 0, retryableErrors.contains(.responseLost) else {
-                return .refused(
-                    "its answer was lost, which the retry policy does not retry (retryableErrors\(maxRetries > 0 ? " has no responseLost" : ": no retries at all"))")
-            }
-            processed = true
+            if request.body.isStream { return .refused(.streamSentOnce) }
+            if request.method.isSafe { return .allowed }
+            // Both must hold; the method first, which most requests that are not safe fail
+            // (the transport asks this of each of them).
+            guard methods.contains(request.method) || isKeyed(request) else { return .refused(.notSafeToRepeat(request.method, keyHeader: keyHeader)) }
+            guard maxRetries > 0, retryableErrors.contains(.responseLost) else { return .refused(.lostAnswerNotRetried(noRetries: maxRetries == 0)) }
+            return .allowed
         case .failure(let code):
             guard maxRetries > 0, retryableErrors.contains(code) else { return .notRetried }
             processed = !Self.neverLeaves(code)
@@ -132,20 +162,20 @@ extension RetryPolicy {
         case .downloadStartsOver:
             processed = true
         case .sharedWithIdenticalLoad:
-            guard request.method.isSafe, request.body.byteCount == 0 else {
-                return .refused("only a \(HTTPMethod.get) or \(HTTPMethod.head) without a body shares an identical load's answer")
-            }
+            guard request.method.isSafe, request.body.byteCount == 0 else { return .refused(.notShareable) }
             return .allowed
         }
-        if request.body.isStream { return .refused(Self.streamSentOnce) }
+        if request.body.isStream { return .refused(.streamSentOnce) }
         guard processed else { return .allowed }
-        if methods.contains(request.method) { return .allowed }
-        if let keyHeader, request.headers[keyHeader] != nil { return .allowed }
-        return .refused("\(request.method) is not retried without \(keyHeader.map { "an \($0) header" } ?? "an idempotency key")")
+        if methods.contains(request.method) || isKeyed(request) { return .allowed }
+        return .refused(.notSafeToRepeat(request.method, keyHeader: keyHeader))
     }
 
-    /// Why a streamed body goes out once.
-    private static let streamSentOnce = "the request body is a stream, which is sent once and cannot be sent again"
+    /// Whether `request` carries the policy's idempotency key.
+    private func isKeyed(_ request: HTTPRequest) -> Bool {
+        guard let keyHeader else { return false }
+        return request.headers[keyHeader] != nil
+    }
 
     /// Whether a failure with `code` happens before any byte of the request leaves.
     package static func neverLeaves(_ code: TransportError.Code) -> Bool {
