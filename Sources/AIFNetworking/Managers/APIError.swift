@@ -22,7 +22,6 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case invalidParameters = "invalid parameters"
-            case vetoedByInterceptor = "vetoed by an interceptor"
             case configuration = "configuration"
             case httpStatus = "HTTP status"
             case serviceVeto = "service veto"
@@ -50,7 +49,6 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         public var identifier: String {
             switch base {
             case .invalidParameters: "invalid_parameters"
-            case .vetoedByInterceptor: "vetoed_by_interceptor"
             case .configuration: "configuration"
             case .httpStatus: "http_status"
             case .serviceVeto: "service_veto"
@@ -72,9 +70,6 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         /// plugin's ``LoadPlugin/loadWillStart(_:parameters:)`` (its error is the underlying
         /// error) — or could not be encoded; no request was sent.
         public static let invalidParameters = Kind(.invalidParameters)
-        /// No longer made: a plugin that refuses a load ends it as ``invalidParameters``.
-        @available(*, deprecated, message: "a plugin that refuses a load ends it as invalidParameters")
-        public static let vetoedByInterceptor = Kind(.vetoedByInterceptor)
         /// The service, its environment or the request could not be resolved or built (unknown
         /// service, bad URL, missing path parameter, signing failure); no request was sent.
         public static let configuration = Kind(.configuration)
