@@ -42,9 +42,9 @@ public struct YAMLDefineFormat: APIDefine.Format {
         }
         let node: Node?
         do {
-            // No resolver rules: Yams resolves a scalar's type with regular expressions, which
-            // took 90% of the time of reading a file of a thousand defines; the scalars are
-            // typed below instead, as YAML 1.2's core schema says.
+            // No resolver rules: Yams resolves a scalar's type with regular expressions, most
+            // of the time of reading a large file of defines; the scalars are typed below
+            // instead, as YAML 1.2's core schema says.
             node = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
             throw Self.syntaxError(error, file: file, text: text)

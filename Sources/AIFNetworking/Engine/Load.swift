@@ -38,8 +38,8 @@ final class Load: CancellableTransfer {
     /// event, and every read is on a path that starts after that write — the load's own steps,
     /// which `start` begins, or a cancellation that finds the load waiting for a step it handed
     /// off, which it learns under the state's lock, taken by `start` after the write. (An
-    /// `AtomicLazyReference` cost 640 instructions a read, unspecialized in its library: 40,000
-    /// a load, +9% by callgrind.)
+    /// `AtomicLazyReference` runs unspecialized from its library on every read, which a load
+    /// makes many of: see `Benchmarks/README.md`.)
     nonisolated(unsafe) private var given: Run?
     /// The load's decisions, and whether it is worked on; each event is told under this lock,
     /// and its action performed outside it.

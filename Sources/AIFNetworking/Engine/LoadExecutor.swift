@@ -8,10 +8,9 @@ import Dispatch
 ///
 /// A draining executor stood here before (one queue of the library's, a few workers each
 /// running jobs one after another, the loads a batch of finished transfers resumed run by the
-/// thread that resumed them). Measured against this queue on 2026-11-26 in the benchmark's
-/// manager clients (`TransportBench client`, alternating runs, medians), it was the slower:
-/// this queue served 25–28% more requests a second at concurrency 16 and 10–19% more at 64, on
-/// both faces, with less CPU per request at 16. See `Benchmarks/README.md`.
+/// thread that resumed them). Measured against this queue in the benchmark's manager clients
+/// (`TransportBench client`, alternating runs), it was the slower on both faces, at
+/// concurrency 16 and 64; the figures are in `Benchmarks/README.md`.
 final class LoadExecutor: CompletionExecutor {
     /// The executor every proxy's loads use unless they run on the transport's thread.
     static let shared = LoadExecutor()

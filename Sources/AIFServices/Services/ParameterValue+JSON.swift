@@ -3,9 +3,9 @@ import Foundation
 extension ParameterValue {
     /// The value as a JSON body: the bytes Foundation's `JSONSerialization` writes with
     /// `.sortedKeys` and `.withoutEscapingSlashes` (keys ordered as it orders them, numbers and
-    /// escapes as it writes them), written directly. Through `JSONSerialization` on Linux a
-    /// two-member order cost 149,000 instructions more (the dictionary bridged to `NSDictionary`,
-    /// each value cast at run time, the whole checked beforehand): 35% of a signed POST load.
+    /// escapes as it writes them), written directly. Through `JSONSerialization` on Linux the
+    /// dictionary is bridged to `NSDictionary`, each value cast at run time and the whole
+    /// checked beforehand: a large share of a signed POST load (see `Benchmarks/README.md`).
     ///
     /// - Returns: The JSON text, or `nil` when a number is not finite (JSON has no NaN or infinity).
     func jsonBody() -> Data? {

@@ -258,8 +258,7 @@ extension ServiceRegistry {
 
         /// The members, behind one reference that is never written through: a resolved service
         /// travels with each load (its plan, its request's closures, each attempt), and a copy of
-        /// the members themselves took some 350 instructions and eleven reference counts (five
-        /// copies a load) where this takes one.
+        /// the members themselves counts a reference for each of them where this counts one.
         private var members: Members
 
         private final class Members: Sendable {

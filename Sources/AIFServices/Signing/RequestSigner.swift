@@ -97,9 +97,9 @@ private let forkGeneration = Atomic<UInt64>(0)
 
 /// Nonces from OpenSSL's secure generator, drawn 4 KiB at a time: one `RAND_bytes` call per
 /// 256 nonces instead of one per request (each call takes OpenSSL's locks and reseeding
-/// checks, about 2 µs). Bytes are handed out once and wiped as they go; a forked child discards
-/// what it inherited and draws afresh, so two processes never share one. (The child is told by
-/// a fork handler, not by comparing process IDs: `getpid` is a system call, 0.16 µs a nonce.)
+/// checks). Bytes are handed out once and wiped as they go; a forked child discards what it
+/// inherited and draws afresh, so two processes never share one. (The child is told by a fork
+/// handler, not by comparing process IDs: `getpid` is a system call, which each nonce would make.)
 final class NoncePool: Sendable {
     static let shared = NoncePool()
 

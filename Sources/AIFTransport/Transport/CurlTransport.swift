@@ -211,8 +211,7 @@ public final class CurlTransport: HTTPTransport {
     ///
     /// Freed, that buffer kept tripping glibc's trimming of the transport thread's `malloc`
     /// arena once responses are consumed on other threads: memory handed back to the kernel
-    /// and faulted in again a transfer later (0.2 page faults a request, about 2 µs of CPU per
-    /// manager load at concurrency 16 on the benchmark machine; see `Benchmarks/README.md`).
+    /// and faulted in again a transfer later (see `Benchmarks/README.md` for what it cost).
     ///
     /// It is an opt-in because it is process-wide: every user of libcurl in the process gets
     /// these functions, Foundation's URLSession included (they are the C library's `malloc`

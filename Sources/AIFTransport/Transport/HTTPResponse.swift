@@ -56,9 +56,8 @@ public struct HTTPResponse: Sendable {
     }
 
     /// The members, behind one reference that is never written through: a response is copied
-    /// through several closures and frames on its way to the caller (ten times a load), and a
-    /// copy of the members themselves took some 170 instructions and five reference counts where
-    /// this takes one. A change makes new storage (responses are seldom changed: a redirect's
+    /// through several closures and frames on its way to the caller, and a copy of the members
+    /// themselves counts a reference for each of them where this counts one. A change makes new storage (responses are seldom changed: a redirect's
     /// count, a stub's status).
     private var storage: Storage
 

@@ -213,7 +213,7 @@ package protocol BatchingTransport: HTTPTransport {
 /// How a request goes through a transport as one exchange, its completion run on an executor:
 /// as a ``BatchingTransport`` does, or else through ``HTTPTransport/send(_:progress:completion:)``
 /// with redirects off. Which of the two is decided when the route is made — whether a transport
-/// is a batching one is a conformance looked up at run time, some 600 instructions — so that a
+/// is a batching one is a conformance looked up at run time, not a cheap one — so that a
 /// sender keeping a route for its transport pays for it once rather than for every request.
 package struct ExchangeRoute: Sendable {
     private let transport: any HTTPTransport

@@ -50,9 +50,9 @@ enum CurlGlobal {
 /// Why: the buffer is allocated on the transport's thread, whose `malloc` arena also takes back
 /// the responses and requests other threads free. With that traffic, freeing the buffer often
 /// joins it to a top chunk past glibc's trim threshold, and the arena gives the memory back to
-/// the kernel (`madvise`) — to fault it in again a transfer later: 0.2 page faults per request
-/// and 2 µs of CPU (4%) per manager load at concurrency 16. Kept here, the buffer never reaches
-/// `free`, and the cycle is gone.
+/// the kernel (`madvise`) — to fault it in again a transfer later, a page fault every few
+/// requests (see `Benchmarks/README.md`). Kept here, the buffer never reaches `free`, and the
+/// cycle is gone.
 ///
 /// The functions are process-wide — every libcurl user in the process gets them, Foundation's
 /// URLSession included — so the library installs them only when a program asks

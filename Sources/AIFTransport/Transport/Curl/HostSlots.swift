@@ -198,8 +198,8 @@ struct HostSlots {
 
     /// ``originKey(of:)``, read from the last origin's when `url` starts with its scheme and
     /// authority and goes on with nothing, a path, a query or a fragment: the same origin, as the
-    /// key is made of those bytes alone. (About 1,000 instructions a request saved; a URL of
-    /// another origin costs one comparison more.)
+    /// key is made of those bytes alone. (No hashing for the requests that follow one to the
+    /// same origin; a URL of another origin costs one comparison more.)
     mutating func origin(of url: String) -> Int? {
         var url = url
         return url.withUTF8 { bytes -> Int? in

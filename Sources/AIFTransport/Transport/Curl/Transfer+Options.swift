@@ -19,7 +19,7 @@ struct PreparedOptions: Sendable {
     /// The default connect timeout in libcurl's milliseconds (0: no limit), converted once.
     let defaultConnectTimeoutMilliseconds: Int
     /// The default total timeout in nanoseconds, converted once (reading a `Duration`'s
-    /// components divides 128-bit numbers: about 190 instructions a request).
+    /// components divides 128-bit numbers, which each request would do again).
     let defaultTotalNanoseconds: UInt64?
     /// The default stall limit in whole seconds (0: none).
     let defaultIdleSeconds: Int
@@ -63,8 +63,8 @@ extension PreparedOptions {
     /// it writes (`deflate, gzip, br, zstd`, as this libcurl was built), or "" for none.
     ///
     /// The transport sends that line itself, among the default headers: libcurl writes a line
-    /// of its own afresh for every request, through its `printf` one byte at a time (3,000
-    /// instructions a request, 3% of a request, counted with callgrind), and writes none when
+    /// of its own afresh for every request, through its `printf` one byte at a time (a share of
+    /// a request that callgrind shows: see `Benchmarks/README.md`), and writes none when
     /// the request carries the header. `CURLOPT_ACCEPT_ENCODING` stays set, so that libcurl
     /// still decodes what comes back.
     static let decodableEncodings: String = {
@@ -411,9 +411,9 @@ extension Transfer {
     /// its query.
     ///
     /// libcurl copies a URL through its `printf` one character at a time several times per
-    /// transfer (parsing it, rebuilding it, writing the request line), about 300 instructions
-    /// per character; a signed URL's query (key, time, nonce, 64-character signature) made
-    /// that a third of libcurl's work per request. A query handed over as the request target
+    /// transfer (parsing it, rebuilding it, writing the request line); a signed URL's long
+    /// query (key, time, nonce, 64-character signature) made that much of libcurl's work per
+    /// request. A query handed over as the request target
     /// is copied once, and the rest of the URL stays the same from one request to the next.
     ///
     /// Only done where the result is byte-for-byte the request line libcurl would have written
@@ -423,7 +423,7 @@ extension Transfer {
     /// nothing but printable ASCII (libcurl would reject it).
     static func requestTarget(of url: UnsafeBufferPointer<UInt8>) -> (pathStart: Int, queryStart: Int)? {
         // Without a query there is nothing to hand over: libcurl takes the URL whole, and the
-        // URL is not read byte by byte here (about 600 instructions for a short one).
+        // URL is not read byte by byte here.
         guard let base = url.baseAddress, memchr(base, Int32(UInt8(ascii: "?")), url.count) != nil else { return nil }
         // Past "scheme://".
         var index = 0

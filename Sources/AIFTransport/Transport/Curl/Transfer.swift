@@ -16,8 +16,8 @@ import Musl
 ///   inside `curl_multi_socket_action` on that thread). Other threads only hold the reference, to
 ///   hand it back to the loop in a command (submission, cancellation). For the same reason the
 ///   hot properties are `@exclusivity(unchecked)`: one thread, and no access to them overlaps
-///   another, so the runtime's dynamic exclusivity bookkeeping (measured at ~1,000 instructions
-///   per request) buys nothing. The one exception is ``laterHops()``, an atomic reference any
+///   another, so the runtime's dynamic exclusivity bookkeeping, a cost on every request, buys
+///   nothing. The one exception is ``laterHops()``, an atomic reference any
 ///   thread may set.
 final class Transfer: @unchecked Sendable {
     typealias Completion = @Sendable (Result<HTTPResponse, TransportError>) -> Void
