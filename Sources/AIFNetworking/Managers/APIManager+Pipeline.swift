@@ -317,10 +317,6 @@ extension Result where Failure == APIError {
 }
 
 extension APIManager {
-    /// The error of a failed status: the server's message and code when the service's
-    /// ``/AIFServices/Service/errorBody`` rule finds them in the body (else the body's start),
-    /// every credential the request carried shown as `***`; the body decoded into the declared
-    /// type rides along.
     /// The warnings a success gave where the service's application error rule says, read off
     /// the body's parse.
     @inline(__always)
@@ -344,6 +340,10 @@ extension APIManager {
         return plan.error(.serviceVeto, id: id, "the service refused the response: \(veto)", veto, response, attempts: attempts).carrying(reading)
     }
 
+    /// The error of a failed status: the server's message and code when the service's
+    /// ``/AIFServices/Service/errorBody`` rule finds them in the body (else the body's start),
+    /// every credential the request carried shown as `***`; the body decoded into the declared
+    /// type rides along.
     static func statusError(
         _ response: HTTPResponse, request: HTTPRequest, plan: LoadPlan, id: LoadID, attempts: Int, manager: APIManager<Content>
     ) -> APIError {
