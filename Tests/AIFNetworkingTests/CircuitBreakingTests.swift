@@ -45,7 +45,7 @@ struct CircuitBreakingTests {
             registry.register(GuardedService(retryPolicy: retries))
             proxy = APIProxy(
                 transport: transport, logger: Logger(label: "circuit", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
-                offlineAfterFailures: 100, loadPlacement: .automatic, recorder: nil, observers: [watcher, MetricsObserver(factory: metrics)], clock: clock)
+                offlineAfterFailures: 100, loadExecutor: .automatic, recorder: nil, observers: [watcher, MetricsObserver(factory: metrics)], clock: clock)
         }
 
         func load() async throws -> APIResponse<NoContent> {

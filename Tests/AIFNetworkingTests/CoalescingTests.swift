@@ -22,7 +22,7 @@ struct CoalescingTests {
         registry.register(CoalescedService())
         let proxy = APIProxy(
             transport: transport, logger: Logger(label: "coalesced", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
-            offlineAfterFailures: 2, loadPlacement: .loadExecutor, recorder: nil, observers: [], clock: ManualLoadClock())
+            offlineAfterFailures: 2, loadExecutor: .loadExecutor, recorder: nil, observers: [], clock: ManualLoadClock())
         return APIManager(Endpoint<NoContent>(service: "coalesced", path: "goods", coalescesIdenticalRequests: true), proxy: proxy, registry: registry)
     }
 

@@ -80,7 +80,7 @@ private struct PayStack {
         self.ledger = ledger
         proxy = APIProxy(
             transport: transport, logger: Logger(label: "pay", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
-            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
+            offlineAfterFailures: 2, loadExecutor: .automatic, recorder: nil, observers: [], clock: clock)
     }
 
     func manager<Content>(_ endpoint: Endpoint<Content>) -> APIManager<Content> {

@@ -40,13 +40,13 @@ private final class CountingVetoService: Service, @unchecked Sendable {
 struct LoadEngineTests {
     private static func manager(
         _ stub: any HTTPTransport, clock: ManualLoadClock, observers: [any LoadObserver] = [],
-        logger: Logger = Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), runner: SteppingExecutor? = nil
+        logger: Logger = Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), executor: SteppingExecutor? = nil
     ) -> APIManager<NoContent> {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ClockedService())
         let proxy = APIProxy(
             transport: stub, logger: logger, retryBudget: RetryPolicy.Budget(),
-            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: observers, clock: clock, runner: runner)
+            offlineAfterFailures: 2, loadExecutor: .automatic, recorder: nil, observers: observers, clock: clock, executor: executor)
         return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods"), proxy: proxy, registry: registry)
     }
 
@@ -125,7 +125,7 @@ struct LoadEngineTests {
         registry.register(ClockedService())
         let proxy = APIProxy(
             transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
-            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
+            offlineAfterFailures: 2, loadExecutor: .automatic, recorder: nil, observers: [], clock: clock)
         let endpoint = Endpoint<Item>(service: "clocked", path: "goods", cachePolicy: .lifetime(.seconds(60)))
         let manager = APIManager(endpoint, proxy: proxy, registry: registry, cache: ResponseCache())
         #expect(try await manager.load().origin == .network)
@@ -155,7 +155,7 @@ struct LoadEngineTests {
         let observer = EndCountingObserver()
         let proxy = APIProxy(
             transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
-            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [observer], clock: ManualLoadClock())
+            offlineAfterFailures: 2, loadExecutor: .automatic, recorder: nil, observers: [observer], clock: ManualLoadClock())
         let endpoint = Endpoint<Item>(service: "clocked", path: "goods", cachePolicy: .lifetime(.seconds(60)))
         let manager = APIManager(endpoint, proxy: proxy, registry: registry, cache: ResponseCache())
         #expect(try await manager.load().origin == .network)
@@ -261,12 +261,12 @@ struct LoadEngineTests {
         let steps = SteppingExecutor()
         let transport = HoldingTransport()
         let heard = EndingHooks()
-        let manager = Self.manager(transport, clock: ManualLoadClock(), runner: steps)
+        let manager = Self.manager(transport, clock: ManualLoadClock(), executor: steps)
         manager.delegate = heard
         manager.plugins = [heard]
         manager.callbackExecutor = .immediate
         let id = manager.loadData()
-        #expect(steps.pending == 1)  // its start, on its runner
+        #expect(steps.pending == 1)  // its start, on its executor
         if point == "before it starts" { manager.cancelLoad(id) }
         steps.runAll()
         if point == "while its request is out" { manager.cancelLoad(id) }
@@ -478,7 +478,7 @@ struct LoadEngineTests {
         if let authenticator { registry.setAuthenticator(authenticator, for: ["clocked"]) }
         let proxy = APIProxy(
             transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: budget,
-            offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
+            offlineAfterFailures: 2, loadExecutor: .automatic, recorder: nil, observers: [], clock: clock)
         return APIManager(Endpoint<NoContent>(service: "clocked", path: "goods", timeouts: timeouts), proxy: proxy, registry: registry)
     }
 

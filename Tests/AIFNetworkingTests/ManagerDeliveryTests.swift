@@ -90,7 +90,7 @@ struct ManagerDeliveryTests {
     @Test func immediatelyOnTheLoadExecutorOverLibcurlItself() async throws {
         // Without the stack's counting wrapper, the transport hands the completions over in its
         // batches; the loads still end on the load executor.
-        let places = try await deliver(on: .immediate, proxy: { APIProxy(transport: CurlTransport.shared, loadPlacement: .loadExecutor) }) {
+        let places = try await deliver(on: .immediate, proxy: { APIProxy(transport: CurlTransport.shared, loadExecutor: .loadExecutor) }) {
             LoadExecutor.shared.isCurrent ? "the load executor" : "elsewhere"
         }
         #expect(places == ["failed: the load executor", "the load executor"])
@@ -98,7 +98,7 @@ struct ManagerDeliveryTests {
 
     @Test func immediatelyOnTheTransportThreadWhenLoadsRunThere() async throws {
         // The proxy over the CurlTransport itself (the stack's counting wrapper has no thread).
-        let places = try await deliver(on: .immediate, proxy: { APIProxy(transport: CurlTransport.shared, loadPlacement: .transportThread) }) {
+        let places = try await deliver(on: .immediate, proxy: { APIProxy(transport: CurlTransport.shared, loadExecutor: .transportThread) }) {
             ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(places == ["aif-curl-shared", "failed: aif-curl-shared"])

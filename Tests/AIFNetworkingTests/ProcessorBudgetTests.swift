@@ -131,30 +131,30 @@ struct ProcessorBudgetTests {
     // MARK: Placement
 
     @Test func automaticPlacementRunsDelegateLoadsOnTheTransportThreadOnlyWithOneProcessor() {
-        #expect(LoadPlacement.automatic.onTransportThread(processors: 1))
-        #expect(!LoadPlacement.automatic.onTransportThread(processors: 2))
-        #expect(!LoadPlacement.automatic.onTransportThread(processors: 64))
+        #expect(LoadExecutorChoice.automatic.onTransportThread(processors: 1))
+        #expect(!LoadExecutorChoice.automatic.onTransportThread(processors: 2))
+        #expect(!LoadExecutorChoice.automatic.onTransportThread(processors: 64))
         for processors in [1, 2] {
-            #expect(LoadPlacement.transportThread.onTransportThread(processors: processors))
-            #expect(!LoadPlacement.loadExecutor.onTransportThread(processors: processors))
+            #expect(LoadExecutorChoice.transportThread.onTransportThread(processors: processors))
+            #expect(!LoadExecutorChoice.loadExecutor.onTransportThread(processors: processors))
         }
     }
 
     @Test func aProxyPlacesLoadsWhereAskedAndDecidesByTheBudgetWhenAutomatic() {
         let curl = CurlTransport.shared
-        let onThread = APIProxy(transport: curl, loadPlacement: .transportThread)
+        let onThread = APIProxy(transport: curl, loadExecutor: .transportThread)
         #expect(onThread.runsDelegateLoadsOnTransportThread)
-        #expect(onThread.loadRunner === curl.ownThreadExecutor)
-        let onExecutor = APIProxy(transport: curl, loadPlacement: .loadExecutor)
+        #expect(onThread.loadExecutor === curl.ownThreadExecutor)
+        let onExecutor = APIProxy(transport: curl, loadExecutor: .loadExecutor)
         #expect(!onExecutor.runsDelegateLoadsOnTransportThread)
-        #expect(onExecutor.loadRunner === LoadExecutor.shared)
+        #expect(onExecutor.loadExecutor === LoadExecutor.shared)
         // Automatic: by the budget.
         let automatic = APIProxy(transport: curl)
         #expect(automatic.runsDelegateLoadsOnTransportThread == (ProcessorBudget.current == 1))
         // Another transport has no thread to offer: the load executor, whatever was asked.
-        let other = APIProxy(transport: ForwardingTransport(), loadPlacement: .transportThread)
+        let other = APIProxy(transport: ForwardingTransport(), loadExecutor: .transportThread)
         #expect(!other.runsDelegateLoadsOnTransportThread)
-        #expect(other.loadRunner === LoadExecutor.shared)
+        #expect(other.loadExecutor === LoadExecutor.shared)
     }
 }
 

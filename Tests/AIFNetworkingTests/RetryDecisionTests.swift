@@ -32,7 +32,7 @@ struct RetryDecisionTests {
         registry.register(FlakyService())
         let proxy = APIProxy(
             transport: stub, logger: Logger(label: "flaky", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
-            offlineAfterFailures: 100, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
+            offlineAfterFailures: 100, loadExecutor: .automatic, recorder: nil, observers: [], clock: clock)
         return APIManager(
             Endpoint<NoContent>(service: "flaky", path: "report", method: method, headers: headers, timeouts: timeouts, retryPolicy: retryPolicy),
             proxy: proxy, registry: registry)

@@ -104,7 +104,7 @@ struct ShutdownTests {
             proxy = APIProxy(
                 transport: transport, logger: Logger(label: "shutdown", factory: { [logged] _ in CapturingLogHandler(messages: logged) }),
                 retryBudget: RetryPolicy.Budget(),
-                offlineAfterFailures: 2, loadPlacement: .automatic, recorder: nil, observers: [], clock: clock)
+                offlineAfterFailures: 2, loadExecutor: .automatic, recorder: nil, observers: [], clock: clock)
         }
 
         func manager(_ delegate: Outcomes? = nil) -> APIManager<NoContent> {

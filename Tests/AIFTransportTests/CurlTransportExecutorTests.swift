@@ -76,7 +76,7 @@ private func exchanges(_ count: Int, of url: URL, through transport: CurlTranspo
 }
 
 /// Runs the work handed to it at once, where it is handed over, noting the thread's name.
-private final class ThreadNotingExecutor: CompletionExecutor {
+private final class ThreadNotingExecutor: StepExecutor {
     let takesWorkInBatches: Bool
     private let names = Locked<[String]>([])
 

@@ -15,11 +15,11 @@ private struct ManagerStack {
     /// Whether the managers POST an order rather than GET the catalogue.
     let posts: Bool
 
-    init(_ settings: ClientSettings, loadPlacement: LoadPlacement = .automatic, observers: [any LoadObserver] = []) {
+    init(_ settings: ClientSettings, loadExecutor: LoadExecutorChoice = .automatic, observers: [any LoadObserver] = []) {
         let url = URL(string: settings.url)!
         registry.register(BenchService(baseURL: url.deletingLastPathComponent()))
         transport = makeTransport(settings)
-        proxy = APIProxy(transport: transport, loadPlacement: loadPlacement, observers: observers)
+        proxy = APIProxy(transport: transport, loadExecutor: loadExecutor, observers: observers)
         posts = settings.post
     }
 
@@ -36,15 +36,15 @@ private struct ManagerStack {
 /// The delegate face: `concurrency` chains, each delegate callback (delivered immediately, on
 /// the thread that ended the load) starting the next load. `manager` leaves the proxy's load
 /// placement automatic (under the comparison's pinning, one CPU: the transport's thread);
-/// `manager-handoff` forces the load executor (`APIProxy(loadPlacement: .loadExecutor)`).
+/// `manager-handoff` forces the load executor (`APIProxy(loadExecutor: .loadExecutor)`).
 final class ManagerDelegateClient: BenchClient {
     private let stack: ManagerStack
     private let manager: APIManager<BenchCatalogue>
     private let concurrency: Int
     private let delegate = Mutex<ChainDelegate?>(nil)
 
-    init(_ settings: ClientSettings, loadPlacement: LoadPlacement, observers: [any LoadObserver] = []) {
-        stack = ManagerStack(settings, loadPlacement: loadPlacement, observers: observers)
+    init(_ settings: ClientSettings, loadExecutor: LoadExecutorChoice, observers: [any LoadObserver] = []) {
+        stack = ManagerStack(settings, loadExecutor: loadExecutor, observers: observers)
         manager = stack.makeManager()
         manager.callbackExecutor = .immediate
         concurrency = settings.concurrency

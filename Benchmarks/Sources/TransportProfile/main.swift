@@ -131,12 +131,12 @@ case "manager", "manager-loop", "manager-handoff":
     let transport = CurlTransport(configuration: configuration)
     let registry = ServiceRegistry(processEnvironment: [:])
     registry.register(BenchService(baseURL: URL(string: url)!.deletingLastPathComponent()))
-    let placement: LoadPlacement = switch arguments[1] {
+    let placement: LoadExecutorChoice = switch arguments[1] {
     case "manager-loop": .transportThread
     case "manager-handoff": .loadExecutor
     default: .automatic
     }
-    let proxy = APIProxy(transport: transport, loadPlacement: placement)
+    let proxy = APIProxy(transport: transport, loadExecutor: placement)
     let manager: APIManager<BenchCatalogue> = posts
         ? BenchOrderManager(proxy: proxy, registry: registry, cache: ResponseCache(capacity: 1))
         : BenchCatalogueManager(proxy: proxy, registry: registry, cache: ResponseCache(capacity: 1))

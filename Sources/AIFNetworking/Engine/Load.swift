@@ -48,13 +48,13 @@ final class Load: CancellableTransfer {
     /// What a load runs with once its manager has prepared it.
     private final class Run: Sendable {
         let plan: LoadPlan
-        let runner: any CompletionExecutor
+        let executor: any StepExecutor
         /// Stops the step under way: each transfer, wait and credential request is attached to it.
         let steps = AsyncCancellation()
 
-        init(_ plan: LoadPlan, runner: any CompletionExecutor) {
+        init(_ plan: LoadPlan, executor: any StepExecutor) {
             self.plan = plan
-            self.runner = runner
+            self.executor = executor
         }
     }
 
@@ -88,7 +88,7 @@ final class Load: CancellableTransfer {
         return run
     }
     private var plan: LoadPlan { run.plan }
-    private var runner: any CompletionExecutor { run.runner }
+    private var executor: any StepExecutor { run.executor }
     private var steps: AsyncCancellation { run.steps }
 
     /// Makes the object of a new load, prepared by its manager until ``start(_:on:completion:)``
@@ -112,14 +112,14 @@ final class Load: CancellableTransfer {
 
     /// Runs the load: its attempts until one is delivered or the load fails (or is cancelled —
     /// as it may have been while it was prepared). `completion` is called exactly once, on
-    /// `runner`, where this is called too.
+    /// `executor`, where this is called too.
     ///
     /// - Parameters:
     ///   - plan: What the manager read when the load started.
-    ///   - runner: Where every step after the first runs.
+    ///   - executor: Where every step after the first runs.
     ///   - completion: Gets the ending.
-    func start(_ plan: LoadPlan, on runner: any CompletionExecutor, completion: @escaping @Sendable (LoadEnding) -> Void) {
-        given = Run(plan, runner: runner)
+    func start(_ plan: LoadPlan, on executor: any StepExecutor, completion: @escaping @Sendable (LoadEnding) -> Void) {
+        given = Run(plan, executor: executor)
         state.withLock { state in
             state.completion = completion
             state.machine = LoadStateMachine(
@@ -144,7 +144,7 @@ final class Load: CancellableTransfer {
         cancel(.asked)
     }
 
-    /// Cancels the load, unless it has ended: at once (its ending told on the runner) while it
+    /// Cancels the load, unless it has ended: at once (its ending told on the executor) while it
     /// waits for a step handed off, which is stopped; once a stopped transfer that holds the
     /// load's file, stream or upload has let go of them; else as the next event the machine
     /// hears. The first cancellation's cause is the one the load ends with.
@@ -160,7 +160,7 @@ final class Load: CancellableTransfer {
         }
         if stopsStep { steps.cancel() }
         guard case .fail(let failure) = action else { return }
-        runner.run { [self] in
+        executor.run { [self] in
             complete(.failed(plan.error(failure.kind, id: id, failure.message, nil, attempts: failure.attempts)))
         }
     }
@@ -225,7 +225,7 @@ final class Load: CancellableTransfer {
         case .getCredential:
             guard let authenticator = plan.authenticator else { preconditionFailure("a credential for a load without an authenticator") }
             handOff {
-                authenticator.acquire(on: runner, cancellation: steps, clock: clock) { [self] outcome in
+                authenticator.acquire(on: executor, cancellation: steps, clock: clock) { [self] outcome in
                     if resume() { credentialCame(outcome) }
                 }
             }
@@ -234,7 +234,7 @@ final class Load: CancellableTransfer {
             proxy.logRenewal(id, generation: generation, heldBack: heldBack)
             plan.observation?.loadWillRenewCredential()
             handOff {
-                authenticator.renew(after: generation, on: runner, cancellation: steps, clock: clock) { [self] outcome in
+                authenticator.renew(after: generation, on: executor, cancellation: steps, clock: clock) { [self] outcome in
                     if resume() { credentialCame(outcome) }
                 }
                 watchDeadline()
@@ -248,7 +248,7 @@ final class Load: CancellableTransfer {
             proxy.logNoRetry(id, "the partial file does not match the server's; asking for the whole file")
             perform(decide { $0.startedAgain(on: clock) })
         case .wait(let delay):
-            let wait = PendingStep<Void>(on: runner) { [self] resumed in
+            let wait = PendingStep<Void>(on: executor) { [self] resumed in
                 if resume() { perform(decide { $0.waitEnded(cancelled: resumed == nil, on: clock) }) }
             }
             handOff {
@@ -309,7 +309,7 @@ final class Load: CancellableTransfer {
         }
         guard case .fail = action else { return }
         steps.cancel()
-        runner.run { [self] in perform(action) }
+        executor.run { [self] in perform(action) }
     }
 
     private func credentialCame(_ outcome: CredentialOutcome) {
@@ -361,7 +361,7 @@ final class Load: CancellableTransfer {
         let attemptWriter = writer
         handOff(holdsLoad: plan.transfer != nil) {
             proxy.send(
-                request, for: plan.resolved, id: id, coalescingKey: plan.coalescingKey, cancellation: steps, runner: runner,
+                request, for: plan.resolved, id: id, coalescingKey: plan.coalescingKey, cancellation: steps, executor: executor,
                 progress: plan.transfer?.progressReporter(for: attemptWriter)
             ) { [self] result in
                 // Whatever became of the load, the backend's circuit hears how its request ended.

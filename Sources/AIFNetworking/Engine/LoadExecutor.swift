@@ -4,14 +4,14 @@ import Dispatch
 /// validation, hooks, `.immediate` delivery — unless their proxy puts them on the transport's
 /// thread: a concurrent Dispatch queue of the library's own, run by Dispatch's worker threads.
 /// (An async-face load does its work in the task that awaits it, and hands a step here only
-/// once that task has left: see ``AwaitingTaskRunner``.)
+/// once that task has left: see ``AwaitingTaskExecutor``.)
 ///
 /// A draining executor stood here before (one queue of the library's, a few workers each
 /// running jobs one after another, the loads a batch of finished transfers resumed run by the
 /// thread that resumed them). Measured against this queue in the benchmark's manager clients
 /// (`TransportBench client`, alternating runs), it was the slower on both faces, at
 /// concurrency 16 and 64; the figures are in `Benchmarks/README.md`.
-final class LoadExecutor: CompletionExecutor {
+final class LoadExecutor: StepExecutor {
     /// The executor every proxy's loads use unless they run on the transport's thread.
     static let shared = LoadExecutor()
 

@@ -127,15 +127,15 @@ extension APIManager {
     }
 
     /// Sends a load through its engine, the one send path of both faces: starts the load on
-    /// `runner` with its plan, and hands its ending, checked and decoded, to `concluded` —
-    /// once, on `runner`.
+    /// `executor` with its plan, and hands its ending, checked and decoded, to `concluded` —
+    /// once, on `executor`.
     func send(
-        _ plan: LoadPlan, _ load: Load, on runner: any CompletionExecutor,
+        _ plan: LoadPlan, _ load: Load, on executor: any StepExecutor,
         then concluded: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
     ) {
         // The manager held weakly: a load does not keep it alive.
-        runner.run { [weak self] in
-            load.start(plan, on: runner) { [weak self, id = load.id] ending in
+        executor.run { [weak self] in
+            load.start(plan, on: executor) { [weak self, id = load.id] ending in
                 concluded(Self.conclude(ending, plan: plan, id: id, manager: self))
             }
         }

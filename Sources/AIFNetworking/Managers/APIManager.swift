@@ -346,7 +346,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         if case .send(let plan) = stage {
             // The engine holds the manager weakly: a manager deallocated meanwhile cancels its
             // loads, which then end without it.
-            send(plan, load, on: proxy.loadRunner) { [weak self, proxy] result in
+            send(plan, load, on: proxy.loadExecutor) { [weak self, proxy] result in
                 if case .failure = result { transfer?.download?.abandon() }
                 if let self { self.finish(load, result, deliver: deliver) } else { proxy.endAbandoned(id, plan: plan) }
             }
@@ -428,7 +428,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         if case .send(let plan) = stage {
             // The load's steps run in this task: two thread hops, to the transport and back.
             let sent = await withTaskCancellationHandler {
-                await AwaitingTaskRunner.outcome { runner, completion in send(plan, load, on: runner, then: completion) }
+                await AwaitingTaskExecutor.outcome { executor, completion in send(plan, load, on: executor, then: completion) }
             } onCancel: { [proxy] in
                 proxy.cancel(id)
             }

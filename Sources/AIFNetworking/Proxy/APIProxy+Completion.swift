@@ -3,7 +3,7 @@ extension APIProxy {
     /// hop of a signed request signed afresh), sharing one transfer with identical loads in
     /// flight when `coalescingKey` is set, logging the request and its outcome, showing the
     /// outcome to the proxy's ``connectivity``, and calling
-    /// `completion` exactly once, on `runner`.
+    /// `completion` exactly once, on `executor`.
     ///
     /// - Parameters:
     ///   - request: A request made by ``/AIFServices/RequestGenerator``.
@@ -12,12 +12,12 @@ extension APIProxy {
     ///   - coalescingKey: Identical loads' shared key, or `nil` to send alone.
     ///   - cancellation: Cancels the load's part: its transfer (each hop's in turn), or its
     ///     place among a coalesced transfer's waiters.
-    ///   - runner: Where `completion` (and the signing of redirect hops) runs.
+    ///   - executor: Where `completion` (and the signing of redirect hops) runs.
     ///   - progress: Told of each hop's bytes on the transport's thread, or `nil`.
     ///   - completion: Gets the final response, or the transport's or signing's error.
     func send(
         _ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService, id: LoadID, coalescingKey: String?, cancellation: AsyncCancellation,
-        runner: any CompletionExecutor, progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        executor: any StepExecutor, progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
         let started = ContinuousClock.now
@@ -32,16 +32,16 @@ extension APIProxy {
         }
         guard let coalescingKey else {
             // The load's own cancellation takes each hop's transfer.
-            send(request, for: resolved, runner: runner, cancellation: cancellation, progress: progress, completion: logged)
+            send(request, for: resolved, executor: executor, cancellation: cancellation, progress: progress, completion: logged)
             return
         }
         // The flight may land, and the load go on, before `join` returns. The flight lands on
-        // the runner of the load that started it; each load aboard goes on on its own.
+        // the executor of the load that started it; each load aboard goes on on its own.
         cancellation.attach {
-            coalescer.join(coalescingKey, id: id, completion: { result in runner.run { logged(result) } }) { [self] landed in
+            coalescer.join(coalescingKey, id: id, completion: { result in executor.run { logged(result) } }) { [self] landed in
                 // The flight's transfers, cancelled when every load aboard has left.
                 let flight = AsyncCancellation()
-                send(request, for: resolved, runner: runner, cancellation: flight, completion: landed)
+                send(request, for: resolved, executor: executor, cancellation: flight, completion: landed)
                 return flight
             }
         }

@@ -26,8 +26,8 @@ extension APIProxy {
         }
         let cancellation = AsyncCancellation()
         let result = await withTaskCancellationHandler {
-            await AwaitingTaskRunner.outcome { runner, completion in
-                send(request, for: resolved, runner: runner, cancellation: cancellation, completion: completion)
+            await AwaitingTaskExecutor.outcome { executor, completion in
+                send(request, for: resolved, executor: executor, cancellation: cancellation, completion: completion)
             }
         } onCancel: {
             cancellation.cancel()
@@ -37,25 +37,25 @@ extension APIProxy {
 
     /// Sends one load's request: each hop through the transport — a mock environment's
     /// fixtures, or ``transport`` (through a recorder when the proxy records) — as one exchange
-    /// completing on `runner`, redirects followed through the library's one redirect loop with
+    /// completing on `executor`, redirects followed through the library's one redirect loop with
     /// the hops of a signed service signed afresh (``/AIFServices/RequestGenerator/signedAgain(_:after:for:)``),
     /// every response shown to the environment's ``/AIFServices/ServiceRegistry/ResolvedService/clockSkew``.
     ///
     /// - Parameters:
     ///   - request: The load's request.
     ///   - resolved: The service and environment it was made for.
-    ///   - runner: Where each hop's outcome is handled and `completion` called.
+    ///   - executor: Where each hop's outcome is handled and `completion` called.
     ///   - cancellation: Where each hop's transfer is attached, to be cancelled.
     ///   - progress: Told of each hop's bytes on the transport's thread, or `nil`.
-    ///   - completion: Called exactly once, on `runner`.
+    ///   - completion: Called exactly once, on `executor`.
     func send(
-        _ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService, runner: any CompletionExecutor, cancellation: AsyncCancellation,
+        _ request: HTTPRequest, for resolved: ServiceRegistry.ResolvedService, executor: any StepExecutor, cancellation: AsyncCancellation,
         progress: (@Sendable (TransferProgress) -> Void)? = nil, completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
         let route = route(for: resolved)
         let maxRedirects = (request.redirects ?? transport.redirects).maxRedirects
         let exchange: RedirectingSend<any Error>.Exchange = { hop, done in
-            route.exchange(hop, progress: progress, through: runner, completion: done)
+            route.exchange(hop, progress: progress, through: executor, completion: done)
         }
         let sentAt = ContinuousClock.now
         // The server's clock read, and each hop signed, on the proxy's clock.

@@ -50,11 +50,11 @@ public final class APIProxy: Sendable {
     public var observers: [any LoadObserver] { loadObservers.all }
     /// Where the delegate face's loads (`loadData`) run their steps — signing, decoding,
     /// validation, `.immediate` delivery — between the transport's I/O, as the proxy's
-    /// ``LoadPlacement`` decided: the transport's own thread, or the library's load executor (a
+    /// ``LoadExecutorChoice`` decided: the transport's own thread, or the library's load executor (a
     /// concurrent Dispatch queue). The work must not block.
-    let loadRunner: any CompletionExecutor
+    let loadExecutor: any StepExecutor
     /// Whether the delegate face's loads (`loadData`) run on the transport's own thread
-    /// (``LoadPlacement/transportThread``, or what ``LoadPlacement/automatic`` chose) rather than
+    /// (``LoadExecutorChoice/transportThread``, or what ``LoadExecutorChoice/automatic`` chose) rather than
     /// on the library's load executor.
     package let runsDelegateLoadsOnTransportThread: Bool
 
@@ -103,11 +103,11 @@ public final class APIProxy: Sendable {
     ) {
         self.init(
             transport: transport, logger: logger, retryBudget: retryBudget, offlineAfterFailures: offlineAfterFailures,
-            loadPlacement: .automatic, recorder: recorder, observers: observers, clock: SystemLoadClock())
+            loadExecutor: .automatic, recorder: recorder, observers: observers, clock: SystemLoadClock())
     }
 
-    /// Creates a proxy whose loads do their work where `loadPlacement` says (the benchmarks
-    /// compare the placements): by default, ``LoadPlacement/automatic`` — the transport's
+    /// Creates a proxy whose loads do their work where `loadExecutor` says (the benchmarks
+    /// compare the placements): by default, ``LoadExecutorChoice/automatic`` — the transport's
     /// thread for delegate-face loads when the process can use only one processor, the
     /// library's load executor otherwise.
     @_spi(Performance)
@@ -116,22 +116,22 @@ public final class APIProxy: Sendable {
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
         retryBudget: RetryPolicy.Budget = RetryPolicy.Budget(),
         offlineAfterFailures: Int = 2,
-        loadPlacement: LoadPlacement,
+        loadExecutor: LoadExecutorChoice,
         recorder: FixtureTransport.Recorder? = .fromEnvironment(),
         observers: [any LoadObserver] = []
     ) {
         self.init(
             transport: transport, logger: logger, retryBudget: retryBudget, offlineAfterFailures: offlineAfterFailures,
-            loadPlacement: loadPlacement, recorder: recorder, observers: observers, clock: SystemLoadClock())
+            loadExecutor: loadExecutor, recorder: recorder, observers: observers, clock: SystemLoadClock())
     }
 
     /// Creates a proxy whose loads read the time and wait on `clock` (a test's), and whose
-    /// delegate-face loads run their steps on `runner` when it is given (a test's, which runs
-    /// each step when the test says) rather than where `loadPlacement` puts them.
+    /// delegate-face loads run their steps on `executor` when it is given (a test's, which runs
+    /// each step when the test says) rather than where `loadExecutor` puts them.
     init(
         transport: any HTTPTransport, logger: Logger, retryBudget: RetryPolicy.Budget, offlineAfterFailures: Int,
-        loadPlacement: LoadPlacement, recorder: FixtureTransport.Recorder?, observers: [any LoadObserver], clock: any LoadClock,
-        runner: (any CompletionExecutor)? = nil
+        loadExecutor: LoadExecutorChoice, recorder: FixtureTransport.Recorder?, observers: [any LoadObserver], clock: any LoadClock,
+        executor: (any StepExecutor)? = nil
     ) {
         self.clock = clock
         self.transport = transport
@@ -141,9 +141,9 @@ public final class APIProxy: Sendable {
         self.logger = logger
         self.retryBudget = retryBudget
         connectivityMonitor = ConnectivityMonitor(failuresToGoOffline: offlineAfterFailures)
-        let ownThread = loadPlacement.onTransportThread(processors: ProcessorBudget.current) ? transport.threadForLoads : nil
-        loadRunner = runner ?? ownThread ?? LoadExecutor.shared
-        runsDelegateLoadsOnTransportThread = runner == nil && ownThread != nil
+        let ownThread = loadExecutor.onTransportThread(processors: ProcessorBudget.current) ? transport.threadForLoads : nil
+        self.loadExecutor = executor ?? ownThread ?? LoadExecutor.shared
+        runsDelegateLoadsOnTransportThread = executor == nil && ownThread != nil
     }
 
     // MARK: The table

@@ -37,7 +37,7 @@ package struct RecordingTransport: BatchingTransport {
     }
 
     package func exchange(
-        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, completingOn executor: any CompletionExecutor,
+        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, completingOn executor: any StepExecutor,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
         base.exchange(request, progress: progress, through: executor) { [self] result in
@@ -46,7 +46,7 @@ package struct RecordingTransport: BatchingTransport {
         }
     }
 
-    package var ownThreadExecutor: (any CompletionExecutor)? { base.threadForLoads }
+    package var ownThreadExecutor: (any StepExecutor)? { base.threadForLoads }
     package var redirects: HTTPRequest.RedirectPolicy { base.redirects }
 
     private func record(_ request: HTTPRequest, _ result: Result<HTTPResponse, TransportError>) {

@@ -172,11 +172,11 @@ public final class Authenticator: Sendable {
     }
 
     /// Gets the credential for a request: at once, on this thread, when there is a valid one;
-    /// else, on `runner`, when the refresh running (or started now) ends — or when
+    /// else, on `executor`, when the refresh running (or started now) ends — or when
     /// `cancellation` is cancelled first.
     ///
     /// - Parameters:
-    ///   - runner: Where `completion` runs when the request had to wait.
+    ///   - executor: Where `completion` runs when the request had to wait.
     ///   - cancellation: The load's; cancelling it ends the wait.
     ///   - clock: What expiry and the refresh window are measured on, and the refresh's
     ///     timeout waited on: the load's.
@@ -184,13 +184,13 @@ public final class Authenticator: Sendable {
     ///     ``renew(after:on:cancellation:clock:completion:)``), the refresh's failure, or the
     ///     cancellation. Called once.
     package func acquire(
-        on runner: any CompletionExecutor, cancellation: AsyncCancellation, clock: any LoadClock = SystemLoadClock(),
+        on executor: any StepExecutor, cancellation: AsyncCancellation, clock: any LoadClock = SystemLoadClock(),
         completion: @escaping @Sendable (CredentialOutcome) -> Void
     ) {
         let window = refreshWindow.timeInterval
         let now = clock.date
         let action = state.withLock { state in
-            state.acquire(now: now, window: window) { Self.waiter(on: runner, cancellation: cancellation, completion) }
+            state.acquire(now: now, window: window) { Self.waiter(on: executor, cancellation: cancellation, completion) }
         }
         perform(action, clock: clock, completion)
     }
@@ -199,10 +199,10 @@ public final class Authenticator: Sendable {
     /// next one — the one already refreshed, or the outcome of the refresh this starts or
     /// joins — as ``acquire(on:cancellation:clock:completion:)`` does.
     package func renew(
-        after generation: Int, on runner: any CompletionExecutor, cancellation: AsyncCancellation, clock: any LoadClock = SystemLoadClock(),
+        after generation: Int, on executor: any StepExecutor, cancellation: AsyncCancellation, clock: any LoadClock = SystemLoadClock(),
         completion: @escaping @Sendable (CredentialOutcome) -> Void
     ) {
-        let action = state.withLock { $0.expired(Self.waiter(on: runner, cancellation: cancellation, completion), used: generation) }
+        let action = state.withLock { $0.expired(Self.waiter(on: executor, cancellation: cancellation, completion), used: generation) }
         perform(action, clock: clock, completion)
     }
 
@@ -226,10 +226,10 @@ public final class Authenticator: Sendable {
         if state.withLock({ $0.refused(generation) }) { startRefresh(clock: clock) }
     }
 
-    /// A waiter that hands the refresh's outcome to `completion` on `runner`, unless the
+    /// A waiter that hands the refresh's outcome to `completion` on `executor`, unless the
     /// load is cancelled first.
-    private static func waiter(on runner: any CompletionExecutor, cancellation: AsyncCancellation, _ completion: @escaping @Sendable (CredentialOutcome) -> Void) -> Waiter {
-        let step = PendingStep<CredentialOutcome>(on: runner) { outcome in completion(outcome ?? .cancelled) }
+    private static func waiter(on executor: any StepExecutor, cancellation: AsyncCancellation, _ completion: @escaping @Sendable (CredentialOutcome) -> Void) -> Waiter {
+        let step = PendingStep<CredentialOutcome>(on: executor) { outcome in completion(outcome ?? .cancelled) }
         cancellation.attach(step)
         return { result in
             switch result {

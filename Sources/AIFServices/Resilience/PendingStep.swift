@@ -8,17 +8,17 @@ import Foundation
 /// once instead of when the timer fires or the refresh ends.
 package final class PendingStep<Value: Sendable>: CancellableTransfer {
     private let continuation: Locked<(@Sendable (Value?) -> Void)?>
-    private let runner: any CompletionExecutor
+    private let executor: any StepExecutor
 
     /// Creates the step. Attach it to the load's cancellation before it can be resumed, so
     /// that nothing its continuation attaches there can be overwritten by it.
     ///
     /// - Parameters:
-    ///   - runner: Where `continuation` runs.
+    ///   - executor: Where `continuation` runs.
     ///   - continuation: Called once: with the value, or `nil` when cancelled first.
-    package init(on runner: any CompletionExecutor, then continuation: @escaping @Sendable (Value?) -> Void) {
+    package init(on executor: any StepExecutor, then continuation: @escaping @Sendable (Value?) -> Void) {
         self.continuation = Locked(continuation)
-        self.runner = runner
+        self.executor = executor
     }
 
     /// Goes on with `value`; nothing happens if the step was cancelled or resumed already.
@@ -41,6 +41,6 @@ package final class PendingStep<Value: Sendable>: CancellableTransfer {
             defer { held = nil }
             return held
         }) else { return }
-        runner.run { continuation(value) }
+        executor.run { continuation(value) }
     }
 }

@@ -153,29 +153,17 @@ public struct RequestGenerator: Sendable {
 
         queryParameters += query.map { ($0.name, $0.value ?? "") }
 
-        // The default scheme (AIF-HMAC in the query) over a URL this generator wrote: the signed
-        // URL is written as text and not parsed at all. (A cast to the type, not to a protocol
-        // of the capability: a protocol's conformance is looked up at run time, some 1,200
-        // instructions a request.)
-        if case .text(let text) = target, let credentials = resolved.environment.credentials, var signer = service.signer as? AIFHMACSigner {
-            signer.coverage = resolved.environment.signsAllParameters ? .allParameters : .signatureFieldsOnly
-            let bodyHash: [UInt8]
-            switch request.body {
-            case .empty: bodyHash = HTTPRequest.Body.emptySHA256
-            case .bytes(let data): bodyHash = Digest.hash(data)
-            case .file, .multipart, .stream: bodyHash = []
-            }
-            if !bodyHash.isEmpty, let signed = signer.signedURLText(
-                method: method, prefix: text.prefix, path: text.path,
-                query: PercentEncoding.queryItems(of: text.query) + queryParameters,
-                bodyHash: bodyHash, credentials: credentials, context: signingContext)
-            {
-                // Plain text by construction (a checked prefix, then percent-encoded items), so
-                // it goes to libcurl unparsed; `request.url` parses it if anyone asks.
-                assert(URL(string: signed) != nil, "the signed URL does not parse")
-                request.location = .text(signed)
-                return request
-            }
+        // A URL this generator wrote, for a scheme that signs it as text: the signed URL is
+        // written as text and not parsed at all.
+        if case .text(let text) = target, let credentials = resolved.environment.credentials, let signer = service.signer,
+            let signed = signer.signedURLText(
+                method: method, prefix: text.prefix, path: text.path, query: text.query, adding: queryParameters, body: request.body, coveringAllParameters: resolved.environment.signsAllParameters, credentials: credentials, context: signingContext)
+        {
+            // Plain text by construction (a checked prefix, then percent-encoded items), so it
+            // goes to libcurl unparsed; `request.url` parses it if anyone asks.
+            assert(URL(string: signed) != nil, "the signed URL does not parse")
+            request.location = .text(signed)
+            return request
         }
 
         var url: URL

@@ -93,35 +93,29 @@ public struct AIFHMACSigner: RequestSigner {
         return signed
     }
 
-    /// The signed URL as text, for a URL the caller has as text: exactly what
-    /// ``sign(_:credentials:context:)`` makes with ``Placement/query``, without parsing a URL
-    /// or building one in between (the request generator's path for the default scheme; a
-    /// test holds the two equal); `nil` with ``Placement/headers``.
-    ///
-    /// - Parameters:
-    ///   - method: The request method.
-    ///   - prefix: The URL up to the end of its path, as it will be sent.
-    ///   - path: The path within `prefix` (empty for none).
-    ///   - query: The decoded query parameters, in order (`sign`, if present, is dropped).
-    ///   - bodyHash: The SHA-256 of the body.
-    ///   - credentials: Whose keys sign it.
-    ///   - context: The time and nonce.
-    /// - Returns: The URL with every query parameter, the signature fields and `sign`.
-    func signedURLText(
-        method: HTTPMethod,
-        prefix: Substring,
-        path: Substring,
-        query: [(name: String, value: String)],
-        bodyHash: [UInt8],
-        credentials: SigningContext.Credentials,
-        context: SigningContext
+    /// The signed URL as text: exactly what ``sign(_:credentials:context:)`` makes with
+    /// ``Placement/query`` (a test holds the two equal); `nil` with ``Placement/headers``, or a
+    /// body read from a file or a stream.
+    public func signedURLText(
+        method: HTTPMethod, prefix: Substring, path: Substring, query: Substring, adding parameters: [(name: String, value: String)],
+        body: HTTPRequest.Body,
+        coveringAllParameters allParameters: Bool, credentials: SigningContext.Credentials, context: SigningContext
     ) -> String? {
         guard placement == .query else { return nil }
+        let bodyHash: [UInt8]
+        switch body {
+        case .empty: bodyHash = HTTPRequest.Body.emptySHA256
+        case .bytes(let data): bodyHash = Digest.hash(data)
+        case .file, .multipart, .stream: return nil
+        }
+        var signer = self
+        signer.coverage = allParameters ? .allParameters : .signatureFieldsOnly
+        let items = PercentEncoding.queryItems(of: query) + parameters
         var encodedOwn: [EncodedItem] = []
-        encodedOwn.reserveCapacity(query.count)
-        for item in query where item.name != "sign" { encodedOwn.append(EncodedItem(item)) }
+        encodedOwn.reserveCapacity(items.count)
+        for item in items where item.name != "sign" { encodedOwn.append(EncodedItem(item)) }
         let fields = Self.fields(credentials, context)
-        let signature = signature(method: method, path: path, ownQuery: encodedOwn, fields: fields, bodyHash: bodyHash, key: credentials.privateKey)
+        let signature = signer.signature(method: method, path: path, ownQuery: encodedOwn, fields: fields, bodyHash: bodyHash, key: credentials.privateKey)
         // Room for everything at once: "?" or "&", name, "=", value for each item; "&sign=" and the signature.
         func length(_ items: [EncodedItem]) -> Int { items.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 } }
         var text = [UInt8]()

@@ -29,6 +29,29 @@ public protocol RequestSigner: Sendable {
     /// The scheme in a few words, for listings (`AIF-HMAC, fields in the query`); the type's
     /// name by default.
     var schemeDescription: String { get }
+
+    /// The signed URL as text, for a URL its builder holds as text — what
+    /// ``sign(_:credentials:context:)`` makes of the same request, without parsing a URL or
+    /// building one in between — when the scheme adds only query parameters and covers no more
+    /// than the method, the URL and the body; `nil` otherwise (the default), and the request is
+    /// signed by ``sign(_:credentials:context:)``.
+    ///
+    /// - Parameters:
+    ///   - method: The request method.
+    ///   - prefix: The URL up to the end of its path, as it will be sent.
+    ///   - path: The path within `prefix` (empty for none).
+    ///   - query: The URL's own query, percent-encoded as it stands (empty for none).
+    ///   - parameters: The decoded query parameters that follow it, in order.
+    ///   - body: The request's body.
+    ///   - allParameters: Whether every query parameter is signed (see ``covering(allParameters:)``).
+    ///   - credentials: Whose keys sign it.
+    ///   - context: The time and nonce to sign with.
+    /// - Returns: The whole signed URL, or `nil`.
+    func signedURLText(
+        method: HTTPMethod, prefix: Substring, path: Substring, query: Substring, adding parameters: [(name: String, value: String)],
+        body: HTTPRequest.Body,
+        coveringAllParameters allParameters: Bool, credentials: SigningContext.Credentials, context: SigningContext
+    ) -> String?
 }
 
 extension RequestSigner {
@@ -40,6 +63,15 @@ extension RequestSigner {
     /// - Parameter allParameters: Ignored.
     /// - Returns: `self`.
     public func covering(allParameters: Bool) -> any RequestSigner { self }
+
+    /// `nil`: the request is signed by ``sign(_:credentials:context:)``.
+    public func signedURLText(
+        method: HTTPMethod, prefix: Substring, path: Substring, query: Substring, adding parameters: [(name: String, value: String)],
+        body: HTTPRequest.Body,
+        coveringAllParameters allParameters: Bool, credentials: SigningContext.Credentials, context: SigningContext
+    ) -> String? {
+        nil
+    }
 }
 
 extension SigningContext {

@@ -14,7 +14,7 @@ import Musl
 /// process started with `taskset -c 1` on a two-core machine, or 64 in a container given one
 /// CPU of a 64-core host. The library sizes its threads by this budget instead (the load
 /// executor's width; whether a proxy hands loads to another thread at all, see
-/// ``LoadPlacement/automatic``).
+/// ``LoadExecutorChoice/automatic``).
 ///
 /// The quota is read from every group from the process's own up to the top of the hierarchy it
 /// can see (a parent's quota binds its children), the smallest wins: cgroup v2's `cpu.max`, or

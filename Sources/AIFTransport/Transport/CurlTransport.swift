@@ -176,7 +176,7 @@ public final class CurlTransport: HTTPTransport {
     package func exchange(
         _ request: HTTPRequest,
         progress: (@Sendable (TransferProgress) -> Void)?,
-        completingOn executor: any CompletionExecutor,
+        completingOn executor: any StepExecutor,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
         // Handed over from the transport's thread as each transfer ends — measured as fast as
@@ -191,7 +191,7 @@ public final class CurlTransport: HTTPTransport {
     }
 
     /// The transport's thread, as a place for loads' work.
-    package var ownThreadExecutor: (any CompletionExecutor)? { loop }
+    package var ownThreadExecutor: (any StepExecutor)? { loop }
 
     /// The configuration's ``Configuration/redirects``.
     public var redirects: HTTPRequest.RedirectPolicy { configuration.redirects }

@@ -195,19 +195,19 @@ package protocol BatchingTransport: HTTPTransport {
     ///   - request: The request to send.
     ///   - progress: Called as bytes go out and come in, or `nil`.
     ///   - executor: Where `completion` runs: handed over with the other transfers that
-    ///     finished with it when the executor ``CompletionExecutor/takesWorkInBatches``.
+    ///     finished with it when the executor ``StepExecutor/takesWorkInBatches``.
     ///   - completion: Called exactly once, on `executor`.
     /// - Returns: A handle that cancels the transfer.
     func exchange(
         _ request: HTTPRequest,
         progress: (@Sendable (TransferProgress) -> Void)?,
-        completingOn executor: any CompletionExecutor,
+        completingOn executor: any StepExecutor,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer
 
     /// The transport's own thread as a place to run loads' work without a thread hand-off, or
     /// `nil` when it has none.
-    var ownThreadExecutor: (any CompletionExecutor)? { get }
+    var ownThreadExecutor: (any StepExecutor)? { get }
 }
 
 /// How a request goes through a transport as one exchange, its completion run on an executor:
@@ -227,7 +227,7 @@ package struct ExchangeRoute: Sendable {
 
     /// Sends a request as one exchange, its completion run on `executor`.
     package func exchange(
-        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, through executor: any CompletionExecutor,
+        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, through executor: any StepExecutor,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
         if let batching {
@@ -244,14 +244,14 @@ package struct ExchangeRoute: Sendable {
 extension HTTPTransport {
     /// Sends a request as one exchange, its completion run on `executor` (see ``ExchangeRoute``).
     package func exchange(
-        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, through executor: any CompletionExecutor,
+        _ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?, through executor: any StepExecutor,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
         ExchangeRoute(self).exchange(request, progress: progress, through: executor, completion: completion)
     }
 
     /// The transport's own thread, when it is a ``BatchingTransport`` that has one.
-    package var threadForLoads: (any CompletionExecutor)? {
+    package var threadForLoads: (any StepExecutor)? {
         (self as? any BatchingTransport)?.ownThreadExecutor
     }
 }

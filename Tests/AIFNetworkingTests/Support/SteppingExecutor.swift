@@ -4,7 +4,7 @@
 /// Where a test's loads run their steps one at a time, when the test says: each step handed
 /// over waits, in order, until ``runNext()``. A test then stops a load between any two of its
 /// steps — or just as the transport's answer has come, before the load has heard it.
-final class SteppingExecutor: CompletionExecutor {
+final class SteppingExecutor: StepExecutor {
     private let state = Locked<(steps: [@Sendable () -> Void], waiting: [(count: Int, arrived: @Sendable (()) -> Void)])>(([], []))
 
     /// How many steps wait.

@@ -47,7 +47,7 @@ final class CurlEventLoop: @unchecked Sendable {
         case cancel(Transfer)
         /// A Swift concurrency job of a task that prefers this loop as its executor.
         case run(UnownedJob)
-        /// Plain work of a load that runs on this loop (see ``LoadRunner``).
+        /// Plain work of a load that runs on this loop (see ``StepExecutor``).
         case call(@Sendable () -> Void)
         /// A transfer's ``TransferControl`` changed.
         case steer(Transfer)
@@ -132,7 +132,7 @@ final class CurlEventLoop: @unchecked Sendable {
             _ = aif_set_current_thread_name(threadName)
             run()
         }
-        // Loads may decode responses on this thread (`LoadPlacement.transportThread`), and
+        // Loads may decode responses on this thread (`LoadExecutorChoice.transportThread`), and
         // `Decodable` goes a few kilobytes deeper per level of nesting: 8 MiB, like a main
         // thread's, so that the decoder's depth limit holds here in every build. Only the
         // pages used become resident.

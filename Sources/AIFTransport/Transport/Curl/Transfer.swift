@@ -29,7 +29,7 @@ final class Transfer: @unchecked Sendable {
     var completion: Completion?
     let progress: (@Sendable (TransferProgress) -> Void)?
     /// Whether the completion hands the outcome to another thread — it resumes a task that does
-    /// not run on the loop thread, or runs work on a ``CompletionExecutor`` — so that it is
+    /// not run on the loop thread, or runs work on a ``StepExecutor`` — so that it is
     /// better called in a batch with others (see `CurlEventLoop.completeFinishedTransfers`).
     /// Set before submission, like ``completion``.
     var completesInBatches = false

@@ -2,9 +2,9 @@
 /// validation, hooks and `.immediate` delivery — between the transport's I/O. A speed
 /// mechanism, offered to the benchmarks as SPI (`@_spi(Performance) import AIFNetworking`);
 /// proxies use ``automatic``. The async face's loads do theirs in the task that awaits them,
-/// whatever the placement.
+/// whatever the choice.
 @_spi(Performance)
-public enum LoadPlacement: Sendable, Hashable {
+public enum LoadExecutorChoice: Sendable, Hashable {
     /// The library's load executor, a concurrent Dispatch queue: the transport's thread puts
     /// each load's next step on the queue. Decoding and delegates then run beside the I/O, on
     /// Dispatch's workers, at the price of thread hand-offs.
@@ -20,7 +20,7 @@ public enum LoadPlacement: Sendable, Hashable {
     case automatic
 }
 
-extension LoadPlacement {
+extension LoadExecutorChoice {
     /// Whether the delegate face's loads go to the transport's thread, for a process that can
     /// use `processors` processors.
     func onTransportThread(processors: Int) -> Bool {

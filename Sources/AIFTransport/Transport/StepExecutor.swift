@@ -2,11 +2,11 @@
 /// caller's stack, and that work must not block.
 ///
 /// The library has three: its load executor (a concurrent Dispatch queue), a
-/// ``CurlTransport``'s own thread (`BatchingTransport.ownThreadExecutor`), and the runner of
+/// ``CurlTransport``'s own thread (`BatchingTransport.ownThreadExecutor`), and the executor of
 /// an async-face load, which wakes the task awaiting the load. Delegate-face loads run their
-/// steps — signing, decoding, validation, hooks — where their proxy's load placement puts
+/// steps — signing, decoding, validation, hooks — where their proxy's choice of executor puts
 /// them; async-face loads in their task. A speed mechanism of the package's, not public API.
-package protocol CompletionExecutor: AnyObject, Sendable {
+package protocol StepExecutor: AnyObject, Sendable {
     /// Runs `work` there, later.
     ///
     /// - Parameter work: What to run.
@@ -20,9 +20,9 @@ package protocol CompletionExecutor: AnyObject, Sendable {
     var takesWorkInBatches: Bool { get }
 }
 
-extension CompletionExecutor {
+extension StepExecutor {
     /// `false`: work is handed over as each transfer finishes.
     package var takesWorkInBatches: Bool { false }
 }
 
-extension CurlEventLoop: CompletionExecutor {}
+extension CurlEventLoop: StepExecutor {}

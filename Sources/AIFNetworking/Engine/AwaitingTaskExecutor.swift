@@ -8,7 +8,7 @@
 /// completion runs). A step handed over after that — a coalesced transfer landing for the
 /// loads that joined it, the log line of a transfer that outlived its cancelled load — runs
 /// on the load executor instead, so that no step waits for a task that has left.
-final class AwaitingTaskRunner: CompletionExecutor {
+final class AwaitingTaskExecutor: StepExecutor {
     fileprivate struct State {
         /// Steps handed over and not yet taken by the task, oldest first.
         var steps: [@Sendable () -> Void] = []
@@ -28,19 +28,19 @@ final class AwaitingTaskRunner: CompletionExecutor {
 
     /// Starts work whose steps then run in the calling task, and returns its outcome.
     ///
-    /// - Parameter start: Starts the work on the runner it is given; the work hands its
+    /// - Parameter start: Starts the work on the executor it is given; the work hands its
     ///   outcome, once, to the completion it is given.
     /// - Returns: The outcome.
     static func outcome<Outcome: Sendable>(
-        of start: (_ runner: AwaitingTaskRunner, _ completion: @escaping @Sendable (Outcome) -> Void) -> Void
+        of start: (_ executor: AwaitingTaskExecutor, _ completion: @escaping @Sendable (Outcome) -> Void) -> Void
     ) async -> Outcome {
-        let runner = AwaitingTaskRunner()
+        let executor = AwaitingTaskExecutor()
         let handedOver = Locked<Outcome?>(nil)
-        start(runner) { outcome in
+        start(executor) { outcome in
             handedOver.withLock { $0 = outcome }
-            runner.end()
+            executor.end()
         }
-        await runner.performSteps()
+        await executor.performSteps()
         guard let outcome = handedOver.withLock({ $0 }) else { preconditionFailure("the work ended without its outcome") }
         return outcome
     }
@@ -93,7 +93,7 @@ final class AwaitingTaskRunner: CompletionExecutor {
     }
 }
 
-extension AwaitingTaskRunner.State {
+extension AwaitingTaskExecutor.State {
     /// What the task does next.
     enum Next {
         /// Performs these steps, handed over since it last looked.
