@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the benchmark and the server sample in release mode, runs the side-by-side comparison,
-# then prints the exact counts (instructions and system calls a request; see counts.sh).
+# then prints the exact counts (instructions and system calls a request; see counts.sh), and
+# appends the run to history/runs.jsonl and draws history/ratios.svg from it.
 set -euo pipefail
 cd "$(dirname "$0")"
 # As in the Makefile: a fixed hash seed keeps the order of the trait flags SwiftPM passes, without
@@ -22,5 +23,12 @@ if [ "$(cat ../.build/aif-bench-file-list 2> /dev/null)" != "$files" ]; then rm 
 (cd .. && swift build -c release "${sample_traits[@]}" --product ServerSample)
 sample="$(cd .. && swift build -c release "${sample_traits[@]}" --show-bin-path)/ServerSample"
 echo "$files" > ../.build/aif-bench-file-list
-.build/release/TransportBench compare --server-sample "$sample" "$@"
-./counts.sh
+mkdir -p .build
+log=.build/last-run.log
+{ .build/release/TransportBench compare --server-sample "$sample" "$@"; ./counts.sh; } 2>&1 | tee "$log"
+# The run's row in the history, and the picture drawn again (see README.md, History). A tree with
+# changes to the library or the benchmark not yet committed is marked so.
+commit=$(git -C .. rev-parse --short HEAD)
+git -C .. diff --quiet HEAD -- Sources Package.swift Benchmarks/Sources || commit="$commit+changes"
+.build/release/TransportBench history append "$log" --commit "$commit" --arguments "$*"
+.build/release/TransportBench history draw

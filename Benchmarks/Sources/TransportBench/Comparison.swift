@@ -88,6 +88,9 @@ struct Comparison {
                 say("urlsession: not measured over HTTPS (FoundationNetworking cannot trust the benchmark's own CA)")
             }
             say("")
+            // The host's pace, for the history: the ratios compare runs across hosts, this says
+            // how fast the host was.
+            if let reference { ratioLines.append("HOST \(scenario.ratioLabel) libcurl-c-req/s=" + String(format: "%.0f", reference)) }
             ratioLines.append(ratioLine(scenario, byClient))
             if let line = managerRatioLine(scenario, byClient) { ratioLines.append(line) }
             if let line = openAPIRatioLine(scenario, byClient) { ratioLines.append(line) }

@@ -90,6 +90,34 @@ case "cache":
     try DiskCacheBench().run()
 case "config":
     try ConfigBench().run()
+case "history":
+    // `history append LOG [--commit C] [--date D]`: the run's row; `history draw`: the picture.
+    let directory = URL(fileURLWithPath: option("--directory", in: arguments) ?? "history")
+    let history = History(file: directory.appendingPathComponent("runs.jsonl"))
+    switch arguments.dropFirst().first {
+    case "append":
+        guard arguments.count > 2 else {
+            print("usage: TransportBench history append LOG [--commit C] [--date YYYY-MM-DD] [--arguments A] [--directory DIR]")
+            exit(2)
+        }
+        let output = try String(contentsOfFile: arguments[2], encoding: .utf8)
+        let today = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
+        let row = History.row(fromOutput: output, date: option("--date", in: arguments) ?? today, commit: option("--commit", in: arguments) ?? "unknown",
+            arguments: option("--arguments", in: arguments) ?? "")
+        guard row.ratios != nil || row.counts != nil else {
+            print("TransportBench history: \(arguments[2]) has no RATIO or COUNTS line; nothing appended")
+            exit(1)
+        }
+        try history.append(row)
+        print("history: appended the run of \(row.commit ?? "?") to \(history.file.path)")
+    case "draw":
+        let picture = History.picture(of: try history.runs())
+        try picture.write(to: directory.appendingPathComponent("ratios.svg"), atomically: true, encoding: .utf8)
+        print("history: drew \(directory.appendingPathComponent("ratios.svg").path)")
+    default:
+        print("usage: TransportBench history append LOG [--commit C] [--date D] | history draw [--directory DIR]")
+        exit(2)
+    }
 case "compare", nil:
     let only = option("--clients", in: arguments).map { $0.split(separator: ",").compactMap { ClientKind(rawValue: String($0)) } }
     let comparison = Comparison(
@@ -105,6 +133,6 @@ case "compare", nil:
     )
     try await comparison.run()
 default:
-    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--scale-rounds N] [--server-sample PATH] [--server-rounds N] [--transfers-only]] | scale [--rounds N] | server --sample PATH [--rounds N] | server-twin --backend URL --port P | cache | config | client … | transfer-client … | serve --port P | soak --url URL [--face async|delegate] | delay-serve --port P [--delay-ms D] | sink --port P")
+    print("usage: TransportBench [compare [--rounds N] [--seconds S] [--clients a,b] [--transfer-rounds N] [--scale-rounds N] [--server-sample PATH] [--server-rounds N] [--transfers-only]] | scale [--rounds N] | server --sample PATH [--rounds N] | server-twin --backend URL --port P | cache | config | client … | transfer-client … | serve --port P | soak --url URL [--face async|delegate] | delay-serve --port P [--delay-ms D] | sink --port P | history append LOG | history draw")
     exit(2)
 }

@@ -39,7 +39,7 @@ final class Load: CancellableTransfer {
     /// which `start` begins, or a cancellation that finds the load waiting for a step it handed
     /// off, which it learns under the state's lock, taken by `start` after the write. (An
     /// `AtomicLazyReference` runs unspecialized from its library on every read, which a load
-    /// makes many of: see `Benchmarks/README.md`.)
+    /// makes many of: see `Benchmarks/history/notes.md`.)
     nonisolated(unsafe) private var given: Run?
     /// The load's decisions, and whether it is worked on; each event is told under this lock,
     /// and its action performed outside it.

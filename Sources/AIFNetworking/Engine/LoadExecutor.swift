@@ -10,7 +10,7 @@ import Dispatch
 /// running jobs one after another, the loads a batch of finished transfers resumed run by the
 /// thread that resumed them). Measured against this queue in the benchmark's manager clients
 /// (`TransportBench client`, alternating runs), it was the slower on both faces, at
-/// concurrency 16 and 64; the figures are in `Benchmarks/README.md`.
+/// concurrency 16 and 64; the figures are in `Benchmarks/history/notes.md`.
 final class LoadExecutor: StepExecutor {
     /// The executor every proxy's loads use unless they run on the transport's thread.
     static let shared = LoadExecutor()

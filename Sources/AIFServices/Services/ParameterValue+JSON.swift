@@ -5,7 +5,7 @@ extension ParameterValue {
     /// `.sortedKeys` and `.withoutEscapingSlashes` (keys ordered as it orders them, numbers and
     /// escapes as it writes them), written directly. Through `JSONSerialization` on Linux the
     /// dictionary is bridged to `NSDictionary`, each value cast at run time and the whole
-    /// checked beforehand: a large share of a signed POST load (see `Benchmarks/README.md`).
+    /// checked beforehand: a large share of a signed POST load (see `Benchmarks/history/notes.md`).
     ///
     /// - Returns: The JSON text, or `nil` when a number is not finite (JSON has no NaN or infinity).
     func jsonBody() -> Data? {

@@ -183,7 +183,7 @@ public final class CurlTransport: HTTPTransport {
         // through a batch's Dispatch block or faster for the load executor (less CPU a
         // request), and a hop fewer — unless the executor wakes a task for each, as `send`'s
         // continuation does: then in batches, as `send` does, unless the task runs on the
-        // transport's thread already (see `Benchmarks/README.md`).
+        // transport's thread already (see `Benchmarks/history/notes.md`).
         let transfer = Transfer(request: request, progress: progress, completion: { result in
             executor.run { completion(result) }
         }, loop: loop)
@@ -211,7 +211,7 @@ public final class CurlTransport: HTTPTransport {
     ///
     /// Freed, that buffer kept tripping glibc's trimming of the transport thread's `malloc`
     /// arena once responses are consumed on other threads: memory handed back to the kernel
-    /// and faulted in again a transfer later (see `Benchmarks/README.md` for what it cost).
+    /// and faulted in again a transfer later (see `Benchmarks/history/notes.md` for what it cost).
     ///
     /// It is an opt-in because it is process-wide: every user of libcurl in the process gets
     /// these functions, Foundation's URLSession included (they are the C library's `malloc`

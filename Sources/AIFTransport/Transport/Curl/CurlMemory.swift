@@ -51,7 +51,7 @@ enum CurlGlobal {
 /// the responses and requests other threads free. With that traffic, freeing the buffer often
 /// joins it to a top chunk past glibc's trim threshold, and the arena gives the memory back to
 /// the kernel (`madvise`) — to fault it in again a transfer later, a page fault every few
-/// requests (see `Benchmarks/README.md`). Kept here, the buffer never reaches `free`, and the
+/// requests (see `Benchmarks/history/notes.md`). Kept here, the buffer never reaches `free`, and the
 /// cycle is gone.
 ///
 /// The functions are process-wide — every libcurl user in the process gets them, Foundation's

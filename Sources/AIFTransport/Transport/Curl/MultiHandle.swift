@@ -7,7 +7,7 @@ import CCurl
 /// libcurl 7.88 keeps one connection pool per multi handle and walks every connection in it for
 /// each request (to find an idle one, and again in `curl_multi_remove_handle`), so a request
 /// costs in proportion to the connections of its multi handle; with a few hundred transfers in
-/// each instead of thousands in one, that cost stays flat (`Benchmarks/README.md`). Which
+/// each instead of thousands in one, that cost stays flat (`Benchmarks/history/notes.md`). Which
 /// transfer goes to which handle is ``HostSlots``' decision: one origin's transfers stay in one
 /// handle up to a few hundred connections, so that they reuse each other's connections.
 ///

@@ -64,7 +64,7 @@ extension PreparedOptions {
     ///
     /// The transport sends that line itself, among the default headers: libcurl writes a line
     /// of its own afresh for every request, through its `printf` one byte at a time (a share of
-    /// a request that callgrind shows: see `Benchmarks/README.md`), and writes none when
+    /// a request that callgrind shows: see `Benchmarks/history/notes.md`), and writes none when
     /// the request carries the header. `CURLOPT_ACCEPT_ENCODING` stays set, so that libcurl
     /// still decodes what comes back.
     static let decodableEncodings: String = {
