@@ -26,7 +26,7 @@ TEST_PACKAGES := $(BUILD_PACKAGES) openssl gzip util-linux python3 curl libsqlit
 # sample with wrk, sampling where its CPU goes with perf.
 BENCH_PACKAGES := $(TEST_PACKAGES) nginx-light valgrind strace binutils wrk linux-perf
 
-.PHONY: demo demo-mock demo-shop transport-sample openapi-client docs install test test-plain test-tsan run-tsan test-asan count-socket-free soak fuzz bench build clean
+.PHONY: api-baseline demo demo-mock demo-shop transport-sample openapi-client docs install test test-plain test-tsan run-tsan test-asan count-socket-free soak fuzz bench build clean
 
 ## Runs the shop sample against the demo shop servers it starts in-process, then the hub sample
 ## (a client for a GitHub-like API) against the demo hub, then the OpenAPI sample (a generated
@@ -77,7 +77,8 @@ transport-sample:
 
 ## The whole test suite, under the thread sanitizer, with the checks around it: a package
 ## depending on the core resolves swift-log alone, the README's and the articles' code compiles,
-## the build has no warning, the documentation builds without one.
+## the build has no warning, the public API keeps the baseline's declarations unless CHANGELOG.md
+## names the break (scripts/check-api.sh), the documentation builds without one.
 ##
 ## The suite runs once, under the thread sanitizer — the same assertions as a plain run, with every
 ## data race reported too — from one build of everything (the samples and tools included, for
@@ -89,6 +90,7 @@ test:
 	scripts/check-consumer-dependencies.sh
 	scripts/extract-readme-snippets.sh
 	scripts/build-without-warnings.sh --sanitize=thread --scratch-path .build-tsan $(TRAITS)
+	TRAITS="$(TRAITS)" scripts/check-api.sh
 	$(MAKE) --no-print-directory run-tsan
 	scripts/build-documentation.sh
 
@@ -105,6 +107,11 @@ ALONE := CurlTransportScaleTests|CurlTransportTimeKeepingTests
 # still going then is stopped and its threads printed (scripts/with-deadline.sh), so that a hang
 # is a failure that says where it stood, not a CI run that times out with its last lines unprinted.
 DEADLINE = scripts/with-deadline.sh $(1)
+
+## Makes the current commit the public API's baseline (after cutting a release; see CHANGELOG.md).
+api-baseline:
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
+	TRAITS="$(TRAITS)" scripts/check-api.sh --record
 
 ## The suite without the sanitizer (a build of its own, in .build).
 test-plain:

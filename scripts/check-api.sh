@@ -75,6 +75,8 @@ while IFS= read -r line; do
     # `API breakage: func APIManager.load(_:) has been removed`: the declaration's name, without
     # its argument labels, must be in the section (`APIManager.load`).
     name=$(sed -E 's/^API breakage: (accessor |associatedtype |case |class |constructor |enum |enumelement |func |import |protocol |struct |subscript |typealias |var |let |macro |operator )?([^ (]+).*/\2/' <<< "$line")
+    # An accessor is named by its property (`accessor AIFHMACSigner.placement.Set()`).
+    case "$line" in "API breakage: accessor "*) name=${name%.*} ;; esac
     if ! grep -qF -- "$name" <<< "$named"; then
         echo "check-api: not in CHANGELOG.md's breaking changes: $line" >&2
         unnamed=$((unnamed + 1))
