@@ -110,7 +110,7 @@ DEADLINE = scripts/with-deadline.sh $(1)
 
 ## Makes the current commit the public API's baseline (after cutting a release; see CHANGELOG.md).
 api-baseline:
-	@scripts/install-system-packages.sh $(BUILD_PACKAGES)
+	@scripts/install-system-packages.sh $(BUILD_PACKAGES) python3
 	TRAITS="$(TRAITS)" scripts/check-api.sh --record
 
 ## The suite without the sanitizer (a build of its own, in .build).

@@ -265,12 +265,12 @@ struct InterfaceDeclaration {
         if case .download = result {
             if targets.count != 1 {
                 report(function.signature, InterfaceDiagnostic(
-                    "downloadTarget", "\(selector) returns a DownloadedFile and needs exactly one FileDownload argument, saying where the file goes (it has \(targets.count))"), [])
+                    "downloadTarget", "\(selector) returns a FileDownload.File and needs exactly one FileDownload argument, saying where the file goes (it has \(targets.count))"), [])
                 ok = false
             }
         } else if !targets.isEmpty {
             report(function.signature, InterfaceDiagnostic(
-                "targetWithoutDownload", "\(selector) has a FileDownload argument (\(targets[0].wireName)) but does not return a DownloadedFile; only a download writes to a file"), [])
+                "targetWithoutDownload", "\(selector) has a FileDownload argument (\(targets[0].wireName)) but does not return a FileDownload.File; only a download writes to a file"), [])
             ok = false
         }
         switch result {
@@ -403,10 +403,10 @@ struct InterfaceDeclaration {
         switch written {
         case "Void", "()": return .nothing
         case "NoContent": return .noContent
-        case "DownloadedFile": return .download
-        case "StreamingResponse": return .stream
-        case "ServerSentEvents": return .events
-        case "StreamingResponse.Body.Lines", "ResponseBodyStream.Lines": return .lines
+        case "FileDownload.File": return .download
+        case "HTTPResponse.Streaming": return .stream
+        case "HTTPResponse.Streaming.Body.ServerSentEvents": return .events
+        case "HTTPResponse.Streaming.Body.Lines", "ResponseBodyStream.Lines": return .lines
         default:
             if written.hasPrefix("Paging.Pages<"), written.hasSuffix(">") {
                 return .pages(String(written.dropFirst("Paging.Pages<".count).dropLast()))

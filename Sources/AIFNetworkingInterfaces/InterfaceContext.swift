@@ -184,7 +184,7 @@ extension InterfaceMethod where Content == NoContent {
     /// - Parameter arguments: The call's arguments, with a ``/AIFTransport/FileDownload``.
     /// - Returns: The finished file.
     /// - Throws: The call's ``APIError``.
-    public func download(_ arguments: InterfaceArguments) async throws(APIError) -> DownloadedFile {
+    public func download(_ arguments: InterfaceArguments) async throws(APIError) -> FileDownload.File {
         try check(arguments)
         return try await manager.download(arguments.call)
     }
@@ -194,7 +194,7 @@ extension InterfaceMethod where Content == NoContent {
     /// - Parameter arguments: The call's arguments.
     /// - Returns: The status, headers and body stream.
     /// - Throws: The call's ``APIError`` when it failed before its body began.
-    public func stream(_ arguments: InterfaceArguments) async throws(APIError) -> StreamingResponse {
+    public func stream(_ arguments: InterfaceArguments) async throws(APIError) -> HTTPResponse.Streaming {
         try check(arguments)
         return try await manager.stream(arguments.call)
     }

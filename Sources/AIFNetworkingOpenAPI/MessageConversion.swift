@@ -62,7 +62,7 @@ enum MessageConversion {
 
     /// A streamed response body as the runtime's: read once, with the length the response
     /// announced (and no length for a body that is decoded as it arrives).
-    static func responseBody(_ stream: StreamingResponse.Body, headers: HTTPHeaders, method: HTTPMethod, statusCode: Int) -> HTTPBody? {
+    static func responseBody(_ stream: AIFTransport.HTTPResponse.Streaming.Body, headers: HTTPHeaders, method: HTTPMethod, statusCode: Int) -> HTTPBody? {
         if method == .head || statusCode == 204 || statusCode == 304 { return nil }
         let length: HTTPBody.Length
         if headers["Content-Encoding"] == nil, let text = headers["Content-Length"], let count = Int64(text), count >= 0 {

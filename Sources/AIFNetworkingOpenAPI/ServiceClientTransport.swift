@@ -99,7 +99,7 @@ public struct ServiceClientTransport: ClientTransport {
         arguments.bufferLimit = bufferLimit
         let manager = APIManager(endpoint, proxy: proxy, registry: registry, cache: .shared)
         let shown = "service \(service), operation \(operationID)"
-        let outcome: Result<StreamingResponse, APIError>
+        let outcome: Result<AIFTransport.HTTPResponse.Streaming, APIError>
         do {
             outcome = .success(try await manager.stream(arguments))
         } catch {

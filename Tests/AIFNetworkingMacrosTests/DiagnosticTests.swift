@@ -398,23 +398,23 @@ struct DiagnosticTests {
             @API(service: "shop")
             protocol Shop {
                 @GET("exports/{name}")
-                func export(name: String) async throws(APIError) -> DownloadedFile
+                func export(name: String) async throws(APIError) -> FileDownload.File
                 @GET("exports/{name}")
                 func export(name: String, to target: FileDownload) async throws(APIError) -> Goods
             }
             """#,
             expands: #"""
             protocol Shop {
-                func export(name: String) async throws(APIError) -> DownloadedFile
+                func export(name: String) async throws(APIError) -> FileDownload.File
                 func export(name: String, to target: FileDownload) async throws(APIError) -> Goods
             }
             """#,
             diagnostics: [
                 DiagnosticSpec(
-                    message: "export(name:) returns a DownloadedFile and needs exactly one FileDownload argument, saying where the file goes (it has 0)", line: 4,
+                    message: "export(name:) returns a FileDownload.File and needs exactly one FileDownload argument, saying where the file goes (it has 0)", line: 4,
                     column: 16),
                 DiagnosticSpec(
-                    message: "export(name:to:) has a FileDownload argument (target) but does not return a DownloadedFile; only a download writes to a file", line: 6,
+                    message: "export(name:to:) has a FileDownload argument (target) but does not return a FileDownload.File; only a download writes to a file", line: 6,
                     column: 16),
             ])
     }
@@ -425,12 +425,12 @@ struct DiagnosticTests {
             @API(service: "shop")
             protocol Shop {
                 @POST("imports")
-                func importing(file: Part<URL>) async throws(APIError) -> ServerSentEvents
+                func importing(file: Part<URL>) async throws(APIError) -> HTTPResponse.Streaming.Body.ServerSentEvents
             }
             """#,
             expands: #"""
             protocol Shop {
-                func importing(file: Part<URL>) async throws(APIError) -> ServerSentEvents
+                func importing(file: Part<URL>) async throws(APIError) -> HTTPResponse.Streaming.Body.ServerSentEvents
             }
             """#,
             diagnostics: [

@@ -39,7 +39,7 @@ protocol ShopInterface: Sendable {
     func cancel(order id: Int) async throws(APIError)
 
     @GET("exports/{name}")
-    func export(_ name: String, to target: FileDownload) async throws(APIError) -> DownloadedFile
+    func export(_ name: String, to target: FileDownload) async throws(APIError) -> FileDownload.File
 
     @GET("goods", paging: Paging.Settings(size: 100, endOfList: .totalCount))
     func catalogue() async throws(APIError) -> Paging.Pages<GoodsPage>
@@ -110,13 +110,13 @@ protocol MirrorInterface: Sendable {
     func measure(_ value: Double) async throws(APIError) -> RequestMirror.Mirrored
 
     @GET("feed")
-    func lines(xAnswerStatus: Header<Int>, xAnswerBody: Header<String>) async throws(APIError) -> StreamingResponse.Body.Lines
+    func lines(xAnswerStatus: Header<Int>, xAnswerBody: Header<String>) async throws(APIError) -> HTTPResponse.Streaming.Body.Lines
 
     @GET("feed")
-    func events(xAnswerEvents: Header<[String]>) async throws(APIError) -> ServerSentEvents
+    func events(xAnswerEvents: Header<[String]>) async throws(APIError) -> HTTPResponse.Streaming.Body.ServerSentEvents
 
     @GET("feed")
-    func raw() async throws(APIError) -> StreamingResponse
+    func raw() async throws(APIError) -> HTTPResponse.Streaming
 
     @DELETE("things/{id}")
     func remove(id: Int) async throws(APIError) -> NoContent

@@ -14,7 +14,7 @@ struct ManagerStreamingTests {
         APIManager(Endpoint<NoContent>(service: "shop", path: path), proxy: shop.stack.proxy, registry: shop.stack.registry)
     }
 
-    private static func data(of response: StreamingResponse) async throws -> [String] {
+    private static func data(of response: HTTPResponse.Streaming) async throws -> [String] {
         var all: [String] = []
         for try await event in response.body.serverSentEvents where event.type == "price" { all.append(event.data) }
         return all

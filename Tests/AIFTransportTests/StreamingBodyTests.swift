@@ -8,10 +8,10 @@ struct StreamingBodyTests {
     private static let transport = CurlTransport(configuration: .init(proxy: .none))
 
     private static let expectedEvents = [
-        ServerSentEvents.Event(data: "first", retry: .milliseconds(1500)),
-        ServerSentEvents.Event(type: "price", data: "12.5\nEUR", lastEventID: "7", retry: .milliseconds(1500)),
-        ServerSentEvents.Event(data: "", lastEventID: "7", retry: .milliseconds(1500)),
-        ServerSentEvents.Event(type: "last", data: " two spaces", lastEventID: "8", retry: .milliseconds(1500)),
+        HTTPResponse.Streaming.Body.ServerSentEvents.Event(data: "first", retry: .milliseconds(1500)),
+        HTTPResponse.Streaming.Body.ServerSentEvents.Event(type: "price", data: "12.5\nEUR", lastEventID: "7", retry: .milliseconds(1500)),
+        HTTPResponse.Streaming.Body.ServerSentEvents.Event(data: "", lastEventID: "7", retry: .milliseconds(1500)),
+        HTTPResponse.Streaming.Body.ServerSentEvents.Event(type: "last", data: " two spaces", lastEventID: "8", retry: .milliseconds(1500)),
     ]
 
     @Test func eventsArriveAsTheServerSendsThem() async throws {
@@ -19,7 +19,7 @@ struct StreamingBodyTests {
         let response = try await Self.transport.stream(HTTPRequest(url: server.url("events"), headers: ["Accept": "text/event-stream"]))
         #expect(response.statusCode == 200)
         #expect(response.headers["Content-Type"] == "text/event-stream")
-        var events: [ServerSentEvents.Event] = []
+        var events: [HTTPResponse.Streaming.Body.ServerSentEvents.Event] = []
         for try await event in response.body.serverSentEvents { events.append(event) }
         #expect(events == Self.expectedEvents)
     }
@@ -29,7 +29,7 @@ struct StreamingBodyTests {
         for cut in 0...bytes.count {
             var splitter = LineSplitter()
             var parser = ServerSentEventParser()
-            var events: [ServerSentEvents.Event] = []
+            var events: [HTTPResponse.Streaming.Body.ServerSentEvents.Event] = []
             for piece in [bytes[..<cut], bytes[cut...]] {
                 for line in splitter.lines(in: piece) {
                     if let event = parser.feed(line) { events.append(event) }

@@ -32,7 +32,7 @@ extension APIManager where Content == NoContent {
     ///   - control: Suspends, resumes and paces the transfer; one of its own by default.
     /// - Returns: The status, headers and body stream.
     /// - Throws: ``APIError`` when the load failed before its body began.
-    public func stream(_ parameters: Parameters = [:], bufferLimit: Int = 1 << 20, control: TransferControl? = nil) async throws(APIError) -> StreamingResponse {
+    public func stream(_ parameters: Parameters = [:], bufferLimit: Int = 1 << 20, control: TransferControl? = nil) async throws(APIError) -> HTTPResponse.Streaming {
         try await stream(parameters, bufferLimit: bufferLimit, control: control, call: .none)
     }
 
@@ -40,7 +40,7 @@ extension APIManager where Content == NoContent {
     /// ``stream(_:bufferLimit:control:)``).
     func stream(
         _ parameters: Parameters, bufferLimit: Int, control: TransferControl?, call: CallAdditions, body: HTTPRequest.Body? = nil
-    ) async throws(APIError) -> StreamingResponse {
+    ) async throws(APIError) -> HTTPResponse.Streaming {
         let control = control ?? TransferControl()
         let buffer = StreamBuffer(limit: bufferLimit, control: control, url: "service \(serviceName), path \(path)")
         let receiver = StreamingBodyReceiver<APIError>(buffer, streaming: .successOnly)
@@ -66,7 +66,7 @@ extension APIManager where Content == NoContent {
             lifetime.cancel()
         }
         let arrived = try head.get()
-        return StreamingResponse(statusCode: arrived.statusCode, headers: arrived.headers, body: StreamingResponse.Body(buffer: buffer, lifetime: lifetime))
+        return HTTPResponse.Streaming(statusCode: arrived.statusCode, headers: arrived.headers, body: HTTPResponse.Streaming.Body(buffer: buffer, lifetime: lifetime))
     }
 
     /// What the body's reader is told when the load fails after the body began: the

@@ -89,14 +89,14 @@ extension APIManager where Content == NoContent {
     public func download(
         _ parameters: Parameters = [:], to target: FileDownload, control: TransferControl? = nil,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
-    ) async throws(APIError) -> DownloadedFile {
+    ) async throws(APIError) -> FileDownload.File {
         try await download(parameters, to: target, control: control, progress: progress, call: .none)
     }
 
     /// Downloads with headers or query items of this call's own (see ``download(_:to:control:progress:)``).
     func download(
         _ parameters: Parameters, to target: FileDownload, control: TransferControl?, progress: (@Sendable (TransferProgress) -> Void)?, call: CallAdditions
-    ) async throws(APIError) -> DownloadedFile {
+    ) async throws(APIError) -> FileDownload.File {
         let download = ManagerDownload(target)
         let transfer = LoadTransfer(download: download, progress: progress.map { ProgressThrottle(deliver: $0) }, control: control)
         let response: APIResponse<NoContent>

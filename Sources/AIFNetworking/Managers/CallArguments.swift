@@ -74,7 +74,7 @@ extension APIManager where Content == NoContent {
     /// - Parameter arguments: The call's parameters, headers and query items, and the download's target.
     /// - Returns: The finished file.
     /// - Throws: ``APIError``, as ``download(_:to:control:progress:)`` does.
-    package func download(_ arguments: CallArguments) async throws(APIError) -> DownloadedFile {
+    package func download(_ arguments: CallArguments) async throws(APIError) -> FileDownload.File {
         guard let target = arguments.download else { preconditionFailure("a download's arguments name its target") }
         return try await download(arguments.parameters, to: target, control: arguments.control, progress: nil, call: arguments.additions)
     }
@@ -84,7 +84,7 @@ extension APIManager where Content == NoContent {
     /// - Parameter arguments: The call's parameters, headers and query items.
     /// - Returns: The status, headers and body stream.
     /// - Throws: ``APIError`` when the load failed before its body began.
-    package func stream(_ arguments: CallArguments) async throws(APIError) -> StreamingResponse {
+    package func stream(_ arguments: CallArguments) async throws(APIError) -> HTTPResponse.Streaming {
         try await stream(
             arguments.parameters, bufferLimit: arguments.bufferLimit, control: arguments.control, call: arguments.additions,
             body: arguments.form.map { .multipart($0) } ?? arguments.rawBody)

@@ -35,7 +35,7 @@ final class ManagerDownload: Sendable {
     private struct State {
         var writer: DownloadWriter?
         var restarted = false
-        var file: DownloadedFile?
+        var file: FileDownload.File?
     }
 
     let target: FileDownload
@@ -68,12 +68,12 @@ final class ManagerDownload: Sendable {
     }
 
     /// Records the finished file.
-    func finished(_ file: DownloadedFile) {
+    func finished(_ file: FileDownload.File) {
         state.withLock { $0.file = file }
     }
 
     /// The finished file, once the load succeeded.
-    var file: DownloadedFile? {
+    var file: FileDownload.File? {
         state.withLock { $0.file }
     }
 

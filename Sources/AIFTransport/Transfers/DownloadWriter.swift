@@ -139,7 +139,7 @@ package final class DownloadWriter: HTTPRequest.BodyReceiver, @unchecked Sendabl
     /// What an answer means for the download.
     package enum Verdict {
         /// The file is complete, checked and in place.
-        case finished(DownloadedFile)
+        case finished(FileDownload.File)
         /// A 416 for a partial file that is not the whole: it was emptied; ask again without a
         /// range.
         case startOver
@@ -178,11 +178,11 @@ package final class DownloadWriter: HTTPRequest.BodyReceiver, @unchecked Sendabl
         }
     }
 
-    private func finish(_ response: HTTPResponse) throws(FileDownload.Failure) -> DownloadedFile {
+    private func finish(_ response: HTTPResponse) throws(FileDownload.Failure) -> FileDownload.File {
         let count = byteCount
         let resumed = tookBody ? resumedAt : count
         let sha256 = try complete()
-        return DownloadedFile(url: download.destination, byteCount: count, resumedAt: resumed, sha256: sha256, response: response)
+        return FileDownload.File(url: download.destination, byteCount: count, resumedAt: resumed, sha256: sha256, response: response)
     }
 
     /// Empties the partial file: the server sends the whole file (or an empty one).

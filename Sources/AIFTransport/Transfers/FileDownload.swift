@@ -43,17 +43,19 @@ public struct FileDownload: Sendable, Hashable {
     }
 }
 
-/// A finished download.
-public struct DownloadedFile: Sendable {
-    /// Where the file is.
-    public var url: URL
-    /// Its size in bytes.
-    public var byteCount: Int64
-    /// How many of them an earlier attempt had fetched (0 when it started afresh).
-    public var resumedAt: Int64
-    /// Its SHA-256 in lowercase hexadecimal, when ``FileDownload/expectedSHA256`` asked for
-    /// the check (it matched).
-    public var sha256: String?
-    /// The last response (its body is empty: it went to the file).
-    public var response: HTTPResponse
+extension FileDownload {
+    /// A finished download.
+    public struct File: Sendable {
+        /// Where the file is.
+        public var url: URL
+        /// Its size in bytes.
+        public var byteCount: Int64
+        /// How many of them an earlier attempt had fetched (0 when it started afresh).
+        public var resumedAt: Int64
+        /// Its SHA-256 in lowercase hexadecimal, when ``FileDownload/expectedSHA256`` asked for
+        /// the check (it matched).
+        public var sha256: String?
+        /// The last response (its body is empty: it went to the file).
+        public var response: HTTPResponse
+    }
 }

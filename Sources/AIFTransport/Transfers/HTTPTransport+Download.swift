@@ -31,7 +31,7 @@ extension HTTPTransport {
     /// - Throws: ``FileDownload/Failure``, saying what failed and how many bytes are kept.
     public func download(
         _ request: HTTPRequest, to download: FileDownload, progress: (@Sendable (TransferProgress) -> Void)? = nil
-    ) async throws(FileDownload.Failure) -> DownloadedFile {
+    ) async throws(FileDownload.Failure) -> FileDownload.File {
         let url = request.url.absoluteString
         var restarted = false
         while true {

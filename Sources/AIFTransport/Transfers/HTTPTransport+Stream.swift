@@ -12,9 +12,9 @@ extension HTTPTransport {
     /// ```
     ///
     /// The body does not wait in memory beyond `bufferLimit` bytes: a reader that falls behind
-    /// pauses the transfer (see ``StreamingResponse/Body``). Redirects are followed first (their
+    /// pauses the transfer (see ``HTTPResponse/Streaming/Body``). Redirects are followed first (their
     /// bodies are not streamed); any other status streams its body, so check
-    /// ``StreamingResponse/statusCode``. The response size limit does not apply to a streamed
+    /// ``HTTPResponse/Streaming/statusCode``. The response size limit does not apply to a streamed
     /// body. Cancelling the calling task, or the task reading the body, cancels the transfer.
     ///
     /// - Parameters:
@@ -24,7 +24,7 @@ extension HTTPTransport {
     ///   1 MiB by default.
     /// - Returns: The status, headers and body stream.
     /// - Throws: ``TransportError`` when the request failed before its body began.
-    public func stream(_ request: HTTPRequest, bufferLimit: Int = 1 << 20) async throws(TransportError) -> StreamingResponse {
+    public func stream(_ request: HTTPRequest, bufferLimit: Int = 1 << 20) async throws(TransportError) -> HTTPResponse.Streaming {
         var request = request
         let control = request.control ?? TransferControl()
         request.control = control
@@ -53,7 +53,7 @@ extension HTTPTransport {
             lifetime.cancel()
         }
         let arrived = try head.get()
-        return StreamingResponse(statusCode: arrived.statusCode, headers: arrived.headers, body: StreamingResponse.Body(buffer: buffer, lifetime: lifetime))
+        return HTTPResponse.Streaming(statusCode: arrived.statusCode, headers: arrived.headers, body: HTTPResponse.Streaming.Body(buffer: buffer, lifetime: lifetime))
     }
 }
 

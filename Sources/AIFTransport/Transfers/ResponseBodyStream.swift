@@ -1,22 +1,24 @@
 import Foundation
 
-/// A response whose body is read as it arrives (``HTTPTransport/stream(_:bufferLimit:)``).
-public struct StreamingResponse: Sendable {
-    /// The status code.
-    public let statusCode: Int
-    /// The header fields.
-    public let headers: HTTPHeaders
-    /// The body, chunk by chunk.
-    public let body: StreamingResponse.Body
+extension HTTPResponse {
+    /// A response whose body is read as it arrives (``HTTPTransport/stream(_:bufferLimit:)``).
+    public struct Streaming: Sendable {
+        /// The status code.
+        public let statusCode: Int
+        /// The header fields.
+        public let headers: HTTPHeaders
+        /// The body, chunk by chunk.
+        public let body: HTTPResponse.Streaming.Body
 
-    package init(statusCode: Int, headers: HTTPHeaders, body: StreamingResponse.Body) {
-        self.statusCode = statusCode
-        self.headers = headers
-        self.body = body
+        package init(statusCode: Int, headers: HTTPHeaders, body: HTTPResponse.Streaming.Body) {
+            self.statusCode = statusCode
+            self.headers = headers
+            self.body = body
+        }
     }
 }
 
-extension StreamingResponse {
+extension HTTPResponse.Streaming {
     /// A response body as an asynchronous sequence of chunks, in order, as the transport receives
     /// them — with back-pressure: when the reader falls behind by more than the buffer limit, the
     /// transfer stops receiving (libcurl pauses it; the server's sending blocks) until the reader

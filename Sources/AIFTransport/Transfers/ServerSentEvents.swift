@@ -1,6 +1,6 @@
 import Foundation
 
-extension StreamingResponse.Body {
+extension HTTPResponse.Streaming.Body {
     /// The body as lines of UTF-8 text (invalid bytes replaced), without their line breaks —
     /// LF, CRLF or a lone CR — the last one yielded even without a break after it.
     public var lines: Lines {
@@ -18,22 +18,22 @@ extension StreamingResponse.Body {
     ///     print(event.data)
     /// }
     /// ```
-    public var serverSentEvents: ServerSentEvents {
-        ServerSentEvents(lines: lines)
+    public var serverSentEvents: HTTPResponse.Streaming.Body.ServerSentEvents {
+        HTTPResponse.Streaming.Body.ServerSentEvents(lines: lines)
     }
 
-    /// A response body as lines (``StreamingResponse/Body/lines``).
+    /// A response body as lines (``HTTPResponse/Streaming/Body/lines``).
     public struct Lines: AsyncSequence, Sendable {
         /// A line, without its line break.
         public typealias Element = String
         /// How the body can fail.
         public typealias Failure = TransportError
 
-        let body: StreamingResponse.Body
+        let body: HTTPResponse.Streaming.Body
 
         /// The iterator.
         public struct AsyncIterator: AsyncIteratorProtocol {
-            var chunks: StreamingResponse.Body.AsyncIterator
+            var chunks: HTTPResponse.Streaming.Body.AsyncIterator
             var splitter = LineSplitter()
             var ready: [String] = []
             var finished = false
@@ -103,7 +103,7 @@ struct LineSplitter {
     }
 }
 
-extension ServerSentEvents {
+extension HTTPResponse.Streaming.Body.ServerSentEvents {
     /// One server-sent event.
     public struct Event: Sendable, Hashable {
         /// The event type: the `event` field, or `message`.
@@ -126,38 +126,40 @@ extension ServerSentEvents {
     }
 }
 
-/// A response body as server-sent events (``StreamingResponse/Body/serverSentEvents``).
-public struct ServerSentEvents: AsyncSequence, Sendable {
-    /// An event.
-    public typealias Element = Event
-    /// How the body can fail.
-    public typealias Failure = TransportError
+extension HTTPResponse.Streaming.Body {
+    /// A response body as server-sent events (``HTTPResponse/Streaming/Body/serverSentEvents``).
+    public struct ServerSentEvents: AsyncSequence, Sendable {
+        /// An event.
+        public typealias Element = Event
+        /// How the body can fail.
+        public typealias Failure = TransportError
 
-    let lines: StreamingResponse.Body.Lines
+        let lines: HTTPResponse.Streaming.Body.Lines
 
-    /// The iterator.
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        var lines: StreamingResponse.Body.Lines.AsyncIterator
-        var parser = ServerSentEventParser()
+        /// The iterator.
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var lines: HTTPResponse.Streaming.Body.Lines.AsyncIterator
+            var parser = ServerSentEventParser()
 
-        /// The next event, or `nil` at the end of the body (an event not ended by a blank line
-        /// is not dispatched, as the standard says).
-        public mutating func next() async throws(TransportError) -> Event? {
-            try await next(isolation: nil)
-        }
-
-        /// The next event, or `nil` at the end of the body.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(TransportError) -> Event? {
-            while let line = try await lines.next(isolation: actor) {
-                if let event = parser.feed(line) { return event }
+            /// The next event, or `nil` at the end of the body (an event not ended by a blank line
+            /// is not dispatched, as the standard says).
+            public mutating func next() async throws(TransportError) -> Event? {
+                try await next(isolation: nil)
             }
-            return nil
-        }
-    }
 
-    /// Makes the (single) iterator.
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(lines: lines.makeAsyncIterator())
+            /// The next event, or `nil` at the end of the body.
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws(TransportError) -> Event? {
+                while let line = try await lines.next(isolation: actor) {
+                    if let event = parser.feed(line) { return event }
+                }
+                return nil
+            }
+        }
+
+        /// Makes the (single) iterator.
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(lines: lines.makeAsyncIterator())
+        }
     }
 }
 
@@ -171,7 +173,7 @@ struct ServerSentEventParser {
     private var firstLine = true
 
     /// Takes a line; returns the event a blank line dispatches.
-    mutating func feed(_ rawLine: String) -> ServerSentEvents.Event? {
+    mutating func feed(_ rawLine: String) -> HTTPResponse.Streaming.Body.ServerSentEvents.Event? {
         var line = Substring(rawLine)
         if firstLine {
             firstLine = false
@@ -208,14 +210,14 @@ struct ServerSentEventParser {
         return nil
     }
 
-    private mutating func dispatch() -> ServerSentEvents.Event? {
+    private mutating func dispatch() -> HTTPResponse.Streaming.Body.ServerSentEvents.Event? {
         defer {
             type = ""
             data = ""
             hasData = false
         }
         guard hasData else { return nil }
-        return ServerSentEvents.Event(type: type.isEmpty ? "message" : type, data: data, lastEventID: lastEventID, retry: retry)
+        return HTTPResponse.Streaming.Body.ServerSentEvents.Event(type: type.isEmpty ? "message" : type, data: data, lastEventID: lastEventID, retry: retry)
     }
 }
 

@@ -28,7 +28,7 @@
 public final class TransferControl: Sendable {
     private struct State {
         var suspended = false
-        /// A reader of the response body has fallen behind (``StreamingResponse/Body``).
+        /// A reader of the response body has fallen behind (``HTTPResponse/Streaming/Body``).
         var held = false
         var maxBytesPerSecond: Int?
         /// Bumped at each change of the rate, so the transfer restarts its pacing.
