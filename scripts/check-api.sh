@@ -99,7 +99,14 @@ while IFS= read -r line; do
     name=$(sed -E 's/^API breakage: (accessor |associatedtype |case |class |constructor |enum |enumelement |func |import |protocol |struct |subscript |typealias |var |let |macro |operator )?([^ (]+).*/\2/' <<< "$line")
     # An accessor is named by its property (`accessor AIFHMACSigner.placement.Set()`).
     case "$line" in "API breakage: accessor "*) name=${name%.*} ;; esac
-    if ! grep -qF -- "$name" <<< "$named"; then
+    # A change of type is named by the type it changed from (`ParameterValue` for `… has
+    # return type change from AIFServices.ParameterValue to …`): naming a type that went names
+    # every declaration that held it.
+    from=$(sed -nE 's/.* from (.*) to .*/\1/p' <<< "$line" | grep -oE 'AIF[A-Za-z]+\.[A-Za-z_.]+' | sed -E 's/^AIF[A-Za-z]+\.//' || true)
+    acknowledged=false
+    grep -qF -- "$name" <<< "$named" && acknowledged=true
+    for type in $from; do grep -qF -- "\`$type\`" <<< "$named" && acknowledged=true; done
+    if ! $acknowledged; then
         echo "check-api: not in CHANGELOG.md's breaking changes: $line" >&2
         unnamed=$((unnamed + 1))
     fi

@@ -26,7 +26,7 @@ final class IssuesScreen: MainActorParamSource, MainActorManagerDelegate {
     }
 
     func parameters(for manager: APIManager<[Issue]>) -> Parameters {
-        cups.merging(["labels": .array(labels.map(ParameterValue.string))]) { _, new in new }
+        cups.merging(["labels": .array(labels.map(JSONValue.string))]) { _, new in new }
     }
 
     func manager(_ manager: APIManager<[Issue]>, didSucceedWith response: APIResponse<[Issue]>) {

@@ -24,7 +24,7 @@ final class GoodsScreen: MainActorParamSource, MainActorManagerDelegate {
         }
     }
 
-    func parameters(for manager: APIManager<Goods>) -> Parameters { ["id": .int(goodsID)] }
+    func parameters(for manager: APIManager<Goods>) -> Parameters { ["id": .integer(goodsID)] }
 
     func manager(_ manager: APIManager<Goods>, didSucceedWith response: APIResponse<Goods>) {
         title = "\(response.content.title), \(response.content.priceCents) cents"

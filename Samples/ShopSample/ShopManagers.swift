@@ -44,7 +44,7 @@ final class GoodsDetailManager: APIManager<Goods>, @unchecked Sendable {
 /// Refuses a load whose `id` is not a positive integer: nothing is sent.
 struct PositiveID: LoadPlugin {
     func loadWillStart(_ load: ObservedLoad, parameters: Parameters) throws {
-        guard case .int(let id)? = parameters["id"], id > 0 else { throw SampleError("\"id\" must be a positive integer") }
+        guard case .integer(let id)? = parameters["id"], id > 0 else { throw SampleError("\"id\" must be a positive integer") }
     }
 }
 

@@ -115,9 +115,9 @@ struct ShopSample {
         print("   goods.list, page 3 of 4: \(page.content.map { "\($0.id) \($0.title)" }.joined(separator: "; "))")
         let order = try await api("orders.place").load(body: ["goods_id": 12, "quantity": 1], as: Order.self)
         print("   orders.place → \(order.statusCode): order \(order.content.id), \(order.content.status)")
-        let raw = try await api("orders.detail").load(["id": .int(order.content.id)])
+        let raw = try await api("orders.detail").load(["id": .integer(order.content.id)])
         print("   orders.detail as JSON: quantity \(raw.content["quantity"]?.intValue ?? 0), status \(raw.content["status"]?.stringValue ?? "?")")
-        _ = try await api("orders.cancel").load(["id": .int(order.content.id)], as: NoContent.self)
+        _ = try await api("orders.cancel").load(["id": .integer(order.content.id)], as: NoContent.self)
         print("   orders.cancel → deleted\n")
     }
 
@@ -169,9 +169,9 @@ struct ShopSample {
         print("== An order: create, update, delete ==")
         let created = try await CreateOrderManager().load(["goods": 7, "quantity": 2])
         print("   POST orders → \(created.statusCode): order \(created.content.id), goods \(created.content.goodsId) × \(created.content.quantity), \(created.content.status)")
-        let updated = try await UpdateOrderManager().load(["id": .int(created.content.id), "quantity": 5])
+        let updated = try await UpdateOrderManager().load(["id": .integer(created.content.id), "quantity": 5])
         print("   PUT orders/\(updated.content.id) → \(updated.statusCode): quantity \(updated.content.quantity), \(updated.content.status)")
-        let deleted = try await DeleteOrderManager().load(["id": .int(created.content.id)])
+        let deleted = try await DeleteOrderManager().load(["id": .integer(created.content.id)])
         print("   DELETE orders/\(created.content.id) → \(deleted.statusCode), no content\n")
     }
 

@@ -138,7 +138,7 @@ struct Api: AsyncParsableCommand {
     }
 
     /// A default parameter as `--param` values: a scalar once, an array's scalars each.
-    private static func texts(of value: ParameterValue, key: String, define: APIDefine) throws -> [String] {
+    private static func texts(of value: JSONValue, key: String, define: APIDefine) throws -> [String] {
         if let text = value.textValue { return [text] }
         if case .array(let elements) = value {
             let texts = elements.compactMap(\.textValue)

@@ -282,12 +282,12 @@ struct Call: AsyncParsableCommand {
         return Parameters(object.mapValues(parameterValue))
     }
 
-    private static func parameterValue(_ value: Any) -> ParameterValue {
+    private static func parameterValue(_ value: Any) -> JSONValue {
         switch value {
         case let text as String: .string(text)
         case let number as NSNumber:
             String(describing: type(of: number)) == "__NSCFBoolean" ? .bool(number.boolValue)
-                : number.doubleValue == number.doubleValue.rounded() && abs(number.doubleValue) < 1e15 ? .int(number.intValue) : .double(number.doubleValue)
+                : number.doubleValue == number.doubleValue.rounded() && abs(number.doubleValue) < 1e15 ? .integer(number.intValue) : .number(number.doubleValue)
         case let array as [Any]: .array(array.map(parameterValue))
         case let object as [String: Any]: .object(object.mapValues(parameterValue))
         default: .null

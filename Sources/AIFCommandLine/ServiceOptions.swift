@@ -87,7 +87,7 @@ struct ServiceOptions: ParsableArguments {
         }
         var parameters = base
         for (key, given) in values {
-            parameters[key] = given.count == 1 ? .string(given[0]) : .array(given.map(ParameterValue.string))
+            parameters[key] = given.count == 1 ? .string(given[0]) : .array(given.map(JSONValue.string))
         }
         return parameters
     }

@@ -389,7 +389,7 @@ struct InterfaceDeclaration {
         if written.hasPrefix("Part<") { return .part }
         switch written {
         case "HTTPRequest.MultipartForm", "MultipartForm": return .form
-        case "Parameters", "[String: ParameterValue]": return .parameters
+        case "Parameters", "[String: JSONValue]": return .parameters
         case "FileDownload": return .download
         case "TransferControl": return .control
         default: return .parameter

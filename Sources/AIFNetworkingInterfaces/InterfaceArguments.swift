@@ -30,12 +30,12 @@ public struct InterfaceArguments: Sendable {
     )
     public mutating func parameter<Value>(_ name: String, _ value: Value) {}
 
-    /// A parameter given as a ``/AIFServices/ParameterValue``.
+    /// A parameter given as a ``/AIFServices/JSONValue``.
     ///
     /// - Parameters:
     ///   - name: The parameter's name.
     ///   - value: Its value.
-    public mutating func parameter(_ name: String, _ value: ParameterValue) {
+    public mutating func parameter(_ name: String, _ value: JSONValue) {
         call.parameters[name] = value
     }
 
@@ -135,7 +135,7 @@ public struct InterfaceArguments: Sendable {
 
     /// `value` as a parameter value, `nil` for `nil`; a value that cannot be encoded is kept as
     /// the call's failure.
-    private mutating func convert(_ value: some Encodable & Sendable, name: String) -> ParameterValue? {
+    private mutating func convert(_ value: some Encodable & Sendable, name: String) -> JSONValue? {
         do {
             return try ParameterConversion.value(of: value)
         } catch {

@@ -12,14 +12,14 @@ enum ParameterConversion {
     }
 
     /// `value` as a parameter value; `nil` for an absent optional.
-    static func value(of value: any Encodable) throws -> ParameterValue? {
+    static func value(of value: any Encodable) throws -> JSONValue? {
         switch value {
         case let value as String: return .string(value)
         case let value as Bool: return .bool(value)
-        case let value as Int: return .int(value)
+        case let value as Int: return .integer(value)
         case let value as any BinaryInteger:
             guard let number = Int(exactly: value) else { throw Failure(description: "\(value) does not fit in an Int") }
-            return .int(number)
+            return .integer(number)
         case let value as Double: return try finite(value)
         case let value as Float: return try finite(Double(value))
         case let value as Date: return .string(value.formatted(.iso8601))
@@ -32,37 +32,23 @@ enum ParameterConversion {
     }
 
     /// A number that text and JSON can carry: not infinite, not NaN.
-    private static func finite(_ number: Double) throws -> ParameterValue {
+    private static func finite(_ number: Double) throws -> JSONValue {
         guard number.isFinite else { throw Failure(description: "\(number) is not a finite number") }
-        return .double(number)
+        return .number(number)
     }
 
     /// Any other value, through its JSON.
-    private static func encoded(_ value: any Encodable) throws -> ParameterValue {
+    private static func encoded(_ value: any Encodable) throws -> JSONValue {
         let data: Data
         do {
             data = try JSONEncoder().encode(value)
         } catch {
             throw Failure(description: "it does not encode as JSON: \(error)")
         }
-        let json: JSONValue
         do {
-            json = try FastJSONDecoder().decode(JSONValue.self, from: data)
+            return try FastJSONDecoder().decode(JSONValue.self, from: data)
         } catch {
             throw Failure(description: "its JSON does not read back: \(error)")
-        }
-        return parameter(json)
-    }
-
-    private static func parameter(_ json: JSONValue) -> ParameterValue {
-        switch json {
-        case .object(let members): .object(members.mapValues(parameter))
-        case .array(let elements): .array(elements.map(parameter))
-        case .string(let text): .string(text)
-        case .integer(let number): .int(number)
-        case .number(let number): .double(number)
-        case .bool(let flag): .bool(flag)
-        case .null: .null
         }
     }
 }

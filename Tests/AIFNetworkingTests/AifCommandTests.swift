@@ -85,7 +85,7 @@ struct AifCommandTests {
         let run = try await aif(["orders", "--method", "POST", "--data", "@" + path, "--header", "Content-Type: application/json"])
         #expect(run.status == 0, "\(run.standardError)")
         let order = try JSONDecoder().decode([String: ParameterLike].self, from: Data(run.standardOutput.utf8))
-        #expect(order["goods_id"] == .int(5) && order["quantity"] == .int(4))
+        #expect(order["goods_id"] == .integer(5) && order["quantity"] == .integer(4))
     }
 
     @Test func aFormTheSchemeCannotSignFailsSayingWhy() async throws {
@@ -266,7 +266,7 @@ struct AifCommandTests {
         let lines = run.standardOutput.split(separator: "\n")
         #expect(lines.count == 1003)
         let ids = try lines.map { try JSONDecoder().decode([String: ParameterLike].self, from: Data($0.utf8))["id"] }
-        #expect(ids == (1...1003).map { .int($0) })
+        #expect(ids == (1...1003).map { .integer($0) })
         #expect(run.standardError.components(separatedBy: "< 200").count - 1 == 11, "11 pages")
         let fromTen = try await aif(["goods", "--param", "page_size=100", "--param", "page=10", "--all-pages"])
         #expect(fromTen.standardOutput.split(separator: "\n").count == 103)
@@ -439,12 +439,12 @@ struct AifCommandTests {
 
 /// A JSON scalar, enough to read an order back.
 private enum ParameterLike: Decodable, Equatable {
-    case int(Int)
+    case integer(Int)
     case text(String)
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if let number = try? container.decode(Int.self) { self = .int(number) } else { self = .text(try container.decode(String.self)) }
+        if let number = try? container.decode(Int.self) { self = .integer(number) } else { self = .text(try container.decode(String.self)) }
     }
 }
 

@@ -126,8 +126,8 @@ struct BatchAndChainTests {
     @Test func eachStepIsBuiltFromTheOneBefore() async throws {
         let stack = try await ShopStack.make()
         let chain = APIChain(stack.manager("goods", GoodsPage.self), parameters: ["page": 3, "page_size": 4])
-            .then(stack.manager("goods/{id}", Goods.self)) { page in page.content.items.last.map { ["id": .int($0.id)] } }
-            .then(stack.manager("slow", Slept.self)) { goods in ["ms": .int(goods.content.id)] }
+            .then(stack.manager("goods/{id}", Goods.self)) { page in page.content.items.last.map { ["id": .integer($0.id)] } }
+            .then(stack.manager("slow", Slept.self)) { goods in ["ms": .integer(goods.content.id)] }
         #expect(chain.steps == 3)
         let outcome = await chain.load()
         // Page 3 of 4 ends with goods 12, which makes the last step sleep 12 ms.
@@ -139,7 +139,7 @@ struct BatchAndChainTests {
     @Test func aStepThatDeclinesStopsTheChain() async throws {
         let stack = try await ShopStack.make()
         let chain = APIChain(stack.manager("goods", GoodsPage.self), parameters: ["page": 999])
-            .then(stack.manager("goods/{id}", Goods.self)) { page in page.content.items.first.map { ["id": .int($0.id)] } }
+            .then(stack.manager("goods/{id}", Goods.self)) { page in page.content.items.first.map { ["id": .integer($0.id)] } }
             .then(stack.manager("goods/{id}", Goods.self)) { _ in ["id": 1] }
         let outcome = await chain.load()
         guard case .stopped(let step) = outcome else { Issue.record("not stopped: \(outcome)"); return }

@@ -169,7 +169,7 @@ struct CallAdditionsTests {
     /// Arrays in the query as the endpoint says, over the service's.
     @Test func anEndpointsArrayEncoding() async throws {
         let stack = try await MirrorStack.start()
-        let labels: ParameterValue = ["bug", "question"]
+        let labels: JSONValue = ["bug", "question"]
         let brackets = stack.manager(Endpoint(service: "mirror", path: "issues"))
         #expect(try await brackets.load(["labels": labels]).content.query == "labels%5B%5D=bug&labels%5B%5D=question")
         let comma = stack.manager(Endpoint(service: "mirror", path: "issues", arrayEncoding: .commaSeparated))
@@ -281,8 +281,8 @@ struct ArrayEncodingTests {
     }
 
     @Test func keysThatAreIndexesSortAsNumbers() {
-        var items: [String: ParameterValue] = [:]
-        for index in 0...11 { items["\(index)"] = .int(index) }
+        var items: [String: JSONValue] = [:]
+        for index in 0...11 { items["\(index)"] = .integer(index) }
         items["note"] = "x"
         items["007"] = "padded"
         let pairs = RequestGenerator.flatten(["items": .object(items)], arrays: .indexed).map(\.name)

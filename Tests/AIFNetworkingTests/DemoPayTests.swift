@@ -193,7 +193,7 @@ struct DemoPayTests {
 
     // MARK: Forms
 
-    private static let lineItems: ParameterValue = [
+    private static let lineItems: JSONValue = [
         ["price": "price_cup", "quantity": 2],
         ["price_data": ["currency": "usd", "unit_amount": 450, "product_data": ["name": "Gift wrap"]], "quantity": 1],
     ]

@@ -14,7 +14,7 @@ import Testing
 struct DiskCacheTests {
     private static func response(_ index: Int, body: Int = 2048, keepFor: TimeInterval = 7200, at date: Date = Date()) -> ResponseCache.StoredResponse {
         ResponseCache.StoredResponse(
-            key: ResponseCache.Key(service: "shop", environment: .online, method: .get, path: "goods/{id}", parameters: ["id": .int(index)]),
+            key: ResponseCache.Key(service: "shop", environment: .online, method: .get, path: "goods/{id}", parameters: ["id": .integer(index)]),
             statusCode: 200, headers: ["Content-Type": "application/json", "ETag": "\"v\(index)\"", "X-Note": "a: b"],
             body: Data(repeating: UInt8(index % 251), count: body), url: "http://127.0.0.1/v1/goods/\(index)", storedAt: date,
             expiresAt: date.addingTimeInterval(60), keepUntil: date.addingTimeInterval(keepFor))
@@ -177,7 +177,7 @@ struct DiskCacheTests {
         let manager = stack.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; return s }
         var signatures: [String] = []
         for id in 1...5 {
-            let response = try await manager.load(["id": .int(id)])
+            let response = try await manager.load(["id": .integer(id)])
             signatures += URLComponents(url: response.request.url, resolvingAgainstBaseURL: false)?.queryItems?.filter { $0.name == "sign" }.compactMap(\.value) ?? []
         }
         #expect(signatures.count == 5)
@@ -277,7 +277,7 @@ struct DiskCacheTests {
     private static func checkWriterEntries(_ cache: DiskCache, first: Int, count: Int) -> Int {
         var found = 0
         for index in first..<(first + count) {
-            let key = ResponseCache.Key(service: "crash", environment: .online, method: .get, path: "item", parameters: ["i": .int(index)])
+            let key = ResponseCache.Key(service: "crash", environment: .online, method: .get, path: "item", parameters: ["i": .integer(index)])
             guard let stored = cache.response(for: key) else { continue }
             found += 1
             let text = String(decoding: stored.body, as: UTF8.self)

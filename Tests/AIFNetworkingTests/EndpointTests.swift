@@ -20,7 +20,7 @@ extension Endpoint where Content == Goods {
             return reformed
         },
         validateParameters: { parameters in
-            guard case .int(let id)? = parameters["id"], id > 0 else { throw InvalidID() }
+            guard case .integer(let id)? = parameters["id"], id > 0 else { throw InvalidID() }
         },
         validateResponse: { response in
             guard !response.content.title.isEmpty else { throw InvalidID() }

@@ -76,7 +76,7 @@ struct FixtureRecordingTests {
             var seen: [String] = []
             let list = Self.manager("goods", GoodsPage.self, proxy: proxy, registry: registry)
             for page in 2...3 {
-                let response = try await list.load(["page": .int(page), "page_size": 5])
+                let response = try await list.load(["page": .integer(page), "page_size": 5])
                 seen.append("\(response.statusCode) \(response.content)")
             }
             let tagged = try await list.load(["page": 1, "page_size": 2, "tags": ["new", "sale"]])

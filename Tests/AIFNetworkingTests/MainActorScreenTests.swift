@@ -21,7 +21,7 @@ private final class DetailScreen: MainActorManagerDelegate, MainActorParamSource
         detail.mainActorDelegate = self
     }
 
-    func parameters(for manager: APIManager<Goods>) -> Parameters { ["id": .int(goodsID)] }
+    func parameters(for manager: APIManager<Goods>) -> Parameters { ["id": .integer(goodsID)] }
 
     func manager(_ manager: APIManager<Goods>, didSucceedWith response: APIResponse<Goods>) {
         MainActor.assertIsolated()

@@ -135,8 +135,8 @@ extension ShopManager: LoadStarter {
 
     func start(_ index: Int) -> LoadID {
         switch path {
-        case "goods/{id}": loadData(with: ["id": .int(index % 1003 + 1)])
-        case "goods": loadData(with: ["page": .int(index % 50 + 1)])
+        case "goods/{id}": loadData(with: ["id": .integer(index % 1003 + 1)])
+        case "goods": loadData(with: ["page": .integer(index % 50 + 1)])
         default: loadData(with: ["code": .string("EXPIRED\(index)")])
         }
     }

@@ -200,12 +200,12 @@ struct ManagerPipelineTests {
         let stack = try await ShopStack.make()
         let order = try await stack.manager("orders", Order.self, method: .post).load(["goods_id": 1, "quantity": 1])
         let error = await #expect(throws: APIError.self) {
-            try await stack.manager("orders/{id}", Order.self, method: .delete).load(["id": .int(order.content.id)])
+            try await stack.manager("orders/{id}", Order.self, method: .delete).load(["id": .integer(order.content.id)])
         }
         #expect(error?.kind == .noContent)
         #expect(error?.statusCode == 204)
         let second = try await stack.manager("orders", Order.self, method: .post).load(["goods_id": 1, "quantity": 1])
-        let deleted = try await stack.manager("orders/{id}", NoContent.self, method: .delete).load(["id": .int(second.content.id)])
+        let deleted = try await stack.manager("orders/{id}", NoContent.self, method: .delete).load(["id": .integer(second.content.id)])
         #expect(deleted.statusCode == 204)
     }
 
@@ -214,10 +214,10 @@ struct ManagerPipelineTests {
         let created = try await stack.manager("orders", Order.self, method: .post).load(["goods_id": 7, "quantity": 2])
         #expect(created.statusCode == 201)
         #expect(created.content.goodsId == 7)
-        let changed = try await stack.manager("orders/{id}", Order.self, method: .put).load(["id": .int(created.content.id), "quantity": 4])
+        let changed = try await stack.manager("orders/{id}", Order.self, method: .put).load(["id": .integer(created.content.id), "quantity": 4])
         #expect(changed.content.quantity == 4)
         #expect(changed.content.status == "updated")
-        let read = try await stack.manager("orders/{id}", Order.self).load(["id": .int(created.content.id)])
+        let read = try await stack.manager("orders/{id}", Order.self).load(["id": .integer(created.content.id)])
         #expect(read.content == changed.content)
         let bad = await #expect(throws: APIError.self) {
             try await stack.manager("orders", Order.self, method: .post).load(["goods_id": 7, "quantity": 0])

@@ -152,7 +152,7 @@ struct ManagerTransferTests {
         #expect(order.content.goodsId == 3 && order.content.quantity == 2)
         let size = Int64(body.count)
         #expect(reports.withLock { $0.contains { $0.bytesSent == size && $0.totalBytesToSend == size } }, "\(reports.withLock { $0 })")
-        _ = try await stack.manager("orders/{id}", NoContent.self, method: .delete).load(["id": .int(order.content.id)])
+        _ = try await stack.manager("orders/{id}", NoContent.self, method: .delete).load(["id": .integer(order.content.id)])
     }
 
     /// A missing file is one mistake: the same error whether the service signs the body

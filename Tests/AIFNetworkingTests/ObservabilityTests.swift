@@ -28,7 +28,7 @@ struct ObservabilityTests {
             for index in 0..<loads {
                 group.addTask {
                     let manager = stack.manager("goods/{id}", Goods.self)
-                    let id: ParameterValue = index % 3 == 0 ? 5000 : .int(index % 20 + 1)
+                    let id: JSONValue = index % 3 == 0 ? 5000 : .integer(index % 20 + 1)
                     switch index % 4 {
                     case 0:
                         _ = try? await manager.load(["id": id])
@@ -85,7 +85,7 @@ struct ObservabilityTests {
         let metrics = TestMetrics()
         let stack = try await ShopStack.make(proxy: { APIProxy(transport: $0, observers: [MetricsObserver(factory: metrics)]) })
         let goods = stack.manager("goods/{id}", Goods.self)
-        for id in 1...3 { _ = try await goods.load(["id": .int(id)]) }
+        for id in 1...3 { _ = try await goods.load(["id": .integer(id)]) }
         _ = try? await goods.load(["id": 5000])
         let flakyName = "flaky/\(UUID().uuidString)"
         _ = try await stack.manager(flakyName, FlakyReport.self) { var s = $0; s.retryPolicy = Self.quickRetries; return s }.load(["failures": 2])

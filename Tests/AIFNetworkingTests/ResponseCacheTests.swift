@@ -112,7 +112,7 @@ struct ResponseCacheTests {
     @Test func theCapacityEvictsTheLeastRecentlyUsed() async throws {
         let stack = try await ShopStack.make(cache: ResponseCache(capacity: 2))
         let manager = stack.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; return s }
-        for id in [1, 2, 1, 3] { _ = try await manager.load(["id": .int(id)]) }
+        for id in [1, 2, 1, 3] { _ = try await manager.load(["id": .integer(id)]) }
         #expect(stack.transport.sent == 3)
         #expect(try await manager.load(["id": 1]).isFromCache)
         #expect(try await !manager.load(["id": 2]).isFromCache)

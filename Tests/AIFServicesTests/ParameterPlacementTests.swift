@@ -66,7 +66,7 @@ struct ParameterPlacementTests {
 
     /// Each row of the specification's table for a query list, and deepObject for an object.
     @Test func eachQueryStyleOfTheSpecification() throws {
-        let colors: ParameterValue = ["blue", "black", "brown"]
+        let colors: JSONValue = ["blue", "black", "brown"]
         let rows: [(Parameters.ArrayEncoding, String)] = [
             (.repeatedKeys, "color=blue&color=black&color=brown"),  // form, explode
             (.commaSeparated, "color=blue%2Cblack%2Cbrown"),  // form, no explode: color=blue,black,brown

@@ -12,23 +12,23 @@ struct ParametersTests {
         let note: String? = nil
         let coupon: String? = "WELCOME10"
         let key = UUID(uuidString: "7C0C2A52-1D4E-4F4A-9E0B-3B7C2E9D8F10")!
-        let existing: ParameterValue = ["a": 1]
+        let existing: JSONValue = ["a": 1]
         let parameters: Parameters = [
             "customer": customer, "amount": amount, "ratio": ratio, "live": live, "note": note, "coupon": coupon, "key": key,
-            "existing": existing, "tags": ["new", 2, nil], "metadata": ["order": 7, "gift": true], "count": .int(amount), "none": nil,
+            "existing": existing, "tags": ["new", 2, nil], "metadata": ["order": 7, "gift": true], "count": .integer(amount), "none": nil,
             "label": Substring("label"),
         ]
         #expect(parameters["customer"] == .string("cus_T001"))
-        #expect(parameters["amount"] == .int(1200))
-        #expect(parameters["ratio"] == .double(0.5))
+        #expect(parameters["amount"] == .integer(1200))
+        #expect(parameters["ratio"] == .number(0.5))
         #expect(parameters["live"] == .bool(false))
         #expect(parameters["note"] == .null)
         #expect(parameters["coupon"] == .string("WELCOME10"))
         #expect(parameters["key"] == .string("7c0c2a52-1d4e-4f4a-9e0b-3b7c2e9d8f10"))
-        #expect(parameters["existing"] == .object(["a": .int(1)]))
-        #expect(parameters["tags"] == .array([.string("new"), .int(2), .null]))
-        #expect(parameters["metadata"] == .object(["order": .int(7), "gift": .bool(true)]))
-        #expect(parameters["count"] == .int(1200))
+        #expect(parameters["existing"] == .object(["a": .integer(1)]))
+        #expect(parameters["tags"] == .array([.string("new"), .integer(2), .null]))
+        #expect(parameters["metadata"] == .object(["order": .integer(7), "gift": .bool(true)]))
+        #expect(parameters["count"] == .integer(1200))
         #expect(parameters["none"] == .null)
         #expect(parameters["label"] == .string("label"))
         #expect(parameters.count == 13)
@@ -44,7 +44,7 @@ struct ParametersTests {
         #expect(parameters.filter { $0.key == "c" }.keys.sorted() == ["c"])
         #expect(parameters.mapValues { _ in .null } == ["c": nil])
         #expect(Set([parameters, ["c": true]]).count == 1)
-        #expect(Parameters([("x", ParameterValue.int(1)), ("x", .int(2))], uniquingKeysWith: { first, _ in first }) == ["x": 1])
+        #expect(Parameters([("x", JSONValue.integer(1)), ("x", .integer(2))], uniquingKeysWith: { first, _ in first }) == ["x": 1])
         #expect(Parameters().isEmpty)
         #expect(parameters.map(\.key) == ["c"])
     }
@@ -55,12 +55,12 @@ struct ParametersTests {
 @Suite("Parameters: the JSON body, as JSONSerialization writes it")
 struct ParametersJSONTests {
     /// What `JSONSerialization` writes for `value` (sorted keys, slashes unescaped).
-    private static func reference(_ value: ParameterValue) -> String? {
-        func object(_ value: ParameterValue) -> Any {
+    private static func reference(_ value: JSONValue) -> String? {
+        func object(_ value: JSONValue) -> Any {
             switch value {
             case .string(let text): text
-            case .int(let number): number
-            case .double(let number): number
+            case .integer(let number): number
+            case .number(let number): number
             case .bool(let flag): flag
             case .null: NSNull()
             case .array(let values): values.map(object)
@@ -74,14 +74,14 @@ struct ParametersJSONTests {
         return String(decoding: data, as: UTF8.self)
     }
 
-    private static func written(_ value: ParameterValue) -> String? {
+    private static func written(_ value: JSONValue) -> String? {
         value.jsonBody().map { String(decoding: $0, as: UTF8.self) }
     }
 
     @Test func valuesAreWrittenAsJSONSerializationWritesThem() {
         let doubles: [Double] = [0, -0.0, 0.1, 1, 2.5, -3.75, 1e20, 1e21, 1.5e-7, 123456789.125, 1e300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, Double(Int64.max), 0.1 + 0.2, .pi, 100]
-        var values: [ParameterValue] = doubles.map { .double($0) }
-        values += [.int(0), .int(-42), .int(.max), .int(.min), .bool(true), .bool(false), .null, .array([]), .object([:])]
+        var values: [JSONValue] = doubles.map { .number($0) }
+        values += [.integer(0), .integer(-42), .integer(.max), .integer(.min), .bool(true), .bool(false), .null, .array([]), .object([:])]
         values += [
             .string(""), .string("plain"), .string("a/b\"c\\d"), .string("\n\r\t\u{08}\u{0C}\u{01}\u{1F}\u{7F}"), .string("é 漢字 😀"),
             .string("</script>"), .string("\u{2028}\u{2029}"),
@@ -91,7 +91,7 @@ struct ParametersJSONTests {
         ]))
         values.append(.object(["items": [["price": "price_1", "quantity": 2], ["price_data": ["currency": "usd", "unit_amount": 1.5]]], "metadata": ["order": 7, "note": .null]]))
         for value in values {
-            let array = ParameterValue.array([value])
+            let array = JSONValue.array([value])
             #expect(Self.written(array) == Self.reference(array), "\(value)")
         }
     }
@@ -101,10 +101,10 @@ struct ParametersJSONTests {
         var generator = SeededGenerator(seed: 2026_11_28)
         let alphabet = Array("aAbBzZ019_-. éÉ")
         func name() -> String { String((0..<Int.random(in: 0...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }) }
-        func value(depth: Int) -> ParameterValue {
+        func value(depth: Int) -> JSONValue {
             switch Int.random(in: 0..<(depth < 3 ? 7 : 5), using: &generator) {
-            case 0: .int(Int.random(in: -1_000_000...1_000_000, using: &generator))
-            case 1: .double(Double.random(in: -1e6...1e6, using: &generator))
+            case 0: .integer(Int.random(in: -1_000_000...1_000_000, using: &generator))
+            case 1: .number(Double.random(in: -1e6...1e6, using: &generator))
             case 2: .string(name())
             case 3: .bool(Bool.random(using: &generator))
             case 4: .null
@@ -113,13 +113,13 @@ struct ParametersJSONTests {
             }
         }
         for _ in 0..<500 {
-            let object = ParameterValue.object(Dictionary((0..<Int.random(in: 1...8, using: &generator)).map { _ in (name(), value(depth: 0)) }, uniquingKeysWith: { first, _ in first }))
+            let object = JSONValue.object(Dictionary((0..<Int.random(in: 1...8, using: &generator)).map { _ in (name(), value(depth: 0)) }, uniquingKeysWith: { first, _ in first }))
             #expect(Self.written(object) == Self.reference(object), "\(object)")
         }
     }
 
     @Test func aNumberJSONCannotHoldIsRefused() {
-        #expect(ParameterValue.object(["ratio": .double(.nan)]).jsonBody() == nil)
-        #expect(ParameterValue.array([.double(.infinity)]).jsonBody() == nil)
+        #expect(JSONValue.object(["ratio": .number(.nan)]).jsonBody() == nil)
+        #expect(JSONValue.array([.number(.infinity)]).jsonBody() == nil)
     }
 }

@@ -117,7 +117,7 @@ func cacheSaveAndExit(directory: String, index: Int) throws -> Never {
 /// repeated to about 2 KiB.
 enum CacheWriterBody {
     static func key(_ index: Int) -> ResponseCache.Key {
-        ResponseCache.Key(service: "crash", environment: .online, method: .get, path: "item", parameters: ["i": .int(index)])
+        ResponseCache.Key(service: "crash", environment: .online, method: .get, path: "item", parameters: ["i": .integer(index)])
     }
 
     static func make(index: Int, generation: Int) -> Data {

@@ -231,7 +231,7 @@ enum LoadKind: CaseIterable {
 
     func parameters(_ index: Int) -> Parameters {
         switch self {
-        case .goods, .cancelled: ["id": .int(index % 20 == 0 ? 5_000 : index % 1_003 + 1)]
+        case .goods, .cancelled: ["id": .integer(index % 20 == 0 ? 5_000 : index % 1_003 + 1)]
         default: [:]
         }
     }

@@ -16,7 +16,7 @@ struct DiskCacheBench {
         let disk = try DiskCache(directory: folder)
         let body = Data(repeating: UInt8(ascii: "x"), count: 2048)
         let keys = (0..<operationsPerBatch).map {
-            ResponseCache.Key(service: "bench", environment: .online, method: .get, path: "goods/{id}", parameters: ["id": .int($0)], schema: "0123456789abcdef")
+            ResponseCache.Key(service: "bench", environment: .online, method: .get, path: "goods/{id}", parameters: ["id": .integer($0)], schema: "0123456789abcdef")
         }
         let response = HTTPResponse(
             statusCode: 200, headers: ["Content-Type": "application/json", "ETag": "\"v1\""], body: body, url: URL(string: "http://127.0.0.1/v1/goods/1")!)

@@ -3,7 +3,7 @@
 /// ```swift
 /// let chain = APIChain(goodsList, parameters: ["page": 1])
 ///     .then(goodsDetail) { page in
-///         page.content.items.first.map { ["id": .int($0.id)] }   // nil stops the chain
+///         page.content.items.first.map { ["id": .integer($0.id)] }   // nil stops the chain
 ///     }
 /// switch await chain.load() {
 /// case .finished(let detail): print(detail.content.title)

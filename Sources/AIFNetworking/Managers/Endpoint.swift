@@ -7,7 +7,7 @@
 ///     static let goodsDetail = Endpoint(
 ///         service: "shop", path: "goods/{id}", cachePolicy: .lifetime(.seconds(300)),
 ///         validateParameters: { parameters in
-///             guard case .int(let id)? = parameters["id"], id > 0 else { throw InvalidID() }
+///             guard case .integer(let id)? = parameters["id"], id > 0 else { throw InvalidID() }
 ///         })
 /// }
 ///

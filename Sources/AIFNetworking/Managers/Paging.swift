@@ -277,10 +277,10 @@ extension Paging {
 
         private func parameters() -> Parameters {
             var parameters: Parameters = [:]
-            if let pageSizeParameter { parameters[pageSizeParameter] = .int(pageSize) }
+            if let pageSizeParameter { parameters[pageSizeParameter] = .integer(pageSize) }
             switch style {
-            case .pageNumber(let name, let first): parameters[name] = .int(first + loadedPages)
-            case .offset(let name): parameters[name] = .int(loadedItems)
+            case .pageNumber(let name, let first): parameters[name] = .integer(first + loadedPages)
+            case .offset(let name): parameters[name] = .integer(loadedItems)
             case .cursor(let name), .afterLastItem(let name): if let cursor { parameters[name] = .string(cursor) }
             case .link: if loadedPages > 0 { return [:] }
             }

@@ -1,8 +1,11 @@
 import Foundation
 
-/// A JSON value of any shape, for content without a type of its own (an API defined in a config
-/// file and called without one, say). Numbers and flags stay apart (Foundation's
-/// `JSONSerialization` does not on Linux, where `1` also reads as `true`).
+/// A JSON value of any shape: a request parameter's value, and content without a type of its own
+/// (an API defined in a config file and called without one, say). Numbers and flags stay apart
+/// (Foundation's `JSONSerialization` does not on Linux, where `1` also reads as `true`).
+///
+/// Written as literals — `["page": 2, "keyword": "coffee", "tags": ["a", "b"], "filter": ["min": 10]]`
+/// is a ``Parameters`` of them:
 ///
 /// ```swift
 /// let goods = try await api("goods.detail").load(["id": 7]).content

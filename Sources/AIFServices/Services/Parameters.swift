@@ -1,31 +1,13 @@
 import Foundation
 
-/// One parameter value: text, a number, a flag, null, or nested arrays and dictionaries.
-///
-/// Written as literals: `["page": 2, "keyword": "coffee", "tags": ["a", "b"], "filter": ["min": 10]]`.
-public enum ParameterValue: Sendable, Hashable {
-    /// Text.
-    case string(String)
-    /// A whole number.
-    case int(Int)
-    /// A floating-point number.
-    case double(Double)
-    /// A flag.
-    case bool(Bool)
-    /// An explicit null (JSON `null`; left out of query strings and forms).
-    case null
-    /// An ordered list.
-    case array([ParameterValue])
-    /// A nested dictionary.
-    case object([String: ParameterValue])
-
+extension JSONValue {
     /// The value as text for a query string or form: numbers and flags in their plain form;
     /// `nil` for null, arrays and dictionaries (which encode structurally).
     public var textValue: String? {
         switch self {
         case .string(let text): text
-        case .int(let number): String(number)
-        case .double(let number): String(number)
+        case .integer(let number): String(number)
+        case .number(let number): String(number)
         case .bool(let flag): flag ? "true" : "false"
         case .null, .array, .object: nil
         }
@@ -40,7 +22,7 @@ public enum ParameterValue: Sendable, Hashable {
     }
 }
 
-/// Request parameters by name: a dictionary of ``ParameterValue``s, written as a literal whose
+/// Request parameters by name: a dictionary of ``JSONValue``s, written as a literal whose
 /// values may be literals or variables alike.
 ///
 /// ```swift
@@ -50,15 +32,15 @@ public enum ParameterValue: Sendable, Hashable {
 ///
 /// A value at the top is any ``Parameters/Convertible`` — text, a number, a flag, a UUID, an
 /// optional (`nil` is null) — or a nested literal; inside a nested literal, values are
-/// ``ParameterValue`` literals.
+/// ``JSONValue`` literals.
 public struct Parameters: Sendable, Hashable, Collection, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     /// A parameter: its name and value.
-    public typealias Element = (key: String, value: ParameterValue)
+    public typealias Element = (key: String, value: JSONValue)
     /// A position in the parameters.
-    public typealias Index = Dictionary<String, ParameterValue>.Index
+    public typealias Index = Dictionary<String, JSONValue>.Index
 
     /// The parameters as a dictionary.
-    public var dictionary: [String: ParameterValue]
+    public var dictionary: [String: JSONValue]
 
     /// No parameters.
     public init() {
@@ -66,13 +48,13 @@ public struct Parameters: Sendable, Hashable, Collection, ExpressibleByDictionar
     }
 
     /// The parameters of a dictionary.
-    public init(_ dictionary: [String: ParameterValue]) {
+    public init(_ dictionary: [String: JSONValue]) {
         self.dictionary = dictionary
     }
 
     /// Parameters from name–value pairs; a name given twice keeps `combine`'s value.
-    public init<Pairs: Sequence>(_ pairs: Pairs, uniquingKeysWith combine: (ParameterValue, ParameterValue) throws -> ParameterValue) rethrows
-    where Pairs.Element == (String, ParameterValue) {
+    public init<Pairs: Sequence>(_ pairs: Pairs, uniquingKeysWith combine: (JSONValue, JSONValue) throws -> JSONValue) rethrows
+    where Pairs.Element == (String, JSONValue) {
         dictionary = try Dictionary(pairs, uniquingKeysWith: combine)
     }
 
@@ -83,15 +65,15 @@ public struct Parameters: Sendable, Hashable, Collection, ExpressibleByDictionar
     }
 
     /// The value of a parameter; setting `nil` removes it.
-    public subscript(name: String) -> ParameterValue? {
+    public subscript(name: String) -> JSONValue? {
         get { dictionary[name] }
         set { dictionary[name] = newValue }
     }
 
     /// The names.
-    public var keys: Dictionary<String, ParameterValue>.Keys { dictionary.keys }
+    public var keys: Dictionary<String, JSONValue>.Keys { dictionary.keys }
     /// The values.
-    public var values: Dictionary<String, ParameterValue>.Values { dictionary.values }
+    public var values: Dictionary<String, JSONValue>.Values { dictionary.values }
 
     /// The first position.
     public var startIndex: Index { dictionary.startIndex }
@@ -103,18 +85,18 @@ public struct Parameters: Sendable, Hashable, Collection, ExpressibleByDictionar
     public subscript(position: Index) -> Element { dictionary[position] }
 
     /// These parameters and `other`'s; a name in both keeps `combine`'s value.
-    public func merging(_ other: Parameters, uniquingKeysWith combine: (ParameterValue, ParameterValue) throws -> ParameterValue) rethrows -> Parameters {
+    public func merging(_ other: Parameters, uniquingKeysWith combine: (JSONValue, JSONValue) throws -> JSONValue) rethrows -> Parameters {
         Parameters(try dictionary.merging(other.dictionary, uniquingKeysWith: combine))
     }
 
     /// Adds `other`'s parameters; a name in both keeps `combine`'s value.
-    public mutating func merge(_ other: Parameters, uniquingKeysWith combine: (ParameterValue, ParameterValue) throws -> ParameterValue) rethrows {
+    public mutating func merge(_ other: Parameters, uniquingKeysWith combine: (JSONValue, JSONValue) throws -> JSONValue) rethrows {
         try dictionary.merge(other.dictionary, uniquingKeysWith: combine)
     }
 
     /// Removes a parameter and returns its value, if it was there.
     @discardableResult
-    public mutating func removeValue(forKey name: String) -> ParameterValue? {
+    public mutating func removeValue(forKey name: String) -> JSONValue? {
         dictionary.removeValue(forKey: name)
     }
 
@@ -124,7 +106,7 @@ public struct Parameters: Sendable, Hashable, Collection, ExpressibleByDictionar
     }
 
     /// The parameters with each value transformed.
-    public func mapValues(_ transform: (ParameterValue) throws -> ParameterValue) rethrows -> Parameters {
+    public func mapValues(_ transform: (JSONValue) throws -> JSONValue) rethrows -> Parameters {
         Parameters(try dictionary.mapValues(transform))
     }
 
@@ -134,118 +116,118 @@ public struct Parameters: Sendable, Hashable, Collection, ExpressibleByDictionar
 
 extension Parameters {
     /// A value that can stand as a parameter: text, numbers, flags, UUIDs, optionals of them,
-    /// ``ParameterValue`` itself, and the nested literals of ``ParameterValue``.
+    /// ``JSONValue`` itself, and the nested literals of ``JSONValue``.
     public protocol Convertible {
         /// The value as a parameter.
-        var parameterValue: ParameterValue { get }
+        var parameterValue: JSONValue { get }
     }
 }
 
-extension ParameterValue: Parameters.Convertible {
+extension JSONValue: Parameters.Convertible {
     /// The value itself.
-    public var parameterValue: ParameterValue { self }
+    public var parameterValue: JSONValue { self }
 }
 
-// The cases of ParameterValue, spelled where a parameters literal expects any
-// Parameters.Convertible (`["id": .int(id)]`), which is not ParameterValue itself. Disfavoured, so
-// that where ParameterValue is expected its own cases are meant, not these.
-extension Parameters.Convertible where Self == ParameterValue {
-    /// Text (``ParameterValue/string(_:)``).
-    @_disfavoredOverload public static func string(_ text: String) -> ParameterValue { ParameterValue.string(text) }
-    /// A whole number (``ParameterValue/int(_:)``).
-    @_disfavoredOverload public static func int(_ number: Int) -> ParameterValue { ParameterValue.int(number) }
-    /// A floating-point number (``ParameterValue/double(_:)``).
-    @_disfavoredOverload public static func double(_ number: Double) -> ParameterValue { ParameterValue.double(number) }
-    /// A flag (``ParameterValue/bool(_:)``).
-    @_disfavoredOverload public static func bool(_ flag: Bool) -> ParameterValue { ParameterValue.bool(flag) }
-    /// Null (``ParameterValue/null``).
-    @_disfavoredOverload public static var null: ParameterValue { ParameterValue.null }
-    /// An ordered list (``ParameterValue/array(_:)``).
-    @_disfavoredOverload public static func array(_ values: [ParameterValue]) -> ParameterValue { ParameterValue.array(values) }
-    /// A nested dictionary (``ParameterValue/object(_:)``).
-    @_disfavoredOverload public static func object(_ values: [String: ParameterValue]) -> ParameterValue { ParameterValue.object(values) }
+// The cases of JSONValue, spelled where a parameters literal expects any
+// Parameters.Convertible (`["id": .integer(id)]`), which is not JSONValue itself. Disfavoured, so
+// that where JSONValue is expected its own cases are meant, not these.
+extension Parameters.Convertible where Self == JSONValue {
+    /// Text (``JSONValue/string(_:)``).
+    @_disfavoredOverload public static func string(_ text: String) -> JSONValue { JSONValue.string(text) }
+    /// A whole number (``JSONValue/integer(_:)``).
+    @_disfavoredOverload public static func integer(_ number: Int) -> JSONValue { JSONValue.integer(number) }
+    /// A floating-point number (``JSONValue/number(_:)``).
+    @_disfavoredOverload public static func number(_ number: Double) -> JSONValue { JSONValue.number(number) }
+    /// A flag (``JSONValue/bool(_:)``).
+    @_disfavoredOverload public static func bool(_ flag: Bool) -> JSONValue { JSONValue.bool(flag) }
+    /// Null (``JSONValue/null``).
+    @_disfavoredOverload public static var null: JSONValue { JSONValue.null }
+    /// An ordered list (``JSONValue/array(_:)``).
+    @_disfavoredOverload public static func array(_ values: [JSONValue]) -> JSONValue { JSONValue.array(values) }
+    /// A nested dictionary (``JSONValue/object(_:)``).
+    @_disfavoredOverload public static func object(_ values: [String: JSONValue]) -> JSONValue { JSONValue.object(values) }
 }
 
 extension String: Parameters.Convertible {
     /// Text.
-    public var parameterValue: ParameterValue { .string(self) }
+    public var parameterValue: JSONValue { .string(self) }
 }
 
 extension Substring: Parameters.Convertible {
     /// Text.
-    public var parameterValue: ParameterValue { .string(String(self)) }
+    public var parameterValue: JSONValue { .string(String(self)) }
 }
 
 extension Int: Parameters.Convertible {
     /// A whole number.
-    public var parameterValue: ParameterValue { .int(self) }
+    public var parameterValue: JSONValue { .integer(self) }
 }
 
 extension Int64: Parameters.Convertible {
     /// A whole number.
-    public var parameterValue: ParameterValue { .int(Int(self)) }
+    public var parameterValue: JSONValue { .integer(Int(self)) }
 }
 
 extension Int32: Parameters.Convertible {
     /// A whole number.
-    public var parameterValue: ParameterValue { .int(Int(self)) }
+    public var parameterValue: JSONValue { .integer(Int(self)) }
 }
 
 extension UInt32: Parameters.Convertible {
     /// A whole number.
-    public var parameterValue: ParameterValue { .int(Int(self)) }
+    public var parameterValue: JSONValue { .integer(Int(self)) }
 }
 
 extension Double: Parameters.Convertible {
     /// A floating-point number.
-    public var parameterValue: ParameterValue { .double(self) }
+    public var parameterValue: JSONValue { .number(self) }
 }
 
 extension Float: Parameters.Convertible {
     /// A floating-point number.
-    public var parameterValue: ParameterValue { .double(Double(self)) }
+    public var parameterValue: JSONValue { .number(Double(self)) }
 }
 
 extension Bool: Parameters.Convertible {
     /// A flag.
-    public var parameterValue: ParameterValue { .bool(self) }
+    public var parameterValue: JSONValue { .bool(self) }
 }
 
 extension UUID: Parameters.Convertible {
     /// Its text, in lower case (`7c0c…`).
-    public var parameterValue: ParameterValue { .string(uuidString.lowercased()) }
+    public var parameterValue: JSONValue { .string(uuidString.lowercased()) }
 }
 
 extension Optional: Parameters.Convertible where Wrapped: Parameters.Convertible {
     /// The value, or null.
-    public var parameterValue: ParameterValue { self?.parameterValue ?? .null }
+    public var parameterValue: JSONValue { self?.parameterValue ?? .null }
 }
 
-extension Array: Parameters.Convertible where Element == ParameterValue {
+extension Array: Parameters.Convertible where Element == JSONValue {
     /// An array literal's elements, as an ordered list.
-    public var parameterValue: ParameterValue { .array(self) }
+    public var parameterValue: JSONValue { .array(self) }
 }
 
-extension Dictionary: Parameters.Convertible where Key == String, Value == ParameterValue {
+extension Dictionary: Parameters.Convertible where Key == String, Value == JSONValue {
     /// A dictionary literal's members, as a nested dictionary.
-    public var parameterValue: ParameterValue { .object(self) }
+    public var parameterValue: JSONValue { .object(self) }
 }
 
-extension ParameterValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
 {
     /// A string literal.
     public init(stringLiteral value: String) { self = .string(value) }
     /// An integer literal.
-    public init(integerLiteral value: Int) { self = .int(value) }
+    public init(integerLiteral value: Int) { self = .integer(value) }
     /// A floating-point literal.
-    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(floatLiteral value: Double) { self = .number(value) }
     /// A Boolean literal.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     /// An array literal.
-    public init(arrayLiteral elements: ParameterValue...) { self = .array(elements) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     /// A dictionary literal; a repeated key keeps its last value.
-    public init(dictionaryLiteral elements: (String, ParameterValue)...) {
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
     /// `nil`, meaning null.

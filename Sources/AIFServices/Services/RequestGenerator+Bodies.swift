@@ -42,7 +42,7 @@ extension RequestGenerator {
             guard case .object(let members)? = try? FastJSONDecoder().decode(JSONValue.self, from: json) else {
                 throw refusal("a form holds named members, and the value encodes as \(Self.shape(of: json))")
             }
-            let form = Self.flatten(Parameters(members.mapValues(ParameterValue.init)), arrays: arrays ?? service.arrayEncoding)
+            let form = Self.flatten(Parameters(members), arrays: arrays ?? service.arrayEncoding)
                 .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
             return (Data(form.utf8), "application/x-www-form-urlencoded")
         }
@@ -63,21 +63,6 @@ extension RequestGenerator {
         case UInt8(ascii: "t"), UInt8(ascii: "f"): "a flag"
         case UInt8(ascii: "n"): "null"
         default: "a number"
-        }
-    }
-}
-
-extension ParameterValue {
-    /// A parsed JSON value as a parameter.
-    init(_ json: JSONValue) {
-        switch json {
-        case .string(let text): self = .string(text)
-        case .integer(let number): self = .int(number)
-        case .number(let number): self = .double(number)
-        case .bool(let flag): self = .bool(flag)
-        case .null: self = .null
-        case .array(let values): self = .array(values.map(ParameterValue.init))
-        case .object(let members): self = .object(members.mapValues(ParameterValue.init))
         }
     }
 }

@@ -133,7 +133,7 @@ public struct RequestGenerator: Sendable {
             // With placements, a body no parameter is left for is not sent at all.
             switch bodyEncoding ?? service.bodyEncoding {
             case .json:
-                guard let data = ParameterValue.object(bodyValues.dictionary).jsonBody() else {
+                guard let data = JSONValue.object(bodyValues.dictionary).jsonBody() else {
                     throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "JSON cannot hold a NaN or infinite number")
                 }
                 request.body = .bytes(data)
@@ -180,7 +180,7 @@ public struct RequestGenerator: Sendable {
 
     /// A parameter as a header's value: a scalar as text, a list as its elements joined by commas
     /// (OpenAPI's `simple` style); `nil` for null.
-    private static func headerText(of value: ParameterValue, parameter: String, service: ServiceName, path: String) throws(ServiceError) -> String? {
+    private static func headerText(of value: JSONValue, parameter: String, service: ServiceName, path: String) throws(ServiceError) -> String? {
         let text: String
         switch value {
         case .null: return nil
@@ -462,7 +462,7 @@ public struct RequestGenerator: Sendable {
         _ parameters: Parameters, arrays: Parameters.ArrayEncoding, arraysByName: [String: Parameters.ArrayEncoding] = [:]
     ) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
-        func add(_ name: String, _ value: ParameterValue, _ arrays: Parameters.ArrayEncoding) {
+        func add(_ name: String, _ value: JSONValue, _ arrays: Parameters.ArrayEncoding) {
             switch value {
             case .null:
                 break

@@ -490,23 +490,21 @@ struct ConfigReader {
     let file: String
     let environment: [String: String]
 
-    func parameter(_ value: JSONValue, at path: String) throws(ServiceRegistry.ConfigurationError) -> ParameterValue {
+    func parameter(_ value: JSONValue, at path: String) throws(ServiceRegistry.ConfigurationError) -> JSONValue {
         switch value {
         case .string(let text): return .string(try substitute(text, at: path))
-        case .integer(let number): return .int(number)
+        case .integer, .bool, .null: return value
         case .number(let number):
             guard number.isFinite else {
                 throw ServiceRegistry.ConfigurationError(file: file, key: path, problem: "must be a finite number: JSON cannot send \(number)")
             }
-            return .double(number)
-        case .bool(let flag): return .bool(flag)
-        case .null: return .null
+            return value
         case .array(let array):
-            var values: [ParameterValue] = []
+            var values: [JSONValue] = []
             for (index, element) in array.enumerated() { values.append(try parameter(element, at: "\(path)[\(index)]")) }
             return .array(values)
         case .object(let object):
-            var values: [String: ParameterValue] = [:]
+            var values: [String: JSONValue] = [:]
             for (key, element) in object { values[key] = try parameter(element, at: "\(path).\(key)") }
             return .object(values)
         }

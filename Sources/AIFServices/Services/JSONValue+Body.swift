@@ -1,6 +1,6 @@
 import Foundation
 
-extension ParameterValue {
+extension JSONValue {
     /// The value as a JSON body: the bytes Foundation's `JSONSerialization` writes with
     /// `.sortedKeys` and `.withoutEscapingSlashes` (keys ordered as it orders them, numbers and
     /// escapes as it writes them), written directly. Through `JSONSerialization` on Linux the
@@ -20,9 +20,9 @@ extension ParameterValue {
         switch self {
         case .string(let text):
             Self.appendJSONString(text, to: &bytes)
-        case .int(let number):
+        case .integer(let number):
             bytes.append(contentsOf: String(number).utf8)
-        case .double(let number):
+        case .number(let number):
             guard number.isFinite else { return false }
             // As `JSONSerialization` writes it: the number's description without a trailing ".0".
             var text = number.description
@@ -54,7 +54,7 @@ extension ParameterValue {
 
     /// Member names in `JSONSerialization`'s `.sortedKeys` order: numbers within names compared
     /// by value (`item2` before `item10`), case aside (`a`, `A`, `b`, `B`), ties decided.
-    private static func sortedKeys(_ keys: Dictionary<String, ParameterValue>.Keys) -> [String] {
+    private static func sortedKeys(_ keys: Dictionary<String, JSONValue>.Keys) -> [String] {
         if keys.count < 2 { return Array(keys) }
         return keys.sorted { left, right in
             left.compare(right, options: [.numeric, .caseInsensitive, .forcedOrdering], range: left.startIndex..<left.endIndex, locale: systemLocale)
