@@ -455,3 +455,9 @@ let package = Package(
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + sharedSwiftSettings
 }
+
+// The core modules import internally unless a file says `public import`: what a module shows of
+// the modules below it is what its public declarations need, written where they need it.
+for target in package.targets where ["AIFTransport", "AIFServices", "AIFNetworking"].contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("InternalImportsByDefault")]
+}

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension ResponseCache {
     /// A tier under ``ResponseCache``'s memory that keeps responses across restarts — the

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The cache of validated responses managers answer loads from: a memory tier with a capacity
 /// (least recently used entries evicted first) over an optional ``ResponseCache/PersistentStore`` —

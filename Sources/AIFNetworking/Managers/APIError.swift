@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Why a load failed: what went wrong, for which request of which service, in plain words, with
 /// the error underneath and the response when there was one.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One endpoint of a service: subclass it once per endpoint and override what differs.
 ///

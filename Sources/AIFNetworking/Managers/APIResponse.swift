@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A successful load: the decoded content with everything about how it was obtained.
 public struct APIResponse<Content: Sendable>: Sendable {

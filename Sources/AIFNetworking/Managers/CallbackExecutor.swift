@@ -1,4 +1,4 @@
-import Dispatch
+public import Dispatch
 
 /// Where a manager calls its delegate and its perform hooks.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An API defined by name (see ``/AIFServices/APIDefine``), ready to call: decoded into a type
 /// given at the call, or into a ``/AIFServices/JSONValue``.

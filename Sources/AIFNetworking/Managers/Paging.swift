@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The shapes a paged listing is described with: how pages are named (``Style``), how the last
 /// one is recognised (``EndOfList``), a manager's settings and state, and the pages as an async

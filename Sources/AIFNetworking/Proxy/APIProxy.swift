@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+public import Logging
 import Synchronization
 
 /// Dispatches every load: hands out load IDs, keeps the table of loads in flight, cancels

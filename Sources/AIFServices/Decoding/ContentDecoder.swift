@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Decodes response bodies into `Decodable` values: ``FastJSONDecoder`` by default, or
 /// Foundation's `JSONDecoder` (which conforms), or a decoder of your own for other formats.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Reads the defines of one `*.apis.json` file.
 ///

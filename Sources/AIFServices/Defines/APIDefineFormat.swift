@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension APIDefine {
     /// A file format API defines can be written in besides JSON: it reads a file into the JSON

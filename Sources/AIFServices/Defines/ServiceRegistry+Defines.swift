@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension ServiceRegistry {
     /// Registers the APIs defined in every define file of a folder (see ``APIDefine``): the

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A transport that answers from fixture files — what a ``ServiceEnvironment/MockBehavior`` environment sends
 /// through, and a stand-in users can give an `APIProxy` in their own tests.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension ServiceEnvironment {
     /// What makes a service environment a **mock**: loads are answered from fixture files instead

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension Authenticator {
     /// A credential an ``Authenticator`` hands to requests: a token, and when it expires if the

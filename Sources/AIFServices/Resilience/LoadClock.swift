@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where the load engine reads the time and waits: the system's clocks in a proxy, a clock a
 /// test moves by hand in the engine's tests.

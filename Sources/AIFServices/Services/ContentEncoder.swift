@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Encodes request bodies from `Encodable` values: Foundation's `JSONEncoder` conforms, and a
 /// service without one of its own encodes with ``ContentEncoder/mirroring(_:)`` of its decoder.

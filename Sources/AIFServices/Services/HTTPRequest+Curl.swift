@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension HTTPHeaders {
     /// Names (in lower case) of headers whose values are credentials.

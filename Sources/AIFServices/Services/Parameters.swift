@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension JSONValue {
     /// The value as text for a query string or form: numbers and flags in their plain form;

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension RequestGenerator {
     /// A request body made from an `Encodable` value: JSON through the service's

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Turns (service, environment, path, request type, parameters) into a signed
 /// ``/AIFTransport/HTTPRequest``.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where a service's JSON bodies keep their content, when every body is wrapped —
 /// `{"code": 0, "message": "ok", "data": {…}}` — so that managers decode the content itself

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One environment of a service: where it is and with which keys it is called.
 public struct ServiceEnvironment: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A service defined in a JSON file (the files under `Configs/`).
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where services are registered and resolved by name, and which environment each one uses.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The default AIF-HMAC scheme, specified so that a server in any language can verify it.
 ///

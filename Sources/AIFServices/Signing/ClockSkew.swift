@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension ServiceRegistry {
     /// Keeps signing timestamps in step with a server whose clock differs from ours.

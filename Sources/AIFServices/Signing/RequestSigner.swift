@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Signs a request: the last step before it is sent, on the final bytes.

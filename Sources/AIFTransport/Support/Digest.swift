@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// Message digests and HMACs on OpenSSL's libcrypto.
 package enum Digest {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension Duration {
     /// The duration in seconds, as a floating-point number (what `Date` arithmetic takes).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension FileDownload {
     /// Why a download failed, with what it left behind.

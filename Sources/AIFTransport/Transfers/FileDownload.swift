@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A download to a file: where it goes, whether it resumes, how it is checked.
 ///

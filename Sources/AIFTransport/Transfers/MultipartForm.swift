@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension HTTPRequest {
     /// A `multipart/form-data` body (RFC 7578): text fields, and files streamed from disk as they

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension HTTPRequest {
     /// A request body produced as it is sent: chunks from an `AsyncSequence`, with or without a

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension HTTPResponse {
     /// A response whose body is read as it arrives (``HTTPTransport/stream(_:bufferLimit:)``).

@@ -1,5 +1,5 @@
-import Foundation
-import Logging
+public import Foundation
+public import Logging
 
 extension CurlTransport {
     /// Everything a ``CurlTransport`` can be told, with defaults a client of a public HTTPS API

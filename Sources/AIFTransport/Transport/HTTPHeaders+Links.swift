@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension HTTPHeaders {
     /// One link of a `Link` field (RFC 8288): `<https://api.example.com/issues?page=2>; rel="next"`.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension HTTPRequest {
     /// How the transport reaches a server beyond what the URL says: over a Unix-domain socket,

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One HTTP request, as a value: what to send and, optionally, how.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One HTTP response, as a value.
 public struct HTTPResponse: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension HTTPRequest {
     /// The request that a redirect response asks for, or `nil` when the response is not a
