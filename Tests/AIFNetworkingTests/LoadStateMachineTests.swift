@@ -85,7 +85,7 @@ struct LoadStateMachineTests {
         } else {
             #expect(machine.start(on: clock()) == send(1))
         }
-        machine.requestMade(signingOffset: 0, totalTimeout: nil, on: clock())
+        machine.requestMade(signingOffset: 0)
         return machine
     }
 
@@ -232,7 +232,7 @@ struct LoadStateMachineTests {
         #expect(machine.answered(Self.answer(503), policy: policy, on: Self.clock(), random: Self.longest) == .askToRetry(first))
         #expect(machine.retryAllowed(first) == .wait(.milliseconds(500)))
         #expect(machine.waitEnded(cancelled: false, on: Self.clock(0.5)) == Self.send(2))
-        machine.requestMade(signingOffset: 0, totalTimeout: nil, on: Self.clock(0.5))
+        machine.requestMade(signingOffset: 0)
         let second = RetryPolicy.Attempt(number: 3, maximum: 3, reason: .transportError(.connectionRefused), delay: .seconds(1))
         #expect(machine.answered(Self.failure(.connectionRefused), policy: policy, on: Self.clock(0.6), random: Self.longest) == .askToRetry(second))
         #expect(machine.retryAllowed(second) == .wait(.seconds(1)))
@@ -301,8 +301,7 @@ struct LoadStateMachineTests {
 
     @Test func aWaitThatOutlastsTheTotalTimeoutIsNotWaited() {
         var machine = Machine(usesCredential: false, isSigned: false, clockTolerance: 30)
-        _ = machine.start(on: Self.clock())
-        machine.requestMade(signingOffset: 0, totalTimeout: .seconds(2), on: Self.clock())
+        _ = machine.start(totalTimeout: .seconds(2), on: Self.clock())
         let answer = Self.answer(503, headers: ["Retry-After": "1"])
         #expect(machine.answered(answer, policy: .standard, on: Self.clock(1.5))
             == .end(Machine.Ending(
@@ -345,13 +344,10 @@ struct LoadStateMachineTests {
 
     @Test func aLaterAttemptGetsWhatIsLeftOfTheTotalTimeout() {
         var machine = Machine(usesCredential: false, isSigned: false, clockTolerance: 30)
-        _ = machine.start(on: Self.clock())
-        machine.requestMade(signingOffset: 0, totalTimeout: .seconds(10), on: Self.clock())
+        _ = machine.start(totalTimeout: .seconds(10), on: Self.clock())
         let first = machine.answered(Self.answer(503, headers: ["Retry-After": "1"]), policy: .standard, on: Self.clock(2))
         #expect(machine.retryAllowed(Self.retry(asked: first)) == .wait(.seconds(1)))
         #expect(machine.waitEnded(cancelled: false, on: Self.clock(3.25)) == Self.send(2, remaining: .milliseconds(6750)))
-        // The later request's own total timeout does not move the load's deadline.
-        machine.requestMade(signingOffset: 0, totalTimeout: .milliseconds(6750), on: Self.clock(3.25))
         let second = machine.answered(Self.answer(503, headers: ["Retry-After": "1"]), policy: .standard, on: Self.clock(4))
         _ = machine.retryAllowed(Self.retry(asked: second))
         #expect(machine.waitEnded(cancelled: false, on: Self.clock(5)) == Self.send(3, remaining: .seconds(5)))
@@ -447,22 +443,40 @@ struct LoadStateMachineTests {
         #expect(afterRefusal.credentialFailed(failure) == Self.fail(.authenticationFailed, failure.description, attempts: 1))
     }
 
-    /// The total timeout is an event of the load while it waits for a renewed credential: it
-    /// ends the load then, as timed out; while an attempt is under way it changes nothing (the
-    /// transport bounds the attempt by what is left of it).
-    @Test func theTotalTimeoutEndsAWaitForARenewedCredentialAndNothingElse() {
-        var machine = Machine(usesCredential: true, isSigned: false, clockTolerance: 30)
-        _ = machine.start(on: Self.clock())
-        _ = machine.credentialArrived(Authenticator.Credential(token: "t1"), generation: 1, on: Self.clock())
-        machine.requestMade(signingOffset: 0, totalTimeout: .seconds(5), on: Self.clock())
-        #expect(machine.deadlinePassed(on: Self.clock(5)) == .ignore)
+    /// The total timeout counts from the load's start and is an event of the load in every
+    /// phase: it ends the load then, as timed out, saying what the load was doing, with the
+    /// attempts that could have reached the server.
+    @Test func theTotalTimeoutEndsTheLoadWhateverItDoes() {
+        let ranOut = "the load's total timeout of 5.0 seconds ran out"
+        // Waiting for its first credential: no attempt sent.
+        var first = Machine(usesCredential: true, isSigned: false, clockTolerance: 30)
+        #expect(first.start(totalTimeout: .seconds(5), on: Self.clock()) == .getCredential)
+        #expect(first.cancelled(.totalTimeout) == Self.fail(.timeout, ranOut + " while it waited for its credential", attempts: 0))
+        Self.expectEverythingIgnored(first)
+        // Waiting for a renewed credential, after a refusal: one attempt sent.
+        var renewing = Machine(usesCredential: true, isSigned: false, clockTolerance: 30)
+        _ = renewing.start(totalTimeout: .seconds(5), on: Self.clock())
+        _ = renewing.credentialArrived(Authenticator.Credential(token: "t1"), generation: 1, on: Self.clock())
         let refused = Machine.Judgement(credentialExpired: true)
-        #expect(machine.answered(Self.answer(401, judgement: refused), policy: .standard, on: Self.clock(1)) == .renewCredential(after: 1, heldBack: false))
-        #expect(machine.remaining(on: Self.clock(1)) == .seconds(4))
-        #expect(machine.deadlinePassed(on: Self.clock(4.9)) == .ignore)
-        #expect(machine.deadlinePassed(on: Self.clock(5)) == Self.fail(
-            .timeout, "the load's total timeout of 5.0 seconds ran out while it waited for its credential to be renewed", attempts: 1))
-        Self.expectEverythingIgnored(machine)
+        #expect(renewing.answered(Self.answer(401, judgement: refused), policy: .standard, on: Self.clock(1)) == .renewCredential(after: 1, heldBack: false))
+        #expect(renewing.cancelled(.totalTimeout) == Self.fail(.timeout, ranOut + " while it waited for its credential to be renewed", attempts: 1))
+        Self.expectEverythingIgnored(renewing)
+        // While an attempt is under way: it counts.
+        var sending = Machine(usesCredential: false, isSigned: false, clockTolerance: 30)
+        #expect(sending.start(totalTimeout: .seconds(5), on: Self.clock()) == Self.send(1, remaining: .seconds(5)))
+        #expect(sending.cancelled(.totalTimeout) == Self.fail(.timeout, ranOut, attempts: 1))
+        // Waiting to retry: the next attempt was not sent.
+        var waiting = Machine(usesCredential: false, isSigned: false, clockTolerance: 30)
+        _ = waiting.start(totalTimeout: .seconds(5), on: Self.clock())
+        let retry = Self.retry(asked: waiting.answered(Self.answer(503, headers: ["Retry-After": "1"]), policy: .standard, on: Self.clock(1)))
+        #expect(waiting.retryAllowed(retry) == .wait(.seconds(1)))
+        #expect(waiting.cancelled(.totalTimeout) == Self.fail(.timeout, ranOut + " while it waited to retry", attempts: 1))
+        Self.expectEverythingIgnored(waiting)
+        // Its first attempt gets all of it, counted from the start; after the end it changes nothing.
+        var ended = Machine(usesCredential: false, isSigned: false, clockTolerance: 30)
+        _ = ended.start(totalTimeout: .seconds(5), on: Self.clock())
+        #expect(ended.answered(Self.answer(200), policy: .standard, on: Self.clock(1)) == Self.end(1))
+        #expect(ended.cancelled(.totalTimeout) == .ignore)
     }
 
     @Test func aRequestHeldBackIsSentOnceWithTheRenewedCredentialAndNotCountedTwice() {
@@ -471,7 +485,7 @@ struct LoadStateMachineTests {
         let renewed = Authenticator.Credential(token: "t2")
         // Still attempt 1, and its hooks have run: it is not the first again.
         #expect(machine.credentialArrived(renewed, generation: 2, on: Self.clock()) == Self.send(1, credential: renewed, generation: 2, reportsRefusal: false))
-        machine.requestMade(signingOffset: 0, totalTimeout: nil, on: Self.clock())
+        machine.requestMade(signingOffset: 0)
         #expect(machine.answered(Self.answer(200), policy: .standard, on: Self.clock()) == Self.end(1))
     }
 
@@ -502,7 +516,7 @@ struct LoadStateMachineTests {
         var machine = Self.sending(signed: true)
         #expect(machine.answered(Self.answer(401, clockOffset: 120), policy: .standard, on: Self.clock()) == .startAgain(.clockCorrected(offset: 120)))
         #expect(machine.startedAgain(on: Self.clock()) == Self.send(2))
-        machine.requestMade(signingOffset: 120, totalTimeout: nil, on: Self.clock())
+        machine.requestMade(signingOffset: 120)
         // Refused again, with the clock moved again: not a third time.
         #expect(machine.answered(Self.answer(401, clockOffset: 400), policy: .standard, on: Self.clock()) == Self.end(2))
     }
@@ -534,7 +548,7 @@ struct LoadStateMachineTests {
             == .startAgain(.clockCorrected(offset: 120)))
         #expect(machine.startedAgain(on: Self.clock()) == .getCredential)
         _ = machine.credentialArrived(Authenticator.Credential(token: "t1"), generation: 1, on: Self.clock())
-        machine.requestMade(signingOffset: 120, totalTimeout: nil, on: Self.clock())
+        machine.requestMade(signingOffset: 120)
         #expect(machine.answered(Self.answer(401, judgement: refused, clockOffset: 120), policy: .standard, on: Self.clock())
             == .renewCredential(after: 1, heldBack: false))
     }

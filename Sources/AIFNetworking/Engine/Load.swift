@@ -71,6 +71,8 @@ final class Load: CancellableTransfer {
         var stepHoldsLoad = false
         /// A cancellation that came while the load was worked on: the machine hears it next.
         var cancelAsked: LoadStateMachine.Cancellation?
+        /// The timer of the load's total timeout, if it has one: cancelled as the load ends.
+        var deadline: (any CancellableTransfer)?
         /// What hears the load, when the proxy has observers.
         var observation: (any LoadObservation)?
         /// The manager's plugins as the load started, when it had any.
@@ -126,7 +128,14 @@ final class Load: CancellableTransfer {
                 usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
         }
         proxy.retryBudget.recordLoad(at: clock.now)
-        perform(decide { $0.start(on: clock) })
+        // The load's one deadline, on its clock: an event of the machine whatever the load does
+        // when it comes (a wait, a credential, a transfer, which is stopped).
+        let totalTimeout = plan.totalTimeout
+        if let totalTimeout {
+            let deadline = clock.scheduleDeadline(after: totalTimeout) { [weak self] in self?.cancel(.totalTimeout) }
+            state.withLock { $0.deadline = deadline }
+        }
+        perform(decide { $0.start(totalTimeout: totalTimeout, on: clock) })
     }
 
     /// Ends a load that sends nothing (answered from the cache, or refused before sending);
@@ -167,10 +176,11 @@ final class Load: CancellableTransfer {
 
     /// Tells the ending, the first time only.
     private func complete(_ ending: LoadEnding) {
-        let completion = state.withLock { state in
-            defer { state.completion = nil }
-            return state.completion
+        let (completion, deadline) = state.withLock { state in
+            defer { (state.completion, state.deadline) = (nil, nil) }
+            return (state.completion, state.deadline)
         }
+        deadline?.cancel()
         completion?(ending)
     }
 
@@ -237,7 +247,6 @@ final class Load: CancellableTransfer {
                 authenticator.renew(after: generation, on: executor, cancellation: steps, clock: clock) { [self] outcome in
                     if resume() { credentialCame(outcome) }
                 }
-                watchDeadline()
             }
         case .send(let attempt):
             send(attempt)
@@ -293,25 +302,6 @@ final class Load: CancellableTransfer {
         }
     }
 
-    /// The load's total timeout is an event of the load while it waits for a renewed
-    /// credential (a refresh may take longer): the clock tells the load when it runs out.
-    private func watchDeadline() {
-        guard let remaining = state.withLock({ $0.machine?.remaining(on: clock) }) else { return }
-        clock.schedule(after: max(remaining, .zero)) { [weak self] in self?.deadlineReached() }
-    }
-
-    /// The load's total timeout ran out: the machine ends the load if it still waits for its
-    /// credential, the wait stopped.
-    private func deadlineReached() {
-        let action = state.withLock { state -> LoadStateMachine.Action in
-            guard !state.working, state.machine != nil else { return .ignore }
-            return state.machine!.deadlinePassed(on: clock)
-        }
-        guard case .fail = action else { return }
-        steps.cancel()
-        executor.run { [self] in perform(action) }
-    }
-
     private func credentialCame(_ outcome: CredentialOutcome) {
         switch outcome {
         case .credential(let credential, let generation):
@@ -355,7 +345,7 @@ final class Load: CancellableTransfer {
             return stop(.configuration, error)
         }
         let number = state.withLock { state in
-            state.machine!.requestMade(signingOffset: signingOffset, totalTimeout: request.timeouts?.total, on: clock)
+            state.machine!.requestMade(signingOffset: signingOffset)
             return state.machine!.number
         }
         let attemptWriter = writer
@@ -417,7 +407,7 @@ final class Load: CancellableTransfer {
             let event = ErrorPolicies.Event(
                 handler: handler, service: plan.serviceName, environment: plan.resolved.environmentName, statusCode: response.statusCode,
                 code: answer.judgement.code, message: veto?.message)
-            if plan.resolved.errorHandlers?.tell(event) != true { proxy.logMissingHandler(id, handler) }
+            if plan.resolved.errorHandlers?.tell(event, now: clock.now) != true { proxy.logMissingHandler(id, handler) }
         }
         if let note = ending.notRetried { proxy.logNoRetry(id, note) }
         let exchange: Result<Exchange, APIError>
@@ -485,8 +475,7 @@ final class Load: CancellableTransfer {
     /// Makes and signs the plan's request for `attempt` with `signingContext` (a fresh time and
     /// nonce), carrying the attempt's credential as the authenticator places it — and sent
     /// under the condition that the credential is still good when a connection is free for it
-    /// — the cache's conditions, a download's range and the headers the load's observers add;
-    /// what is left of the load's total timeout becomes a later attempt's.
+    /// — the cache's conditions, a download's range and the headers the load's observers add.
     @inline(__always)
     private func makeRequest(
         _ attempt: LoadStateMachine.Send, signingContext: SigningContext, writer: DownloadWriter?
@@ -524,10 +513,16 @@ final class Load: CancellableTransfer {
             made.bodyReceiver = writer ?? transfer.stream
             made.control = transfer.control
         }
-        if let remaining = attempt.remaining {
+        // The load keeps its total timeout itself — one deadline, on its clock, whose timer stops
+        // the attempt under way — so an attempt's request carries none of its own; but a body
+        // read as it arrives, which its reader goes on reading after the load has ended, stays
+        // bounded by what is left of it.
+        if plan.transfer?.stream != nil, let remaining = attempt.remaining {
             var timeouts = made.timeouts ?? HTTPRequest.Timeouts()
             timeouts.total = max(remaining, .milliseconds(1))
             made.timeouts = timeouts
+        } else if made.timeouts?.total != nil {
+            made.timeouts?.total = nil
         }
         return made
     }

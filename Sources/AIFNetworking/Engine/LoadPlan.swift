@@ -51,6 +51,9 @@ final class LoadPlan: Sendable {
     /// The load's retry policy: the manager's, else the service's. Read only when an attempt
     /// fails, so that a load that succeeds never copies one.
     var retryPolicy: RetryPolicy { retryPolicyOverride ?? resolved.service.retryPolicy }
+    /// The load's total timeout, if it has one: the endpoint's timeouts, else the service's (as
+    /// its requests carry them).
+    var totalTimeout: Duration? { (timeouts ?? resolved.service.timeouts)?.total }
 
     init(
         resolved: ServiceRegistry.ResolvedService, serviceName: ServiceName, path: String, keyPath: String? = nil, shownPath: String? = nil, method: HTTPMethod,

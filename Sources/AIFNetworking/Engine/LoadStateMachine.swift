@@ -17,8 +17,8 @@ import Foundation
 ///    └──────────────────────┼──────────────────────────────────────────────────────────────┘
 ///                           └◀──────────────────────────── renewed credential ◀───────────┘
 ///  a credential that cannot be had, a request that cannot be made ──▶ fail
-///  the total timeout, while a renewed credential is awaited ──▶ fail
-///  cancelled, at any step before the end ──▶ fail (what the step under way produces is ignored)
+///  cancelled, or the total timeout run out, at any step before the end ──▶ fail
+///    (what the step under way produces is ignored)
 /// ```
 ///
 /// A load ends exactly once: after ``Action/end(_:)`` or ``Action/fail(_:)`` every event is
@@ -62,8 +62,7 @@ struct LoadStateMachine: Sendable {
         /// Whether a refusal of the credential marks it refused as the answer arrives (not
         /// for the one attempt after a renewal).
         var reportsRefusal: Bool
-        /// What is left of the load's total timeout, if it has one and this is not the first
-        /// attempt (the first has all of it).
+        /// What is left of the load's total timeout, if it has one: the attempt's own total.
         var remaining: Duration?
     }
 
@@ -171,10 +170,7 @@ struct LoadStateMachine: Sendable {
     private var phase = Phase.idle
     /// The attempt under way: 1 for the first.
     private(set) var number = 1
-    /// Whether the first attempt's request was made (a request held back is made again, but
-    /// is not an attempt of its own).
-    private var began = false
-    /// When the load's total timeout ends, if it has one (known once the first request is made).
+    /// When the load's total timeout ends, if it has one: from when the load started.
     private var deadline: Duration?
     /// The load's total timeout, if it has one.
     private var totalTimeout: Duration?
@@ -213,9 +209,13 @@ struct LoadStateMachine: Sendable {
 
     // MARK: Events
 
-    /// The load starts.
-    mutating func start(on clock: any LoadClock) -> Action {
+    /// The load starts; its total timeout, if it has one, counts from now. The engine schedules
+    /// the timeout's end on the same clock, and reports it as ``cancelled(_:)`` with
+    /// ``Cancellation/totalTimeout`` whatever the load is doing then.
+    mutating func start(totalTimeout: Duration? = nil, on clock: any LoadClock) -> Action {
         guard phase == .idle else { return unexpected("start") }
+        self.totalTimeout = totalTimeout
+        deadline = totalTimeout.map { clock.now + $0 }
         return beginAttempt(on: clock)
     }
 
@@ -256,31 +256,9 @@ struct LoadStateMachine: Sendable {
     }
 
     /// The attempt's request was made and is about to be sent, signed with the clock
-    /// correction `signingOffset`; `totalTimeout` is the request's, which bounds the whole
-    /// load from its first attempt (from `clock`'s now).
-    mutating func requestMade(signingOffset: TimeInterval, totalTimeout: Duration?, on clock: any LoadClock) {
+    /// correction `signingOffset`.
+    mutating func requestMade(signingOffset: TimeInterval) {
         self.signingOffset = signingOffset
-        guard !began else { return }
-        began = true
-        self.totalTimeout = totalTimeout
-        deadline = totalTimeout.map { clock.now + $0 }
-    }
-
-    /// What is left of the load's total timeout at `clock`'s time, once its first request was
-    /// made, when it has one.
-    func remaining(on clock: any LoadClock) -> Duration? {
-        deadline.map { $0 - clock.now }
-    }
-
-    /// The clock says the load's total timeout may have run out. While the load waits for its
-    /// credential to be renewed, it ends then, as timed out (the refresh goes on for the loads
-    /// that wait for it); anywhere else this changes nothing: an attempt is sent with what is
-    /// left of the total as its own timeout, and no wait before a retry outlasts it.
-    mutating func deadlinePassed(on clock: any LoadClock) -> Action {
-        guard case .renewingCredential(let heldBack) = phase, let deadline, let totalTimeout, clock.now >= deadline else { return .ignore }
-        return fail(
-            .timeout, "the load's total timeout of \(totalTimeout) ran out while it waited for its credential to be renewed",
-            attempts: heldBack ? number - 1 : number)
     }
 
     /// The attempt could not be sent: `kind` and `message` say why (its request could not be
@@ -395,11 +373,19 @@ struct LoadStateMachine: Sendable {
         /// Its proxy shut down, and the shutdown's deadline passed with the load still in
         /// flight (``APIError/Kind-swift.struct/shutDown``).
         case shutdown
+        /// The load's total timeout ran out (``APIError/Kind-swift.struct/timeout``).
+        case totalTimeout
 
         /// The kind of failure the load ends with.
-        var kind: APIError.Kind { self == .shutdown ? .shutDown : .cancelled }
+        var kind: APIError.Kind {
+            switch self {
+            case .asked: .cancelled
+            case .shutdown: .shutDown
+            case .totalTimeout: .timeout
+            }
+        }
 
-        /// What the failure's message says about the cause.
+        /// What the failure's message says about the cause, after "the request was cancelled".
         var because: String { self == .shutdown ? ": the proxy shut down, and its deadline passed first" : "" }
     }
 
@@ -410,6 +396,7 @@ struct LoadStateMachine: Sendable {
     /// come after a wait or a credential.
     mutating func cancelled(_ cause: Cancellation = .asked) -> Action {
         let kind = cause.kind
+        if cause == .totalTimeout { return timedOut() }
         switch phase {
         case .ended:
             return .ignore
@@ -423,6 +410,25 @@ struct LoadStateMachine: Sendable {
             return fail(kind, "the request was cancelled\(cause.because)", attempts: number)
         case .waiting:
             return fail(kind, "the request was cancelled while waiting to retry\(cause.because)", attempts: number - 1)
+        }
+    }
+
+    /// The load's total timeout ran out: it ends, saying what it was doing.
+    private mutating func timedOut() -> Action {
+        let ranOut = "the load's total timeout of \(totalTimeout ?? .zero) ran out"
+        switch phase {
+        case .ended:
+            return .ignore
+        case .idle:
+            return fail(.timeout, ranOut + " before its next attempt was sent", attempts: number - 1)
+        case .gettingCredential:
+            return fail(.timeout, ranOut + " while it waited for its credential", attempts: number - 1)
+        case .renewingCredential(let heldBack):
+            return fail(.timeout, ranOut + " while it waited for its credential to be renewed", attempts: heldBack ? number - 1 : number)
+        case .sending, .askingToRetry:
+            return fail(.timeout, ranOut, attempts: number)
+        case .waiting:
+            return fail(.timeout, ranOut + " while it waited to retry", attempts: number - 1)
         }
     }
 

@@ -20,7 +20,7 @@ extension APIProxy {
         executor: any StepExecutor, progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
-        let started = ContinuousClock.now
+        let started = clock.now
         logSending(request, id: id)
         let logged: @Sendable (Result<HTTPResponse, any Error>) -> Void = { [self] result in
             switch result {

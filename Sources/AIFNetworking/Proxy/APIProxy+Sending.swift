@@ -57,9 +57,9 @@ extension APIProxy {
         let exchange: RedirectingSend<any Error>.Exchange = { hop, done in
             route.exchange(hop, progress: progress, through: executor, completion: done)
         }
-        let sentAt = ContinuousClock.now
-        // The server's clock read, and each hop signed, on the proxy's clock.
+        // The server's clock read, each hop signed and the chain's time counted on the proxy's clock.
         let clock = clock
+        let sentAt = clock.now
         let clockSkew = clock.dateObserver(for: resolved.clockSkew)
         // The first hop's answer may come, and the load go on, before `exchange` returns. (An
         // exchange follows no redirect, whatever the request's policy: this loop follows them.)
@@ -73,11 +73,17 @@ extension APIProxy {
                     prepareHop = { @Sendable hop, original throws(any Error) in try generator.signedAgain(hop, after: original, for: resolved, at: clock.date) }
                 }
                 let hops = RedirectingSend(
-                    request: request, sentAt: sentAt, maxRedirects: maxRedirects, prepareHop: prepareHop, mapError: { $0 }, cancellation: cancellation,
+                    request: request, timeLeft: Self.timeLeft(of: request, sentAt: sentAt, on: clock), maxRedirects: maxRedirects, prepareHop: prepareHop, mapError: { $0 }, cancellation: cancellation,
                     observer: clockSkew, exchange: exchange)
                 hops.follow(redirect, completion: completion)
             }
         }
+    }
+
+    /// What is left of `request`'s total timeout, sent at `sentAt` on `clock`; `nil` for none.
+    private static func timeLeft(of request: HTTPRequest, sentAt: Duration, on clock: any LoadClock) -> (@Sendable () -> Duration)? {
+        guard let total = request.timeouts?.total else { return nil }
+        return { sentAt + total - clock.now }
     }
 
     /// What the loads of `resolved` are sent through: a mock environment's fixtures; else the

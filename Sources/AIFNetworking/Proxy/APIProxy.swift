@@ -305,9 +305,9 @@ public final class APIProxy: Sendable {
     }
 
     @inline(never)
-    func logReceiving(_ response: HTTPResponse, for request: HTTPRequest, id: LoadID, started: ContinuousClock.Instant) {
+    func logReceiving(_ response: HTTPResponse, for request: HTTPRequest, id: LoadID, started: Duration) {
         logger.info(
-            "response \(id) \(response.statusCode) \(request.method) \(Self.loggable(request.url)) in \(Self.milliseconds(since: started)) ms, \(response.body.count) bytes\(Self.resent(response.metrics.resends))")
+            "response \(id) \(response.statusCode) \(request.method) \(Self.loggable(request.url)) in \(milliseconds(since: started)) ms, \(response.body.count) bytes\(Self.resent(response.metrics.resends))")
         if logger.logLevel <= .debug {
             logger.debug("response \(id) headers: \(response.headers.redactingSecrets())")
         }
@@ -370,9 +370,9 @@ public final class APIProxy: Sendable {
     }
 
     @inline(never)
-    func logFailure(_ error: any Error, for request: HTTPRequest, id: LoadID, started: ContinuousClock.Instant) {
+    func logFailure(_ error: any Error, for request: HTTPRequest, id: LoadID, started: Duration) {
         let resends = (error as? TransportError)?.resends ?? 0
-        logger.info("failed \(id) \(request.method) \(Self.loggable(request.url)) after \(Self.milliseconds(since: started)) ms: \(error)\(Self.resent(resends))")
+        logger.info("failed \(id) \(request.method) \(Self.loggable(request.url)) after \(milliseconds(since: started)) ms: \(error)\(Self.resent(resends))")
     }
 
     /// What a log line adds for a request the transport sent again on a fresh connection.
@@ -395,8 +395,8 @@ public final class APIProxy: Sendable {
         HTTPRequest.redactedURL(url)
     }
 
-    private static func milliseconds(since start: ContinuousClock.Instant) -> String {
-        let elapsed = ContinuousClock.now - start
+    private func milliseconds(since start: Duration) -> String {
+        let elapsed = clock.now - start
         let value = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         return String(format: "%.1f", value)
     }

@@ -114,7 +114,7 @@ extension ErrorPolicies {
 package final class ErrorHandlers: Sendable {
     private struct State {
         var handlers: [String: @Sendable (ErrorPolicies.Event) -> Void] = [:]
-        var lastSeen: [EventKey: ContinuousClock.Instant] = [:]
+        var lastSeen: [EventKey: Duration] = [:]
         var quietPeriod: Duration
     }
 
@@ -143,9 +143,10 @@ package final class ErrorHandlers: Sendable {
     }
 
     /// Tells the event's handler, unless it heard of the same event within the quiet period
-    /// (which each repeat extends). Returns whether a handler of that name exists.
+    /// (which each repeat extends) — `now` on the load clock that met it. Returns whether a
+    /// handler of that name exists.
     @discardableResult
-    package func tell(_ event: ErrorPolicies.Event, now: ContinuousClock.Instant = .now) -> Bool {
+    package func tell(_ event: ErrorPolicies.Event, now: Duration) -> Bool {
         let key = EventKey(handler: event.handler, service: event.service, environment: event.environment, statusCode: event.statusCode, code: event.code)
         let (handler, fresh) = state.withLock { state -> ((@Sendable (ErrorPolicies.Event) -> Void)?, Bool) in
             let last = state.lastSeen[key]

@@ -11,6 +11,9 @@ package protocol LoadClock: Sendable {
     var date: Date { get }
     /// Runs `work` once, after `delay`.
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void)
+    /// Runs `work` once at a load's deadline, `delay` from now, unless the returned handle is
+    /// cancelled first (as the load ends before it): the timer and what it holds go then.
+    func scheduleDeadline(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any CancellableTransfer
     /// Draws the wait before a retry: a random duration from zero to `ceiling` ("full
     /// jitter"), so that loads failing together do not come back together.
     func jitter(upTo ceiling: Duration) -> Duration
@@ -19,6 +22,14 @@ package protocol LoadClock: Sendable {
 }
 
 extension LoadClock {
+    /// A deadline on ``schedule(after:_:)``: cancelling it keeps `work` from running (the
+    /// clock's timer runs out on its own).
+    package func scheduleDeadline(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any CancellableTransfer {
+        let deadline = ScheduledDeadline(work)
+        schedule(after: delay) { deadline.fire() }
+        return deadline
+    }
+
     /// A uniformly random duration from zero to `ceiling`.
     package func jitter(upTo ceiling: Duration) -> Duration {
         RetryPolicy.randomDuration(upTo: ceiling)
@@ -37,6 +48,26 @@ private struct ClockedObserver: ResponseObserver {
 
     func record(_ response: HTTPResponse) {
         skew.record(response, receivedAt: clock.date)
+    }
+}
+
+/// Work to run once at a deadline, unless cancelled first.
+private final class ScheduledDeadline: CancellableTransfer {
+    private let work: Locked<(@Sendable () -> Void)?>
+
+    init(_ work: @escaping @Sendable () -> Void) {
+        self.work = Locked(work)
+    }
+
+    func fire() {
+        work.withLock { held in
+            defer { held = nil }
+            return held
+        }?()
+    }
+
+    func cancel() {
+        work.withLock { $0 = nil }
     }
 }
 
@@ -60,3 +91,4 @@ package struct SystemLoadClock: LoadClock {
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: work)
     }
 }
+

@@ -138,8 +138,8 @@ public final class CurlTransport: HTTPTransport {
         if maxRedirects < 0 {
             transfer.completion = completion
         } else {
-            // The chain's deadline counts from here, when there is one.
-            let sentAt = transfer.request.timeouts?.total == nil ? nil : ContinuousClock.now
+            // The chain's deadline counts from here, on the transport's clock, when there is one.
+            let deadline = transfer.request.timeouts?.total.map { ContinuousClock.now + $0 }
             // Captures its own transfer: the cycle ends when the transfer delivers (and lets go
             // of its completion), which it does exactly once. The loop, not the transport, is
             // captured: a transport released with requests in flight shuts down and cancels them.
@@ -147,7 +147,7 @@ public final class CurlTransport: HTTPTransport {
                 guard let redirect = result.redirectToFollow(maxRedirects: maxRedirects) else { return completion(result) }
                 let progress = transfer.progress
                 let hops = RedirectingSend(
-                    request: transfer.request, sentAt: sentAt ?? ContinuousClock.now, maxRedirects: maxRedirects, prepareHop: nil, mapError: { $0 }, cancellation: transfer.laterHops()
+                    request: transfer.request, timeLeft: Self.timeLeft(until: deadline), maxRedirects: maxRedirects, prepareHop: nil, mapError: { $0 }, cancellation: transfer.laterHops()
                 ) { hop, done in
                     Self.submit(Transfer(request: hop, progress: progress, completion: done, loop: loop), on: loop, batches: batches)
                 }
@@ -155,6 +155,12 @@ public final class CurlTransport: HTTPTransport {
             }
         }
         Self.submit(transfer, on: loop, batches: batches)
+    }
+
+    /// What is left until `deadline` on the transport's clock, for a redirect chain; `nil` for none.
+    private static func timeLeft(until deadline: ContinuousClock.Instant?) -> (@Sendable () -> Duration)? {
+        guard let deadline else { return nil }
+        return { deadline - ContinuousClock.now }
     }
 
     /// Cancels a request: its first transfer, and the hops that followed it after a redirect.

@@ -9,6 +9,10 @@ final class ManualLoadClock: LoadClock {
     private struct State {
         var now = Duration.seconds(1_000)
         var waits: [(end: Duration, length: Duration, work: @Sendable () -> Void)] = []
+        /// The loads' deadlines, apart from the waits: they run as the time passes them, unless
+        /// their load ended first.
+        var deadlines: [(end: Duration, id: Int, work: @Sendable () -> Void)] = []
+        var nextDeadline = 0
         /// Tests waiting for a number of waits to be pending.
         var watchers: [(count: Int, arrived: @Sendable ([Duration]) -> Void)] = []
     }
@@ -48,13 +52,35 @@ final class ManualLoadClock: LoadClock {
         for arrived in ready { arrived(waits) }
     }
 
-    /// Moves the time on, running the waits that end by then.
+    /// The deadlines of loads that have not ended.
+    var pendingDeadlines: [Duration] { state.withLock { state in state.deadlines.map { $0.end - state.now } } }
+
+    func scheduleDeadline(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> any CancellableTransfer {
+        let id = state.withLock { state in
+            state.nextDeadline += 1
+            state.deadlines.append((end: state.now + delay, id: state.nextDeadline, work: work))
+            return state.nextDeadline
+        }
+        return Deadline(clock: self, id: id)
+    }
+
+    private struct Deadline: CancellableTransfer {
+        let clock: ManualLoadClock
+        let id: Int
+
+        func cancel() {
+            clock.state.withLock { $0.deadlines.removeAll { $0.id == id } }
+        }
+    }
+
+    /// Moves the time on, running the waits and deadlines that end by then.
     func advance(by step: Duration) {
         let due = state.withLock { state -> [@Sendable () -> Void] in
             state.now += step
             let now = state.now
-            let due = state.waits.filter { $0.end <= now }.map(\.work)
+            let due = state.waits.filter { $0.end <= now }.map(\.work) + state.deadlines.filter { $0.end <= now }.map(\.work)
             state.waits.removeAll { $0.end <= now }
+            state.deadlines.removeAll { $0.end <= now }
             return due
         }
         for work in due { work() }

@@ -47,14 +47,16 @@ package final class RedirectingSend<Failure: Error>: Sendable {
     private let mapError: @Sendable (TransportError) -> Failure
     private let cancellation: AsyncCancellation
     private let observer: (any ResponseObserver)?
-    /// When the chain must be over, if the first request had a total timeout.
-    private let deadline: ContinuousClock.Instant?
+    /// What is left of the chain's time, if the first request had a total timeout: read on the
+    /// sender's clock, which the loop does not read itself.
+    private let timeLeft: (@Sendable () -> Duration)?
 
     /// Creates the loop for a request whose first hop was answered with a redirect.
     ///
     /// - Parameters:
     ///   - request: The first request.
-    ///   - sentAt: When the first request was sent (its total timeout counts from then).
+    ///   - timeLeft: What is left of the first request's total timeout, counted from when it was
+    ///     sent on the sender's clock; `nil` when it has none.
     ///   - maxRedirects: How many redirects to follow.
     ///   - prepareHop: Applied to every hop after the first, or `nil`.
     ///   - mapError: How a transport error becomes the completion's error.
@@ -62,7 +64,7 @@ package final class RedirectingSend<Failure: Error>: Sendable {
     ///   - observer: Shown every later hop's response, or `nil`.
     ///   - exchange: Sends one hop.
     package init(
-        request: HTTPRequest, sentAt: ContinuousClock.Instant, maxRedirects: Int, prepareHop: PrepareHop?,
+        request: HTTPRequest, timeLeft: (@Sendable () -> Duration)?, maxRedirects: Int, prepareHop: PrepareHop?,
         mapError: @escaping @Sendable (TransportError) -> Failure, cancellation: AsyncCancellation, observer: (any ResponseObserver)? = nil,
         exchange: @escaping Exchange
     ) {
@@ -73,7 +75,7 @@ package final class RedirectingSend<Failure: Error>: Sendable {
         self.prepareHop = prepareHop
         self.mapError = mapError
         self.exchange = exchange
-        deadline = request.timeouts?.total.map { sentAt + $0 }
+        self.timeLeft = timeLeft
     }
 
     /// Follows the redirect the first request was answered with.
@@ -120,8 +122,8 @@ package final class RedirectingSend<Failure: Error>: Sendable {
                     detail: "more than \(maxRedirects) redirects (the last from \(TransportError.redactingPassword(in: hop.location.text)))"
                 )
             }
-            if let deadline {
-                let left = deadline - ContinuousClock.now
+            if let timeLeft {
+                let left = timeLeft()
                 guard left > .zero else {
                     throw TransportError(.totalTimeout, url: hop.location.text, detail: "the total timeout ran out while following redirects")
                 }
