@@ -71,7 +71,8 @@ final class Load: CancellableTransfer {
         var stepHoldsLoad = false
         /// A cancellation that came while the load was worked on: the machine hears it next.
         var cancelAsked: LoadStateMachine.Cancellation?
-        /// The timer of the load's total timeout, if it has one: cancelled as the load ends.
+        /// The timer of the load's total timeout while the load waits for a credential: cancelled
+        /// as the credential comes or the load ends.
         var deadline: (any CancellableTransfer)?
         /// What hears the load, when the proxy has observers.
         var observation: (any LoadObservation)?
@@ -128,14 +129,8 @@ final class Load: CancellableTransfer {
                 usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
         }
         proxy.retryBudget.recordLoad(at: clock.now)
-        // The load's one deadline, on its clock: an event of the machine whatever the load does
-        // when it comes (a wait, a credential, a transfer, which is stopped).
-        let totalTimeout = plan.totalTimeout
-        if let totalTimeout {
-            let deadline = clock.scheduleDeadline(after: totalTimeout) { [weak self] in self?.cancel(.totalTimeout) }
-            state.withLock { $0.deadline = deadline }
-        }
-        perform(decide { $0.start(totalTimeout: totalTimeout, on: clock) })
+        // The load's one deadline counts from here, on its clock (see ``handOff(holdsLoad:watchesDeadline:_:)``).
+        perform(decide { $0.start(totalTimeout: plan.totalTimeout, on: clock) })
     }
 
     /// Ends a load that sends nothing (answered from the cache, or refused before sending);
@@ -201,30 +196,51 @@ final class Load: CancellableTransfer {
     /// load is not worked on until then — unless a cancellation came meanwhile, which ends the
     /// load instead. A step that `holdsLoad` (see ``State/stepHoldsLoad``) is stopped by a
     /// cancellation, and the load ends when its outcome comes back.
+    ///
+    /// The load's total timeout is one deadline, set as the load started, and each step is held
+    /// to what is left of it: an attempt's request carries it as its own total (the transport
+    /// ends the transfer then), a wait before a retry is never longer; a step that `watchesDeadline`
+    /// — getting a credential, whose refresh has a timeout of its own — has the clock tell the load
+    /// when it runs out, and the machine ends the load then, the step stopped.
     @inline(__always)
-    private func handOff(holdsLoad: Bool = false, _ start: () -> Void) {
-        let cancelled = state.withLock { state -> LoadStateMachine.Action? in
+    private func handOff(holdsLoad: Bool = false, watchesDeadline: Bool = false, _ start: () -> Void) {
+        let (cancelled, remaining) = state.withLock { state -> (LoadStateMachine.Action?, Duration?) in
             if let cause = state.cancelAsked {
                 state.cancelAsked = nil
-                return state.machine!.cancelled(cause)
+                return (state.machine!.cancelled(cause), nil)
             }
             state.working = false
             state.stepHoldsLoad = holdsLoad
-            return nil
+            return (nil, watchesDeadline ? state.machine!.remaining(on: clock) : nil)
         }
         if let cancelled { return perform(cancelled) }
+        if let remaining { watchDeadline(max(remaining, .zero)) }
         start()
+    }
+
+    /// Has the clock tell the load when its total timeout runs out, `remaining` from now.
+    @inline(never)
+    private func watchDeadline(_ remaining: Duration) {
+        let timer = clock.scheduleDeadline(after: remaining) { [weak self] in self?.cancel(.totalTimeout) }
+        let stale = state.withLock { state -> (any CancellableTransfer)? in
+            defer { state.deadline = state.hasEnded ? nil : timer }
+            return state.hasEnded ? timer : state.deadline
+        }
+        stale?.cancel()
     }
 
     /// The load is worked on again, on the outcome of the step it handed off; `false` when the load
     /// ended meanwhile (cancelled), the outcome to be ignored.
     @inline(__always)
     private func resume() -> Bool {
-        state.withLock { state in
-            guard !state.hasEnded else { return false }
+        let (resumed, timer) = state.withLock { state -> (Bool, (any CancellableTransfer)?) in
+            guard !state.hasEnded else { return (false, nil) }
             state.working = true
-            return true
+            defer { state.deadline = nil }
+            return (true, state.deadline)
         }
+        timer?.cancel()
+        return resumed
     }
 
     // MARK: Performing
@@ -234,7 +250,7 @@ final class Load: CancellableTransfer {
         switch action {
         case .getCredential:
             guard let authenticator = plan.authenticator else { preconditionFailure("a credential for a load without an authenticator") }
-            handOff {
+            handOff(watchesDeadline: true) {
                 authenticator.acquire(on: executor, cancellation: steps, clock: clock) { [self] outcome in
                     if resume() { credentialCame(outcome) }
                 }
@@ -243,7 +259,7 @@ final class Load: CancellableTransfer {
             guard let authenticator = plan.authenticator else { preconditionFailure("a credential for a load without an authenticator") }
             proxy.logRenewal(id, generation: generation, heldBack: heldBack)
             plan.observation?.loadWillRenewCredential()
-            handOff {
+            handOff(watchesDeadline: true) {
                 authenticator.renew(after: generation, on: executor, cancellation: steps, clock: clock) { [self] outcome in
                     if resume() { credentialCame(outcome) }
                 }
@@ -475,7 +491,8 @@ final class Load: CancellableTransfer {
     /// Makes and signs the plan's request for `attempt` with `signingContext` (a fresh time and
     /// nonce), carrying the attempt's credential as the authenticator places it — and sent
     /// under the condition that the credential is still good when a connection is free for it
-    /// — the cache's conditions, a download's range and the headers the load's observers add.
+    /// — the cache's conditions, a download's range and the headers the load's observers add;
+    /// what is left of the load's total timeout is the attempt's.
     @inline(__always)
     private func makeRequest(
         _ attempt: LoadStateMachine.Send, signingContext: SigningContext, writer: DownloadWriter?
@@ -513,16 +530,11 @@ final class Load: CancellableTransfer {
             made.bodyReceiver = writer ?? transfer.stream
             made.control = transfer.control
         }
-        // The load keeps its total timeout itself — one deadline, on its clock, whose timer stops
-        // the attempt under way — so an attempt's request carries none of its own; but a body
-        // read as it arrives, which its reader goes on reading after the load has ended, stays
-        // bounded by what is left of it.
-        if plan.transfer?.stream != nil, let remaining = attempt.remaining {
+        // The attempt has what is left of the load's one deadline as its own total.
+        if let remaining = attempt.remaining {
             var timeouts = made.timeouts ?? HTTPRequest.Timeouts()
             timeouts.total = max(remaining, .milliseconds(1))
             made.timeouts = timeouts
-        } else if made.timeouts?.total != nil {
-            made.timeouts?.total = nil
         }
         return made
     }

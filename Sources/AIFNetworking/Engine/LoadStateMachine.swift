@@ -209,9 +209,10 @@ struct LoadStateMachine: Sendable {
 
     // MARK: Events
 
-    /// The load starts; its total timeout, if it has one, counts from now. The engine schedules
-    /// the timeout's end on the same clock, and reports it as ``cancelled(_:)`` with
-    /// ``Cancellation/totalTimeout`` whatever the load is doing then.
+    /// The load starts; its total timeout, if it has one, counts from now: each attempt is sent
+    /// with what is left of it, no wait before a retry outlasts it, and when it runs out the
+    /// engine reports ``cancelled(_:)`` with ``Cancellation/totalTimeout``, whatever the load is
+    /// doing then.
     mutating func start(totalTimeout: Duration? = nil, on clock: any LoadClock) -> Action {
         guard phase == .idle else { return unexpected("start") }
         self.totalTimeout = totalTimeout
@@ -259,6 +260,11 @@ struct LoadStateMachine: Sendable {
     /// correction `signingOffset`.
     mutating func requestMade(signingOffset: TimeInterval) {
         self.signingOffset = signingOffset
+    }
+
+    /// What is left of the load's total timeout at `clock`'s time, when it has one.
+    func remaining(on clock: any LoadClock) -> Duration? {
+        deadline.map { $0 - clock.now }
     }
 
     /// The attempt could not be sent: `kind` and `message` say why (its request could not be
