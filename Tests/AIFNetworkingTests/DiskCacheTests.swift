@@ -89,14 +89,16 @@ struct DiskCacheTests {
         let folder = try makeTestFolder("disk-cache")
         defer { try? FileManager.default.removeItem(at: folder) }
         let size = Self.response(0).byteCount
-        let cache = try DiskCache(directory: folder, limits: .init(maximumBytes: size * 10 + size / 2))
+        // The cache's clock, moved by hand: "recently used" is a time it reads.
+        let time = Locked(Date())
+        let cache = try DiskCache(directory: folder, limits: .init(maximumBytes: size * 10 + size / 2), now: { time.withLock { $0 } })
         for index in 0..<10 {
             cache.save(Self.response(index))
             cache.flush()
         }
         #expect(cache.usage.entries == 10)
-        // Entry 0 is read: now the most recently used, and kept.
-        Thread.sleep(forTimeInterval: 0.01)
+        // Entry 0 is read, a second later: now the most recently used, and kept.
+        time.withLock { $0 += 1 }
         #expect(cache.response(for: Self.response(0).key) != nil)
         cache.flush()
         for index in 10..<15 {
@@ -201,8 +203,11 @@ struct DiskCacheTests {
         (online.cache.persistentStore as? DiskCache)?.flush()
 
         let closed = URL(string: "http://127.0.0.1:\(try RawServer.closedPort())")!
-        let offline = try await ShopStack.make(onlineURL: closed, cache: ResponseCache(persistentStore: try DiskCache(directory: folder)))
-        try await Task.sleep(for: .milliseconds(1100))
+        // The restarted process comes 1.1 s later, on its caches' clock: the entry's 1 s
+        // lifetime is over, its offline fallback is not.
+        let later: @Sendable () -> Date = { Date() + 1.1 }
+        let offline = try await ShopStack.make(
+            onlineURL: closed, cache: ResponseCache(persistentStore: try DiskCache(directory: folder, now: later), now: later))
         let fallback = try await offline.manager("goods/{id}", Goods.self) { var s = $0; s.cache = true; s.cachePolicy = policy; return s }.load(["id": 14])
         guard case .offlineFallback(_, .noNetwork) = fallback.origin else {
             Issue.record("expected an offline fallback, got \(fallback.origin)")
