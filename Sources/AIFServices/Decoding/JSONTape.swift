@@ -1,6 +1,6 @@
 // The word-at-a-time byte tests, inlined from the transport module (see `ByteWord`).
 @_spi(CrossModule) import AIFTransport
-public import Foundation
+package import Foundation
 
 /// A JSON document parsed into a flat list of tokens: each value is one token, a container's
 /// token is followed by its children (an object's as key, value, key, value …), and every token

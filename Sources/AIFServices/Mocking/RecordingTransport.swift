@@ -1,5 +1,5 @@
 import Foundation
-public import Logging
+package import Logging
 
 /// A transport that writes each response of a real environment's loads as a fixture (see
 /// ``FixtureTransport/Recorder``) and hands it on: what a recording proxy sends a load's exchanges

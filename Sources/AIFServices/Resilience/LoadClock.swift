@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Where the load engine reads the time and waits: the system's clocks in a proxy, a clock a
 /// test moves by hand in the engine's tests.

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// When a load that failed is sent again, and how long it waits first.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// What a service's error bodies say, for the errors of its failed loads: the members that hold
 /// the server's message and code (`{"message": "Validation Failed", "code": "invalid"}`), and a

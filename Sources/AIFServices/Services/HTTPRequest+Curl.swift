@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 extension HTTPHeaders {
     /// Names (in lower case) of headers whose values are credentials.

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 extension HTTPRequest {
     /// The credentials this request carried, as text: the environment's keys, the values of its

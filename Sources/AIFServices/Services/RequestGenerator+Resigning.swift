@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 extension RequestGenerator {
     /// A redirect's next hop, ready to send: its old signature removed, then — when it stays

@@ -1,5 +1,5 @@
 import COpenSSL
-public import Foundation
+package import Foundation
 
 /// Message digests and HMACs on OpenSSL's libcrypto.
 package enum Digest {

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Where a request goes: a parsed `URL`, or text the library wrote itself and knows to be a
 /// valid absolute `http(s)` URL, parsed only if someone reads ``url``.
