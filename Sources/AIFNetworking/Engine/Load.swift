@@ -129,7 +129,7 @@ final class Load: CancellableTransfer {
                 usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
         }
         proxy.retryBudget.recordLoad(at: clock.now)
-        // The load's one deadline counts from here, on its clock (see ``handOff(holdsLoad:watchesDeadline:_:)``).
+        // The load's one deadline counts from here, on its clock (see ``handOffWatchingDeadline(_:)``).
         perform(decide { $0.start(totalTimeout: plan.totalTimeout, on: clock) })
     }
 
@@ -199,48 +199,59 @@ final class Load: CancellableTransfer {
     ///
     /// The load's total timeout is one deadline, set as the load started, and each step is held
     /// to what is left of it: an attempt's request carries it as its own total (the transport
-    /// ends the transfer then), a wait before a retry is never longer; a step that `watchesDeadline`
-    /// — getting a credential, whose refresh has a timeout of its own — has the clock tell the load
-    /// when it runs out, and the machine ends the load then, the step stopped.
+    /// ends the transfer then), a wait before a retry is never longer, and a wait for a
+    /// credential, whose refresh has a timeout of its own, is handed off watching it
+    /// (``handOffWatchingDeadline(_:)``).
     @inline(__always)
-    private func handOff(holdsLoad: Bool = false, watchesDeadline: Bool = false, _ start: () -> Void) {
-        let (cancelled, remaining) = state.withLock { state -> (LoadStateMachine.Action?, Duration?) in
+    private func handOff(holdsLoad: Bool = false, _ start: () -> Void) {
+        let cancelled = state.withLock { state -> LoadStateMachine.Action? in
             if let cause = state.cancelAsked {
                 state.cancelAsked = nil
-                return (state.machine!.cancelled(cause), nil)
+                return state.machine!.cancelled(cause)
             }
             state.working = false
             state.stepHoldsLoad = holdsLoad
-            return (nil, watchesDeadline ? state.machine!.remaining(on: clock) : nil)
+            return nil
         }
         if let cancelled { return perform(cancelled) }
-        if let remaining { watchDeadline(max(remaining, .zero)) }
         start()
     }
 
-    /// Has the clock tell the load when its total timeout runs out, `remaining` from now.
+    /// Hands off a wait for a credential, whose end the load's total timeout may come before:
+    /// the clock tells the load when it runs out (``disarmDeadline()`` as the credential comes).
     @inline(never)
-    private func watchDeadline(_ remaining: Duration) {
-        let timer = clock.scheduleDeadline(after: remaining) { [weak self] in self?.cancel(.totalTimeout) }
-        let stale = state.withLock { state -> (any CancellableTransfer)? in
-            defer { state.deadline = state.hasEnded ? nil : timer }
-            return state.hasEnded ? timer : state.deadline
+    private func handOffWatchingDeadline(_ start: () -> Void) {
+        let remaining = state.withLock { $0.machine?.remaining(on: clock) }
+        if let remaining {
+            let timer = clock.scheduleDeadline(after: max(remaining, .zero)) { [weak self] in self?.cancel(.totalTimeout) }
+            let stale = state.withLock { state -> (any CancellableTransfer)? in
+                defer { state.deadline = state.hasEnded ? nil : timer }
+                return state.hasEnded ? timer : state.deadline
+            }
+            stale?.cancel()
         }
-        stale?.cancel()
+        handOff(start)
+    }
+
+    /// Stops the clock's timer of the load's total timeout, if one is armed.
+    @inline(never)
+    private func disarmDeadline() {
+        let timer = state.withLock { state in
+            defer { state.deadline = nil }
+            return state.deadline
+        }
+        timer?.cancel()
     }
 
     /// The load is worked on again, on the outcome of the step it handed off; `false` when the load
     /// ended meanwhile (cancelled), the outcome to be ignored.
     @inline(__always)
     private func resume() -> Bool {
-        let (resumed, timer) = state.withLock { state -> (Bool, (any CancellableTransfer)?) in
-            guard !state.hasEnded else { return (false, nil) }
+        state.withLock { state in
+            guard !state.hasEnded else { return false }
             state.working = true
-            defer { state.deadline = nil }
-            return (true, state.deadline)
+            return true
         }
-        timer?.cancel()
-        return resumed
     }
 
     // MARK: Performing
@@ -250,7 +261,7 @@ final class Load: CancellableTransfer {
         switch action {
         case .getCredential:
             guard let authenticator = plan.authenticator else { preconditionFailure("a credential for a load without an authenticator") }
-            handOff(watchesDeadline: true) {
+            handOffWatchingDeadline {
                 authenticator.acquire(on: executor, cancellation: steps, clock: clock) { [self] outcome in
                     if resume() { credentialCame(outcome) }
                 }
@@ -259,7 +270,7 @@ final class Load: CancellableTransfer {
             guard let authenticator = plan.authenticator else { preconditionFailure("a credential for a load without an authenticator") }
             proxy.logRenewal(id, generation: generation, heldBack: heldBack)
             plan.observation?.loadWillRenewCredential()
-            handOff(watchesDeadline: true) {
+            handOffWatchingDeadline {
                 authenticator.renew(after: generation, on: executor, cancellation: steps, clock: clock) { [self] outcome in
                     if resume() { credentialCame(outcome) }
                 }
@@ -319,6 +330,7 @@ final class Load: CancellableTransfer {
     }
 
     private func credentialCame(_ outcome: CredentialOutcome) {
+        disarmDeadline()
         switch outcome {
         case .credential(let credential, let generation):
             perform(decide { $0.credentialArrived(credential, generation: generation, on: clock) })

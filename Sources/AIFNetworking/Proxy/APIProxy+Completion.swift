@@ -1,3 +1,4 @@
+import Logging
 extension APIProxy {
     /// Sends a request made by ``/AIFServices/RequestGenerator`` for a load: through the redirect loop (each
     /// hop of a signed request signed afresh), sharing one transfer with identical loads in
@@ -20,7 +21,8 @@ extension APIProxy {
         executor: any StepExecutor, progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
     ) {
-        let started = clock.now
+        // The time is read for the log's durations only, when it writes them.
+        let started = logger.logLevel <= .info ? clock.now : .zero
         logSending(request, id: id)
         let logged: @Sendable (Result<HTTPResponse, any Error>) -> Void = { [self] result in
             switch result {

@@ -57,9 +57,10 @@ extension APIProxy {
         let exchange: RedirectingSend<any Error>.Exchange = { hop, done in
             route.exchange(hop, progress: progress, through: executor, completion: done)
         }
-        // The server's clock read, each hop signed and the chain's time counted on the proxy's clock.
+        // The server's clock read, each hop signed and the chain's time counted on the proxy's
+        // clock (read now only when the request has a total timeout for a chain to keep to).
         let clock = clock
-        let sentAt = clock.now
+        let sentAt = request.timeouts?.total == nil ? .zero : clock.now
         let clockSkew = clock.dateObserver(for: resolved.clockSkew)
         // The first hop's answer may come, and the load go on, before `exchange` returns. (An
         // exchange follows no redirect, whatever the request's policy: this loop follows them.)
