@@ -64,7 +64,7 @@ struct RedirectTests {
         let response = try await sendWithCompletion(transport, request, calls: calls).get()
         #expect(response.headers["X-Method"] == "DELETE")
         #expect(response.body == Data("gone".utf8))
-        try await Task.sleep(for: .milliseconds(50))
+        transport.shutdown()   // every completion it will ever run has run
         #expect(calls.withLock { $0 } == 1)
     }
 
@@ -138,7 +138,7 @@ struct RedirectTests {
         try await Task.sleep(for: .milliseconds(300))
         task.cancel()
         #expect(await eventually(timeout: .seconds(2)) { results.withLock { $0.count } == 1 })
-        try await Task.sleep(for: .milliseconds(100))
+        transport.shutdown()   // every completion it will ever run has run
         let ended = results.withLock { $0 }
         #expect(ended.count == 1)
         #expect(ended.first?.error?.code == .cancelled)
