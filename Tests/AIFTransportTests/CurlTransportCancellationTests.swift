@@ -3,7 +3,7 @@
 import Foundation
 import Testing
 
-@Suite("CurlTransport: cancellation, shutdown, exactly-once completion")
+@Suite("CurlTransport: cancellation, shutdown, exactly-once completion", .timeLimit(.minutes(2)))
 struct CurlTransportCancellationTests {
     @Test func cancelRightAfterSubmitting() async throws {
         let server = try await TestServers.shared().plain
@@ -73,9 +73,11 @@ struct CurlTransportCancellationTests {
         let server = try await TestServers.shared().plain
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let url = server.url("slow/20000")
+        let tag = Arrivals.tag()
+        let url = server.url("slow/20000?tag=\(tag)")
         let task = Task { try await transport.send(HTTPRequest(url: url)) }
-        try await Task.sleep(for: .milliseconds(100))
+        // Cancelled while the server holds the request.
+        await Arrivals.shared.wait(for: tag)
         let cancelledAt = ContinuousClock.now
         task.cancel()
         let result = await task.result
@@ -147,13 +149,16 @@ struct CurlTransportCancellationTests {
         let count = 50
         let ledger = CompletionLedger()
         let codes = Locked([TransportError.Code]())
+        let tag = Arrivals.tag()
         for index in 0..<count {
-            transport.send(HTTPRequest(url: server.url("slow/20000"))) { result in
+            transport.send(HTTPRequest(url: server.url("slow/20000?tag=\(tag)"))) { result in
                 codes.withLock { $0.append(result.error?.code ?? .other) }
                 ledger.record(index)
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // As many in flight as the transport has connections to the host (the rest wait in
+        // its queue): the server holds them.
+        await Arrivals.shared.wait(for: tag, count: CurlTransport.Configuration(proxy: .none).connectionPool.maxConnectionsPerHost ?? count)
         let started = ContinuousClock.now
         transport.shutdown()
         #expect(ContinuousClock.now - started < .seconds(8))
@@ -186,11 +191,12 @@ struct CurlTransportCancellationTests {
         let handle: any CancellableTransfer
         do {
             let transport = makeTransport()
-            handle = transport.send(HTTPRequest(url: server.url("slow/20000"))) { result in
+            let tag = Arrivals.tag()
+            handle = transport.send(HTTPRequest(url: server.url("slow/20000?tag=\(tag)"))) { result in
                 codes.withLock { $0.append(result.error?.code ?? .other) }
                 ledger.record(0)
             }
-            try await Task.sleep(for: .milliseconds(200))
+            await Arrivals.shared.wait(for: tag)
         }
         #expect(await eventually(timeout: .seconds(5)) { ledger.total == 1 })
         #expect(codes.withLock { $0 } == [.cancelled])

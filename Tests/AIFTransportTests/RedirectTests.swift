@@ -6,7 +6,7 @@ import Testing
 
 /// Redirects keep what a request means: every method against every redirect status, to the
 /// same origin and to another, against a real server that reports what arrived.
-@Suite("Redirects: the method, the body and the credentials each status keeps")
+@Suite("Redirects: the method, the body and the credentials each status keeps", .timeLimit(.minutes(2)))
 struct RedirectTests {
     static let methods: [HTTPMethod] = [.get, .head, .post, .put, .patch, .delete, .options, "PURGE"]
 
@@ -132,10 +132,11 @@ struct RedirectTests {
         let transport = makeTransport()
         defer { transport.shutdown() }
         let results = Locked([Result<HTTPResponse, TransportError>]())
-        let task = transport.send(HTTPRequest(url: server.url("hop/302?to=%2Fslow%2F3000"))) { result in
+        let tag = Arrivals.tag()
+        let task = transport.send(HTTPRequest(url: server.url("hop/302?to=%2Fslow%2F3000%3Ftag%3D\(tag)"))) { result in
             results.withLock { $0.append(result) }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        await Arrivals.shared.wait(for: tag)   // the second hop is at the server
         task.cancel()
         #expect(await eventually(timeout: .seconds(2)) { results.withLock { $0.count } == 1 })
         transport.shutdown()   // every completion it will ever run has run
@@ -149,8 +150,9 @@ struct RedirectTests {
         let server = try await TestServers.shared().plain
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let task = Task { try await transport.send(HTTPRequest(url: server.url("hop/307?to=%2Fslow%2F20000"))) }
-        try await Task.sleep(for: .milliseconds(300))
+        let tag = Arrivals.tag()
+        let task = Task { try await transport.send(HTTPRequest(url: server.url("hop/307?to=%2Fslow%2F20000%3Ftag%3D\(tag)"))) }
+        await Arrivals.shared.wait(for: tag)   // the second hop is at the server
         let cancelled = ContinuousClock.now
         task.cancel()
         let error = await #expect(throws: TransportError.self) { try await task.value }

@@ -132,7 +132,10 @@ enum TestRoutes {
             Response(status: .temporaryRedirect, headers: [.location: "/echo"])
         }
 
-        router.get("slow/:milliseconds") { _, context -> Response in
+        // Answers after `milliseconds` (a real timeout's test); with `?tag=…`, tells
+        // ``Arrivals`` as the request arrives.
+        router.get("slow/:milliseconds") { request, context -> Response in
+            if let tag = request.uri.queryParameters.get("tag") { Arrivals.shared.arrived(String(tag)) }
             let milliseconds = context.parameters.get("milliseconds", as: Int.self) ?? 0
             try await Task.sleep(for: .milliseconds(milliseconds))
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "slow")))
