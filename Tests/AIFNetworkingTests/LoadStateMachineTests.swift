@@ -9,6 +9,14 @@ import Testing
 /// or the budget, credential renewal (refused, expired by code, held back, failed), clock
 /// re-signing, error policies, downloads starting over, streamed bodies, cancellation at each
 /// point — and that a load ends exactly once.
+extension LoadStateMachine {
+    /// A machine whose load its manager has prepared, with this shape.
+    init(usesCredential: Bool, isSigned: Bool, clockTolerance: TimeInterval) {
+        self.init()
+        prepared(usesCredential: usesCredential, isSigned: isSigned, clockTolerance: clockTolerance)
+    }
+}
+
 @Suite("Load state machine")
 struct LoadStateMachineTests {
     typealias Machine = LoadStateMachine
@@ -702,5 +710,124 @@ struct LoadStateMachineTests {
         _ = machine.retryAllowed(Self.retry(asked: asked))
         #expect(machine.waitEnded(cancelled: true, on: Self.clock(0.1)) == Self.fail(.cancelled, "the request was cancelled while waiting to retry", attempts: 1))
         Self.expectEverythingIgnored(machine)
+    }
+
+    // MARK: From preparation to delivery: who has the load
+
+    /// What a cancellation kept for later does now: nothing.
+    static let kept = Verdict(action: .ignore, stopsStep: false)
+    /// What a cancellation does to a step that uses the load's file: stops it, nothing more yet.
+    static let stopsStepOnly = Verdict(action: .ignore, stopsStep: true)
+
+    /// A cancellation's effect, comparable.
+    struct Verdict: Equatable {
+        let action: Action
+        let stopsStep: Bool
+
+        init(action: Action, stopsStep: Bool) {
+            (self.action, self.stopsStep) = (action, stopsStep)
+        }
+
+        init(_ verdict: (action: Action, stopsStep: Bool)) {
+            (action, stopsStep) = verdict
+        }
+    }
+
+    @Test func aCancellationWhileTheLoadIsPreparedIsHeardWhenItEndsWithoutSending() {
+        for cause in [Machine.Cancellation.asked, .shutdown, .totalTimeout] {
+            var machine = Machine()
+            let first = Verdict(machine.cancel(cause))
+            // A second cause changes nothing: the first is the one the load ends with.
+            let second = Verdict(machine.cancel(.asked))
+            let endedFor = machine.endedWithoutSending()
+            let afterTheEnd = Verdict(machine.cancel(.asked))
+            #expect([first, second, afterTheEnd] == [Self.kept, Self.kept, Self.kept])
+            #expect(endedFor == cause)
+            #expect(machine.hasEnded)
+            let deliveries = [machine.delivered(), machine.delivered()]
+            #expect(deliveries == [true, false])
+        }
+    }
+
+    @Test func aCancellationWhileTheLoadIsPreparedIsItsFirstEventOnceStarted() {
+        var machine = Machine()
+        _ = machine.cancel(.asked)
+        machine.prepared(usesCredential: true, isSigned: false, clockTolerance: 30)
+        let heard = machine.hear { (machine: inout Machine) in machine.start(on: Self.clock()) }
+        #expect(heard == Self.fail(.cancelled, "the request was cancelled", attempts: 0))
+        Self.expectEverythingIgnored(machine)
+    }
+
+    @Test func aLoadNobodyCancelledEndsWithoutSendingUncancelledAndIsDeliveredOnce() {
+        var machine = Machine()
+        let endedFor = machine.endedWithoutSending()
+        #expect(endedFor == nil)
+        let deliveries = [machine.delivered(), machine.delivered()]
+        #expect(deliveries == [true, false])
+        Self.expectEverythingIgnored(machine)
+    }
+
+    @Test func aCancellationWhileAStepIsHandedOffEndsTheLoadAtOnceAndStopsTheStep() {
+        var machine = Self.sending()
+        let instead = machine.handOff(holdsLoad: false)
+        #expect(instead == nil)
+        #expect(machine.custody == .awaitingStep)
+        let cancelled = Verdict(machine.cancel(.asked))
+        #expect(cancelled == Verdict(action: Self.fail(.cancelled, "the request was cancelled", attempts: 1), stopsStep: true))
+        // The step's outcome, when it comes, is ignored.
+        let returned = machine.stepReturned()
+        #expect(!returned)
+        let deliveries = [machine.delivered(), machine.delivered()]
+        #expect(deliveries == [true, false])
+        Self.expectEverythingIgnored(machine)
+    }
+
+    @Test func aCancellationWhileAStepUsesTheLoadsFileWaitsForTheStepToHandItBack() {
+        var machine = Self.sending()
+        let instead = machine.handOff(holdsLoad: true)
+        #expect(instead == nil)
+        let first = Verdict(machine.cancel(.shutdown))
+        let second = Verdict(machine.cancel(.asked))
+        #expect([first, second] == [Self.stopsStepOnly, Self.kept])
+        #expect(!machine.hasEnded)
+        let returned = machine.stepReturned()
+        #expect(returned)
+        #expect(machine.custody == .worked(cancellation: .shutdown))
+        // The answer the stopped step brought is not weighed: the cancellation is heard first.
+        let heard = machine.hear { (machine: inout Machine) in machine.answered(Self.failure(.cancelled), policy: .standard, on: Self.clock()) }
+        #expect(heard == Self.fail(.shutDown, "the request was cancelled: the proxy shut down, and its deadline passed first", attempts: 1))
+        Self.expectEverythingIgnored(machine)
+    }
+
+    @Test func aCancellationWhileTheLoadIsWorkedOnIsTheNextEventOrEndsTheHandOff() {
+        var handingOff = Self.sending()
+        let kept = Verdict(handingOff.cancel(.asked))
+        #expect(kept == Self.kept)
+        let instead = handingOff.handOff(holdsLoad: false)
+        #expect(instead == Self.fail(.cancelled, "the request was cancelled", attempts: 1))
+        #expect(handingOff.custody == .worked(cancellation: nil))
+        Self.expectEverythingIgnored(handingOff)
+
+        var weighing = Self.sending()
+        _ = weighing.handOff(holdsLoad: false)
+        let returned = weighing.stepReturned()
+        #expect(returned)
+        _ = weighing.cancel(.totalTimeout)
+        let heard = weighing.hear { (machine: inout Machine) in machine.answered(Self.answer(200), policy: .standard, on: Self.clock()) }
+        #expect(heard == Self.fail(.timeout, "the load's total timeout of 0.0 seconds ran out", attempts: 1))
+    }
+
+    @Test func aStepThatReturnsUncancelledHandsTheLoadBackToBeWorkedOn() {
+        var machine = Self.sending()
+        let instead = machine.handOff(holdsLoad: true)
+        #expect(instead == nil)
+        #expect(machine.custody == .lentToStep(cancellation: nil))
+        let returned = machine.stepReturned()
+        #expect(returned)
+        #expect(machine.custody == .worked(cancellation: nil))
+        let heard = machine.hear { (machine: inout Machine) in machine.answered(Self.answer(200), policy: .standard, on: Self.clock()) }
+        #expect(heard == Self.end(1))
+        let deliveries = [machine.delivered(), machine.delivered()]
+        #expect(deliveries == [true, false])
     }
 }

@@ -139,9 +139,9 @@ struct ManagerDeliveryTests {
             for index in 0..<8 {
                 group.addTask {
                     (0..<500).map { _ in
-                        let id = proxies[index % 2].begin(group: nil).id
-                        proxies[index % 2].end(id)
-                        return id
+                        let load = proxies[index % 2].begin(group: nil, owner: LoadOwner())
+                        proxies[index % 2].end(load)
+                        return load.id
                     }
                 }
             }

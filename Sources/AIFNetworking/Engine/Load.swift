@@ -28,9 +28,13 @@ enum LoadEnding: Sendable {
 /// load's observers hear comes after its end; and so it is while a transfer that writes into
 /// the load's file or stream, or reads its upload, winds down — the load ends once the
 /// transfer has let go of them.
-final class Load: CancellableTransfer {
+final class Load: InFlightLoad {
     /// The load's ID.
     let id: LoadID
+    /// The group it was started in, if any.
+    let group: LoadGroup?
+    /// Its manager's loads, which it counts itself in while it is in flight.
+    let owner: LoadOwner?
     private let proxy: APIProxy
     private let clock: any LoadClock
     /// What the load runs with, given as it starts: set once, then only read. Unchecked for
@@ -59,18 +63,8 @@ final class Load: CancellableTransfer {
     }
 
     private struct State {
-        /// The load's decisions, once it has started (`nil` while its manager prepares it).
-        var machine: LoadStateMachine?
-        /// Whether the load ended without sending (answered from the cache, or refused).
-        var endedBeforeSending = false
-        /// Whether the load is worked on (prepared, or a step it performs itself),
-        /// rather than waiting for a step handed off (a transfer, a wait, a credential).
-        var working = true
-        /// Whether the step handed off uses what the load owns (its file, stream or upload),
-        /// so that the load cannot end before the step does.
-        var stepHoldsLoad = false
-        /// A cancellation that came while the load was worked on: the machine hears it next.
-        var cancelAsked: LoadStateMachine.Cancellation?
+        /// The load's decisions and who has it, from its preparation to its delivery.
+        var machine = LoadStateMachine()
         /// The timer of the load's total timeout while the load waits for a credential: cancelled
         /// as the credential comes or the load ends.
         var deadline: (any CancellableTransfer)?
@@ -83,7 +77,7 @@ final class Load: CancellableTransfer {
         /// the ending, it would keep the load, its request and its answer alive for ever.
         var completion: (@Sendable (LoadEnding) -> Void)?
 
-        var hasEnded: Bool { machine?.hasEnded ?? endedBeforeSending }
+        var hasEnded: Bool { machine.hasEnded }
     }
 
     private var run: Run {
@@ -100,9 +94,13 @@ final class Load: CancellableTransfer {
     /// - Parameters:
     ///   - id: The load's ID.
     ///   - proxy: Where its requests are sent, its retries budgeted and its steps logged.
-    init(id: LoadID, proxy: APIProxy) {
+    ///   - group: The group it is started in, if any.
+    ///   - owner: Its manager's loads, if a manager starts it.
+    init(id: LoadID, proxy: APIProxy, group: LoadGroup? = nil, owner: LoadOwner? = nil) {
         self.id = id
         self.proxy = proxy
+        self.group = group
+        self.owner = owner
         clock = proxy.clock
     }
 
@@ -125,8 +123,7 @@ final class Load: CancellableTransfer {
         given = Run(plan, executor: executor)
         state.withLock { state in
             state.completion = completion
-            state.machine = LoadStateMachine(
-                usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
+            state.machine.prepared(usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
         }
         proxy.retryBudget.recordLoad(at: clock.now)
         // The load's one deadline counts from here, on its clock (see ``handOffWatchingDeadline(_:)``).
@@ -137,31 +134,26 @@ final class Load: CancellableTransfer {
     /// returns the cancellation that came first, if one did, its answer then to be dropped for
     /// the cancellation.
     func endBeforeSending() -> LoadStateMachine.Cancellation? {
-        state.withLock { state in
-            state.endedBeforeSending = true
-            return state.cancelAsked
-        }
+        state.withLock { $0.machine.endedWithoutSending() }
     }
 
-    /// Cancels the load (asked by its caller), unless it has ended.
-    func cancel() {
-        cancel(.asked)
+    /// The load's outcome was handed to its caller (or, its manager gone, to nobody): it leaves
+    /// the proxy's table. `false` after the first time, when nothing is to be delivered again.
+    @discardableResult
+    func delivered() -> Bool {
+        guard state.withLock({ $0.machine.delivered() }) else { return false }
+        proxy.end(self)
+        return true
     }
 
     /// Cancels the load, unless it has ended: at once (its ending told on the executor) while it
     /// waits for a step handed off, which is stopped; once a stopped transfer that holds the
     /// load's file, stream or upload has let go of them; else as the next event the machine
-    /// hears. The first cancellation's cause is the one the load ends with.
+    /// hears (``LoadStateMachine/Custody``). The first cancellation's cause is the one the load
+    /// ends with.
     func cancel(_ cause: LoadStateMachine.Cancellation) {
-        let (action, stopsStep) = state.withLock { state -> (LoadStateMachine.Action, Bool) in
-            guard !state.hasEnded, state.cancelAsked == nil else { return (.ignore, false) }
-            if state.working || state.stepHoldsLoad {
-                state.cancelAsked = cause
-                return (.ignore, !state.working)
-            }
-            // Not worked on: the load has started, and waits for a step it handed off.
-            return (state.machine!.cancelled(cause), true)
-        }
+        let (action, stopsStep) = state.withLock { $0.machine.cancel(cause) }
+        // A step is handed off only once the load has started.
         if stopsStep { steps.cancel() }
         guard case .fail(let failure) = action else { return }
         executor.run { [self] in
@@ -183,18 +175,12 @@ final class Load: CancellableTransfer {
     /// returns what to do.
     @inline(__always)
     private func decide(_ event: (inout LoadStateMachine) -> LoadStateMachine.Action) -> LoadStateMachine.Action {
-        state.withLock { state in
-            if let cause = state.cancelAsked {
-                state.cancelAsked = nil
-                return state.machine!.cancelled(cause)
-            }
-            return event(&state.machine!)
-        }
+        state.withLock { $0.machine.hear(event) }
     }
 
     /// Hands a step off (`start` starts it; its outcome comes back through ``resume()``): the
     /// load is not worked on until then — unless a cancellation came meanwhile, which ends the
-    /// load instead. A step that `holdsLoad` (see ``State/stepHoldsLoad``) is stopped by a
+    /// load instead. A step that `holdsLoad` (its file, stream or upload) is stopped by a
     /// cancellation, and the load ends when its outcome comes back.
     ///
     /// The load's total timeout is one deadline, set as the load started, and each step is held
@@ -204,16 +190,7 @@ final class Load: CancellableTransfer {
     /// (``handOffWatchingDeadline(_:)``).
     @inline(__always)
     private func handOff(holdsLoad: Bool = false, _ start: () -> Void) {
-        let cancelled = state.withLock { state -> LoadStateMachine.Action? in
-            if let cause = state.cancelAsked {
-                state.cancelAsked = nil
-                return state.machine!.cancelled(cause)
-            }
-            state.working = false
-            state.stepHoldsLoad = holdsLoad
-            return nil
-        }
-        if let cancelled { return perform(cancelled) }
+        if let cancelled = state.withLock({ $0.machine.handOff(holdsLoad: holdsLoad) }) { return perform(cancelled) }
         start()
     }
 
@@ -221,7 +198,7 @@ final class Load: CancellableTransfer {
     /// the clock tells the load when it runs out (``disarmDeadline()`` as the credential comes).
     @inline(never)
     private func handOffWatchingDeadline(_ start: () -> Void) {
-        let remaining = state.withLock { $0.machine?.remaining(on: clock) }
+        let remaining = state.withLock { $0.machine.remaining(on: clock) }
         if let remaining {
             let timer = clock.scheduleDeadline(after: max(remaining, .zero)) { [weak self] in self?.cancel(.totalTimeout) }
             let stale = state.withLock { state -> (any CancellableTransfer)? in
@@ -247,11 +224,7 @@ final class Load: CancellableTransfer {
     /// ended meanwhile (cancelled), the outcome to be ignored.
     @inline(__always)
     private func resume() -> Bool {
-        state.withLock { state in
-            guard !state.hasEnded else { return false }
-            state.working = true
-            return true
-        }
+        state.withLock { $0.machine.stepReturned() }
     }
 
     // MARK: Performing
@@ -373,8 +346,8 @@ final class Load: CancellableTransfer {
             return stop(.configuration, error)
         }
         let number = state.withLock { state in
-            state.machine!.requestMade(signingOffset: signingOffset)
-            return state.machine!.number
+            state.machine.requestMade(signingOffset: signingOffset)
+            return state.machine.number
         }
         let attemptWriter = writer
         handOff(holdsLoad: plan.transfer != nil) {

@@ -19,10 +19,21 @@ import Foundation
 ///  a credential that cannot be had, a request that cannot be made ──▶ fail
 ///  cancelled, or the total timeout run out, at any step before the end ──▶ fail
 ///    (what the step under way produces is ignored)
+///
+///  preparing ─▶ prepared ─▶ start …   preparing ─▶ ended without sending (the cache answered,
+///  or the load was refused)            end / fail / ended without sending ─▶ delivered (once)
 /// ```
 ///
+/// Between events the load is either worked on — prepared, or in a step the engine performs
+/// itself (making a request, weighing an answer, telling the observers) — or it waits for a
+/// step handed off (a transfer, a wait, a credential): ``Custody``. A cancellation that comes
+/// while the load waits ends it at once; one that comes while it is worked on is kept and is
+/// the next event the machine hears, so that nothing the load's observers hear comes after its
+/// end; and while a transfer that uses what the load owns (its file, stream or upload) winds
+/// down, the load ends when the transfer hands it back.
+///
 /// A load ends exactly once: after ``Action/end(_:)`` or ``Action/fail(_:)`` every event is
-/// answered with ``Action/ignore``.
+/// answered with ``Action/ignore``; and it is delivered exactly once (``delivered()``).
 struct LoadStateMachine: Sendable {
     /// What the engine must do next.
     enum Action: Sendable, Equatable {
@@ -151,23 +162,43 @@ struct LoadStateMachine: Sendable {
     }
 
     private enum Phase: Sendable, Equatable {
+        /// Its manager prepares it: reforms the parameters, asks the plugins, looks up the cache.
+        case preparing
         case idle
         case gettingCredential
         case sending
         case renewingCredential(heldBack: Bool)
         case askingToRetry
         case waiting
+        /// Its outcome is decided, and on its way to its caller.
         case ended
+        /// Its outcome was handed to its caller.
+        case delivered
+    }
+
+    /// Who has the load between two events.
+    enum Custody: Sendable, Equatable {
+        /// The engine works on it (prepares it, makes a request, weighs an answer, tells the
+        /// observers): a cancellation is kept, to be the next event the machine hears.
+        case worked(cancellation: Cancellation?)
+        /// A step handed off has it (a transfer, a wait, a credential): a cancellation ends the
+        /// load at once, and the step's outcome is ignored.
+        case awaitingStep
+        /// A step handed off uses what the load owns (its file, stream or upload): a
+        /// cancellation stops the step and is heard when the step hands the load back.
+        case lentToStep(cancellation: Cancellation?)
     }
 
     /// Whether the load carries an authenticator's credential.
-    let usesCredential: Bool
+    private(set) var usesCredential = false
     /// Whether the load's requests are signed.
-    let isSigned: Bool
+    private(set) var isSigned = false
     /// How far the clock correction must move for a refused signing time to be signed again.
-    let clockTolerance: TimeInterval
+    private(set) var clockTolerance: TimeInterval = 0
 
-    private var phase = Phase.idle
+    private var phase = Phase.preparing
+    /// Who has the load now.
+    private(set) var custody = Custody.worked(cancellation: nil)
     /// The attempt under way: 1 for the first.
     private(set) var number = 1
     /// When the load's total timeout ends, if it has one: from when the load started.
@@ -191,23 +222,113 @@ struct LoadStateMachine: Sendable {
     /// How long the load has waited before its retries: its wait budget's spent part.
     private var waited = Duration.zero
 
-    /// Creates the machine of a load.
+    /// Creates the machine of a load its manager is about to prepare.
+    init() {}
+
+    /// Whether the load has ended.
+    var hasEnded: Bool { phase == .ended || phase == .delivered }
+
+    // MARK: Custody
+
+    /// Tells the machine of `event` — or, when a cancellation came while the load was worked on,
+    /// of that cancellation instead — and returns what to do.
+    @inline(__always)
+    mutating func hear(_ event: (inout Self) -> Action) -> Action {
+        if case .worked(let cause?) = custody {
+            custody = .worked(cancellation: nil)
+            return cancelled(cause)
+        }
+        return event(&self)
+    }
+
+    /// The load's caller (or its proxy, or its deadline) cancels it: what to do now, and whether
+    /// the step handed off is to be stopped. Unless the load has ended, a cancellation ends it at
+    /// once while it waits for a step; else it is kept for the next event (``hear(_:)``), or for
+    /// the step that holds what the load owns to hand it back. The first cause is the one the
+    /// load ends with.
+    mutating func cancel(_ cause: Cancellation) -> (action: Action, stopsStep: Bool) {
+        guard !hasEnded else { return (.ignore, false) }
+        switch custody {
+        case .worked(nil):
+            custody = .worked(cancellation: cause)
+            return (.ignore, false)
+        case .lentToStep(nil):
+            custody = .lentToStep(cancellation: cause)
+            return (.ignore, true)
+        case .worked, .lentToStep:
+            return (.ignore, false)
+        case .awaitingStep:
+            return (cancelled(cause), true)
+        }
+    }
+
+    /// The engine hands a step off (`holdsLoad`: one that uses the load's file, stream or
+    /// upload). Returns the failure to end with instead, when a cancellation came meanwhile.
+    mutating func handOff(holdsLoad: Bool) -> Action? {
+        if case .worked(let cause?) = custody {
+            custody = .worked(cancellation: nil)
+            return cancelled(cause)
+        }
+        custody = holdsLoad ? .lentToStep(cancellation: nil) : .awaitingStep
+        return nil
+    }
+
+    /// The step handed off came back with its outcome: `false` when the load ended meanwhile,
+    /// the outcome to be ignored; else the load is worked on again (with the cancellation that
+    /// came while a step held it, heard next).
+    mutating func stepReturned() -> Bool {
+        guard !hasEnded else { return false }
+        if case .lentToStep(let cause) = custody {
+            custody = .worked(cancellation: cause)
+        } else {
+            custody = .worked(cancellation: nil)
+        }
+        return true
+    }
+
+    // MARK: Events
+
+    /// The load's manager prepared it: what the load will do is known.
     ///
     /// - Parameters:
     ///   - usesCredential: Whether the load carries an authenticator's credential.
     ///   - isSigned: Whether its requests are signed.
     ///   - clockTolerance: How far the environment's clock correction must have moved since an
     ///     attempt was signed for a refusal of its time to be signed again.
-    init(usesCredential: Bool, isSigned: Bool, clockTolerance: TimeInterval) {
+    mutating func prepared(usesCredential: Bool, isSigned: Bool, clockTolerance: TimeInterval) {
+        guard phase == .preparing else {
+            _ = unexpected("prepared")
+            return
+        }
         self.usesCredential = usesCredential
         self.isSigned = isSigned
         self.clockTolerance = clockTolerance
+        phase = .idle
     }
 
-    /// Whether the load has ended.
-    var hasEnded: Bool { phase == .ended }
+    /// The load ended without sending: the cache answered, or it was refused before sending.
+    /// Returns the cancellation that came first, if one did — the load then ends as cancelled.
+    mutating func endedWithoutSending() -> Cancellation? {
+        guard phase == .preparing else {
+            _ = unexpected("an end without sending")
+            return nil
+        }
+        phase = .ended
+        guard case .worked(let cause?) = custody else { return nil }
+        custody = .worked(cancellation: nil)
+        return cause
+    }
 
-    // MARK: Events
+    /// The load's outcome is handed to its caller: `true` the first time, after its end; `false`
+    /// after that, when nothing must be delivered again.
+    mutating func delivered() -> Bool {
+        guard phase == .ended else {
+            assert(phase == .delivered, "a load was delivered in phase \(phase), before its end")
+            return false
+        }
+        phase = .delivered
+        return true
+    }
 
     /// The load starts; its total timeout, if it has one, counts from now: each attempt is sent
     /// with what is left of it, no wait before a retry outlasts it, and when it runs out the
@@ -404,9 +525,9 @@ struct LoadStateMachine: Sendable {
         let kind = cause.kind
         if cause == .totalTimeout { return timedOut() }
         switch phase {
-        case .ended:
+        case .ended, .delivered:
             return .ignore
-        case .idle:
+        case .preparing, .idle:
             return fail(kind, "the request was cancelled\(cause.because)", attempts: number - 1)
         case .gettingCredential:
             return fail(kind, "the request was cancelled while the credential was refreshed\(cause.because)", attempts: number - 1)
@@ -423,8 +544,10 @@ struct LoadStateMachine: Sendable {
     private mutating func timedOut() -> Action {
         let ranOut = "the load's total timeout of \(totalTimeout ?? .zero) ran out"
         switch phase {
-        case .ended:
+        case .ended, .delivered:
             return .ignore
+        case .preparing:
+            return fail(.timeout, ranOut + " before it was sent", attempts: 0)
         case .idle:
             return fail(.timeout, ranOut + " before its next attempt was sent", attempts: number - 1)
         case .gettingCredential:
@@ -503,7 +626,7 @@ struct LoadStateMachine: Sendable {
     /// An event the load's phase does not expect: after the end, every event is; before it,
     /// one is a defect of the engine, caught in debug builds.
     private func unexpected(_ event: StaticString) -> Action {
-        assert(phase == .ended, "the load engine reported \(event) in phase \(phase)")
+        assert(hasEnded, "the load engine reported \(event) in phase \(phase)")
         return .ignore
     }
 }

@@ -17,11 +17,9 @@ enum Stage: Sendable {
 
 extension APIManager {
 
-    /// Starts a load: its object in the proxy's table, its ID in the manager's list.
+    /// Starts a load: its object in the proxy's table, counted among the manager's.
     func startLoad() -> Load {
-        let load = proxy.begin(group: group)
-        state.withLock { _ = $0.inFlight.insert(load.id) }
-        return load
+        proxy.begin(group: group, owner: owner)
     }
 
     /// Runs the steps before sending, on the caller's thread: reform, resolve, ask the plugins,
@@ -126,17 +124,40 @@ extension APIManager {
         ))
     }
 
-    /// Sends a load through its engine, the one send path of both faces: starts the load on
-    /// `executor` with its plan, and hands its ending, checked and decoded, to `concluded` —
-    /// once, on `executor`.
-    func send(
-        _ plan: LoadPlan, _ load: Load, on executor: any StepExecutor,
-        then concluded: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
+    /// Runs a load from its preparation to its delivery, the one path of every face: prepares
+    /// it, sends it through its engine — or ends it without sending — and hands its outcome,
+    /// checked, decoded, recorded and told to the plugins and (when `delivers`) the delegates,
+    /// to `done`: once, on `executor`, where the load's steps run. An expired answer from the
+    /// cache starts its refresh, a load of its own, when `refreshesStale`.
+    func run(
+        _ load: Load, _ parameters: Parameters, transfer: LoadTransfer?, refreshing: LoadID?, refreshesStale: Bool = true, at url: URL?,
+        call: CallAdditions, on executor: any StepExecutor, delivers: Bool, then done: @escaping @Sendable (Result<APIResponse<Content>, APIError>) -> Void
     ) {
-        // The manager held weakly: a load does not keep it alive.
-        executor.run { [weak self] in
-            load.start(plan, on: executor) { [weak self, id = load.id] ending in
-                concluded(Self.conclude(ending, plan: plan, id: id, manager: self))
+        let stage = prepare(load, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
+        guard case .send(let plan) = stage else {
+            // Ended without sending, still off the caller's stack, like every load (the manager
+            // held until then): where the delegates hear it, when they do — a cancellation until
+            // then ends it as cancelled — else where its steps run.
+            let ending: @Sendable () -> Void = {
+                let outcome = self.finishWithoutSending(load, stage, deliver: delivers)
+                if case .stale = stage, refreshesStale, case .success = outcome {
+                    self.loadData(with: parameters, onStart: nil, refreshing: load.id, deliver: delivers, at: url, call: call)
+                }
+                done(outcome)
+            }
+            return delivers ? callbackExecutor.run(ending) : executor.run(ending)
+        }
+        // The manager held weakly: a load does not keep it alive; a manager deallocated
+        // meanwhile cancels its loads, which then end without it.
+        executor.run { [weak self, proxy] in
+            load.start(plan, on: executor) { [weak self] ending in
+                let outcome = Self.conclude(ending, plan: plan, id: load.id, manager: self)
+                if case .failure = outcome { transfer?.download?.abandon() }
+                guard let self else {
+                    proxy.endAbandoned(load, plan: plan)
+                    return done(outcome)
+                }
+                done(self.finish(load, outcome, deliver: delivers))
             }
         }
     }
@@ -251,14 +272,11 @@ extension APIManager {
     @discardableResult
     func finish(_ load: Load, _ outcome: Result<APIResponse<Content>, APIError>, deliver: Bool) -> Result<APIResponse<Content>, APIError> {
         let id = load.id
-        proxy.end(id)
+        guard load.delivered() else { return outcome }
         let observed = ObservedLoad.Outcome(outcome)
         let (observation, plugins) = load.listeners
         observation?.loadDidEnd(observed)
-        state.withLock { state in
-            state.inFlight.remove(id)
-            if !outcome.isCancellation { state.last = outcome }
-        }
+        if !outcome.isCancellation { state.withLock { $0.last = outcome } }
         loadDidEnd(id, result: outcome)
         if deliver {
             callbackExecutor.run { [weak self] in

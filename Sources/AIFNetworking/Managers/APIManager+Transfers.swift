@@ -99,13 +99,8 @@ extension APIManager where Content == NoContent {
     ) async throws(APIError) -> FileDownload.File {
         let download = ManagerDownload(target)
         let transfer = LoadTransfer(download: download, progress: progress.map { ProgressThrottle(deliver: $0) }, control: control)
-        let response: APIResponse<NoContent>
-        do {
-            response = try await load(parameters, transfer: transfer, call: call)
-        } catch {
-            download.abandon()
-            throw error
-        }
+        // A failed load's partial file is abandoned by the load's pipeline.
+        let response = try await load(parameters, transfer: transfer, call: call)
         guard let file = download.file else {
             // Only a download that finished concludes with success.
             throw APIError(.invalidResponse, loadID: response.loadID, service: serviceName, path: path, message: "the load ended without a file")

@@ -69,12 +69,13 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         weak var mainActorParamSource: (any MainActorParamSource<Content>)?
         var callbackExecutor = CallbackExecutor.mainActor
         var group: LoadGroup?
-        var inFlight: Set<LoadID> = []
         var last: Result<APIResponse<Content>, APIError>?
     }
 
     /// The call `loadData()` loads, for a manager made for one call (see `CallArguments`).
     let boundArguments: CallArguments?
+    /// The manager's loads as the proxy's table finds them (the manager keeps no list).
+    let owner = LoadOwner()
 
     /// Creates a manager for an endpoint described as a value — no subclass needed.
     ///
@@ -131,8 +132,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     }
 
     deinit {
-        let inFlight = state.withLock { $0.inFlight }
-        if !inFlight.isEmpty { proxy.cancel(inFlight) }
+        if owner.hasLoadsInFlight { proxy.cancel(ownedBy: owner) }
     }
 
     // MARK: What to call (override)
@@ -340,23 +340,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         at url: URL? = nil, call: CallAdditions = .none
     ) -> LoadID {
         let load = startLoad()
-        let id = load.id
-        onStart?(id)
-        let stage = prepare(load, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
-        if case .send(let plan) = stage {
-            // The engine holds the manager weakly: a manager deallocated meanwhile cancels its
-            // loads, which then end without it.
-            send(plan, load, on: proxy.loadExecutor) { [weak self, proxy] result in
-                if case .failure = result { transfer?.download?.abandon() }
-                if let self { self.finish(load, result, deliver: deliver) } else { proxy.endAbandoned(id, plan: plan) }
-            }
-        } else {
-            // Answered without sending: still ended off the caller's stack, like every load (the
-            // manager held until then).
-            callbackExecutor.run { self.finishWithoutSending(load, stage, deliver: deliver) }
-            if case .stale = stage { loadData(with: parameters, onStart: nil, refreshing: id, deliver: deliver, at: url, call: call) }
-        }
-        return id
+        onStart?(load.id)
+        run(load, parameters, transfer: transfer, refreshing: refreshing, at: url, call: call, on: proxy.loadExecutor, delivers: deliver) { _ in }
+        return load.id
     }
 
     /// Loads and returns the decoded response: the same pipeline as
@@ -422,23 +408,13 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         call: CallAdditions = .none
     ) async throws(APIError) -> APIResponse<Content> {
         let load = startLoad()
-        let id = load.id
-        let stage = prepare(load, parameters: parameters, transfer: transfer, refreshing: refreshing, at: url, call: call)
-        let result: Result<APIResponse<Content>, APIError>
-        if case .send(let plan) = stage {
-            // The load's steps run in this task: two thread hops, to the transport and back.
-            let sent = await withTaskCancellationHandler {
-                await AwaitingTaskExecutor.outcome { executor, completion in send(plan, load, on: executor, then: completion) }
-            } onCancel: { [proxy] in
-                proxy.cancel(id)
+        // The load's steps run in this task: two thread hops, to the transport and back.
+        let result = await withTaskCancellationHandler {
+            await AwaitingTaskExecutor.outcome { executor, completion in
+                run(load, parameters, transfer: transfer, refreshing: refreshing, refreshesStale: refreshesStale, at: url, call: call, on: executor, delivers: false, then: completion)
             }
-            result = finish(load, sent, deliver: false)
-        } else {
-            if Task.isCancelled { load.cancel() }
-            result = finishWithoutSending(load, stage, deliver: false)
-            if case .stale = stage, refreshesStale, case .success = result {
-                loadData(with: parameters, onStart: nil, refreshing: id, deliver: false, at: url, call: call)
-            }
+        } onCancel: {
+            load.cancel(.asked)
         }
         return try result.get()
     }
@@ -484,14 +460,14 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
 
     /// Cancels every load of this manager in flight.
     public func cancelAllLoads() {
-        proxy.cancel(loadsInFlight)
+        proxy.cancel(ownedBy: owner)
     }
 
     /// Whether any load of this manager is in flight.
-    public var isLoading: Bool { state.withLock { !$0.inFlight.isEmpty } }
+    public var isLoading: Bool { owner.hasLoadsInFlight }
 
     /// The IDs of this manager's loads in flight, oldest first.
-    public var loadsInFlight: [LoadID] { state.withLock { $0.inFlight.sorted() } }
+    public var loadsInFlight: [LoadID] { proxy.loadsInFlight(ownedBy: owner) }
 
     /// The content of the last successful load (of either face), or `nil` — what AIFNetworking
     /// calls `fetchData`.

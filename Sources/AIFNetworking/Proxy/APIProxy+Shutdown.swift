@@ -60,11 +60,11 @@ extension APIProxy {
         let inFlight = table.withLock { $0.entries.count }
         logger.notice("shutting down: new loads are refused; \(Self.loads(inFlight)) in flight \(inFlight == 1 ? "has" : "have") \(RetryPolicy.Reason.seconds(deadline)) s to end")
         if await !noLoadsInFlight(before: deadline) {
-            let stragglers = table.withLock { $0.entries.values.compactMap(\.single) }
+            let stragglers = table.withLock { Array($0.entries.values) }
             logger.notice("shutdown deadline passed: cancelling \(Self.loads(stragglers.count)) still in flight")
+            // A composite load ends as its members do (it does not hear this); one still
+            // running after a short wind-down is cancelled as a whole.
             for load in stragglers { load.cancel(.shutdown) }
-            // A composite load ends as its members do; one still running after a short
-            // wind-down is cancelled as a whole.
             if await !noLoadsInFlight(before: .seconds(1)) { cancelAll() }
         }
         transport.shutdown()

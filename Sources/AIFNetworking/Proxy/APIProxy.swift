@@ -148,18 +148,9 @@ public final class APIProxy: Sendable {
 
     // MARK: The table
 
-    /// A load in flight: what cancels it — its ``Load``, or the task of a composite
-    /// load — and the group it was started in.
-    struct Entry {
-        var group: LoadGroup?
-        let load: any CancellableTransfer
-        /// The load's object, when it is one load rather than a composite: a shutdown cancels
-        /// it for its own cause.
-        var single: Load?
-    }
-
     struct Table {
-        var entries: [LoadID: Entry] = [:]
+        /// The loads in flight, by ID.
+        var entries: [LoadID: any InFlightLoad] = [:]
         /// Told `true` once no load is in flight (a shutdown waiting for its loads), or `false`
         /// when the shutdown is cut short; then forgotten.
         var whenEmpty: [@Sendable (Bool) -> Void] = []
@@ -175,15 +166,16 @@ public final class APIProxy: Sendable {
     }
 
     /// Starts a manager's load: makes its ``Load`` and enters it in the table.
-    func begin(group: LoadGroup?) -> Load {
-        let load = Load(id: newID(), proxy: self)
-        table.withLock { $0.entries[load.id] = Entry(group: group, load: load, single: load) }
+    func begin(group: LoadGroup?, owner: LoadOwner) -> Load {
+        let load = Load(id: newID(), proxy: self, group: group, owner: owner)
+        enter(load)
         return load
     }
 
-    /// Enters a composite load in the table: cancelling it (by ID, group or all) cancels `load`.
-    func enter(_ id: LoadID, group: LoadGroup?, _ load: any CancellableTransfer) {
-        table.withLock { $0.entries[id] = Entry(group: group, load: load) }
+    /// Enters a load in the table: cancelling it (by ID, group, manager or all) cancels it.
+    func enter(_ load: any InFlightLoad) {
+        load.owner?.loadEntered()
+        table.withLock { $0.entries[load.id] = load }
     }
 
     /// Whether the proxy has observers.
@@ -197,9 +189,10 @@ public final class APIProxy: Sendable {
     }
 
     /// Takes a load that has ended out of the table.
-    func end(_ id: LoadID) {
+    func end(_ load: any InFlightLoad) {
+        load.owner?.loadLeft()
         let emptied = table.withLock { table -> [@Sendable (Bool) -> Void] in
-            table.entries.removeValue(forKey: id)
+            table.entries.removeValue(forKey: load.id)
             guard !table.whenEmpty.isEmpty, table.entries.isEmpty else { return [] }
             defer { table.whenEmpty = [] }
             return table.whenEmpty
@@ -211,11 +204,12 @@ public final class APIProxy: Sendable {
     /// it out of the table, and tells its observers, the log and the plugins the manager had as
     /// it started.
     @inline(never)
-    func endAbandoned(_ id: LoadID, plan: LoadPlan) {
+    func endAbandoned(_ load: Load, plan: LoadPlan) {
+        let id = load.id
         logger.notice(
             "cancelled \(id) \(plan.serviceName) \(plan.shownPath): its manager was released before the load ended, so no delegate hears of it (keep a reference to the manager while its loads run)")
         let error = plan.error(.cancelled, id: id, "the manager was deallocated")
-        end(id)
+        guard load.delivered() else { return }
         let outcome = ObservedLoad.Outcome(error: error)
         plan.observation?.loadDidEnd(outcome)
         plan.plugins?.didEnd(outcome)
@@ -225,7 +219,7 @@ public final class APIProxy: Sendable {
     ///
     /// - Parameter id: The load's ID.
     public func cancel(_ id: LoadID) {
-        cancel(where: { $0 == id })
+        table.withLock { $0.entries[id] }?.cancel(.asked)
     }
 
     /// Cancels several loads.
@@ -240,12 +234,22 @@ public final class APIProxy: Sendable {
     ///
     /// - Parameter group: The group the loads were started in.
     public func cancel(group: LoadGroup) {
-        cancel(where: { _, entry in entry.group == group })
+        cancel(where: { _, load in load.group == group })
     }
 
     /// Cancels every load in flight.
     public func cancelAll() {
         cancel(where: { _, _ in true })
+    }
+
+    /// Cancels every load of one manager in flight.
+    func cancel(ownedBy owner: LoadOwner) {
+        cancel(where: { _, load in load.owner === owner })
+    }
+
+    /// The IDs of one manager's loads in flight, oldest first.
+    func loadsInFlight(ownedBy owner: LoadOwner) -> [LoadID] {
+        table.withLock { $0.entries.compactMap { $0.value.owner === owner ? $0.key : nil } }.sorted()
     }
 
     /// The IDs of the loads in flight, oldest first.
@@ -264,11 +268,11 @@ public final class APIProxy: Sendable {
         cancel(where: { id, _ in matches(id) })
     }
 
-    private func cancel(where matches: (LoadID, Entry) -> Bool) {
+    private func cancel(where matches: (LoadID, any InFlightLoad) -> Bool) {
         // Each load hears its cancellation as an event of its own, outside the lock, and ends
         // itself (and leaves the table) once; a second cancellation changes nothing.
-        let cancelled = table.withLock { table in table.entries.compactMap { matches($0.key, $0.value) ? $0.value.load : nil } }
-        for load in cancelled { load.cancel() }
+        let cancelled = table.withLock { table in table.entries.compactMap { matches($0.key, $0.value) ? $0.value : nil } }
+        for load in cancelled { load.cancel(.asked) }
     }
 
     // MARK: Connectivity
