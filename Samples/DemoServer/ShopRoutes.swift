@@ -18,9 +18,20 @@ public final class ShopFaults: Sendable {
     private let pages = NIOLockedValueBox(Set<Int>())
     private let exportCut = NIOLockedValueBox<Int?>(nil)
     private let notModified = NIOLockedValueBox(0)
+    private let slowArrivals: (@Sendable (String) -> Void)?
 
     /// Creates a set of faults (none).
-    public init() {}
+    ///
+    /// - Parameter slowArrivals: Told the `tag` query item of each request that reaches `slow`,
+    ///   as it arrives (before its wait): a test awaits that instead of sleeping until a load
+    ///   is under way. None by default.
+    public init(slowArrivals: (@Sendable (String) -> Void)? = nil) {
+        self.slowArrivals = slowArrivals
+    }
+
+    func slowRequestArrived(tag: String?) {
+        if let tag { slowArrivals?(tag) }
+    }
 
     /// The next request for listing page `page` fails with `503 Service Unavailable`.
     public func failOnce(page: Int) {
@@ -190,6 +201,7 @@ public enum ShopRoutes {
         }
         group.get("slow") { request, _ -> Response in
             let milliseconds = min(30_000, max(0, request.uri.queryParameters.get("ms", as: Int.self) ?? 1000))
+            faults.slowRequestArrived(tag: request.uri.queryParameters.get("tag"))
             try await Task.sleep(for: .milliseconds(milliseconds))
             return try json(["slept_ms": milliseconds])
         }

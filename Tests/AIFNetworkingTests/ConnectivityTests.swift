@@ -6,7 +6,7 @@ import Testing
 
 /// The proxy's connectivity, judged from real requests: to a server that answers, and to a port
 /// on 127.0.0.1 where nothing listens (every connection refused, as with no network).
-@Suite("APIProxy.Connectivity: offline and online from the outcomes of real requests")
+@Suite("APIProxy.Connectivity: offline and online from the outcomes of real requests", .timeLimit(.minutes(2)))
 struct ConnectivityTests {
     /// Two services, `up` (a server answering `status`) and `down` (a closed port), neither
     /// retrying, on a proxy of their own.
@@ -35,23 +35,14 @@ struct ConnectivityTests {
         }
 
         /// Everything the proxy's stream of changes says, as it says it.
-        func watch() -> (states: Locked<[APIProxy.Connectivity]>, task: Task<Void, Never>) {
-            let states = Locked<[APIProxy.Connectivity]>([])
+        func watch() -> (states: Collected<APIProxy.Connectivity>, task: Task<Void, Never>) {
+            let states = Collected<APIProxy.Connectivity>()
             let stream = proxy.connectivityChanges()
             let task = Task {
-                for await state in stream { states.withLock { $0.append(state) } }
+                for await state in stream { states.append(state) }
             }
             return (states, task)
         }
-    }
-
-    /// Waits (at most 5 s) until `states` holds `count` entries, then returns them.
-    func settled(_ states: Locked<[APIProxy.Connectivity]>, count: Int) async throws -> [APIProxy.Connectivity] {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while states.withLock({ $0.count }) < count, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return states.withLock { $0 }
     }
 
     @Test func failuresToConnectGoOfflineAndAResponseComesBackOnline() async throws {
@@ -70,7 +61,7 @@ struct ConnectivityTests {
         await fixture.load("up")
         #expect(fixture.proxy.connectivity == .online)
         // The current state first, then each change once, in order.
-        #expect(try await settled(states, count: 4) == [.unknown, .online, .offline, .online])
+        #expect(await states.wait(count: 4) == [.unknown, .online, .offline, .online])
     }
 
     @Test func aResponseBetweenFailuresKeepsItOnline() async throws {
@@ -107,14 +98,15 @@ struct ConnectivityTests {
         #expect(fixture.proxy.connectivity == .offline)
         let (states, task) = fixture.watch()
         defer { task.cancel() }
-        #expect(try await settled(states, count: 1) == [.offline])
+        #expect(await states.wait(count: 1) == [.offline])
     }
 
     @Test func aCancelledWatcherIsForgotten() async throws {
         let fixture = try Fixture()
         defer { fixture.server.stop() }
-        let (_, task) = fixture.watch()
-        try await Task.sleep(for: .milliseconds(20))
+        let (states, task) = fixture.watch()
+        // The watcher is registered once it has heard the state now.
+        _ = await states.wait(count: 1)
         task.cancel()
         await task.value
         #expect(fixture.proxy.connectivityMonitor.watcherCount == 0)

@@ -58,6 +58,8 @@ private struct HubStack {
     let staging: LocalServer
     let registry = ServiceRegistry(processEnvironment: [:])
     let transport = makeTransport()
+    /// What the proxy sends through: `transport`, its sends awaited by the tests.
+    let sending: CountingTransport
     let cache = ResponseCache()
     let proxy: APIProxy
 
@@ -74,7 +76,8 @@ private struct HubStack {
     private init(production: LocalServer, staging: LocalServer) {
         self.production = production
         self.staging = staging
-        proxy = APIProxy(transport: transport)
+        sending = CountingTransport(transport)
+        proxy = APIProxy(transport: sending)
     }
 
     func manager<Content>(_ endpoint: Endpoint<Content>) -> APIManager<Content> {
@@ -94,7 +97,7 @@ private struct HubStack {
     }
 }
 
-@Suite("The demo hub, as the hub sample calls it")
+@Suite("The demo hub, as the hub sample calls it", .timeLimit(.minutes(2)))
 struct DemoHubTests {
     private static let repository = Endpoint<HubRepository>(service: "hub", path: "repos/{owner}/{repo}", cachePolicy: .lifetime(.zero))
     private static let cups: Parameters = ["owner": "acme", "repo": "cups"]
@@ -260,7 +263,8 @@ struct DemoHubTests {
         let stats = hub.manager(Endpoint<[Int]>(service: "hub", path: "repos/acme/cups/stats/contributors"))
         let started = ContinuousClock.now
         let task = Task { try await stats.load(["ms": 10_000]) }
-        try await Task.sleep(for: .milliseconds(100))
+        // Cancelled once its request is in the transport's hands.
+        _ = await hub.sending.sends.wait(count: 1)
         task.cancel()
         let ended = try #require(await outcome(of: task))
         #expect((try? ended.get()) == nil)

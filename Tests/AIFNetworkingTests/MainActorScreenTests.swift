@@ -12,8 +12,10 @@ import Testing
 private final class DetailScreen: MainActorManagerDelegate, MainActorParamSource {
     let detail: APIManager<Goods>
     var goodsID = 1
-    var titles: [String] = []
-    var failures: [String] = []
+    var titles: [String] = [] { didSet { tellWaiting() } }
+    var failures: [String] = [] { didSet { tellWaiting() } }
+    /// Tests waiting until the screen has heard so many outcomes.
+    private var waiting: [(outcomes: Int, tell: @Sendable (()) -> Void)] = []
 
     init(detail: APIManager<Goods>) {
         self.detail = detail
@@ -33,19 +35,27 @@ private final class DetailScreen: MainActorManagerDelegate, MainActorParamSource
         failures.append("\(error.kind)")
     }
 
-    /// Polls `condition` on the main actor (letting the main queue run between polls), for at
-    /// most ten seconds.
-    func eventually(_ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try? await Task.sleep(for: .milliseconds(5))
+    /// Returns once the screen has heard `count` outcomes, successes and failures together (or
+    /// the test is cancelled, past its time limit).
+    func waitForOutcomes(_ count: Int) async {
+        await event { @Sendable [weak self] (tell: @escaping @Sendable (()) -> Void) in
+            Task { @MainActor in self?.tell(tell, at: count) }
         }
-        return true
+    }
+
+    /// Tells `tell` now when the screen has heard `count` outcomes, else once it has.
+    private func tell(_ tell: @escaping @Sendable (()) -> Void, at count: Int) {
+        if titles.count + failures.count >= count { tell(()) } else { waiting.append((count, tell)) }
+    }
+
+    private func tellWaiting() {
+        let heard = titles.count + failures.count
+        for wait in waiting where wait.outcomes <= heard { wait.tell(()) }
+        waiting.removeAll { $0.outcomes <= heard }
     }
 }
 
-@Suite("APIManager: a main-actor screen as param source and delegate")
+@Suite("APIManager: a main-actor screen as param source and delegate", .timeLimit(.minutes(2)))
 struct MainActorScreenTests {
     @Test @MainActor func aScreenLoadsAndHearsTyped() async throws {
         let stack = try await ShopStack.make()
@@ -53,7 +63,7 @@ struct MainActorScreenTests {
         screen.detail.loadData()
         screen.goodsID = -5
         screen.detail.loadData()
-        #expect(await screen.eventually { screen.titles.count + screen.failures.count == 2 })
+        await screen.waitForOutcomes(2)
         #expect(screen.titles.count == 1)
         #expect(screen.failures == ["HTTP status"])
     }
@@ -64,7 +74,8 @@ struct MainActorScreenTests {
         let screen = DetailScreen(detail: stack.manager("goods/{id}", Goods.self))
         screen.detail.callbackExecutor = .immediate
         screen.detail.loadData()
-        #expect(await screen.eventually { screen.titles.count == 1 })
+        await screen.waitForOutcomes(1)
+        #expect(screen.titles.count == 1)
     }
 
     /// A load started off the main actor cannot ask a main-actor source: it fails at once,
@@ -74,7 +85,7 @@ struct MainActorScreenTests {
         let screen = DetailScreen(detail: stack.manager("goods/{id}", Goods.self))
         let detail = screen.detail
         _ = await Task.detached { detail.loadData() }.value
-        #expect(await screen.eventually { screen.failures.count == 1 })
+        await screen.waitForOutcomes(1)
         #expect(screen.failures == ["configuration"])
         #expect(detail.lastError?.message.contains("main actor") == true)
     }

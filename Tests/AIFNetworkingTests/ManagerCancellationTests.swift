@@ -9,8 +9,8 @@ import Testing
 
 @Suite("APIManager: cancellation and exactly-once endings")
 struct ManagerCancellationTests {
-    /// A slow load, cancelled by `cancel`, calls neither delegate method, shows the plugins a
-    /// cancellation, and frees the proxy's table.
+    /// A slow load, cancelled by `cancel` once the server holds its request, calls neither
+    /// delegate method, shows the plugins a cancellation, and frees the proxy's table.
     private func expectCancelled(_ cancel: @Sendable (ShopStack, ShopManager<NoContent>, LoadID) -> Void) async throws {
         let stack = try await ShopStack.make()
         let manager = stack.manager("slow", NoContent.self)
@@ -20,14 +20,16 @@ struct ManagerCancellationTests {
         manager.callbackExecutor = .immediate
         manager.group = "screen-1"
         let started = ContinuousClock.now
-        let id = manager.loadData(with: ["ms": 20000])
+        let tag = Arrivals.tag()
+        let id = manager.loadData(with: ["ms": 20000, "tag": .string(tag)])
         #expect(manager.isLoading)
         #expect(stack.proxy.isInFlight(id))
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(manager.loadsInFlight == [id])
+        #expect(await Arrivals.shared.wait(for: tag))
         cancel(stack, manager, id)
-        #expect(await eventually { manager.events.withLock { $0.contains("plugin.loadDidEnd(cancelled)") } })
+        // The plugins hear the end after the delegates would have (and the load is delivered once).
+        await recorder.wait(for: "plugin.loadDidEnd")
         #expect(ContinuousClock.now - started < .seconds(8))
-        try await Task.sleep(for: .milliseconds(50))
         #expect(recorder.deliveries == 0)
         #expect(!manager.isLoading)
         #expect(stack.proxy.loadsInFlight.isEmpty)
@@ -37,16 +39,19 @@ struct ManagerCancellationTests {
     /// A transfer under way in libcurl, cancelled by its load's ID. (By a list, a group and
     /// all of a manager's, an async load by its ID, a load that has ended: `LoadEngineTests`,
     /// with no socket and no sleep.)
-    @Test func cancelByID() async throws {
+    @Test(.timeLimit(.minutes(2)))
+    func cancelByID() async throws {
         try await expectCancelled { _, manager, id in manager.cancelLoad(id) }
     }
 
-    @Test func cancellingTheTaskCancelsTheLoad() async throws {
+    @Test(.timeLimit(.minutes(2)))
+    func cancellingTheTaskCancelsTheLoad() async throws {
         let stack = try await ShopStack.make()
         let manager = stack.manager("slow", NoContent.self)
         let started = ContinuousClock.now
-        let task = Task { try await manager.load(["ms": 20000]) }
-        try await Task.sleep(for: .milliseconds(50))
+        let tag = Arrivals.tag()
+        let task = Task { try await manager.load(["ms": 20000, "tag": .string(tag)]) }
+        #expect(await Arrivals.shared.wait(for: tag))
         task.cancel()
         let result = await task.result
         #expect(ContinuousClock.now - started < .seconds(8))
@@ -73,7 +78,7 @@ struct ManagerCancellationTests {
 
     /// Over the counting wrapper, completions come one by one on the transport's thread and
     /// hop to the load executor; over the `CurlTransport` itself, they come in its batches.
-    @Test(arguments: [false, true])
+    @Test(.timeLimit(.minutes(3)), arguments: [false, true])
     func aThousandConcurrentLoadsAcrossManagersEachEndExactlyOnce(overLibcurlDirectly: Bool) async throws {
         // A server and a transport of its own, at most 32 connections, so that a thousand loads
         // queue in the transport instead of flooding the shared demo server's accept queue
@@ -102,8 +107,9 @@ struct ManagerCancellationTests {
         }
         #expect(Set(ids).count == 1000)
         #expect(ids == ids.sorted())
-        #expect(await eventually(timeout: .seconds(60)) { stack.proxy.loadsInFlight.isEmpty })
-        try await Task.sleep(for: .milliseconds(100))
+        // Each load's plugins hear its end after its delegate heard it, cancelled or not.
+        await recorder.wait(for: "plugin.loadDidEnd", count: 1000)
+        #expect(stack.proxy.loadsInFlight.isEmpty)
         var failed = 0
         for id in ids {
             let outcomes = recorder.outcome(id)
@@ -130,6 +136,7 @@ protocol LoadStarter: Sendable {
 extension ShopManager: LoadStarter {
     func attach(_ recorder: Recorder) {
         delegate = recorder
+        plugins = [recorder]
         callbackExecutor = .immediate
     }
 

@@ -70,13 +70,12 @@ struct ManagerStreamingTests {
         let manager = Self.events(shop)
         // One event, then the stream stays open (comments only) until the client goes.
         let response = try await manager.stream(["count": 1, "hold": 1])
-        let firstEvent = Locked<String?>(nil)
+        let events = Collected<String>()
         let reader = Task {
-            for try await event in response.body.serverSentEvents { firstEvent.withLock { $0 = event.data } }
+            for try await event in response.body.serverSentEvents { events.append(event.data) }
         }
+        #expect(await events.wait(count: 1) == ["1"])
         let deadline = ContinuousClock.now + .seconds(5)
-        while firstEvent.withLock({ $0 }) == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(firstEvent.withLock { $0 } == "1")
         #expect(manager.isLoading)
         reader.cancel()
         let thrown = await #expect(throws: TransportError.self) { try await reader.value }

@@ -265,18 +265,22 @@ struct PagingIntegrationTests {
         #expect(list.lastResponse?.content.page == 2)
     }
 
-    @Test func loadFirstPageCancelsThePageInFlightAndStartsOver() async throws {
+    @Test(.timeLimit(.minutes(2)))
+    func loadFirstPageCancelsThePageInFlightAndStartsOver() async throws {
         let stack = try await ShopStack.make()
         let list = ShopListManager(stack: stack)
         let recorder = Recorder()
         list.delegate = recorder
+        list.plugins = [recorder]
         list.callbackExecutor = .immediate
         list.loadFirstPage()
-        #expect(await eventually { recorder.deliveries == 1 })
+        await recorder.wait(for: "plugin.loadDidEnd")
+        #expect(recorder.deliveries == 1)
         let abandoned = try #require(list.loadNextPage())
         let restarted = list.loadFirstPage()
-        #expect(await eventually { !list.isLoading })
-        try await Task.sleep(for: .milliseconds(20))
+        // Each load's plugins hear its end after its delegate would have, cancelled or not.
+        await recorder.wait(for: "plugin.loadDidEnd", count: 3)
+        #expect(!list.isLoading)
         #expect(recorder.outcome(abandoned).count <= 1)  // cancelled, unless it had already ended
         #expect(recorder.outcome(restarted).count == 1)
         #expect(list.lastResponse?.content.page == 1)

@@ -12,7 +12,7 @@ struct ShopServers: Sendable {
     let offline: LocalServer
 
     private static let started = Task {
-        let online = try await DemoShopServer.start(environment: .online)
+        let online = try await DemoShopServer.start(environment: .online, faults: ShopFaults(slowArrivals: Arrivals.shared.arrived))
         let offline = try await DemoShopServer.start(environment: .offline)
         return ShopServers(online: online, offline: offline)
     }
@@ -58,6 +58,9 @@ final class CountingTransport: HTTPTransport {
 
     /// How many requests were sent.
     var sent: Int { count.withLock { $0 } }
+    /// The URL of each request handed to the transport under, in order: a test awaits the
+    /// sending of a request (`sends.wait(count:)`) instead of sleeping until it is under way.
+    let sends = Collected<URL>()
 
     var redirects: HTTPRequest.RedirectPolicy { base.redirects }
 
@@ -67,11 +70,13 @@ final class CountingTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<AIFNetworking.HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
         count.withLock { $0 += 1 }
+        defer { sends.append(request.url) }
         return base.send(request, progress: progress, completion: completion)
     }
 
     func send(_ request: AIFNetworking.HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?) async throws(TransportError) -> AIFNetworking.HTTPResponse {
         count.withLock { $0 += 1 }
+        sends.append(request.url)
         return try await base.send(request, progress: progress)
     }
 }
@@ -209,7 +214,34 @@ final class Recorder: APIManagerDelegate, APIManagerParamSource, LoadPlugin {
         self.onDelivery = onDelivery
     }
 
-    private func record(_ event: String) { events.withLock { $0.append(event) } }
+    /// Tests waiting for events: each is told once `remaining` more recorded events start with
+    /// `prefix`. Its lock is taken before the events' whenever both are.
+    private let waiting = Locked<[(prefix: String, remaining: Int, tell: @Sendable (()) -> Void)]>([])
+
+    private func record(_ event: String) {
+        let ready = waiting.withLock { waiting -> [@Sendable (()) -> Void] in
+            events.withLock { $0.append(event) }
+            guard !waiting.isEmpty else { return [] }
+            for index in waiting.indices where event.hasPrefix(waiting[index].prefix) { waiting[index].remaining -= 1 }
+            defer { waiting.removeAll { $0.remaining <= 0 } }
+            return waiting.filter { $0.remaining <= 0 }.map(\.tell)
+        }
+        for tell in ready { tell(()) }
+    }
+
+    /// Returns once `count` events starting with `prefix` are recorded — as each load's plugins
+    /// hear its end (`plugin.loadDidEnd`) after its delegate heard it — or when the waiting test
+    /// is cancelled (past its time limit). No polling, no time of its own.
+    func wait(for prefix: String, count: Int = 1) async {
+        await event { (tell: @escaping @Sendable (()) -> Void) in
+            let now = waiting.withLock { waiting -> Bool in
+                let remaining = count - events.withLock { $0.count { $0.hasPrefix(prefix) } }
+                if remaining > 0 { waiting.append((prefix, remaining, tell)) }
+                return remaining <= 0
+            }
+            if now { tell(()) }
+        }
+    }
 
     /// How many loads have been told to the delegate.
     var deliveries: Int { outcomes.withLock { $0.values.reduce(0) { $0 + $1.count } } }
