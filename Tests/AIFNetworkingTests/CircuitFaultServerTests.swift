@@ -1,4 +1,4 @@
-@testable import AIFNetworking
+@_spi(Performance) @testable import AIFNetworking
 @testable import AIFServices
 @testable import TestSupport
 import AIFNetworkingTesting
@@ -17,21 +17,26 @@ private struct FlakyBackend: AIFServices.Service {
     var circuitBreaker: CircuitBreaker.Policy? { CircuitBreaker.Policy(failuresToOpen: 5, coolDown: .seconds(1), probes: 1) }
 }
 
-/// When each circuit change happened.
+/// Each circuit change, and when it happened on the proxy's clock.
 private final class ChangeClock: LoadObserver {
-    private let heard = Locked<[(to: CircuitBreaker.State, at: ContinuousClock.Instant)]>([])
-    var changes: [(to: CircuitBreaker.State, at: ContinuousClock.Instant)] { heard.withLock { $0 } }
+    let clock: ManualLoadClock
+    private let heard = Locked<[(to: CircuitBreaker.State, at: Duration)]>([])
+    var changes: [(to: CircuitBreaker.State, at: Duration)] { heard.withLock { $0 } }
+
+    init(clock: ManualLoadClock) {
+        self.clock = clock
+    }
 
     func observation(of load: ObservedLoad) -> (any LoadObservation)? { nil }
 
     func circuitDidChange(_ change: CircuitBreaker.Change, service: ServiceName, environment: ServiceEnvironment.Name) {
-        heard.withLock { $0.append((change.to, .now)) }
+        heard.withLock { $0.append((change.to, clock.now)) }
     }
 }
 
-/// A real backend that goes down for five seconds under 256 loads in flight, through the real
-/// transport: once its circuit is open only the probes reach it, one a cool-down, and once it
-/// is back the circuit closes within a cool-down.
+/// A real backend that goes down under bursts of 256 loads in flight at once, through the real
+/// transport, on a proxy whose clock the test moves: once the circuit is open only the probes
+/// reach the backend, one a cool-down, and once it is back the circuit closes at the next one.
 @Suite("Circuit breaking against a backend that goes down", .timeLimit(.minutes(1)))
 struct CircuitFaultServerTests {
     @Test func whileTheBackendIsDownOnlyTheProbesReachItAndItRecoversWithinACoolDown() async throws {
@@ -45,53 +50,69 @@ struct CircuitFaultServerTests {
         let backend = try await LocalServer.start(router: router)
         let transport = CurlTransport(configuration: CurlTransport.Configuration(connectionPool: .init(maxConnectionsPerHost: 64)))
         defer { transport.shutdown() }
-        let changes = ChangeClock()
-        let proxy = APIProxy(transport: transport, recorder: nil, observers: [changes])
+        let clock = ManualLoadClock()
+        let changes = ChangeClock(clock: clock)
+        let proxy = APIProxy(
+            transport: transport, logger: Logger(label: "circuit", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
+            offlineAfterFailures: 2, loadExecutor: .automatic, recorder: nil, observers: [changes], clock: clock)
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(FlakyBackend(baseURL: backend.baseURL()))
-        let stop = Locked(false)
+        let manager = APIManager(Endpoint<NoContent>(service: "flaky", path: "items"), proxy: proxy, registry: registry)
 
-        // 256 loads in flight at all times: each ended load starts the next; a refused one waits
-        // until its circuit's next probe (or a tenth of a second), as a caller would.
-        let loaders = (0..<256).map { _ in
-            Task {
-                let manager = APIManager(Endpoint<NoContent>(service: "flaky", path: "items"), proxy: proxy, registry: registry)
-                while !stop.withLock({ $0 }) {
-                    do {
-                        _ = try await manager.load()
-                    } catch let error as APIError where error.kind == .circuitOpen {
-                        let wait = min(max(error.retryableAt?.timeIntervalSinceNow ?? 0.1, 0.01), 0.1)
-                        try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
-                    } catch {}
+        /// 256 loads at once, each to its end: how many the circuit refused, and how many
+        /// requests reached the backend meanwhile.
+        func burst() async -> (refused: Int, reached: Int) {
+            let before = received.withLock { $0 }
+            let refused = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<256 {
+                    group.addTask {
+                        do {
+                            _ = try await manager.load()
+                            return false
+                        } catch {
+                            return (error as? APIError)?.kind == .circuitOpen
+                        }
+                    }
                 }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
+            return (refused, received.withLock { $0 } - before)
         }
-        try await Task.sleep(for: .milliseconds(500))
+
+        let up = await burst()
+        #expect(up.refused == 0 && up.reached == 256)
         #expect(changes.changes.isEmpty)
         down.withLock { $0 = true }
-        let wentDown = ContinuousClock.now
-        try await Task.sleep(for: .milliseconds(500))
-        // By now the circuit opened, and what was in flight as it did has arrived.
+        let wentDown = clock.now
+        // Five failures in a row open the circuit; what was admitted before it opened arrives,
+        // the rest is refused.
+        let opening = await burst()
         let opened = try #require(changes.changes.first, "the circuit did not open")
-        #expect(opened.to == .open)
-        let settled = received.withLock { $0 }
-        try await Task.sleep(for: .milliseconds(4500))
-        let whileOpen = received.withLock { $0 } - settled
+        #expect(opened.to == .open && opened.at == wentDown)
+        #expect(opening.reached >= 5 && opening.reached + opening.refused == 256)
+        // Open, no time passed: nothing reaches the backend.
+        let whileOpen = await burst()
+        #expect(whileOpen.refused == 256 && whileOpen.reached == 0)
+        // Each cool-down lets one probe through, which finds the backend still down.
+        for _ in 0..<4 {
+            clock.advance(by: .seconds(1))
+            let probing = await burst()
+            #expect(probing.refused == 255 && probing.reached == 1)
+        }
         down.withLock { $0 = false }
-        let cameBack = ContinuousClock.now
-        // Four and a half seconds open: a probe each cool-down (each found it still down).
-        #expect(whileOpen <= 5, "\(whileOpen) requests reached the backend while its circuit was open")
-        #expect(whileOpen >= 3, "\(whileOpen) probes in 4.5 s of 1 s cool-downs")
-
-        try await Task.sleep(for: .milliseconds(1500))
-        stop.withLock { $0 = true }
-        for loader in loaders { await loader.value }
+        let cameBack = clock.now
+        clock.advance(by: .seconds(1))
+        // The next probe finds it back: the circuit closes, and the loads go through again.
+        let probed = await burst()
+        #expect(probed.reached >= 1)
         let closed = try #require(changes.changes.last { $0.to == .closed }, "the circuit did not close")
-        #expect(closed.at > cameBack)
-        // Within a cool-down, and the half second a probe takes to be made and answered.
-        #expect(closed.at - cameBack <= .milliseconds(1500), "closed \(closed.at - cameBack) after the backend came back")
+        #expect(closed.at - cameBack == .seconds(1))
+        let after = await burst()
+        #expect(after.refused == 0 && after.reached == 256)
         #expect(registry.circuitBreaker(of: "flaky", in: .online)?.state == .closed)
-        #expect(wentDown < opened.at)
+        let probes: [CircuitBreaker.State] = [.halfOpen, .open, .halfOpen, .open, .halfOpen, .open, .halfOpen, .open]
+        let expected: [CircuitBreaker.State] = [.open] + probes + [.halfOpen, .closed]
+        #expect(changes.changes.map(\.to) == expected)
         await backend.stop()
     }
 }

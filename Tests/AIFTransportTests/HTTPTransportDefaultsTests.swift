@@ -27,6 +27,8 @@ private final class DelayedTransport: HTTPTransport {
     }
 
     let delay: Duration
+    /// One entry each request handed over: a test cancels once the transport has it.
+    let sent = Collected<Void>()
 
     init(delay: Duration) {
         self.delay = delay
@@ -41,11 +43,12 @@ private final class DelayedTransport: HTTPTransport {
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000))) {
             pending.complete(.success(HTTPResponse(statusCode: 204, url: request.url)))
         }
+        sent.append(())
         return pending
     }
 }
 
-@Suite("HTTPTransport default async face")
+@Suite("HTTPTransport default async face", .timeLimit(.minutes(1)))
 struct HTTPTransportDefaultsTests {
     @Test func bridgesACompletionHandlerTransport() async throws {
         let transport = DelayedTransport(delay: .milliseconds(20))
@@ -56,7 +59,8 @@ struct HTTPTransportDefaultsTests {
     @Test func cancellingTheTaskCancelsThroughTheBridge() async throws {
         let transport = DelayedTransport(delay: .seconds(5))
         let task = Task { try await transport.send(HTTPRequest(url: URL(string: "http://127.0.0.1/x")!)) }
-        try await Task.sleep(for: .milliseconds(50))
+        // Cancelled once the bridge has handed the request over, so that it cancels the transfer.
+        _ = await transport.sent.wait(count: 1)
         task.cancel()
         let result = await task.result
         guard case .failure(let error) = result else {
