@@ -7,24 +7,31 @@ import Foundation
 import Testing
 
 /// Hears a transfer load's progress and outcome.
-private final class TransferRecorder: APIManagerDelegate {
-    let progress = Locked<[TransferProgress]>([])
-    let outcomes = Locked<[String]>([])
+private final class TransferRecorder: APIManagerDelegate, LoadPlugin {
+    /// Each progress report, with its load.
+    let progress = Collected<(load: LoadID, progress: TransferProgress)>()
+    let outcomes = Collected<String>()
+    /// Each load's end, as its plugins hear it (after its delegate, cancelled or not).
+    let ends = Collected<LoadID>()
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        outcomes.withLock { $0.append("succeeded \(response.statusCode)") }
+        outcomes.append("succeeded \(response.statusCode)")
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        outcomes.withLock { $0.append("failed: \(error.message)") }
+        outcomes.append("failed: \(error.message)")
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didReportProgress progress: TransferProgress, loadID: LoadID) {
-        self.progress.withLock { $0.append(progress) }
+        self.progress.append((loadID, progress))
+    }
+
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome, of load: ObservedLoad) {
+        ends.append(load.loadID)
     }
 }
 
-@Suite("Uploads and downloads as manager loads")
+@Suite("Uploads and downloads as manager loads", .timeLimit(.minutes(2)))
 struct ManagerTransferTests {
 
     /// A shop stack whose online environment is a raw server of `content`, honouring ranges.
@@ -119,21 +126,29 @@ struct ManagerTransferTests {
         let recorder = TransferRecorder()
         let manager = stack.manager("files/{name}", NoContent.self)
         manager.delegate = recorder
+        manager.plugins.append(recorder)
         manager.callbackExecutor = .immediate
         manager.downloadData(with: ["name": "x"], to: FileDownload(to: folder.appending(path: "x.bin")))
-        #expect(await eventually { recorder.outcomes.withLock { $0 } == ["succeeded 200"] })
-        #expect(recorder.progress.withLock { $0.last?.bytesReceived } == Int64(content.count))
+        _ = await recorder.ends.wait(count: 1)
+        #expect(recorder.outcomes.values == ["succeeded 200"])
+        #expect(recorder.progress.values.last?.progress.bytesReceived == Int64(content.count))
 
-        // Paced, then cancelled mid-way: nobody is told, the partial file stays for a resume.
+        // Paced, then cancelled mid-way, once some of it has come: nobody is told, the partial
+        // file stays for a resume.
         let control = TransferControl(maxBytesPerSecond: 512 << 10)
         let target = FileDownload(to: folder.appending(path: "y.bin"))
+        let reported = recorder.progress.values.count
         let id = manager.downloadData(with: ["name": "y"], to: target, control: control)
-        #expect(await eventually { (recorder.progress.withLock { $0.last?.bytesReceived } ?? 0) < Int64(content.count) && stack.proxy.isInFlight(id) })
-        try await Task.sleep(for: .milliseconds(300))
+        var arrived: Int64 = 0
+        for count in (reported + 1)...(reported + 10_000) {
+            guard let last = await recorder.progress.wait(count: count).last, last.load == id else { break }
+            arrived = last.progress.bytesReceived
+            if arrived > 0 { break }
+        }
+        #expect(arrived > 0 && arrived < Int64(content.count))
         stack.proxy.cancel(id)
-        #expect(await eventually { !stack.proxy.isInFlight(id) })
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(recorder.outcomes.withLock { $0 } == ["succeeded 200"])
+        #expect(await recorder.ends.wait(count: 2) == [recorder.ends.values[0], id])
+        #expect(recorder.outcomes.values == ["succeeded 200"])
         let kept = try FileManager.default.attributesOfItem(atPath: target.partialFile.path)[.size] as? Int ?? 0
         #expect(kept > 0 && kept < content.count)
     }

@@ -12,21 +12,20 @@ struct ProcessorBudgetTests {
     @Test func countsTheProcessorsAProcessStartedUnderTasksetMayUse() throws {
         // A real process pinned to one CPU by taskset (util-linux): its affinity mask, read
         // from outside, allows exactly one.
+        // taskset sets the mask, then executes the shell in the same process, which says so
+        // before it becomes `sleep`: its line on the pipe is the moment to read the mask.
         let child = Process()
+        let said = Pipe()
         child.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
-        child.arguments = ["-c", "0", "/bin/sleep", "30"]
+        child.arguments = ["-c", "0", "/bin/sh", "-c", "echo ready; exec /bin/sleep 30"]
+        child.standardOutput = said
         try child.run()
         defer {
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
         }
-        // taskset sets the mask, then executes sleep in the same process: wait for the exec.
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let command = (try? String(contentsOfFile: "/proc/\(child.processIdentifier)/comm", encoding: .utf8)) ?? ""
-            if command.hasPrefix("sleep") { break }
-            usleep(5_000)
-        }
+        let line = String(decoding: said.fileHandleForReading.availableData, as: UTF8.self)
+        #expect(line.hasPrefix("ready"))
         #expect(ProcessorBudget.affinityCount(of: child.processIdentifier) == 1)
     }
 

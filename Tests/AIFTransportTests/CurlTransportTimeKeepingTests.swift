@@ -21,7 +21,10 @@ struct CurlTransportTimeKeepingTests {
     private static let server = Task<LocalServer, any Error> {
         let router = Router()
         router.get("fast") { _, _ -> String in "fast" }
-        router.get("slow/:milliseconds") { _, context -> String in
+        // Answers late on purpose (real timeouts are what this suite tests); with `?tag=…`, tells
+        // ``Arrivals`` as the request arrives.
+        router.get("slow/:milliseconds") { request, context -> String in
+            if let tag = request.uri.queryParameters.get("tag") { Arrivals.shared.arrived(String(tag)) }
             try await Task.sleep(for: .milliseconds(context.parameters.get("milliseconds", as: Int.self) ?? 0))
             return "slow"
         }
@@ -126,8 +129,10 @@ struct CurlTransportTimeKeepingTests {
         configuration.connectionPool.maxConnectionsPerHost = 1
         let transport = CurlTransport(configuration: configuration)
         defer { transport.shutdown() }
-        let holder = Task { try await transport.send(AIFTransport.HTTPRequest(url: server.url("slow/3000"))) }
-        try await Task.sleep(for: .milliseconds(200))
+        let tag = Arrivals.tag()
+        let holder = Task { try await transport.send(AIFTransport.HTTPRequest(url: server.url("slow/3000?tag=\(tag)"))) }
+        // The holder has the host's one connection once the server has its request.
+        #expect(await Arrivals.shared.wait(for: tag))
         let total = Duration.milliseconds(300)
         let start = ContinuousClock.now
         let error = await #expect(throws: TransportError.self) {

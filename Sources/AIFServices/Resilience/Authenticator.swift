@@ -158,6 +158,9 @@ public final class Authenticator: Sendable {
     /// The current credential, if there is one.
     public var credential: Credential? { state.withLock { $0.credential } }
 
+    /// Whether a refresh is running: none starts again unless a request asks for the credential.
+    package var isRefreshing: Bool { state.withLock { $0.isRefreshing } }
+
     /// Replaces the credential (after a sign-in), or removes it (`nil`, after a sign-out):
     /// requests that used the old one and are told it expired then use this one.
     public func setCredential(_ credential: Credential?) {
