@@ -24,7 +24,7 @@ private func parse(_ json: String, environment: [String: String] = [:]) throws(S
     try APIDefineFile.parse(Data(json.utf8), file: "shop.apis.json", environment: environment).map(\.define)
 }
 
-@Suite("APIs defined by name: the file format")
+@Suite("APIs defined by name: the file format", .timeLimit(.minutes(2)))
 struct APIDefineFileTests {
     @Test func definesInheritTheirDefaultAndGroupsNameThem() throws {
         let defines = try parse(shopDefines)
@@ -184,7 +184,7 @@ struct APIDefineFileTests {
     }
 }
 
-@Suite("APIs defined by name: the registry")
+@Suite("APIs defined by name: the registry", .timeLimit(.minutes(2)))
 struct APIDefineRegistryTests {
     /// A folder with the shop's service file and `files` beside it.
     private func folder(_ files: [String: String]) throws -> URL {
@@ -281,7 +281,7 @@ private enum ConfiguredServiceStub {
     }()
 }
 
-@Suite("APIs defined by name: calls against the demo shop")
+@Suite("APIs defined by name: calls against the demo shop", .timeLimit(.minutes(2)))
 struct DefinedAPICallTests {
     /// The shop stack with the defines of `shopDefines` registered.
     private func stack() async throws -> ShopStack {
@@ -363,21 +363,21 @@ struct DefinedAPICallTests {
         manager.delegate = delegate
         manager.callbackExecutor = .immediate
         let id = manager.loadData(with: ["id": 9])
-        #expect(await eventually { delegate.heard.withLock { $0.count } == 1 })
-        #expect(delegate.heard.withLock { $0 } == ["#\(id.rawValue) goods 9"])
+        _ = await delegate.heard.wait(count: 1)
+        #expect(delegate.heard.values == ["#\(id.rawValue) goods 9"])
     }
 }
 
 /// A delegate that writes down what it heard.
 private final class HeardGoods: APIManagerDelegate {
-    let heard = Locked<[String]>([])
+    let heard = Collected<String>()
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         let goods = response.content as? Goods
-        heard.withLock { $0.append("#\(response.loadID.rawValue) goods \(goods?.id ?? -1)") }
+        heard.append("#\(response.loadID.rawValue) goods \(goods?.id ?? -1)")
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        heard.withLock { $0.append("#\(error.loadID.rawValue) failed: \(error.message)") }
+        heard.append("#\(error.loadID.rawValue) failed: \(error.message)")
     }
 }

@@ -14,18 +14,18 @@ private final class OriginRecorder: APIManagerDelegate {
         let error: APIError.Kind?
     }
 
-    let heard = Locked<[Heard]>([])
+    let heard = Collected<Heard>()
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        heard.withLock { $0.append(Heard(id: response.loadID, origin: response.origin, refreshes: response.refreshes, error: nil)) }
+        heard.append(Heard(id: response.loadID, origin: response.origin, refreshes: response.refreshes, error: nil))
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        heard.withLock { $0.append(Heard(id: error.loadID, origin: nil, refreshes: nil, error: error.kind)) }
+        heard.append(Heard(id: error.loadID, origin: nil, refreshes: nil, error: error.kind))
     }
 }
 
-@Suite("Cache policies: stale-while-revalidate, revalidation, offline fallback, Cache-Control, versions")
+@Suite("Cache policies: stale-while-revalidate, revalidation, offline fallback, Cache-Control, versions", .timeLimit(.minutes(2)))
 struct CachePolicyTests {
     private func manager(
         _ stack: ShopStack, _ policy: ResponseCache.Policy, path: String = "goods/{id}"
@@ -41,12 +41,12 @@ struct CachePolicyTests {
         detail.delegate = recorder
         detail.callbackExecutor = .immediate
         detail.loadData(with: ["id": 3])
-        #expect(await eventually { recorder.heard.withLock { $0.count } == 1 })
+        _ = await recorder.heard.wait(count: 1)
 
         clock.advance(by: .seconds(45))
         let staleID = detail.loadData(with: ["id": 3])
-        #expect(await eventually { recorder.heard.withLock { $0.count } == 3 })
-        let heard = recorder.heard.withLock { $0 }
+        _ = await recorder.heard.wait(count: 3)
+        let heard = recorder.heard.values
         #expect(heard[1].id == staleID)
         #expect(heard[1].origin == .staleCache(age: .seconds(45)))
         #expect(heard[2].origin == .network)

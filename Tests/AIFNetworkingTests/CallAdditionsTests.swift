@@ -32,11 +32,11 @@ private struct MirrorService: Service {
 
 /// What a delegate heard: the mirrored requests of the loads that succeeded, in order.
 private final class MirrorDelegate: APIManagerDelegate {
-    private let heard = Locked<[Mirrored]>([])
-    var successes: [Mirrored] { heard.withLock { $0 } }
+    let heard = Collected<Mirrored>()
+    var successes: [Mirrored] { heard.values }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        if let mirrored = response.content as? Mirrored { heard.withLock { $0.append(mirrored) } }
+        if let mirrored = response.content as? Mirrored { heard.append(mirrored) }
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
@@ -73,7 +73,7 @@ private struct MirrorStack {
 
 /// Loads that add to their endpoint: a body from an `Encodable` value, headers and query
 /// items of the call's own, arrays written as the endpoint or service says.
-@Suite("Calls: Encodable bodies, per-call headers and query items, array encodings")
+@Suite("Calls: Encodable bodies, per-call headers and query items, array encodings", .timeLimit(.minutes(2)))
 struct CallAdditionsTests {
     private static let due = Date(timeIntervalSince1970: 1_795_341_600)  // 2026-11-22T10:00:00Z
 
@@ -134,11 +134,11 @@ struct CallAdditionsTests {
         let delegate = MirrorDelegate()
         search.delegate = delegate
         search.loadData(with: ["q": "pot"], headers: ["X-Trace": "delegate"], query: [URLQueryItem(name: "page", value: "2")])
-        #expect(await eventually { delegate.successes.count == 1 })
+        _ = await delegate.heard.wait(count: 1)
         #expect(delegate.successes.first?.query == "q=pot&page=2")
         #expect(delegate.successes.first?.headers["x-trace"] == "delegate")
         search.loadData(with: ["owner": "o"], body: NewIssue(title: "d", labels: [], dueOn: nil), headers: ["X-Trace": "body"])
-        #expect(await eventually { delegate.successes.count == 2 })
+        _ = await delegate.heard.wait(count: 2)
         #expect(delegate.successes.last?.body == #"{"estimate":1,"labels":[],"title":"d"}"#)
         await stack.stop()
     }
@@ -205,7 +205,7 @@ private struct SignedEcho: Service {
 }
 
 /// Parameters placed where an endpoint or a define says, as the server receives them.
-@Suite("Calls: parameters in the path, the query, a header or the body")
+@Suite("Calls: parameters in the path, the query, a header or the body", .timeLimit(.minutes(2)))
 struct PlacedParameterTests {
     @Test func aDefinedPOSTWithQueryParametersSendsThemInTheQueryAndNoBody() async throws {
         let stack = try await MirrorStack.start()
@@ -250,7 +250,7 @@ struct PlacedParameterTests {
 }
 
 /// Arrays written in queries and forms, each way.
-@Suite("Array encodings")
+@Suite("Array encodings", .timeLimit(.minutes(2)))
 struct ArrayEncodingTests {
     private func flattened(_ parameters: Parameters, _ arrays: Parameters.ArrayEncoding) -> String {
         RequestGenerator.flatten(parameters, arrays: arrays).map { "\($0.name)=\($0.value)" }.joined(separator: "&")
@@ -319,7 +319,7 @@ struct ArrayEncodingTests {
 }
 
 /// Credentials in one line: a fixed bearer token, Basic authentication.
-@Suite("Fixed credentials")
+@Suite("Fixed credentials", .timeLimit(.minutes(2)))
 struct FixedCredentialTests {
     @Test func aBearerTokenGoesWithEveryRequestAndARefusalIsTheServers() async throws {
         let stack = try await MirrorStack.start()
@@ -375,7 +375,7 @@ private struct GitHubError: Decodable, Sendable {
 
 /// The errors of failed statuses: the server's message and code read from the body, the body
 /// decoded into the declared type, credentials never shown.
-@Suite("Error bodies")
+@Suite("Error bodies", .timeLimit(.minutes(2)))
 struct ErrorBodyTests {
     private static let validation = #"{"message": "Validation Failed", "errors": [{"resource": "Issue", "field": "title", "code": "missing_field"}], "documentation_url": "https://docs.github.com/rest"}"#
 

@@ -135,19 +135,19 @@ extension RequestMirror.Mirrored: Paging.PageContent {
 
 /// Hears the delegate face's outcomes.
 private final class Heard: APIManagerDelegate {
-    private let outcomes = Locked<[Result<String, APIError>]>([])
-    var all: [Result<String, APIError>] { outcomes.withLock { $0 } }
+    let outcomes = Collected<Result<String, APIError>>()
+    var all: [Result<String, APIError>] { outcomes.values }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        outcomes.withLock { $0.append(.success("\(response.content)")) }
+        outcomes.append(.success("\(response.content)"))
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        outcomes.withLock { $0.append(.failure(error)) }
+        outcomes.append(.failure(error))
     }
 }
 
-@Suite("Typed interfaces: the demo shop through an @API protocol")
+@Suite("Typed interfaces: the demo shop through an @API protocol", .timeLimit(.minutes(2)))
 struct ShopInterfaceTests {
     private func client() async throws -> (ShopInterfaceClient, ShopStack) {
         let stack = try await ShopStack.make()
@@ -215,7 +215,7 @@ struct ShopInterfaceTests {
         let first = detail.loadData()
         let second = detail.loadData()
         #expect(first != second)
-        #expect(await eventually { heard.all.count == 2 })
+        _ = await heard.outcomes.wait(count: 2)
         for outcome in heard.all {
             guard case .success(let text) = outcome else { Issue.record("\(outcome)"); continue }
             #expect(text.contains("id: 42"))
@@ -224,7 +224,7 @@ struct ShopInterfaceTests {
         missing.callbackExecutor = .immediate
         missing.delegate = heard
         missing.loadData()
-        #expect(await eventually { heard.all.count == 3 })
+        _ = await heard.outcomes.wait(count: 3)
         guard case .failure(let error) = heard.all.last else { Issue.record("no failure"); return }
         #expect(error.statusCode == 404)
     }
@@ -253,16 +253,16 @@ struct ShopInterfaceTests {
         catalogue.callbackExecutor = .immediate
         catalogue.delegate = heard
         catalogue.loadFirstPage()
-        #expect(await eventually { heard.all.count == 1 })
+        _ = await heard.outcomes.wait(count: 1)
         #expect(catalogue.loadNextPage() != nil)
-        #expect(await eventually { heard.all.count == 2 })
+        _ = await heard.outcomes.wait(count: 2)
         #expect(catalogue.pagingState.loadedItems == 200)
         guard case .success(let second) = heard.all.last else { Issue.record("\(heard.all)"); return }
         #expect(second.contains("page: 2"))
     }
 }
 
-@Suite("Typed interfaces: a method's own policies, and the four ways side by side")
+@Suite("Typed interfaces: a method's own policies, and the four ways side by side", .timeLimit(.minutes(2)))
 struct InterfacePolicyTests {
     /// What `@GET(…)`'s options become: the endpoint under the interface's prefix and headers.
     @Test func aMethodsEndpointCarriesItsOptions() {
@@ -320,7 +320,7 @@ struct InterfacePolicyTests {
     }
 }
 
-@Suite("Typed interfaces: arguments and results, as a server receives them")
+@Suite("Typed interfaces: arguments and results, as a server receives them", .timeLimit(.minutes(2)))
 struct MirrorInterfaceTests {
     private struct MirrorService: Service {
         var name: ServiceName = "mirror"
@@ -467,7 +467,7 @@ struct MirrorInterfaceTests {
         manager.callbackExecutor = .immediate
         manager.delegate = heard
         manager.loadFirstPage()
-        #expect(await eventually { heard.all.count == 1 })
+        _ = await heard.outcomes.wait(count: 1)
         guard case .failure(let error) = heard.all.first else { Issue.record("\(heard.all)"); return }
         #expect(error.kind == .invalidParameters)
         #expect(mirror.requests.isEmpty)
@@ -494,7 +494,7 @@ struct MirrorInterfaceTests {
     }
 }
 
-@Suite("Typed interfaces: the generated mock")
+@Suite("Typed interfaces: the generated mock", .timeLimit(.minutes(2)))
 struct InterfaceMockTests {
     @Test func aMockAnswersFromItsClosuresAndRecordsEveryCall() async throws {
         let shop = ShopInterfaceMock()

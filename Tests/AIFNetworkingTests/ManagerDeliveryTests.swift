@@ -9,7 +9,7 @@ import Testing
 
 /// Records where each delegate call ran.
 private final class PlaceRecorder: APIManagerDelegate {
-    let places = Locked<[String]>([])
+    let places = Collected<String>()
     let check: @Sendable () -> String
 
     init(check: @escaping @Sendable () -> String) {
@@ -18,12 +18,12 @@ private final class PlaceRecorder: APIManagerDelegate {
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         let place = check()
-        places.withLock { $0.append(place) }
+        places.append(place)
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         let place = check()
-        places.withLock { $0.append("failed: " + place) }
+        places.append("failed: " + place)
     }
 }
 
@@ -31,7 +31,7 @@ private actor DeliveryActor {
     func isolationCheck() {}
 }
 
-@Suite("APIManager: where callbacks run, and what is logged")
+@Suite("APIManager: where callbacks run, and what is logged", .timeLimit(.minutes(2)))
 struct ManagerDeliveryTests {
     /// Where a success and a failure were told, sorted; `proxy` replaces the stack's own.
     private func deliver(
@@ -45,9 +45,9 @@ struct ManagerDeliveryTests {
         manager.loadData(with: ["id": 1])
         manager.loadData(with: ["id": -5])
         // The manager must outlive both loads: one let go of cancels them without telling anyone.
-        #expect(await eventually { recorder.places.withLock { $0.count } == 2 })
+        _ = await recorder.places.wait(count: 2)
         withExtendedLifetime(manager) {}
-        return recorder.places.withLock { $0 }.sorted()
+        return recorder.places.values.sorted()
     }
 
     @Test func theMainActorIsTheDefault() async throws {

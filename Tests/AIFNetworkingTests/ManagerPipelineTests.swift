@@ -6,7 +6,7 @@ import DemoServer
 import Foundation
 import Testing
 
-@Suite("APIManager: the load pipeline against the demo shop")
+@Suite("APIManager: the load pipeline against the demo shop", .timeLimit(.minutes(2)))
 struct ManagerPipelineTests {
     @Test func everyStepRunsInOrderOnSuccess() async throws {
         let stack = try await ShopStack.make()
@@ -17,7 +17,8 @@ struct ManagerPipelineTests {
         manager.plugins.append(recorder)
         manager.callbackExecutor = .immediate
         let id = manager.loadData()
-        #expect(await eventually { recorder.deliveries == 1 && manager.events.withLock { $0.last == "plugin.loadDidEnd(success)" } })
+        await recorder.wait(for: "plugin.loadDidEnd")
+        #expect(recorder.deliveries == 1 && manager.events.withLock { $0.last == "plugin.loadDidEnd(success)" })
         #expect(manager.events.withLock { $0 } == [
             "source.parameters",
             "manager.reformParameters",
@@ -49,7 +50,8 @@ struct ManagerPipelineTests {
         manager.plugins.append(recorder)
         manager.callbackExecutor = .immediate
         manager.loadData(with: ["id": 99_999])
-        #expect(await eventually { manager.events.withLock { $0.last?.hasPrefix("plugin.loadDidEnd") == true } })
+        await recorder.wait(for: "plugin.loadDidEnd")
+        #expect(manager.events.withLock { $0.last?.hasPrefix("plugin.loadDidEnd") == true })
         #expect(manager.events.withLock { $0 } == [
             "manager.reformParameters",
             "manager.loadWillStart", "plugin.loadWillStart",
@@ -70,7 +72,8 @@ struct ManagerPipelineTests {
         manager.plugins.append(recorder)
         manager.callbackExecutor = .immediate
         manager.loadData(with: ["id": 3])
-        #expect(await eventually { manager.events.withLock { $0.last == "plugin.loadDidEnd(success)" } })
+        await recorder.wait(for: "plugin.loadDidEnd")
+        #expect(manager.events.withLock { $0.last == "plugin.loadDidEnd(success)" })
         #expect(recorder.deliveries == 0)
         #expect(manager.events.withLock { $0.suffix(4) } == [
             "manager.loadWillDeliver", "plugin.loadWillDeliver", "manager.loadDidEnd(success)", "plugin.loadDidEnd(success)",
@@ -117,7 +120,8 @@ struct ManagerPipelineTests {
         manager.delegate = recorder
         manager.callbackExecutor = .immediate
         let id = manager.loadData(with: ["id": -1])
-        #expect(await eventually { recorder.deliveries == 1 })
+        await recorder.wait(for: "delegate.", count: 1)
+        #expect(recorder.deliveries == 1)
         guard case .failure(let error)? = recorder.outcome(id).first else {
             Issue.record("expected a failure")
             return

@@ -8,7 +8,7 @@ import Testing
 
 /// A manager's streamed face against the demo shop's event stream, which checks every
 /// request's signature and bearer token: everything a load does happens before the body.
-@Suite("Managers stream a signed, authenticated load's body")
+@Suite("Managers stream a signed, authenticated load's body", .timeLimit(.minutes(2)))
 struct ManagerStreamingTests {
     private static func events(_ shop: TokenShop, _ path: String = "events") -> APIManager<NoContent> {
         APIManager(Endpoint<NoContent>(service: "shop", path: path), proxy: shop.stack.proxy, registry: shop.stack.registry)

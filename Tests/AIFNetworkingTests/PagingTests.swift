@@ -13,7 +13,7 @@ private struct TestPage: Paging.PageContent, Hashable {
     var pageNextCursor: String?
 }
 
-@Suite("Paging: the state machine without I/O")
+@Suite("Paging: the state machine without I/O", .timeLimit(.minutes(2)))
 struct PagingStateTests {
     @Test func numberedPagesAdvanceAndStopOnAShortPage() {
         var state = Paging.State(style: .pageNumber(), pageSize: 20, pageSizeParameter: "page_size", endOfList: .shortPage)
@@ -168,7 +168,8 @@ final class ShopListManager: PagedAPIManager<GoodsPage>, @unchecked Sendable {
 private final class PageWalker: APIManagerDelegate {
     let ids = Locked<[Int]>([])
     let failures = Locked<[APIError]>([])
-    let finished = Locked(false)
+    /// One entry once the list has no next page to load.
+    let finished = Collected<Void>()
     let pagesAsked = Locked(0)
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
@@ -184,14 +185,14 @@ private final class PageWalker: APIManagerDelegate {
 
     private func next(_ list: ShopListManager) {
         if list.loadNextPage() == nil {
-            finished.withLock { $0 = true }
+            finished.append(())
         } else {
             pagesAsked.withLock { $0 += 1 }
         }
     }
 }
 
-@Suite("Paging: through the demo shop's 1,003 goods")
+@Suite("Paging: through the demo shop's 1,003 goods", .timeLimit(.minutes(3)))
 struct PagingIntegrationTests {
     @Test func theDelegateFacePagesToTheEndThroughAFailure() async throws {
         let faults = ShopFaults()
@@ -203,7 +204,7 @@ struct PagingIntegrationTests {
         list.delegate = walker
         list.callbackExecutor = .queue(DispatchQueue(label: "walker"))
         list.loadFirstPage()
-        #expect(await eventually(timeout: .seconds(60)) { walker.finished.withLock { $0 } })
+        _ = await walker.finished.wait(count: 1)
         #expect(walker.ids.withLock { $0 } == Array(1...1003))
         #expect(walker.failures.withLock { $0.map(\.kind) } == [.httpStatus])
         #expect(walker.failures.withLock { $0.map(\.statusCode) } == [503])
@@ -258,10 +259,12 @@ struct PagingIntegrationTests {
         list.callbackExecutor = .immediate
         let first = list.loadFirstPage()
         #expect(list.loadNextPage() == nil)
-        #expect(await eventually { recorder.deliveries == 1 })
+        await recorder.wait(for: "delegate.", count: 1)
+        #expect(recorder.deliveries == 1)
         let second = try #require(list.loadNextPage())
         #expect(second > first)
-        #expect(await eventually { recorder.deliveries == 2 })
+        await recorder.wait(for: "delegate.", count: 2)
+        #expect(recorder.deliveries == 2)
         #expect(list.lastResponse?.content.page == 2)
     }
 

@@ -5,7 +5,7 @@ import DemoServer
 import Foundation
 import Testing
 
-@Suite("Cache: LRU storage, lifetimes, coalescing")
+@Suite("Cache: LRU storage, lifetimes, coalescing", .timeLimit(.minutes(2)))
 struct ResponseCacheTests {
     @Test func lruStorageEvictsTheLeastRecentlyUsed() {
         var storage = LRUStorage<String, Int>(capacity: 3)
@@ -89,9 +89,11 @@ struct ResponseCacheTests {
         manager.delegate = recorder
         manager.callbackExecutor = .immediate
         manager.loadData(with: ["id": 8])
-        #expect(await eventually { recorder.deliveries == 1 })
+        await recorder.wait(for: "delegate.", count: 1)
+        #expect(recorder.deliveries == 1)
         manager.loadData(with: ["id": 8])
-        #expect(await eventually { recorder.deliveries == 2 })
+        await recorder.wait(for: "delegate.", count: 2)
+        #expect(recorder.deliveries == 2)
         #expect(manager.lastResponse?.isFromCache == true)
         #expect(stack.transport.sent == 1)
     }
@@ -158,7 +160,8 @@ struct ResponseCacheTests {
         manager.callbackExecutor = .immediate
         let ids = (0..<10).map { _ in manager.loadData(with: ["ms": 300]) }
         #expect(Set(ids).count == 10)
-        #expect(await eventually { recorder.deliveries == 10 })
+        await recorder.wait(for: "delegate.", count: 10)
+        #expect(recorder.deliveries == 10)
         #expect(stack.transport.sent == 1)
         for id in ids {
             guard case .success(let text)? = recorder.outcome(id).first else {

@@ -24,7 +24,7 @@ private struct VerifiedService: Service {
     }
 }
 
-@Suite("Signing against a verifying server")
+@Suite("Signing against a verifying server", .timeLimit(.minutes(2)))
 struct SigningIntegrationTests {
     /// A registry whose service signs with RFC 9421 and the verifier's key.
     private func rfc9421Registry() async throws -> ServiceRegistry {
@@ -203,15 +203,15 @@ struct SigningIntegrationTests {
         let catcher = OutcomeCatcher()
         signed.delegate = catcher
         let id = signed.loadData(with: ["goods_id": 9])
-        #expect(await eventually { catcher.outcomes.withLock { $0.count } == 1 })
-        #expect(catcher.outcomes.withLock { $0 } == ["\(id): 200"])
+        _ = await catcher.outcomes.wait(count: 1)
+        #expect(catcher.outcomes.values == ["\(id): 200"])
         if wrapped { #expect(transport.sent == 4) }
 
         let endless = manager("redirect/3")
         let thrown = await #expect(throws: APIError.self) { try await endless.load() }
         endless.delegate = catcher
         let failing = endless.loadData()
-        #expect(await eventually { catcher.outcomes.withLock { $0.count } == 2 })
+        _ = await catcher.outcomes.wait(count: 2)
         let told = try #require(catcher.failures.withLock { $0[failing] })
         for error in [thrown, told] {
             #expect(error?.kind == .transport)
@@ -236,7 +236,7 @@ struct SigningIntegrationTests {
         let catcher = OutcomeCatcher()
         manager.delegate = catcher
         let failing = manager.loadData(with: ["goods_id": 9])
-        #expect(await eventually { catcher.outcomes.withLock { $0.count } == 1 })
+        _ = await catcher.outcomes.wait(count: 1)
         let told = try #require(catcher.failures.withLock { $0[failing] })
         for error in [thrown, told] {
             #expect(error?.kind == .httpStatus)
@@ -263,8 +263,8 @@ struct SigningIntegrationTests {
         manager.delegate = catcher
         let delegated = manager.loadData(with: ["goods_id": 9])
         let awaited = try await manager.load(["goods_id": 9])
-        #expect(await eventually { catcher.outcomes.withLock { $0.count } == 1 })
-        #expect(catcher.outcomes.withLock { $0 } == ["\(delegated): 200"])
+        _ = await catcher.outcomes.wait(count: 1)
+        #expect(catcher.outcomes.values == ["\(delegated): 200"])
         #expect(awaited.statusCode == 200)
         let generator = RequestGenerator()
         let request = try generator.makeRequest(
@@ -299,15 +299,15 @@ struct SigningIntegrationTests {
 
 /// Notes each load's outcome as the delegate hears it: "ID: status" or "ID: failed".
 private final class OutcomeCatcher: APIManagerDelegate {
-    let outcomes = Locked<[String]>([])
+    let outcomes = Collected<String>()
     let failures = Locked<[LoadID: APIError]>([:])
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        outcomes.withLock { $0.append("\(response.loadID): \(response.statusCode)") }
+        outcomes.append("\(response.loadID): \(response.statusCode)")
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
         failures.withLock { $0[error.loadID] = error }
-        outcomes.withLock { $0.append("\(error.loadID): failed") }
+        outcomes.append("\(error.loadID): failed")
     }
 }

@@ -15,8 +15,10 @@ struct CurlTransportCancellationTests {
             results.withLock { $0.append(result) }
             ledger.record(0)
         }
+        let cancelledAt = ContinuousClock.now
         task.cancel()
-        #expect(await eventually(timeout: .seconds(1)) { ledger.total == 1 })
+        await ledger.wait(total: 1)
+        #expect(ContinuousClock.now - cancelledAt < .seconds(1))
         task.cancel()
         // Once shut down, the transport has run every completion it ever will: a second one
         // would be in the ledger now.
@@ -31,20 +33,22 @@ struct CurlTransportCancellationTests {
         defer { transport.shutdown() }
         let ledger = CompletionLedger()
         let results = Locked([Result<HTTPResponse, TransportError>]())
-        let received = Locked(Int64(0))
+        let progress = Collected<Int64>()
         let task = transport.send(
             HTTPRequest(url: server.url("drip/400")),
-            progress: { progress in received.withLock { $0 = progress.bytesReceived } }
+            progress: { progress.append($0.bytesReceived) }
         ) { result in
             results.withLock { $0.append(result) }
             ledger.record(0)
         }
-        // The first bytes come at once; the wait leaves room for a machine busy with the other
-        // tests under the sanitizer (the body takes 20 s, so the cancellation still lands in it).
-        #expect(await eventually(timeout: .seconds(12)) { received.withLock { $0 } > 0 })
+        // Cancelled once the first bytes have come (the body takes 20 s, so the cancellation
+        // lands in it).
+        for count in 1...1_000 {
+            if await progress.wait(count: count).last ?? 0 > 0 { break }
+        }
         let cancelledAt = ContinuousClock.now
         task.cancel()
-        #expect(await eventually(timeout: .seconds(8)) { ledger.total == 1 })
+        await ledger.wait(total: 1)
         #expect(ContinuousClock.now - cancelledAt < .seconds(8))  // the body takes 20 s
         transport.shutdown()   // every completion it will ever run has run
         #expect(ledger.anomalies(expecting: 1).isEmpty)
@@ -61,7 +65,7 @@ struct CurlTransportCancellationTests {
             results.withLock { $0.append(result) }
             ledger.record(0)
         }
-        #expect(await eventually { ledger.total == 1 })
+        await ledger.wait(total: 1)
         task.cancel()
         task.cancel()
         transport.shutdown()   // every completion it will ever run has run
@@ -118,7 +122,7 @@ struct CurlTransportCancellationTests {
                 ledger.record(index)
             }
         }
-        #expect(await eventually(timeout: .seconds(120)) { ledger.total >= count })
+        await ledger.wait(total: count)
         transport.shutdown()   // every completion it will ever run has run
         #expect(ledger.anomalies(expecting: count).isEmpty)
         #expect(wrong.withLock { $0 }.isEmpty)
@@ -175,12 +179,12 @@ struct CurlTransportCancellationTests {
     @Test func shutdownFromACompletionHandlerDoesNotDeadlock() async throws {
         let server = try await TestServers.shared().plain
         let transport = makeTransport()
-        let done = Locked(false)
+        let done = Collected<Void>()
         transport.send(HTTPRequest(url: server.url("bytes/1")), completion: { _ in
             transport.shutdown()
-            done.withLock { $0 = true }
+            done.append(())
         })
-        #expect(await eventually(timeout: .seconds(5)) { done.withLock { $0 } })
+        _ = await done.wait(count: 1)
         transport.shutdown()
     }
 
@@ -198,7 +202,7 @@ struct CurlTransportCancellationTests {
             }
             await Arrivals.shared.wait(for: tag)
         }
-        #expect(await eventually(timeout: .seconds(5)) { ledger.total == 1 })
+        await ledger.wait(total: 1)
         #expect(codes.withLock { $0 } == [.cancelled])
         // The handle outlives its transport: cancelling it now is harmless, and nothing more
         // is heard. No wait is needed: the loop is shut down, so a cancellation can queue

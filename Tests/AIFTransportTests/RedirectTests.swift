@@ -131,16 +131,16 @@ struct RedirectTests {
         let server = try await TestServers.shared().plain
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let results = Locked([Result<HTTPResponse, TransportError>]())
+        let results = Collected<Result<HTTPResponse, TransportError>>()
         let tag = Arrivals.tag()
-        let task = transport.send(HTTPRequest(url: server.url("hop/302?to=%2Fslow%2F3000%3Ftag%3D\(tag)"))) { result in
-            results.withLock { $0.append(result) }
-        }
+        let task = transport.send(HTTPRequest(url: server.url("hop/302?to=%2Fslow%2F3000%3Ftag%3D\(tag)"))) { results.append($0) }
         await Arrivals.shared.wait(for: tag)   // the second hop is at the server
+        let cancelledAt = ContinuousClock.now
         task.cancel()
-        #expect(await eventually(timeout: .seconds(2)) { results.withLock { $0.count } == 1 })
+        _ = await results.wait(count: 1)
+        #expect(ContinuousClock.now - cancelledAt < .seconds(2))
         transport.shutdown()   // every completion it will ever run has run
-        let ended = results.withLock { $0 }
+        let ended = results.values
         #expect(ended.count == 1)
         #expect(ended.first?.error?.code == .cancelled)
     }

@@ -1,26 +1,53 @@
 import AIFTransport
 import Foundation
 
-/// Counts completion calls per request, to prove each request ends exactly once.
+/// Counts completion calls per request, to prove each request ends exactly once; a test awaits
+/// a number of calls (``wait(total:)``) rather than polling for it.
 final class CompletionLedger: Sendable {
-    private let calls = Locked([Int: Int]())
+    private struct State {
+        var calls: [Int: Int] = [:]
+        var total = 0
+        var waiting: [(total: Int, tell: @Sendable (()) -> Void)] = []
+    }
+
+    private let state = Locked(State())
 
     func record(_ id: Int) {
-        calls.withLock { $0[id, default: 0] += 1 }
+        let ready = state.withLock { state -> [@Sendable (()) -> Void] in
+            state.calls[id, default: 0] += 1
+            state.total += 1
+            let total = state.total
+            defer { state.waiting.removeAll { $0.total <= total } }
+            return state.waiting.filter { $0.total <= total }.map(\.tell)
+        }
+        for tell in ready { tell(()) }
+    }
+
+    /// Returns once `total` completion calls are recorded, or when the waiting test is cancelled
+    /// (past its time limit). No polling, no time of its own.
+    func wait(total: Int) async {
+        await event { (tell: @escaping @Sendable (()) -> Void) in
+            let now = state.withLock { state -> Bool in
+                if state.total >= total { return true }
+                state.waiting.append((total, tell))
+                return false
+            }
+            if now { tell(()) }
+        }
     }
 
     /// Load IDs called other than exactly once, among `0..<count`.
     func anomalies(expecting count: Int) -> [Int: Int] {
-        calls.withLock { calls in
+        state.withLock { state in
             var result: [Int: Int] = [:]
-            for id in 0..<count where calls[id, default: 0] != 1 { result[id] = calls[id, default: 0] }
-            for (id, n) in calls where id >= count { result[id] = n }
+            for id in 0..<count where state.calls[id, default: 0] != 1 { result[id] = state.calls[id, default: 0] }
+            for (id, n) in state.calls where id >= count { result[id] = n }
             return result
         }
     }
 
     var total: Int {
-        calls.withLock { $0.values.reduce(0, +) }
+        state.withLock { $0.total }
     }
 }
 
@@ -37,15 +64,13 @@ func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async
     return condition()
 }
 
-/// A task's outcome, or `nil` when it has not ended within `timeout` (30 s by default, for the
-/// reason given on ``eventually(timeout:_:)``): so that a load that never ends fails its test
-/// instead of hanging the run.
-func outcome<Success: Sendable>(of task: Task<Success, any Error>, within timeout: Duration = .seconds(30)) async -> Result<Success, any Error>? {
-    let ended = Locked<Result<Success, any Error>?>(nil)
-    let watcher = Task { ended.withLock { [result = await task.result] in $0 = result } }
-    defer { watcher.cancel() }
-    await eventually(timeout: timeout) { ended.withLock { $0 != nil } }
-    return ended.withLock { $0 }
+/// A task's outcome, or `nil` when the waiting test was cancelled first — as Swift Testing
+/// cancels a test past its time limit, so that a load that never ends fails its test instead of
+/// hanging the run. No polling, no time of its own.
+func outcome<Success: Sendable>(of task: Task<Success, any Error>) async -> Result<Success, any Error>? {
+    await event { (tell: @escaping @Sendable (Result<Success, any Error>) -> Void) in
+        Task { tell(await task.result) }
+    }
 }
 
 /// Waits until the calling task is cancelled, then throws `CancellationError` — with no time of
