@@ -7,12 +7,12 @@ import Testing
 
 /// Records what a batch or chain delegate heard, and where.
 private final class CompositeRecorder: APIBatch.Delegate, APIChainDelegate {
-    let batches = Locked<[APIBatch.Outcome]>([])
-    let chains = Locked<[String]>([])
+    let batches = Collected<APIBatch.Outcome>()
+    let chains = Collected<String>()
 
     func batch(_ batch: APIBatch, didFinishWith outcome: APIBatch.Outcome) {
         MainActor.assertIsolated("the batch delegate runs on the main actor by default")
-        batches.withLock { $0.append(outcome) }
+        batches.append(outcome)
     }
 
     func chain<Last>(didFinishWith outcome: APIChain<Last>.Outcome) {
@@ -21,11 +21,11 @@ private final class CompositeRecorder: APIBatch.Delegate, APIChainDelegate {
         case .stopped(let step): "stopped at \(step)"
         case .failed(let step, let error): "failed at \(step): \(error.kind == .httpStatus ? "httpStatus" : "other")"
         }
-        chains.withLock { $0.append(text) }
+        chains.append(text)
     }
 }
 
-@Suite("Batches and chains of loads")
+@Suite("Batches and chains of loads", .timeLimit(.minutes(2)))
 struct BatchAndChainTests {
     // MARK: Batches
 
@@ -86,11 +86,12 @@ struct BatchAndChainTests {
         for _ in 0..<3 { batch.add(stack.manager("slow", Slept.self), parameters: ["ms": 10_000]) }
         let recorder = CompositeRecorder()
         let id = batch.start(delegate: recorder)
-        #expect(await eventually { stack.proxy.loadsInFlight.count == 4 })   // the batch and its three members
+        _ = await stack.transport.sends.wait(count: 3)
+        #expect(stack.proxy.loadsInFlight.count == 4)   // the batch and its three members
         stack.proxy.cancel(id)
         #expect(await eventually(timeout: .seconds(3)) { stack.proxy.loadsInFlight.isEmpty })
         try await Task.sleep(for: .milliseconds(200))
-        #expect(recorder.batches.withLock { $0.isEmpty })
+        #expect(recorder.batches.values.isEmpty)
     }
 
     @Test func theDelegateHearsTheOutcomeOnceOnItsExecutor() async throws {
@@ -99,9 +100,9 @@ struct BatchAndChainTests {
         let detail = batch.add(stack.manager("goods/{id}", Goods.self), parameters: ["id": 3])
         let recorder = CompositeRecorder()
         let id = batch.start(delegate: recorder)
-        #expect(await eventually { recorder.batches.withLock { $0.count } == 1 })
+        _ = await recorder.batches.wait(count: 1)
         try await Task.sleep(for: .milliseconds(100))
-        let heard = recorder.batches.withLock { $0 }
+        let heard = recorder.batches.values
         #expect(heard.count == 1)
         #expect(heard.first?.id == id)
         #expect(try heard.first?.result(of: detail).get().content.id == 3)
@@ -174,17 +175,17 @@ struct BatchAndChainTests {
             }
         let recorder = CompositeRecorder()
         let id = chain.start(delegate: recorder, on: .immediate)
-        #expect(await eventually { stack.transport.sent == 2 })
+        _ = await stack.transport.sends.wait(count: 2)
         stack.proxy.cancel(id)
         #expect(await eventually(timeout: .seconds(3)) { stack.proxy.loadsInFlight.isEmpty })
         try await Task.sleep(for: .milliseconds(200))
         #expect(!ran.withLock { $0 })
-        #expect(recorder.chains.withLock { $0 }.isEmpty)
+        #expect(recorder.chains.values.isEmpty)
         #expect(stack.transport.sent == 2)
 
         // The async face: the outcome names the cancelled step.
         let task = Task { await chain.load() }
-        #expect(await eventually { stack.transport.sent == 4 })
+        _ = await stack.transport.sends.wait(count: 4)
         task.cancel()
         guard case .failed(let step, let error) = await task.value else { Issue.record("not cancelled"); return }
         #expect(step == 2 && error.kind == .cancelled)
@@ -198,8 +199,7 @@ struct BatchAndChainTests {
             .then(stack.manager("goods", GoodsPage.self)) { _ in ["page": 1] }
             .start(delegate: recorder, on: .immediate)
         APIChain(stack.manager("goods/{id}", Goods.self), parameters: ["id": -5]).start(delegate: recorder, on: .immediate)
-        #expect(await eventually { recorder.chains.withLock { $0.count } == 2 })
-        #expect(Set(recorder.chains.withLock { $0 }) == ["finished GoodsPage", "failed at 1: httpStatus"])
+        #expect(Set(await recorder.chains.wait(count: 2)) == ["finished GoodsPage", "failed at 1: httpStatus"])
     }
 }
 

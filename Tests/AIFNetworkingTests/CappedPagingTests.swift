@@ -95,7 +95,7 @@ private final class IssueScreen: MainActorParamSource {
 
 /// Paging against a server that gives fewer items than asked: every item once, in as few
 /// requests as the server's signals allow, never an early end.
-@Suite("Paging: a server that caps its pages, with and without links")
+@Suite("Paging: a server that caps its pages, with and without links", .timeLimit(.minutes(2)))
 struct CappedPagingTests {
     private struct Stack {
         let issues: CappedIssueServer
@@ -253,19 +253,21 @@ struct CappedPagingTests {
         let delegate = PageCollector()
         list.delegate = delegate
         await MainActor.run { _ = list.loadFirstPage() }
-        for _ in 0..<10 {
-            #expect(await eventually { delegate.pages.withLock { $0 } > 0 && !list.pagingState.isLoading })
+        for count in 1...10 {
+            // The paging state moves on before the delegate hears the page.
+            _ = await delegate.pages.wait(count: count)
+            #expect(!list.pagingState.isLoading)
             guard await MainActor.run(body: { list.loadNextPage() }) != nil else { break }
         }
-        #expect(await eventually { delegate.pages.withLock { $0 } == 3 })
-        #expect(delegate.failures.withLock { $0 }.isEmpty, "\(delegate.failures.withLock { $0 })")
+        #expect(delegate.pages.values.count == 3)
+        #expect(delegate.failures.values.isEmpty, "\(delegate.failures.values)")
         #expect(delegate.ids.withLock { $0 } == Array(1...250))
         #expect(stack.issues.answered.allSatisfy { $0.contains("label=bug") }, "\(stack.issues.answered)")
 
         // Started off the main actor, a page cannot ask the screen: it fails, saying why.
         list.loadFirstPage()
-        #expect(await eventually { delegate.failures.withLock { $0 }.count == 1 })
-        #expect(delegate.failures.withLock { $0 }.first?.message.contains("MainActorParamSource") == true)
+        _ = await delegate.failures.wait(count: 1)
+        #expect(delegate.failures.values.first?.message.contains("MainActorParamSource") == true)
         #expect(stack.issues.answered.count == 3, "nothing went out without the filters")
     }
 }
@@ -273,16 +275,17 @@ struct CappedPagingTests {
 /// Collects the pages a delegate hears.
 private final class PageCollector: APIManagerDelegate {
     let ids = Locked<[Int]>([])
-    let pages = Locked(0)
-    let failures = Locked<[APIError]>([])
+    /// One entry a page heard, loaded or failed.
+    let pages = Collected<Void>()
+    let failures = Collected<APIError>()
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
         if let page = response.content as? IssuePage { ids.withLock { $0 += page.items.map(\.id) } }
-        pages.withLock { $0 += 1 }
+        pages.append(())
     }
 
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        failures.withLock { $0.append(error) }
-        pages.withLock { $0 += 1 }
+        failures.append(error)
+        pages.append(())
     }
 }

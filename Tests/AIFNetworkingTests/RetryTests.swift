@@ -120,7 +120,7 @@ struct RetryPolicyTests {
     @Test func aStreamedBodyIsNotSentAgain() {
         let stream = HTTPRequest.BodyStream(AsyncStream<Data> { $0.finish() })
         let request = HTTPRequest(method: .put, url: url, body: .stream(stream))
-        let decision = RetryPolicy.standard.decision(after: response(503), of: request, attempt: 1, remaining: nil)
+        let decision = RetryPolicy.standard.decision(after: response(503), of: request, attempt: 1, remaining: nil, now: Date(timeIntervalSince1970: 1_700_000_000))
         guard case .deliver(let note?, _) = decision else {
             Issue.record("a streamed body was retried: \(decision)")
             return

@@ -126,19 +126,19 @@ struct StreamingBodyTests {
     @Test func cancellingTheReadingTaskCancelsTheTransfer() async throws {
         let server = try await TestServers.shared().plain
         let response = try await Self.transport.stream(HTTPRequest(url: server.url("events?hold=1")))
-        let events = Locked(0)
+        let events = Collected<Void>()
         let reader = Task {
             do {
-                for try await _ in response.body.serverSentEvents { events.withLock { $0 += 1 } }
+                for try await _ in response.body.serverSentEvents { events.append(()) }
                 return TransportError.Code?.none
             } catch {
                 return (error as? TransportError)?.code
             }
         }
         // All four arrive; then the server holds the stream open.
-        #expect(await eventually { events.withLock { $0 } == Self.expectedEvents.count })
+        _ = await events.wait(count: Self.expectedEvents.count)
         reader.cancel()
         #expect(await reader.value == .cancelled)
-        #expect(events.withLock { $0 } == Self.expectedEvents.count)
+        #expect(events.values.count == Self.expectedEvents.count)
     }
 }

@@ -69,10 +69,10 @@ struct TransferControlTests {
         let control = TransferControl(maxBytesPerSecond: 128 << 10)
         var request = plain
         request.control = control
-        let received = Locked<Int64>(0)
+        let received = Collected<Int64>()
         let start = ContinuousClock.now
-        async let response = Self.transport.send(request) { progress in received.withLock { $0 = progress.bytesReceived } }
-        #expect(await eventually { received.withLock { $0 } >= 64 << 10 })
+        async let response = Self.transport.send(request) { progress in received.append(progress.bytesReceived) }
+        #expect(await received.first { $0 >= 64 << 10 } != nil)
         control.limit(toBytesPerSecond: nil)
         #expect(try await response.body == Data(content))
         // Half a second at 128 KiB/s, then well under a second unlimited; the rest at 128 KiB/s
@@ -86,15 +86,15 @@ struct TransferControlTests {
         let control = TransferControl(maxBytesPerSecond: 1 << 20)   // slow enough to catch mid-way
         var request = plain
         request.control = control
-        let received = Locked<Int64>(0)
-        async let response = Self.transport.send(request) { progress in received.withLock { $0 = progress.bytesReceived } }
-        #expect(await eventually { received.withLock { $0 } > 0 })
+        let received = Collected<Int64>()
+        async let response = Self.transport.send(request) { progress in received.append(progress.bytesReceived) }
+        #expect(await received.first { $0 > 0 } != nil)
         control.suspend()
         #expect(control.isSuspended)
         try await Task.sleep(for: .milliseconds(100))   // what was under way lands
-        let atSuspension = received.withLock { $0 }
+        let atSuspension = (received.values.last ?? 0)
         try await Task.sleep(for: .milliseconds(500))
-        #expect(received.withLock { $0 } == atSuspension, "bytes arrived while suspended")
+        #expect((received.values.last ?? 0) == atSuspension, "bytes arrived while suspended")
         #expect(atSuspension < Int64(content.count))
         control.resume()
         control.limit(toBytesPerSecond: nil)
@@ -109,18 +109,18 @@ struct TransferControlTests {
         control.suspend()
         var request = plain
         request.control = control
-        let received = Locked<Int64>(0)
+        let received = Collected<Int64>()
         let ended = Locked(false)
         let task = Task {
             defer { ended.withLock { $0 = true } }
-            return try await Self.transport.send(request) { progress in received.withLock { $0 = progress.bytesReceived } }
+            return try await Self.transport.send(request) { progress in received.append(progress.bytesReceived) }
         }
         // libcurl reads one buffer (and counts it) before the body callback can refuse it.
-        #expect(await eventually { received.withLock { $0 } > 0 })
+        #expect(await received.first { $0 > 0 } != nil)
         try await Task.sleep(for: .milliseconds(100))
-        let first = received.withLock { $0 }
+        let first = (received.values.last ?? 0)
         try await Task.sleep(for: .milliseconds(300))
-        #expect(received.withLock { $0 } == first)
+        #expect((received.values.last ?? 0) == first)
         #expect(first <= 64 << 10)
         #expect(!ended.withLock { $0 })
         control.resume()

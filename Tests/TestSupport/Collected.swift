@@ -6,6 +6,7 @@ final class Collected<Value: Sendable>: Sendable {
     private struct State {
         var values: [Value] = []
         var waiting: [(count: Int, tell: @Sendable ([Value]) -> Void)] = []
+        var watching: [(matches: @Sendable (Value) -> Bool, tell: @Sendable (Value) -> Void)] = []
     }
 
     private let state = Locked(State())
@@ -17,13 +18,30 @@ final class Collected<Value: Sendable>: Sendable {
 
     /// Adds a value; tells the tests waiting for as many.
     func append(_ value: Value) {
-        let (values, ready) = state.withLock { state in
+        let (values, ready, matched) = state.withLock { state in
             state.values.append(value)
             let count = state.values.count
-            defer { state.waiting.removeAll { $0.count <= count } }
-            return (state.values, state.waiting.filter { $0.count <= count }.map(\.tell))
+            defer {
+                state.waiting.removeAll { $0.count <= count }
+                state.watching.removeAll { $0.matches(value) }
+            }
+            return (state.values, state.waiting.filter { $0.count <= count }.map(\.tell), state.watching.filter { $0.matches(value) }.map(\.tell))
         }
         for tell in ready { tell(values) }
+        for tell in matched { tell(value) }
+    }
+
+    /// Returns the first value that `matches` — one there already, or the next to come — or
+    /// `nil` when the waiting test is cancelled first (past its time limit).
+    func first(where matches: @escaping @Sendable (Value) -> Bool) async -> Value? {
+        await event { (tell: @escaping @Sendable (Value) -> Void) in
+            let now = state.withLock { state -> Value? in
+                if let found = state.values.first(where: matches) { return found }
+                state.watching.append((matches, tell))
+                return nil
+            }
+            if let now { tell(now) }
+        }
     }
 
     /// Returns the values once there are `count` of them — or those there are when the waiting

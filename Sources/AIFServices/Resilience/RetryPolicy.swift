@@ -275,7 +275,7 @@ extension RetryPolicy {
     ///     ``maxTotalWait``).
     package func decision(
         after outcome: Result<HTTPResponse, TransportError>, of request: HTTPRequest, attempt: Int, remaining: Duration?,
-        clockOffset: TimeInterval = 0, now: Date = Date(), random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:),
+        clockOffset: TimeInterval = 0, now: Date, random: (Duration) -> Duration = RetryPolicy.randomDuration(upTo:),
         policyReason: Reason? = nil, waited: Duration = .zero
     ) -> RetryDecision {
         let reason: Reason
