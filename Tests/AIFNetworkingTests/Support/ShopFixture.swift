@@ -262,13 +262,14 @@ final class Recorder: APIManagerDelegate, APIManagerParamSource, LoadPlugin {
     func loadDidEnd(_ outcome: ObservedLoad.Outcome, of load: ObservedLoad) { record("plugin.loadDidEnd(\(outcome.ending))") }
 
     func manager<Content>(_ manager: APIManager<Content>, didSucceedWith response: APIResponse<Content>) {
-        record("delegate.success")
+        // The outcome first: a test that awaits the event reads it next.
         outcomes.withLock { $0[response.loadID, default: []].append(.success("\(response.content)")) }
+        record("delegate.success")
         onDelivery()
     }
     func manager<Content>(_ manager: APIManager<Content>, didFailWith error: APIError) {
-        record("delegate.fail(\(error.kind)\(error.statusCode.map { " \($0)" } ?? ""))")
         outcomes.withLock { $0[error.loadID, default: []].append(.failure(error)) }
+        record("delegate.fail(\(error.kind)\(error.statusCode.map { " \($0)" } ?? ""))")
         onDelivery()
     }
 }
