@@ -176,6 +176,49 @@ struct LoadEngineTests {
         #expect(stub.requests.count == 1)
     }
 
+    /// The load's total timeout counts from the load's making, its preparation included: a
+    /// preparation that took the whole of it — here a reformer that takes three seconds on the
+    /// proxy's clock, of a total of two — ends the load as timed out with nothing sent; one that
+    /// took part of it leaves the attempt the rest.
+    @Test(.timeLimit(.minutes(1)))
+    func theTotalTimeoutCountsTheLoadsPreparationToo() async throws {
+        /// Takes `preparation` on the clock to reform the parameters.
+        final class SlowToPrepare: APIManager<NoContent>, @unchecked Sendable {
+            let clock: ManualLoadClock
+            let preparation: Duration
+            init(_ endpoint: Endpoint<NoContent>, proxy: APIProxy, registry: ServiceRegistry, clock: ManualLoadClock, preparation: Duration) {
+                self.clock = clock
+                self.preparation = preparation
+                super.init(endpoint, proxy: proxy, registry: registry)
+            }
+            override func reformParameters(_ parameters: Parameters) -> Parameters {
+                clock.advance(by: preparation)
+                return parameters
+            }
+        }
+        let stub = StubTransport()
+        stub.stub(.get, "goods", with: .status(204))
+        let clock = ManualLoadClock()
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(ClockedService())
+        let proxy = APIProxy(
+            transport: stub, logger: Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), retryBudget: RetryPolicy.Budget(),
+            offlineAfterFailures: 2, loadExecutor: .automatic, recorder: nil, observers: [], clock: clock)
+        let endpoint = Endpoint<NoContent>(service: "clocked", path: "goods", timeouts: HTTPRequest.Timeouts(total: .seconds(2)))
+
+        let tooSlow = SlowToPrepare(endpoint, proxy: proxy, registry: registry, clock: clock, preparation: .seconds(3))
+        let error = await #expect(throws: APIError.self) { try await tooSlow.load() }
+        #expect(error?.kind == .timeout)
+        #expect(error?.attempts == 0)
+        #expect(error?.message.contains("the load's total timeout of 2.0 seconds ran out while it was prepared, before anything was sent") == true, "\(String(describing: error))")
+        #expect(stub.requests.isEmpty)
+
+        let inTime = SlowToPrepare(endpoint, proxy: proxy, registry: registry, clock: clock, preparation: .milliseconds(500))
+        #expect(try await inTime.load().statusCode == 204)
+        #expect(stub.requests.count == 1)
+        #expect(stub.requests.first?.timeouts?.total == .milliseconds(1500))
+    }
+
     /// A cancellation is an event of the load's machine: the load ends at once, as cancelled,
     /// even while its transport has not given up the transfer (one slow to stop, or that
     /// never does); what the transport answers afterwards is ignored, and the load ends once.

@@ -454,6 +454,17 @@ struct LoadStateMachineTests {
     /// The total timeout counts from the load's start and is an event of the load in every
     /// phase: it ends the load then, as timed out, saying what the load was doing, with the
     /// attempts that could have reached the server.
+    @Test func theTotalTimeoutCountsFromTheLoadsMakingItsPreparationIncluded() {
+        // Made at 0 s, prepared by 1.5 s, with 2 s in all: the attempt has half a second.
+        var inTime = Machine(usesCredential: false, isSigned: false, clockTolerance: 30)
+        #expect(inTime.start(totalTimeout: .seconds(2), startedAt: Self.t0, on: Self.clock(1.5)) == Self.send(1, remaining: .milliseconds(500)))
+        // Prepared by 2 s: nothing is sent.
+        var late = Machine(usesCredential: true, isSigned: false, clockTolerance: 30)
+        let action = late.start(totalTimeout: .seconds(2), startedAt: Self.t0, on: Self.clock(2))
+        #expect(action == Self.fail(.timeout, "the load's total timeout of 2.0 seconds ran out while it was prepared, before anything was sent", attempts: 0))
+        Self.expectEverythingIgnored(late)
+    }
+
     @Test func theTotalTimeoutEndsTheLoadWhateverItDoes() {
         let ranOut = "the load's total timeout of 5.0 seconds ran out"
         // Waiting for its first credential: no attempt sent.

@@ -37,6 +37,9 @@ final class Load: InFlightLoad {
     let owner: LoadOwner?
     private let proxy: APIProxy
     private let clock: any LoadClock
+    /// When the load was made, on its clock: its total timeout counts from here, its
+    /// preparation included.
+    private let startedAt: Duration
     /// What the load runs with, given as it starts: set once, then only read. Unchecked for
     /// Sendable, with a reason: ``start(_:on:completion:)`` writes it before the load's first
     /// event, and every read is on a path that starts after that write — the load's own steps,
@@ -102,6 +105,7 @@ final class Load: InFlightLoad {
         self.group = group
         self.owner = owner
         clock = proxy.clock
+        startedAt = clock.now
     }
 
     /// What hears the load: the proxy's observers' observation and the manager's plugins, when
@@ -125,9 +129,9 @@ final class Load: InFlightLoad {
             state.completion = completion
             state.machine.prepared(usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
         }
-        proxy.retryBudget.recordLoad(at: clock.now)
-        // The load's one deadline counts from here, on its clock (see ``handOffWatchingDeadline(_:)``).
-        perform(decide { $0.start(totalTimeout: plan.totalTimeout, on: clock) })
+        proxy.retryBudget.recordLoad(at: startedAt)
+        // The load's one deadline counts from its making, on its clock (see ``handOffWatchingDeadline(_:)``).
+        perform(decide { $0.start(totalTimeout: plan.totalTimeout, startedAt: startedAt, on: clock) })
     }
 
     /// Ends a load that sends nothing (answered from the cache, or refused before sending);

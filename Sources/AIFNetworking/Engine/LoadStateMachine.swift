@@ -330,14 +330,22 @@ struct LoadStateMachine: Sendable {
         return true
     }
 
-    /// The load starts; its total timeout, if it has one, counts from now: each attempt is sent
-    /// with what is left of it, no wait before a retry outlasts it, and when it runs out the
-    /// engine reports ``cancelled(_:)`` with ``Cancellation/totalTimeout``, whatever the load is
-    /// doing then.
-    mutating func start(totalTimeout: Duration? = nil, on clock: any LoadClock) -> Action {
+    /// The load, prepared, starts its attempts; its total timeout, if it has one, counts from
+    /// `startedAt` — when the load was made, its preparation included (now by default): each
+    /// attempt is sent with what is left of it, no wait before a retry outlasts it, and when it
+    /// runs out the engine reports ``cancelled(_:)`` with ``Cancellation/totalTimeout``, whatever
+    /// the load is doing then. A preparation that took the whole of it ends the load before
+    /// anything is sent.
+    mutating func start(totalTimeout: Duration? = nil, startedAt: Duration? = nil, on clock: any LoadClock) -> Action {
         guard phase == .idle else { return unexpected("start") }
         self.totalTimeout = totalTimeout
-        deadline = totalTimeout.map { clock.now + $0 }
+        guard let totalTimeout else { return beginAttempt(on: clock) }
+        let now = clock.now
+        let deadline = (startedAt ?? now) + totalTimeout
+        self.deadline = deadline
+        guard deadline > now else {
+            return fail(.timeout, "the load's total timeout of \(totalTimeout) ran out while it was prepared, before anything was sent", attempts: 0)
+        }
         return beginAttempt(on: clock)
     }
 
@@ -547,7 +555,7 @@ struct LoadStateMachine: Sendable {
         case .ended, .delivered:
             return .ignore
         case .preparing:
-            return fail(.timeout, ranOut + " before it was sent", attempts: 0)
+            return fail(.timeout, ranOut + " while it was prepared, before anything was sent", attempts: 0)
         case .idle:
             return fail(.timeout, ranOut + " before its next attempt was sent", attempts: number - 1)
         case .gettingCredential:
