@@ -3,16 +3,19 @@
 //     .package(url: "…/AIFNetworking.git", from: "…", traits: ["Tracing"])
 #if Tracing
 import AIFNetworking
+import AIFTransport
 import Foundation
 import Tracing
 
 /// Traces every load of the proxies it observes with swift-distributed-tracing: a span for the
-/// load, and under it a client span for each request sent, with the trace context injected into
-/// that request before it is signed.
+/// load, and under it a client span for each request sent; and, as one of the proxy's plugins
+/// too, injects the trace context into that request before it is signed (an observer reads, a
+/// plugin changes a request).
 ///
 /// ```swift
 /// InstrumentationSystem.bootstrap(tracer)   // the application's choice (swift-otel, …), once
-/// let proxy = APIProxy(observers: [TracingObserver()])
+/// let tracing = TracingObserver()
+/// let proxy = APIProxy(observers: [tracing], plugins: [tracing])
 /// ```
 ///
 /// The tracer is the one in effect where the load starts (`InstrumentationSystem.tracer`: a
@@ -34,12 +37,15 @@ import Tracing
 /// `error.type` (the status for 4xx and 5xx, else the transport failure's code), and the
 /// error recorded on the span. Retries and credential renewals are events on the load span.
 ///
-/// **Propagation.** The attempt's context is injected into the request's headers (the tracer
-/// decides the headers: W3C `traceparent` and `tracestate` with OpenTelemetry's) before the
-/// request is signed, so a signing scheme that covers headers covers them, and each attempt
-/// sends its own span as the parent.
-public struct TracingObserver: LoadObserver {
+/// **Propagation.** Among the proxy's plugins, the observer injects the attempt's context into
+/// the request's headers (the tracer decides the headers: W3C `traceparent` and `tracestate`
+/// with OpenTelemetry's) before the request is signed, so a signing scheme that covers headers
+/// covers them, and each attempt sends its own span as the parent. Among the observers only, it
+/// traces without propagating.
+public final class TracingObserver: LoadObserver, LoadPlugin {
     private let tracer: (any Tracer)?
+    /// The loads being traced, by ID: the plugin finds the attempt's span here.
+    private let traces = Locked<[LoadID: LoadTrace]>([:])
 
     /// Creates the observer.
     ///
@@ -53,7 +59,18 @@ public struct TracingObserver: LoadObserver {
     public func observation(of load: ObservedLoad) -> (any LoadObservation)? {
         let tracer = tracer ?? InstrumentationSystem.tracer
         if tracer is NoOpTracer { return nil }
-        return LoadTrace(load, tracer: tracer, parent: ServiceContext.current ?? .topLevel)
+        let id = load.loadID
+        let trace = LoadTrace(load, tracer: tracer, parent: ServiceContext.current ?? .topLevel) { [weak self] in
+            self?.traces.withLock { _ = $0.removeValue(forKey: id) }
+        }
+        traces.withLock { $0[id] = trace }
+        return trace
+    }
+
+    /// Injects the context of the load's attempt under way into its request's headers, before
+    /// they are signed.
+    public func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders, of load: ObservedLoad) {
+        traces.withLock { $0[load.loadID] }?.injectAttempt(into: &headers)
     }
 }
 
@@ -65,8 +82,12 @@ private final class LoadTrace: LoadObservation {
     /// The span of the attempt under way (attempts of one load never overlap).
     private let attemptSpan = Locked<(any Span)?>(nil)
 
-    init(_ load: ObservedLoad, tracer: any Tracer, parent: ServiceContext) {
+    /// Told once, as the load ends: the observer forgets the load.
+    private let ended: @Sendable () -> Void
+
+    init(_ load: ObservedLoad, tracer: any Tracer, parent: ServiceContext, ended: @escaping @Sendable () -> Void) {
         self.tracer = tracer
+        self.ended = ended
         name = "\(load.method.rawValue) \(load.path)"
         loadSpan = tracer.startSpan(name, context: parent, ofKind: .internal)
         loadSpan.updateAttributes { attributes in
@@ -78,16 +99,21 @@ private final class LoadTrace: LoadObservation {
         }
     }
 
-    func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders) {
+    func attemptWillStart(_ attempt: Int) {
         let span = tracer.startSpan(name, context: loadSpan.context, ofKind: .client)
         if attempt > 1 { span.attributes["http.request.resend_count"] = attempt - 1 }
-        tracer.inject(span.context, into: &headers, using: HeaderInjector())
         // A span left by an attempt that never ended (its request could not be made) ends now.
         let unfinished = attemptSpan.withLock { held in
             defer { held = span }
             return held
         }
         unfinished?.end()
+    }
+
+    /// Writes the attempt's span's context into its request's headers.
+    func injectAttempt(into headers: inout HTTPHeaders) {
+        guard let span = attemptSpan.withLock({ $0 }) else { return }
+        tracer.inject(span.context, into: &headers, using: HeaderInjector())
     }
 
     func attemptDidEnd(_ attempt: ObservedLoad.Attempt) {
@@ -144,6 +170,7 @@ private final class LoadTrace: LoadObservation {
             loadSpan.setStatus(SpanStatus(code: .error, message: error.message))
         }
         loadSpan.end()
+        ended()
     }
 
     private static func defaultPort(_ scheme: String?) -> Int? {

@@ -238,7 +238,8 @@ struct ObservabilityTests {
         let tracer = W3CTestTracer()
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let proxy = APIProxy(transport: transport, observers: [TracingObserver()])
+        let tracing = TracingObserver()
+        let proxy = APIProxy(transport: transport, observers: [tracing], plugins: [tracing])
         let manager = APIManager(Endpoint<NoContent>(service: "traced", path: "rfc9421/orders"), proxy: proxy, registry: registry)
         let response = try await withTracer(tracer) { try await manager.load(["n": 1]) }
         #expect(response.headers["X-Verified"] == "yes", "\(response.headers["X-Reason"] ?? "")")
@@ -249,9 +250,28 @@ struct ObservabilityTests {
         #expect(response.request.headers["Signature-Input"]?.contains("\"traceparent\"") == true)
     }
 
+    /// An observer reads, a plugin changes a request: among the observers only, the tracing
+    /// observer makes its spans but adds no header; among the plugins too, each attempt carries
+    /// its span's context. Between loads it forgets the ones that ended.
+    @Test func theTraceContextGoesOutOnlyWhenTheObserverIsAPluginToo() async throws {
+        let tracer = W3CTestTracer()
+        let observing = TracingObserver(tracer: tracer)
+        let readOnly = try await ShopStack.make(proxy: { APIProxy(transport: $0, observers: [observing]) })
+        let quiet = try await readOnly.manager("goods/{id}", Goods.self).load(["id": 2])
+        #expect(quiet.request.headers["traceparent"] == nil)
+        #expect(tracer.inner.finishedSpans.contains { $0.kind == .client })
+
+        let tracing = TracingObserver(tracer: tracer)
+        let propagating = try await ShopStack.make(proxy: { APIProxy(transport: $0, observers: [tracing], plugins: [tracing]) })
+        let traced = try await propagating.manager("goods/{id}", Goods.self).load(["id": 2])
+        let attempt = try #require(tracer.inner.finishedSpans.last { $0.kind == .client })
+        #expect(traced.request.headers["traceparent"] == W3CTestTracer.traceparent(attempt.spanContext))
+    }
+
     /// Without a tracer in effect the observer stays out of the way: no span, no header.
     @Test func withoutATracerNothingIsAdded() async throws {
-        let stack = try await ShopStack.make(proxy: { APIProxy(transport: $0, observers: [TracingObserver()]) })
+        let tracing = TracingObserver()
+        let stack = try await ShopStack.make(proxy: { APIProxy(transport: $0, observers: [tracing], plugins: [tracing]) })
         let response = try await stack.manager("goods/{id}", Goods.self).load(["id": 2])
         #expect(response.request.headers["traceparent"] == nil)
         #expect(!response.request.headers.contains { $0.name.lowercased().hasPrefix("in-memory") })
@@ -306,7 +326,7 @@ private final class RecordingObserver: LoadObserver {
             self.observer = observer
         }
 
-        func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders) { observer.note(id, "sign \(attempt)") }
+        func attemptWillStart(_ attempt: Int) { observer.note(id, "sign \(attempt)") }
         func attemptDidEnd(_ attempt: ObservedLoad.Attempt) {
             let status = (try? attempt.result.get()).map { "\($0.statusCode)" } ?? "failed"
             observer.note(id, "attempt \(attempt.number): \(status)")

@@ -124,7 +124,7 @@ final class SoakLedger: LoadObserver {
             self.expectation = expectation
         }
 
-        func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders) {
+        func attemptWillStart(_ attempt: Int) {
             attemptStart.withLock { $0 = .now }
         }
 

@@ -84,6 +84,12 @@ enum ClientKind: String, CaseIterable, Sendable {
         }
     }
 
+    /// The manager's delegate client with metrics and tracing, the tracing observer a plugin too
+    /// (it injects the trace context).
+    private static func observed(_ settings: ClientSettings, tracing: TracingObserver) -> any BenchClient {
+        ManagerDelegateClient(settings, loadExecutor: .automatic, observers: [MetricsObserver(), tracing], plugins: [tracing])
+    }
+
     func make(_ settings: ClientSettings) throws -> any BenchClient {
         switch self {
         case .libcurlC: try CurlLoopClient(settings)
@@ -94,7 +100,7 @@ enum ClientKind: String, CaseIterable, Sendable {
         case .ahc: AsyncHTTPClientClient(settings)
         case .manager: ManagerDelegateClient(settings, loadExecutor: .automatic)
         case .managerHandOff: ManagerDelegateClient(settings, loadExecutor: .loadExecutor)
-        case .managerObserved: ManagerDelegateClient(settings, loadExecutor: .automatic, observers: [MetricsObserver(), TracingObserver()])
+        case .managerObserved: Self.observed(settings, tracing: TracingObserver())
         case .managerAsync: ManagerAsyncClient(settings)
         case .interfaceAsync: InterfaceAsyncClient(settings)
         case .openAPICurl: OpenAPIBenchClient(settings, on: .curl)

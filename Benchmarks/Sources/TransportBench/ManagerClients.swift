@@ -15,11 +15,11 @@ private struct ManagerStack {
     /// Whether the managers POST an order rather than GET the catalogue.
     let posts: Bool
 
-    init(_ settings: ClientSettings, loadExecutor: LoadExecutorChoice = .automatic, observers: [any LoadObserver] = []) {
+    init(_ settings: ClientSettings, loadExecutor: LoadExecutorChoice = .automatic, observers: [any LoadObserver] = [], plugins: [any LoadPlugin] = []) {
         let url = URL(string: settings.url)!
         registry.register(BenchService(baseURL: url.deletingLastPathComponent()))
         transport = makeTransport(settings)
-        proxy = APIProxy(transport: transport, loadExecutor: loadExecutor, observers: observers)
+        proxy = APIProxy(transport: transport, loadExecutor: loadExecutor, observers: observers, plugins: plugins)
         posts = settings.post
     }
 
@@ -43,8 +43,8 @@ final class ManagerDelegateClient: BenchClient {
     private let concurrency: Int
     private let delegate = Mutex<ChainDelegate?>(nil)
 
-    init(_ settings: ClientSettings, loadExecutor: LoadExecutorChoice, observers: [any LoadObserver] = []) {
-        stack = ManagerStack(settings, loadExecutor: loadExecutor, observers: observers)
+    init(_ settings: ClientSettings, loadExecutor: LoadExecutorChoice, observers: [any LoadObserver] = [], plugins: [any LoadPlugin] = []) {
+        stack = ManagerStack(settings, loadExecutor: loadExecutor, observers: observers, plugins: plugins)
         manager = stack.makeManager()
         manager.callbackExecutor = .immediate
         concurrency = settings.concurrency

@@ -495,8 +495,9 @@ final class Load: InFlightLoad {
             // Before signing: a scheme that covers headers covers the range asked for.
             for (name, value) in writer.resumeHeaders { headers.set(name: name, value: value) }
         }
-        // Before signing: a scheme that covers headers covers a trace context too.
-        plan.observation?.attemptWillBeSigned(attempt.number, headers: &headers)
+        // The observers hear the attempt start; then the plugins add their headers (a trace
+        // context, for one) before signing: a scheme that covers headers covers them too.
+        plan.observation?.attemptWillStart(attempt.number)
         plan.plugins?.attemptWillBeSigned(attempt.number, headers: &headers)
         let credential = attempt.credential.flatMap { credential in plan.authenticator.map { Authenticator.PlacedCredential(credential, as: $0.placement) } }
         var made = try proxy.generator.makeRequest(

@@ -34,7 +34,8 @@ extension APIManager {
         // A linked page's URL as errors, logs and observers show it: its credentials hidden.
         let shownPath = url.map { HTTPRequest.redactedURL($0) } ?? path
         let method = requestMethod
-        let pluginList = self.plugins
+        // One list of plugins a load: the proxy's, then the manager's.
+        let pluginList = proxy.plugins.isEmpty ? self.plugins : proxy.plugins + self.plugins
         var observed = false
         var observation: (any LoadObservation)?
         var plugins: LoadPlugins?

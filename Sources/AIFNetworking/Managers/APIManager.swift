@@ -225,8 +225,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         set { state.withLock { $0.mainActorParamSource = newValue } }
     }
 
-    /// What takes part in this manager's loads, asked in order at each moment (see
-    /// ``LoadPlugin``); none by default. A load keeps the list it started with.
+    /// What takes part in this manager's loads, asked in order at each moment after the proxy's
+    /// own ``APIProxy/plugins`` (see ``LoadPlugin``); none by default. A load keeps the list it
+    /// started with.
     public var plugins: [any LoadPlugin] {
         get { state.withLock { $0.plugins } }
         set { state.withLock { $0.plugins = newValue } }

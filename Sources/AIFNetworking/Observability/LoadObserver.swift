@@ -1,7 +1,7 @@
 /// Hears the loads of a proxy from start to end: the place metrics, tracing and audit logs
 /// attach to the load engine.
 ///
-/// A proxy asks each of its observers (``APIProxy/init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:)``)
+/// A proxy asks each of its observers (``APIProxy/init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:plugins:)``)
 /// for an observation when a load starts, on the caller's thread — so a task-local value such
 /// as the current trace context is the caller's — and tells that observation what happens to
 /// the load: each attempt as it is about to be signed (the moment to add headers) and as it
@@ -51,15 +51,14 @@ extension LoadObserver {
     public func circuitDidChange(_ change: CircuitBreaker.Change, service: ServiceName, environment: ServiceEnvironment.Name) {}
 }
 
-/// One load as an observer hears it. Every method has an empty default.
+/// One load as an observer hears it: it reads, it never changes the load (a plugin changes a
+/// request's headers: ``LoadPlugin/attemptWillBeSigned(_:headers:of:)``). Every method has an
+/// empty default.
 public protocol LoadObservation: AnyObject, Sendable {
-    /// An attempt is about to be signed and sent: headers added here are signed with the rest
-    /// (a trace context, for one).
+    /// An attempt is about to be made, signed and sent — before the plugins add their headers.
     ///
-    /// - Parameters:
-    ///   - attempt: The attempt's number, 1 for the first.
-    ///   - headers: The request's own headers so far (before the service's and the signature's).
-    func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders)
+    /// - Parameter attempt: The attempt's number, 1 for the first.
+    func attemptWillStart(_ attempt: Int)
 
     /// An attempt ended: the server answered (any status), or the request failed.
     func attemptDidEnd(_ attempt: ObservedLoad.Attempt)
@@ -80,7 +79,7 @@ public protocol LoadObservation: AnyObject, Sendable {
 
 extension LoadObservation {
     /// Does nothing.
-    public func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders) {}
+    public func attemptWillStart(_ attempt: Int) {}
     /// Does nothing.
     public func attemptDidEnd(_ attempt: ObservedLoad.Attempt) {}
     /// Does nothing.

@@ -20,8 +20,8 @@ private final class CombinedObservation: LoadObservation {
         self.parts = parts
     }
 
-    func attemptWillBeSigned(_ attempt: Int, headers: inout HTTPHeaders) {
-        for part in parts { part.attemptWillBeSigned(attempt, headers: &headers) }
+    func attemptWillStart(_ attempt: Int) {
+        for part in parts { part.attemptWillStart(attempt) }
     }
 
     func attemptDidEnd(_ attempt: ObservedLoad.Attempt) {

@@ -40,11 +40,12 @@ extension APIProxy {
     /// - Parameters:
     ///   - transport: Where requests go; the shared ``/AIFTransport/CurlTransport`` by default.
     ///   - logger: Where request and response lines go; disabled by default.
-    ///   - retryBudget: Caps retries to a share of the loads (see ``init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:)``).
+    ///   - retryBudget: Caps retries to a share of the loads (see ``init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:plugins:)``).
     ///   - offlineAfterFailures: How many requests in a row must fail to connect for
     ///     ``connectivity`` to become offline; 2 by default.
     ///   - recorder: Writes every response as a fixture; none by default.
     ///   - observers: What hears each load from start to end; none by default.
+    ///   - plugins: What takes part in every load, before each manager's plugins; none by default.
     ///   - clock: Where the loads read the time and wait.
     ///   - executor: Where the delegate-face loads run their steps; the library's choice when `nil`.
     public convenience init(
@@ -54,12 +55,13 @@ extension APIProxy {
         offlineAfterFailures: Int = 2,
         recorder: FixtureTransport.Recorder? = nil,
         observers: [any LoadObserver] = [],
+        plugins: [any LoadPlugin] = [],
         clock: any Clock,
         executor: (any Executor)? = nil
     ) {
         self.init(
             transport: transport, logger: logger, retryBudget: retryBudget, offlineAfterFailures: offlineAfterFailures,
-            loadExecutor: .automatic, recorder: recorder, observers: observers, clock: GivenClock(clock),
+            loadExecutor: .automatic, recorder: recorder, observers: observers, plugins: plugins, clock: GivenClock(clock),
             executor: executor.map(GivenExecutor.init))
     }
 }

@@ -48,6 +48,10 @@ public final class APIProxy: Sendable {
     public let recorder: FixtureTransport.Recorder?
     /// What hears each load from start to end (metrics, tracing); none by default.
     public var observers: [any LoadObserver] { loadObservers.all }
+    /// What takes part in every load of this proxy, before each manager's own
+    /// ``APIManager/plugins``: one list of plugins a load, the proxy's first (a trace context's
+    /// headers, an audit's refusal). None by default.
+    public let plugins: [any LoadPlugin]
     /// Where the delegate face's loads (`loadData`) run their steps — signing, decoding,
     /// validation, `.immediate` delivery — between the transport's I/O, as the proxy's
     /// ``LoadExecutorChoice`` decided: the transport's own thread, or the library's load executor (a
@@ -93,17 +97,20 @@ public final class APIProxy: Sendable {
     ///     one for the directory `AIF_RECORD` names, if it is set, else none.
     ///   - observers: What hears each load from start to end (see ``LoadObserver``); none by
     ///     default.
+    ///   - plugins: What takes part in every load, before each manager's plugins (see
+    ///     ``LoadPlugin``); none by default.
     public convenience init(
         transport: any HTTPTransport = CurlTransport.shared,
         logger: Logger = Logger(label: "AIFNetworking.APIProxy", factory: { _ in SwiftLogNoOpLogHandler() }),
         retryBudget: RetryPolicy.Budget = RetryPolicy.Budget(),
         offlineAfterFailures: Int = 2,
         recorder: FixtureTransport.Recorder? = .fromEnvironment(),
-        observers: [any LoadObserver] = []
+        observers: [any LoadObserver] = [],
+        plugins: [any LoadPlugin] = []
     ) {
         self.init(
             transport: transport, logger: logger, retryBudget: retryBudget, offlineAfterFailures: offlineAfterFailures,
-            loadExecutor: .automatic, recorder: recorder, observers: observers, clock: SystemLoadClock())
+            loadExecutor: .automatic, recorder: recorder, observers: observers, plugins: plugins, clock: SystemLoadClock())
     }
 
     /// Creates a proxy whose loads do their work where `loadExecutor` says (the benchmarks
@@ -118,11 +125,12 @@ public final class APIProxy: Sendable {
         offlineAfterFailures: Int = 2,
         loadExecutor: LoadExecutorChoice,
         recorder: FixtureTransport.Recorder? = .fromEnvironment(),
-        observers: [any LoadObserver] = []
+        observers: [any LoadObserver] = [],
+        plugins: [any LoadPlugin] = []
     ) {
         self.init(
             transport: transport, logger: logger, retryBudget: retryBudget, offlineAfterFailures: offlineAfterFailures,
-            loadExecutor: loadExecutor, recorder: recorder, observers: observers, clock: SystemLoadClock())
+            loadExecutor: loadExecutor, recorder: recorder, observers: observers, plugins: plugins, clock: SystemLoadClock())
     }
 
     /// Creates a proxy whose loads read the time and wait on `clock` (a test's), and whose
@@ -130,9 +138,10 @@ public final class APIProxy: Sendable {
     /// each step when the test says) rather than where `loadExecutor` puts them.
     init(
         transport: any HTTPTransport, logger: Logger, retryBudget: RetryPolicy.Budget, offlineAfterFailures: Int,
-        loadExecutor: LoadExecutorChoice, recorder: FixtureTransport.Recorder?, observers: [any LoadObserver], clock: any LoadClock,
-        executor: (any StepExecutor)? = nil
+        loadExecutor: LoadExecutorChoice, recorder: FixtureTransport.Recorder?, observers: [any LoadObserver], plugins: [any LoadPlugin] = [],
+        clock: any LoadClock, executor: (any StepExecutor)? = nil
     ) {
+        self.plugins = plugins
         self.clock = clock
         self.transport = transport
         transportRoute = ExchangeRoute(transport)

@@ -63,7 +63,7 @@ extension FixtureTransport {
         }
 
         /// A recorder for the directory named by `AIF_RECORD`, if it is set and not empty: what
-        /// `APIProxy.init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:)`
+        /// `APIProxy.init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:plugins:)`
         /// uses by default.
         ///
         /// - Parameter environment: The process environment.
