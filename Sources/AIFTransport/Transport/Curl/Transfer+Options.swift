@@ -374,8 +374,8 @@ extension Transfer {
     /// Large buffers for bulk transfers — a body going to a receiver (a file, a stream), or a
     /// file, form or stream going out: 512 KiB to read into and 256 KiB to send from instead of
     /// libcurl's 16 KiB and 64 KiB, so that a big file moves in a sixteenth of the callbacks and
-    /// system calls (measured: a 256 MiB download to a file at 0.55× the curl CLI's speed with
-    /// the small buffers; the CLI itself reads 100 KiB at a time). Ordinary requests keep the
+    /// system calls (the CLI itself reads 100 KiB at a time; what the small buffers cost a
+    /// download is in `Benchmarks/history/notes.md`). Ordinary requests keep the
     /// small ones, which the transport recycles; so do transfers with a ``TransferControl``,
     /// whose pacing and pausing work a buffer at a time.
     private func applyBuffers(to handle: EasyHandle, body: BodyKind, _ applied: inout EasyHandle.AppliedOptions) {
