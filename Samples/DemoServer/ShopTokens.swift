@@ -60,8 +60,18 @@ public final class ShopTokens: Sendable {
     /// Creates the token book.
     ///
     /// - Parameter lifetime: How long each token is valid; 5 minutes by default.
-    public init(lifetime: Duration = .seconds(300)) {
+    /// Told after each change of the event stream's counters (``eventRequests``,
+    /// ``eventStreamsLeftByClient``), so that a test can await them.
+    private let changed: (@Sendable () -> Void)?
+
+    /// Creates the tokens of a shop.
+    ///
+    /// - Parameters:
+    ///   - lifetime: How long an issued token is valid.
+    ///   - changed: Told after each change of the event stream's counters; none by default.
+    public init(lifetime: Duration = .seconds(300), changed: (@Sendable () -> Void)? = nil) {
         self.lifetime = lifetime
+        self.changed = changed
     }
 
     /// How many tokens were issued.
@@ -179,6 +189,7 @@ public final class ShopTokens: Sendable {
                 state.eventsFailures -= 1
                 return (true, state.eventsRetryAfter)
             }
+            self.changed?()
             if failing {
                 var response = try ShopRoutes.json(ShopError(code: 5030, message: "the event stream is briefly unavailable"), status: .serviceUnavailable)
                 if let retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
@@ -203,6 +214,7 @@ public final class ShopTokens: Sendable {
                     try await writer.finish(nil)
                 } catch {
                     self.state.withLockedValue { $0.eventStreamsLeftByClient += 1 }
+                    self.changed?()
                     throw error
                 }
             })

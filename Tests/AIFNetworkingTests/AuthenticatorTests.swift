@@ -12,6 +12,9 @@ import Testing
 /// queue other tests' requests behind them.
 struct TokenShop: Sendable {
     let tokens: ShopTokens
+    /// Told when the tokens' event-stream counters change, and as each load of a manager
+    /// ``signalling(_:)`` set up ends.
+    let changes: ChangeSignal
     let server: LocalServer
     let transport: CurlTransport
     let stack: ShopStack
@@ -23,7 +26,8 @@ struct TokenShop: Sendable {
         refreshTimeout: Duration = .seconds(30), errorPolicies: String? = nil, observers: [any LoadObserver] = [],
         tokenLifetime: Duration = .seconds(300)
     ) async throws -> TokenShop {
-        let tokens = ShopTokens(lifetime: tokenLifetime)
+        let changes = ChangeSignal()
+        let tokens = ShopTokens(lifetime: tokenLifetime, changed: changes.changed)
         let server = try await DemoShopServer.start(environment: .online, tokens: tokens)
         let transport = CurlTransport()
         let stack = try await ShopStack.make(
@@ -47,7 +51,13 @@ struct TokenShop: Sendable {
             return Authenticator.Credential(token: grant.accessToken, validFor: .seconds(grant.expiresIn))
         }
         stack.registry.setAuthenticator(authenticator, for: services)
-        return TokenShop(tokens: tokens, server: server, transport: transport, stack: stack, authenticator: authenticator)
+        return TokenShop(tokens: tokens, changes: changes, server: server, transport: transport, stack: stack, authenticator: authenticator)
+    }
+
+    /// `manager`, whose loads tell ``changes`` as they end (its `isLoading` is false by then).
+    func signalling<Content>(_ manager: APIManager<Content>) -> APIManager<Content> {
+        manager.plugins.append(SignalsEnd(changes: changes))
+        return manager
     }
 
     func account(_ service: ServiceName = "shop", path: String = "account") -> APIManager<Account> {

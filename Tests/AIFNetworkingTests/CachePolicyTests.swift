@@ -78,10 +78,12 @@ struct CachePolicyTests {
         #expect(stack.transport.sent == 2)
 
         // `load()` answers stale and refreshes in the background.
+        let changes = ChangeSignal()
+        detail.plugins.append(SignalsEnd(changes: changes))
         clock.advance(by: .seconds(31))
         let stale = try await detail.load(["id": 4])
         #expect(stale.isStale)
-        #expect(await eventually { stack.transport.sent == 3 && !detail.isLoading })
+        await changes.wait { stack.transport.sent == 3 && !detail.isLoading }
         #expect(try await detail.load(["id": 4]).origin == .cache(age: .zero))
     }
 

@@ -67,7 +67,7 @@ struct ManagerStreamingTests {
     @Test func cancellingTheReaderCancelsTheTransfer() async throws {
         let shop = try await TokenShop.make()
         _ = try await shop.signIn()
-        let manager = Self.events(shop)
+        let manager = shop.signalling(Self.events(shop))
         // One event, then the stream stays open (comments only) until the client goes.
         let response = try await manager.stream(["count": 1, "hold": 1])
         let events = Collected<String>()
@@ -75,14 +75,12 @@ struct ManagerStreamingTests {
             for try await event in response.body.serverSentEvents { events.append(event.data) }
         }
         #expect(await events.wait(count: 1) == ["1"])
-        let deadline = ContinuousClock.now + .seconds(5)
         #expect(manager.isLoading)
         reader.cancel()
         let thrown = await #expect(throws: TransportError.self) { try await reader.value }
         #expect(thrown?.code == .cancelled)
-        while shop.tokens.eventStreamsLeftByClient == 0 || manager.isLoading, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // The server sees the client go, and the load ends.
+        await shop.changes.wait { shop.tokens.eventStreamsLeftByClient > 0 && !manager.isLoading }
         #expect(shop.tokens.eventStreamsLeftByClient == 1)
         #expect(!manager.isLoading)
         #expect(shop.stack.proxy.loadsInFlight.isEmpty)
@@ -97,9 +95,9 @@ struct ManagerStreamingTests {
         // 0.5 s that can be a few milliseconds, the retry was now and then answered before the
         // test saw the first request and cancelled: make test failed so once.)
         shop.tokens.failNextEventStreams(1, retryAfter: 20)
-        let manager = Self.events(shop)
+        let manager = shop.signalling(Self.events(shop))
         let caller = Task { try await manager.stream(["count": 1]) }
-        #expect(await eventually { shop.tokens.eventRequests == 1 && manager.isLoading })
+        await shop.changes.wait { shop.tokens.eventRequests == 1 && manager.isLoading }
         let started = ContinuousClock.now
         caller.cancel()
         let ended = try #require(await outcome(of: caller), "the load did not end")

@@ -291,3 +291,13 @@ extension GoodsPage: Paging.PageContent {
     public var pageTotalCount: Int? { total }
     public var pageHasMore: Bool? { hasMore }
 }
+
+/// Tells a ``ChangeSignal`` as each load of the manager it is a plugin of ends (after the load
+/// has left its manager's count: `isLoading` reads false by then).
+struct SignalsEnd: LoadPlugin {
+    let changes: ChangeSignal
+
+    func loadDidEnd(_ outcome: ObservedLoad.Outcome, of load: ObservedLoad) {
+        changes.changed()
+    }
+}
