@@ -744,6 +744,13 @@ struct LoadStateMachineTests {
         }
     }
 
+    /// A machine that has ended: delivered the first time, not again, and deaf to every event.
+    static func expectDeliveredOnce(_ machine: inout Machine) {
+        let deliveries = [machine.delivered(), machine.delivered()]
+        #expect(deliveries == [true, false])
+        expectEverythingIgnored(machine)
+    }
+
     @Test func aCancellationWhileTheLoadIsPreparedIsHeardWhenItEndsWithoutSending() {
         for cause in [Machine.Cancellation.asked, .shutdown, .totalTimeout] {
             var machine = Machine()
@@ -754,9 +761,7 @@ struct LoadStateMachineTests {
             let afterTheEnd = Verdict(machine.cancel(.asked))
             #expect([first, second, afterTheEnd] == [Self.kept, Self.kept, Self.kept])
             #expect(endedFor == cause)
-            #expect(machine.hasEnded)
-            let deliveries = [machine.delivered(), machine.delivered()]
-            #expect(deliveries == [true, false])
+            Self.expectDeliveredOnce(&machine)
         }
     }
 
@@ -773,9 +778,7 @@ struct LoadStateMachineTests {
         var machine = Machine()
         let endedFor = machine.endedWithoutSending()
         #expect(endedFor == nil)
-        let deliveries = [machine.delivered(), machine.delivered()]
-        #expect(deliveries == [true, false])
-        Self.expectEverythingIgnored(machine)
+        Self.expectDeliveredOnce(&machine)
     }
 
     @Test func aCancellationWhileAStepIsHandedOffEndsTheLoadAtOnceAndStopsTheStep() {
@@ -788,9 +791,7 @@ struct LoadStateMachineTests {
         // The step's outcome, when it comes, is ignored.
         let returned = machine.stepReturned()
         #expect(!returned)
-        let deliveries = [machine.delivered(), machine.delivered()]
-        #expect(deliveries == [true, false])
-        Self.expectEverythingIgnored(machine)
+        Self.expectDeliveredOnce(&machine)
     }
 
     @Test func aCancellationWhileAStepUsesTheLoadsFileWaitsForTheStepToHandItBack() {
@@ -838,7 +839,6 @@ struct LoadStateMachineTests {
         #expect(machine.custody == .worked(cancellation: nil))
         let heard = machine.hear { (machine: inout Machine) in machine.answered(Self.answer(200), policy: .standard, on: Self.clock()) }
         #expect(heard == Self.end(1))
-        let deliveries = [machine.delivered(), machine.delivered()]
-        #expect(deliveries == [true, false])
+        Self.expectDeliveredOnce(&machine)
     }
 }
