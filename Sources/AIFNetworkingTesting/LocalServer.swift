@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// A real HTTP server (Hummingbird) running in the test's own process, on a loopback address
 /// and a port the system picks (or a given one) — what the library's own tests, its demo shop
@@ -26,13 +27,40 @@ public final class LocalServer: Sendable {
     public let port: Int
     /// The Unix-domain socket it listens on, or `nil` for TCP.
     public let unixSocketPath: String?
-    private let task: Task<Void, any Error>
+    private let running: Running
 
-    private init(host: String, port: Int, unixSocketPath: String?, task: Task<Void, any Error>) {
+    private init(host: String, port: Int, unixSocketPath: String?, running: Running) {
         self.host = host
         self.port = port
         self.unixSocketPath = unixSocketPath
-        self.task = task
+        self.running = running
+    }
+
+    /// The application's run: its service group and the task that runs it.
+    private struct Running: Sendable {
+        let group: ServiceGroup
+        let task: Task<Void, any Error>
+
+        /// Stops the application: a graceful shutdown first — the server stops accepting,
+        /// serves every connection it accepted, and closes — then, if requests still run after
+        /// `grace` (a stream that never ends, a route that answers late on purpose), a
+        /// cancellation. Cancelling first would drop the connections SwiftNIO had accepted but
+        /// the server had not yet taken up, and a connection dropped so traps in SwiftNIO
+        /// ("Deinited NIOAsyncWriter without calling finish()", apple/swift-nio#2637).
+        func stop(grace: Duration = .seconds(2)) async {
+            await group.triggerGracefulShutdown()
+            let ended = await withTaskGroup(of: Bool.self) { waits in
+                waits.addTask { _ = await task.result; return true }
+                waits.addTask {
+                    try? await Task.sleep(for: grace)
+                    return false
+                }
+                defer { waits.cancelAll() }
+                return await waits.next() ?? false
+            }
+            if !ended { task.cancel() }
+            _ = await task.result
+        }
     }
 
     /// `http://host:port` (or `https` when `secure`), without a trailing slash; for a server on
@@ -66,12 +94,11 @@ public final class LocalServer: Sendable {
         backlog: Int = 256,
         logger: Logger = Logger(label: "LocalServer", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> LocalServer where Context.Source == ApplicationRequestContextSource {
-        let (task, running) = run(router: router, server: server, address: .hostname(host, port: port), backlog: backlog, logger: logger)
-        for await port in running where port > 0 {
-            return LocalServer(host: host, port: port, unixSocketPath: nil, task: task)
+        let (application, listening) = run(router: router, server: server, address: .hostname(host, port: port), backlog: backlog, logger: logger)
+        for await port in listening where port > 0 {
+            return LocalServer(host: host, port: port, unixSocketPath: nil, running: application)
         }
-        task.cancel()
-        _ = await task.result
+        await application.stop()
         throw LocalServerError.didNotStart(host: host)
     }
 
@@ -92,12 +119,11 @@ public final class LocalServer: Sendable {
         logger: Logger = Logger(label: "LocalServer", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> LocalServer where Context.Source == ApplicationRequestContextSource {
         try? FileManager.default.removeItem(atPath: unixSocketPath)
-        let (task, running) = run(router: router, server: server, address: .unixDomainSocket(path: unixSocketPath), backlog: 256, logger: logger)
-        for await _ in running {
-            return LocalServer(host: "localhost", port: 0, unixSocketPath: unixSocketPath, task: task)
+        let (application, listening) = run(router: router, server: server, address: .unixDomainSocket(path: unixSocketPath), backlog: 256, logger: logger)
+        for await _ in listening {
+            return LocalServer(host: "localhost", port: 0, unixSocketPath: unixSocketPath, running: application)
         }
-        task.cancel()
-        _ = await task.result
+        await application.stop()
         throw LocalServerError.didNotStart(host: unixSocketPath)
     }
 
@@ -105,8 +131,8 @@ public final class LocalServer: Sendable {
     /// and ends without a value if it never does.
     private static func run<Context: RequestContext>(
         router: Router<Context>, server: HTTPServerBuilder, address: BindAddress, backlog: Int, logger: Logger
-    ) -> (Task<Void, any Error>, AsyncStream<Int>) where Context.Source == ApplicationRequestContextSource {
-        let (running, sink) = AsyncStream<Int>.makeStream()
+    ) -> (Running, AsyncStream<Int>) where Context.Source == ApplicationRequestContextSource {
+        let (listening, sink) = AsyncStream<Int>.makeStream()
         let application = Application(
             router: router,
             server: server,
@@ -117,17 +143,18 @@ public final class LocalServer: Sendable {
             },
             logger: logger
         )
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: logger))
         let task = Task {
             defer { sink.finish() }
-            try await application.run()
+            try await group.run()
         }
-        return (task, running)
+        return (Running(group: group, task: task), listening)
     }
 
-    /// Stops the server and waits until it has.
+    /// Stops the server and waits until it has: it stops accepting, finishes the requests it
+    /// is serving (for up to two seconds; then they are cut off) and closes.
     public func stop() async {
-        task.cancel()
-        _ = await task.result
+        await running.stop()
     }
 }
 
