@@ -30,11 +30,17 @@ struct Aif: AsyncParsableCommand {
 
             Shell completion: aif --generate-completion-script bash (or zsh, fish).
             """,
-        version: "aif \(AIFNetworkingVersion.library) (libcurl \(AIFNetworkingVersion.libcurl))",
+        version: "aif \(aifNetworkingVersion) (libcurl \(Self.libcurl))",
         subcommands: [Services.self, Apis.self, Call.self, Api.self, Download.self, Doctor.self, Import.self]
     )
 
     /// Runs the command line, first catching a mistyped subcommand with a suggestion.
+    /// The libcurl loaded and its TLS library (`7.88.1, OpenSSL/3.0.17`).
+    static var libcurl: String {
+        let library = CurlTransport.Library.current
+        return ([library.version] + [library.tlsLibrary].compactMap { $0 }).joined(separator: ", ")
+    }
+
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let names = configuration.subcommands.compactMap { $0.configuration.commandName }

@@ -175,8 +175,8 @@ struct Call: AsyncParsableCommand {
             parameterPlacements: try Self.placements(from: placements), headers: try options.headerFields(), timeouts: options.timeouts)
 
         if curl {
-            let request = try RequestGenerator().makeRequest(
-                for: resolved, path: endpoint.path, method: endpoint.method, parameters: parameters,
+            let request = try resolved.makeRequest(
+                path: endpoint.path, method: endpoint.method, parameters: parameters,
                 headers: endpoint.headers, bodyEncoding: endpoint.bodyEncoding, rawBody: body, placements: endpoint.parameterPlacements)
             let command = request.curlCommand(
                 revealingSecrets: showSecrets, showingSignature: !redact, referringTo: redact ? [:] : ProcessInfo.processInfo.environment)

@@ -58,7 +58,7 @@ struct Doctor: AsyncParsableCommand {
     /// The versions, then each feature this library cares about: built in or not, and its use.
     func libraryReport(_ library: CurlTransport.Library) -> [String] {
         var lines = [
-            "AIFNetworking \(AIFNetworkingVersion.library)",
+            "AIFNetworking \(aifNetworkingVersion)",
             "libcurl \(library.version)" + ([library.tlsLibrary].compactMap { $0 } + library.components).map { " " + $0 }.joined(),
             "libcrypto (request signing): \(library.signingLibrary)",
             "protocols: \(library.protocols.joined(separator: " ")) (AIFNetworking sends http and https)",
@@ -102,7 +102,7 @@ struct Doctor: AsyncParsableCommand {
         do {
             for file in try configFiles(configs).services {
                 do {
-                    let service = try ConfiguredService.load(from: file)
+                    let service = try ServiceRegistry.ConfiguredService.load(from: file)
                     for name in service.environments.keys.sorted() {
                         let settings = service.environments[name]!
                         targets.append(Target(service: service.name, environment: name, settings: settings, circuit: settings.circuitBreaker ?? service.circuitBreaker))

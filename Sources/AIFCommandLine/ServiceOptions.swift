@@ -42,7 +42,7 @@ struct ServiceOptions: ParsableArguments {
     func resolve() throws -> (ServiceRegistry, ServiceRegistry.ResolvedService) {
         let registry = ServiceRegistry()
         for file in try configFiles(configs).services {
-            registry.register(try ConfiguredService.load(from: file))
+            registry.register(try ServiceRegistry.ConfiguredService.load(from: file))
         }
         let serviceName = ServiceName(rawValue: service)
         if let environment {
@@ -132,8 +132,8 @@ struct ServiceOptions: ParsableArguments {
 
 /// Says on standard error when a load waits because the server said how long (`aif: waiting
 /// 30 s (Retry-After)`), which may be long: a command that seems to hang says why.
-final class WaitAnnouncer: LoadObserver, LoadObservation {
-    func observation(of load: ObservedLoad) -> (any LoadObservation)? { self }
+final class WaitAnnouncer: APIProxy.LoadObserver, APIProxy.LoadObservation {
+    func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? { self }
 
     func loadWillRetry(_ retry: RetryPolicy.Attempt) {
         guard let header = retry.waitHeader else { return }

@@ -32,9 +32,9 @@ struct Services: AsyncParsableCommand {
             var lines: [String] = []
             var unreadable = 0
             for file in files {
-                let service: ConfiguredService
+                let service: ServiceRegistry.ConfiguredService
                 do {
-                    service = try ConfiguredService.load(from: file)
+                    service = try ServiceRegistry.ConfiguredService.load(from: file)
                 } catch {
                     lines += ["\(error)", ""]
                     unreadable += 1
@@ -51,7 +51,7 @@ struct Services: AsyncParsableCommand {
 
     /// A service's lines: name and file, retries, and one line per environment with its URL (or
     /// fixtures) and signing.
-    private func describe(_ service: ConfiguredService, active: ServiceEnvironment.Name) -> [String] {
+    private func describe(_ service: ServiceRegistry.ConfiguredService, active: ServiceEnvironment.Name) -> [String] {
         var lines = ["\(service.name) (\(service.file))"]
         lines.append("  retries: \(service.retryPolicy)")
         lines.append("  environments (* the one used; --env or AIF_ENVIRONMENT chooses):")

@@ -41,7 +41,7 @@ import Metrics
 /// bootstrapped when the observer is made (swift-metrics' no-op factory), it leaves every load
 /// alone: the metrics would go nowhere, and could not go anywhere later either, as swift-metrics
 /// hands each metric its backend when it is made.
-public struct MetricsObserver: LoadObserver {
+public struct MetricsObserver: APIProxy.LoadObserver {
     /// `nil` when the factory is swift-metrics' no-op one: every load is then left alone.
     private let registry: MetricsRegistry?
 
@@ -58,7 +58,7 @@ public struct MetricsObserver: LoadObserver {
     }
 
     /// Starts counting a load (unless no backend was bootstrapped).
-    public func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+    public func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? {
         guard let registry else { return nil }
         let metrics = registry.metrics(service: load.service.rawValue, environment: load.environment?.rawValue ?? "", method: load.path)
         metrics.started.increment()
@@ -74,7 +74,7 @@ public struct MetricsObserver: LoadObserver {
 }
 
 /// What one load reports, from start to end.
-private final class LoadMetricsObservation: LoadObservation {
+private final class LoadMetricsObservation: APIProxy.LoadObservation {
     private let metrics: EndpointMetrics
     private let started = ContinuousClock.now
 

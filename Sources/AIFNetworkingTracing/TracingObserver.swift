@@ -42,7 +42,7 @@ import Tracing
 /// with OpenTelemetry's) before the request is signed, so a signing scheme that covers headers
 /// covers them, and each attempt sends its own span as the parent. Among the observers only, it
 /// traces without propagating.
-public final class TracingObserver: LoadObserver, LoadPlugin {
+public final class TracingObserver: APIProxy.LoadObserver, LoadPlugin {
     private let tracer: (any Tracer)?
     /// The loads being traced, by ID: the plugin finds the attempt's span here.
     private let traces = Locked<[LoadID: LoadTrace]>([:])
@@ -56,7 +56,7 @@ public final class TracingObserver: LoadObserver, LoadPlugin {
     }
 
     /// Starts the load's span, unless no tracer is in effect.
-    public func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+    public func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? {
         let tracer = tracer ?? InstrumentationSystem.tracer
         if tracer is NoOpTracer { return nil }
         let id = load.loadID
@@ -75,7 +75,7 @@ public final class TracingObserver: LoadObserver, LoadPlugin {
 }
 
 /// One load's spans.
-private final class LoadTrace: LoadObservation {
+private final class LoadTrace: APIProxy.LoadObservation {
     private let tracer: any Tracer
     private let loadSpan: any Span
     private let name: String

@@ -275,9 +275,9 @@ struct APIDefineRegistryTests {
 
 /// A registered shop service without a server, for the registry's checks.
 private enum ConfiguredServiceStub {
-    static let shop: ConfiguredService = {
+    static let shop: ServiceRegistry.ConfiguredService = {
         let json = #"{"name": "shop", "environments": {"online": {"baseURL": "http://127.0.0.1:9"}}}"#
-        return try! ConfiguredService.parse(Data(json.utf8), file: "shop.json", environment: [:])
+        return try! ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "shop.json", environment: [:])
     }()
 }
 

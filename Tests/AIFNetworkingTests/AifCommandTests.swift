@@ -409,7 +409,7 @@ struct AifCommandTests {
     @Test func versionCompletionAndAMistypedCommand() async throws {
         let version = try await Shell.run(Self.aifPath, ["--version"])
         #expect(version.status == 0)
-        #expect(version.standardOutput.hasPrefix("aif \(AIFNetworkingVersion.library) (libcurl "), "\(version.standardOutput)")
+        #expect(version.standardOutput.hasPrefix("aif \(aifNetworkingVersion) (libcurl "), "\(version.standardOutput)")
         for shell in ["bash", "zsh", "fish"] {
             let script = try await Shell.run(Self.aifPath, ["--generate-completion-script", shell])
             #expect(script.status == 0)

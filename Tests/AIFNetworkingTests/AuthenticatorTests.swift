@@ -23,7 +23,7 @@ struct TokenShop: Sendable {
 
     static func make(
         credential: Authenticator.Credential? = nil, expiredApplicationCodes: Set<String> = [], refreshWindow: Duration = .seconds(60),
-        refreshTimeout: Duration = .seconds(30), errorPolicies: String? = nil, observers: [any LoadObserver] = [],
+        refreshTimeout: Duration = .seconds(30), errorPolicies: String? = nil, observers: [any APIProxy.LoadObserver] = [],
         tokenLifetime: Duration = .seconds(300)
     ) async throws -> TokenShop {
         let changes = ChangeSignal()
@@ -40,7 +40,7 @@ struct TokenShop: Sendable {
         ]
         for name in errorPolicies == nil ? Array(services.dropFirst()) : services {
             let renamed = text.replacingOccurrences(of: #""name": "shop""#, with: #""name": "\#(name)""#)
-            stack.registry.register(try ConfiguredService.parse(Data(renamed.utf8), file: "\(name).json", environment: environment))
+            stack.registry.register(try ServiceRegistry.ConfiguredService.parse(Data(renamed.utf8), file: "\(name).json", environment: environment))
         }
         let tokenEndpoint = Endpoint<TokenGrant>(service: "shop", path: "auth/token", method: .post, usesAuthenticator: false)
         let (proxy, registry) = (stack.proxy, stack.registry)

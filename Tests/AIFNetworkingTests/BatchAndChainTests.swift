@@ -89,8 +89,10 @@ struct BatchAndChainTests {
         _ = await stack.transport.sends.wait(count: 3)
         #expect(stack.proxy.loadsInFlight.count == 4)   // the batch and its three members
         stack.proxy.cancel(id)
-        #expect(await eventually(timeout: .seconds(3)) { stack.proxy.loadsInFlight.isEmpty })
-        try await Task.sleep(for: .milliseconds(200))
+        // Every load has left the table, each composite's delivery decided before it left; a
+        // delivery made would have run on the main actor by the end of this hop.
+        await stack.proxy.noLoadsInFlight()
+        await MainActor.run {}
         #expect(recorder.batches.values.isEmpty)
     }
 
@@ -101,7 +103,8 @@ struct BatchAndChainTests {
         let recorder = CompositeRecorder()
         let id = batch.start(delegate: recorder)
         _ = await recorder.batches.wait(count: 1)
-        try await Task.sleep(for: .milliseconds(100))
+        await stack.proxy.noLoadsInFlight()
+        await MainActor.run {}
         let heard = recorder.batches.values
         #expect(heard.count == 1)
         #expect(heard.first?.id == id)
@@ -177,8 +180,8 @@ struct BatchAndChainTests {
         let id = chain.start(delegate: recorder, on: .immediate)
         _ = await stack.transport.sends.wait(count: 2)
         stack.proxy.cancel(id)
-        #expect(await eventually(timeout: .seconds(3)) { stack.proxy.loadsInFlight.isEmpty })
-        try await Task.sleep(for: .milliseconds(200))
+        // Told on `.immediate`: a delivery would have been made before the chain left the table.
+        await stack.proxy.noLoadsInFlight()
         #expect(!ran.withLock { $0 })
         #expect(recorder.chains.values.isEmpty)
         #expect(stack.transport.sent == 2)
@@ -251,5 +254,12 @@ struct BatchCancellationTests {
         let outcome = await task.linkedValue
         #expect(outcome.failures.map(\.kind) == [.cancelled, .cancelled])
         #expect(proxy.loadsInFlight.isEmpty)
+    }
+}
+
+extension APIProxy {
+    /// Returns once no load is in flight (or the waiting test is cancelled past its time limit).
+    fileprivate func noLoadsInFlight() async {
+        await event { (tell: @escaping @Sendable (()) -> Void) in whenNoLoadsInFlight { tell(()) } }
     }
 }

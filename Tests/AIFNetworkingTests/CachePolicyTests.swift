@@ -9,7 +9,7 @@ import Testing
 private final class OriginRecorder: APIManagerDelegate {
     struct Heard: Sendable {
         let id: LoadID
-        let origin: ResponseOrigin?
+        let origin: HTTPResponse.Origin?
         let refreshes: LoadID?
         let error: APIError.Kind?
     }
@@ -65,7 +65,7 @@ struct CachePolicyTests {
         let clock = ManualClock()
         let stack = try await ShopStack.make(cache: ResponseCache(now: { clock.date }))
         let detail = manager(stack, ResponseCache.Policy(lifetime: .seconds(30), staleWhileRevalidate: .seconds(60), revalidationWindow: nil))
-        var first: [ResponseOrigin] = []
+        var first: [HTTPResponse.Origin] = []
         for try await response in detail.responses(["id": 4]) { first.append(response.origin) }
         #expect(first == [.network])
 
@@ -203,8 +203,8 @@ struct CachePolicyTests {
     }
 
     @Test func aServicesCacheVersionComesFromItsConfigFile() throws {
-        func parse(_ version: String) throws(ServiceRegistry.ConfigurationError) -> ConfiguredService {
-            try ConfiguredService.parse(Data("""
+        func parse(_ version: String) throws(ServiceRegistry.ConfigurationError) -> ServiceRegistry.ConfiguredService {
+            try ServiceRegistry.ConfiguredService.parse(Data("""
                 {"name": "news", "cacheVersion": \(version), "environments": {"online": {"baseURL": "http://127.0.0.1:1", "apiVersion": "v1"}}}
                 """.utf8), file: "news.json", environment: [:])
         }

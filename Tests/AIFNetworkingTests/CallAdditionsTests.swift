@@ -309,10 +309,10 @@ struct ArrayEncodingTests {
             ("spaces", .spaceSeparated),
         ] {
             let json = #"{"name": "x", "arrayEncoding": "\#(name)", "environments": {"online": {"baseURL": "https://a.test"}}}"#
-            #expect(try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).arrayEncoding == expected)
+            #expect(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).arrayEncoding == expected)
         }
         let refused = #expect(throws: ServiceRegistry.ConfigurationError.self) {
-            try ConfiguredService.parse(Data(#"{"name": "x", "arrayEncoding": "tabs", "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
+            try ServiceRegistry.ConfiguredService.parse(Data(#"{"name": "x", "arrayEncoding": "tabs", "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
         }
         #expect(refused?.description == #"t.json: arrayEncoding "tabs" is not one of brackets, indexed, repeated, comma, pipes, spaces"#)
     }
@@ -441,15 +441,15 @@ struct ErrorBodyTests {
 
     @Test func theConfigNamesTheMembers() throws {
         let json = #"{"name": "x", "errorBody": {"messageField": "error.text", "codeField": "error.id"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#
-        let rule = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).errorBody
+        let rule = try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).errorBody
         #expect(rule.messageFields == ["error.text"])
         #expect(rule.codeField == "error.id")
         let refused = #expect(throws: ServiceRegistry.ConfigurationError.self) {
-            try ConfiguredService.parse(Data(#"{"name": "x", "errorBody": {"messageField": "a..b"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
+            try ServiceRegistry.ConfiguredService.parse(Data(#"{"name": "x", "errorBody": {"messageField": "a..b"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
         }
         #expect(refused?.description == #"t.json: errorBody.messageField "a..b" is not a member name or a dotted path of member names"#)
         let unknown = #expect(throws: ServiceRegistry.ConfigurationError.self) {
-            try ConfiguredService.parse(Data(#"{"name": "x", "errorBody": {"message": "m"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
+            try ServiceRegistry.ConfiguredService.parse(Data(#"{"name": "x", "errorBody": {"message": "m"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
         }
         #expect(unknown?.description == "t.json: errorBody.message is not a known key; expected one of: codeField, messageField")
     }

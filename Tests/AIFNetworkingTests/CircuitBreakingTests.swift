@@ -18,11 +18,11 @@ private struct GuardedService: AIFServices.Service {
 }
 
 /// What the proxy's observers hear of circuits.
-private final class CircuitWatcher: LoadObserver {
+private final class CircuitWatcher: APIProxy.LoadObserver {
     private let heard = Locked<[String]>([])
     var changes: [String] { heard.withLock { $0 } }
 
-    func observation(of load: ObservedLoad) -> (any LoadObservation)? { nil }
+    func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? { nil }
 
     func circuitDidChange(_ change: CircuitBreaker.Change, service: ServiceName, environment: ServiceEnvironment.Name) {
         heard.withLock { $0.append("\(service)/\(environment): \(change.from) → \(change.to)") }

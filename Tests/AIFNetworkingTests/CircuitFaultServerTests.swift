@@ -18,7 +18,7 @@ private struct FlakyBackend: AIFServices.Service {
 }
 
 /// Each circuit change, and when it happened on the proxy's clock.
-private final class ChangeClock: LoadObserver {
+private final class ChangeClock: APIProxy.LoadObserver {
     let clock: ManualLoadClock
     private let heard = Locked<[(to: CircuitBreaker.State, at: Duration)]>([])
     var changes: [(to: CircuitBreaker.State, at: Duration)] { heard.withLock { $0 } }
@@ -27,7 +27,7 @@ private final class ChangeClock: LoadObserver {
         self.clock = clock
     }
 
-    func observation(of load: ObservedLoad) -> (any LoadObservation)? { nil }
+    func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? { nil }
 
     func circuitDidChange(_ change: CircuitBreaker.Change, service: ServiceName, environment: ServiceEnvironment.Name) {
         heard.withLock { $0.append((change.to, clock.now)) }

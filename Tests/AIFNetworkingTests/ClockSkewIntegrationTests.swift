@@ -24,7 +24,7 @@ struct ClockSkewIntegrationTests {
                 {"name": "\(name)", \(extra) "environments": {"online": {"baseURL": "http://127.0.0.1:\(server.port)", "apiVersion": "v1",
                  "publicKey": "pk", "privateKey": "${KEY}"}}}
                 """
-            registry.register(try ConfiguredService.parse(Data(json.utf8), file: "\(name).json", environment: ["KEY": "sk"]))
+            registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "\(name).json", environment: ["KEY": "sk"]))
         }
         return registry
     }

@@ -20,7 +20,7 @@ struct ConnectivityTests {
             registry = ServiceRegistry(processEnvironment: [:])
             for (name, port) in [("up", server.port), ("down", try RawServer.closedPort())] {
                 let json = #"{"name": "\#(name)", "retry": false, "environments": {"online": {"baseURL": "http://127.0.0.1:\#(port)"}}}"#
-                registry.register(try ConfiguredService.parse(Data(json.utf8), file: "\(name).json", environment: [:]))
+                registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "\(name).json", environment: [:]))
             }
             proxy = APIProxy(transport: CurlTransport.shared, offlineAfterFailures: offlineAfterFailures)
         }

@@ -182,9 +182,9 @@ struct DemoHubTests {
     }
 
     /// Hears the retries of every load.
-    private final class RetryListener: LoadObserver, LoadObservation {
+    private final class RetryListener: APIProxy.LoadObserver, APIProxy.LoadObservation {
         let retries = Locked<[RetryPolicy.Attempt]>([])
-        func observation(of load: ObservedLoad) -> (any LoadObservation)? { self }
+        func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? { self }
         func loadWillRetry(_ retry: RetryPolicy.Attempt) { retries.withLock { $0.append(retry) } }
     }
 

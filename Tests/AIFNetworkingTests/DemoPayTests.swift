@@ -71,7 +71,7 @@ private struct PayStack {
         let ledger = PayLedger()
         let server = try await DemoPayServer.start(ledger: ledger)
         let stack = PayStack(server: server, ledger: ledger, clock: clock)
-        stack.registry.register(try ConfiguredService.parse(Data(config(port: server.port, retry: retry).utf8), file: "/tmp/aif-tests/pay.json", environment: variables))
+        stack.registry.register(try ServiceRegistry.ConfiguredService.parse(Data(config(port: server.port, retry: retry).utf8), file: "/tmp/aif-tests/pay.json", environment: variables))
         return stack
     }
 

@@ -107,9 +107,9 @@ struct EnvelopeAPITests {
     }
 
     @Test func aConfigFileSaysTheRuleEitherWayAndIsCheckedAsItIsRead() throws {
-        func parse(_ rule: String) throws(ServiceRegistry.ConfigurationError) -> ConfiguredService {
+        func parse(_ rule: String) throws(ServiceRegistry.ConfigurationError) -> ServiceRegistry.ConfiguredService {
             let json = #"{"name": "chat", "environments": {"online": {"baseURL": "https://chat.test"}}, "applicationErrors": \#(rule)}"#
-            return try ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/chat.json", environment: [:])
+            return try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/chat.json", environment: [:])
         }
         let flagged = try parse(#"{"successFlag": "ok", "warningsField": "response_metadata.warnings"}"#).applicationErrors
         #expect(flagged == .successFlag("ok", errorField: "error", warningsField: "response_metadata.warnings"))

@@ -75,14 +75,14 @@ struct EnvelopeTests {
 
     @Test func aConfigFileNamesTheDataField() throws {
         let json = #"{"name": "s", "environments": {"online": {"baseURL": "https://a.test"}}, "envelope": {"dataField": "result.data"}}"#
-        let service = try ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
+        let service = try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
         #expect(service.envelope == ResponseEnvelope(dataField: "result.data"))
         for (bad, key) in [
             (#""envelope": {"dataField": "a..b"}"#, "envelope.dataField"), (#""envelope": {"field": "data"}"#, "envelope.field"),
             (#""envelope": {}"#, "envelope.dataField"), (#""envelope": "data""#, "envelope"),
         ] {
             let text = #"{"name": "s", "environments": {"online": {"baseURL": "https://a.test"}}, "# + bad + "}"
-            let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ConfiguredService.parse(Data(text.utf8), file: "test.json", environment: [:]) }
+            let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ServiceRegistry.ConfiguredService.parse(Data(text.utf8), file: "test.json", environment: [:]) }
             #expect(error?.key == key, "\(bad): \(String(describing: error))")
         }
     }

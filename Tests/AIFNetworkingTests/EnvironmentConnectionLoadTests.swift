@@ -12,7 +12,7 @@ struct EnvironmentConnectionLoadTests {
     /// A registry holding `service`, read from its config JSON.
     func registry(_ json: String, variables: [String: String] = [:]) throws -> ServiceRegistry {
         let registry = ServiceRegistry(processEnvironment: [:])
-        registry.register(try ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/sidecar.json", environment: variables))
+        registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/sidecar.json", environment: variables))
         return registry
     }
 

@@ -24,7 +24,7 @@ struct ErrorPolicyTests {
             "SHOP_ONLINE_URL": stack.servers.online.baseURL().absoluteString, "SHOP_OFFLINE_URL": stack.servers.offline.baseURL().absoluteString,
             "SHOP_PUBLIC_KEY": ShopRoutes.publicKey, "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
         ]
-        stack.registry.register(try ConfiguredService.parse(Data(text.utf8), file: "shop.json", environment: environment))
+        stack.registry.register(try ServiceRegistry.ConfiguredService.parse(Data(text.utf8), file: "shop.json", environment: environment))
         return stack
     }
 
@@ -97,7 +97,7 @@ struct ErrorPolicyTests {
     @Test func theConfigKeyIsReadAndBadValuesAreNamed() throws {
         func parse(_ policies: String) throws(ServiceRegistry.ConfigurationError) -> ErrorPolicies? {
             let json = #"{"name": "s", "environments": {"online": {"baseURL": "https://api.example"}}, "errorPolicies": \#(policies)}"#
-            return try ConfiguredService.parse(Data(json.utf8), file: "s.json", environment: [:]).errorPolicies
+            return try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "s.json", environment: [:]).errorPolicies
         }
         let policies = try parse(
             #"{"codes": {"4011": "refreshCredentials", "5030": "retry", "1": "surface", "4012": "correctClock"}, "statuses": {"426": "handler:upgrade"}}"#)

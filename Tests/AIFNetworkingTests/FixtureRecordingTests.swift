@@ -40,7 +40,7 @@ struct FixtureRecordingTests {
             text = text.replacingOccurrences(of: #""failureRate": 0.05"#, with: #""failureRate": 0"#)
                 .replacingOccurrences(of: #""latencyMs": [5, 40]"#, with: #""latencyMs": 0"#)
             let registry = ServiceRegistry(processEnvironment: ["AIF_ENVIRONMENT": "mock"])
-            registry.register(try ConfiguredService.parse(Data(text.utf8), file: folder.appending(path: "shop.json").path, environment: [
+            registry.register(try ServiceRegistry.ConfiguredService.parse(Data(text.utf8), file: folder.appending(path: "shop.json").path, environment: [
                 "SHOP_ONLINE_URL": "http://127.0.0.1:9", "SHOP_OFFLINE_URL": "http://127.0.0.1:9",
                 "SHOP_PUBLIC_KEY": ShopRoutes.publicKey, "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
             ]))

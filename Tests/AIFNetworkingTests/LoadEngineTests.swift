@@ -39,7 +39,7 @@ private final class CountingVetoService: Service, @unchecked Sendable {
 @Suite("Load engine: the proxy's clock, the service asked once", .timeLimit(.minutes(1)))
 struct LoadEngineTests {
     private static func manager(
-        _ stub: any HTTPTransport, clock: ManualLoadClock, observers: [any LoadObserver] = [],
+        _ stub: any HTTPTransport, clock: ManualLoadClock, observers: [any APIProxy.LoadObserver] = [],
         logger: Logger = Logger(label: "clocked", factory: { _ in SwiftLogNoOpLogHandler() }), executor: SteppingExecutor? = nil
     ) -> APIManager<NoContent> {
         let registry = ServiceRegistry(processEnvironment: [:])
@@ -859,8 +859,8 @@ private final class StackWatcher: APIManagerDelegate {
 }
 
 /// Records how each load ended, in order.
-private final class EndCountingObserver: LoadObserver {
-    private final class Observation: LoadObservation {
+private final class EndCountingObserver: APIProxy.LoadObserver {
+    private final class Observation: APIProxy.LoadObservation {
         let observer: EndCountingObserver
         init(_ observer: EndCountingObserver) { self.observer = observer }
         func loadDidEnd(_ outcome: ObservedLoad.Outcome) { observer.ended(outcome.outcomeClass) }
@@ -875,7 +875,7 @@ private final class EndCountingObserver: LoadObserver {
     /// How each load ended (`success`, or the error's kind), in order.
     var ends: [String] { state.withLock { $0.ends } }
 
-    func observation(of load: ObservedLoad) -> (any LoadObservation)? { Observation(self) }
+    func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? { Observation(self) }
 
     /// Returns once `count` loads have ended: with no polling, and no time of its own.
     func waitForEnds(_ count: Int) async {

@@ -33,7 +33,7 @@ struct LostResponseTests {
                 {"name": "payments", "signing": {"scheme": "none"}, "retry": \(retry),
                  "environments": {"online": {"baseURL": "http://127.0.0.1:\(server.port)"}}}
                 """
-            registry.register(try ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/payments.json", environment: [:]))
+            registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/payments.json", environment: [:]))
             let transport = makeTransport { $0.connectionPool.maxConnectionsPerHost = 1 }
             let observed = AttemptRecorder()
             let log = Locked<[(Logger.Level, String)]>([])
@@ -62,10 +62,10 @@ struct LostResponseTests {
     }
 
     /// Hears every attempt's resends and every load's count of sends.
-    final class AttemptRecorder: LoadObserver, LoadObservation {
+    final class AttemptRecorder: APIProxy.LoadObserver, APIProxy.LoadObservation {
         let resends = Locked<[Int]>([])
         let attempts = Locked<[Int]>([])
-        func observation(of load: ObservedLoad) -> (any LoadObservation)? { self }
+        func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? { self }
         func attemptDidEnd(_ attempt: ObservedLoad.Attempt) { resends.withLock { $0.append(attempt.resends) } }
         func loadDidEnd(_ outcome: ObservedLoad.Outcome) { attempts.withLock { $0.append(outcome.attempts) } }
     }
@@ -187,7 +187,7 @@ struct LostResponseTests {
              "retry": {"idempotencyKeyHeader": "Idempotency-Key", "maxRetries": 2, "baseDelaySeconds": 0.01},
              "environments": {"online": {"baseURL": "http://127.0.0.1:\(server.port)"}}}
             """
-        registry.register(try ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/payments.json", environment: [:]))
+        registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/payments.json", environment: [:]))
         let transport = makeTransport()
         defer { transport.shutdown() }
         let manager = APIManager(

@@ -144,8 +144,8 @@ struct MockEnvironmentTests {
     }
 
     @Test func mockKeysAreCheckedInTheConfigFile() throws {
-        func parse(_ environment: String) throws(ServiceRegistry.ConfigurationError) -> ConfiguredService {
-            try ConfiguredService.parse(Data("""
+        func parse(_ environment: String) throws(ServiceRegistry.ConfigurationError) -> ServiceRegistry.ConfiguredService {
+            try ServiceRegistry.ConfiguredService.parse(Data("""
                 {"name": "news", "defaultEnvironment": "mock", "environments": {"mock": \(environment)}}
                 """.utf8), file: "/configs/news.json", environment: [:])
         }

@@ -298,7 +298,7 @@ struct ObservabilityTests {
 // MARK: - Helpers
 
 /// Records what each load's observation hears, as short strings, by load ID.
-private final class RecordingObserver: LoadObserver {
+private final class RecordingObserver: APIProxy.LoadObserver {
     private let state = Locked<(events: [LoadID: [String]], environments: [LoadID: ServiceEnvironment.Name?])>(([:], [:]))
 
     var events: [LoadID: [String]] { state.withLock { $0.events } }
@@ -308,7 +308,7 @@ private final class RecordingObserver: LoadObserver {
     /// Told after each event noted.
     let changes = ChangeSignal()
 
-    func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+    func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? {
         state.withLock { state in
             state.events[load.loadID, default: []].append("start")
             state.environments[load.loadID] = load.environment
@@ -321,7 +321,7 @@ private final class RecordingObserver: LoadObserver {
         changes.changed()
     }
 
-    private final class Observation: LoadObservation {
+    private final class Observation: APIProxy.LoadObservation {
         let id: LoadID
         let observer: RecordingObserver
 

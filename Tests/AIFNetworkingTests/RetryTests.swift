@@ -244,7 +244,7 @@ struct RetryPolicyTests {
 struct RetryConfigurationTests {
     func parse(_ retry: String) throws(ServiceRegistry.ConfigurationError) -> RetryPolicy {
         let json = #"{"name": "s", "environments": {"online": {"baseURL": "https://api.example"}}, "retry": \#(retry)}"#
-        return try ConfiguredService.parse(Data(json.utf8), file: "s.json", environment: [:]).retryPolicy
+        return try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "s.json", environment: [:]).retryPolicy
     }
 
     @Test func everyKeyIsRead() throws {

@@ -2,7 +2,7 @@ import AIFTransport
 import Foundation
 import Testing
 
-/// The version has one home, `AIFNetworkingVersion.library`: the changelog's newest section, the
+/// The version has one home, `aifNetworkingVersion`: the changelog's newest section, the
 /// `User-Agent` and the documentation agree with it.
 @Suite("The version's one home")
 struct VersionTests {
@@ -15,14 +15,14 @@ struct VersionTests {
         let version = try #require(words.first.map(String.init))
         let inPreparation = heading.contains("(in preparation)")
         // A version being prepared is `X.Y.Z-dev` in the code, and its section says so.
-        #expect(AIFNetworkingVersion.library == (inPreparation ? version + "-dev" : version), "CHANGELOG.md: \(heading)")
+        #expect(aifNetworkingVersion == (inPreparation ? version + "-dev" : version), "CHANGELOG.md: \(heading)")
         #expect(version.split(separator: ".").count == 3 && version.split(separator: ".").allSatisfy { Int($0) != nil }, "not a semantic version: \(version)")
     }
 
     @Test func theUserAgentNamesTheMajorAndMinorVersion() {
-        let parts = AIFNetworkingVersion.library.split(separator: "-")[0].split(separator: ".")
-        #expect(AIFNetworkingVersion.userAgent == "AIFNetworking/\(parts[0]).\(parts[1]) libcurl")
-        #expect(CurlTransport.Configuration(proxy: .none).defaultHeaders["User-Agent"] == AIFNetworkingVersion.userAgent)
+        let parts = aifNetworkingVersion.split(separator: "-")[0].split(separator: ".")
+        #expect(CurlTransport.Configuration.defaultUserAgent == "AIFNetworking/\(parts[0]).\(parts[1]) libcurl")
+        #expect(CurlTransport.Configuration(proxy: .none).defaultHeaders["User-Agent"] == CurlTransport.Configuration.defaultUserAgent)
     }
 
     /// Every "AIFNetworking X.Y.Z" the articles and the README show (the output of `aif doctor`)
@@ -38,7 +38,7 @@ struct VersionTests {
             let text = try String(contentsOf: document, encoding: .utf8)
             for match in text.matches(of: pattern) {
                 shown += 1
-                #expect(match.output[1].substring.map(String.init) == AIFNetworkingVersion.library, "\(document.lastPathComponent): \(text[match.range])")
+                #expect(match.output[1].substring.map(String.init) == aifNetworkingVersion, "\(document.lastPathComponent): \(text[match.range])")
             }
         }
         #expect(shown > 0, "no document shows the version: the check would prove nothing")

@@ -6,7 +6,7 @@ import Testing
 struct EnvironmentConnectionTests {
     func parse(_ environment: String, variables: [String: String] = [:]) throws -> ServiceEnvironment? {
         let json = #"{"name": "x", "environments": {"online": \#(environment)}}"#
-        return try ConfiguredService.parse(Data(json.utf8), file: "/etc/aif/Configs/x.json", environment: variables).environments[.online]
+        return try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/etc/aif/Configs/x.json", environment: variables).environments[.online]
     }
 
     func problem(_ environment: String, variables: [String: String] = [:]) -> String? {
@@ -88,7 +88,7 @@ struct EnvironmentConnectionTests {
     @Test func requestsOfTheEnvironmentCarryItsSettings() throws {
         let json = #"{"name": "docker", "environments": {"online": {"baseURL": "http://docker", "apiVersion": "v1.43", "unixSocket": "/var/run/docker.sock"}}}"#
         let registry = ServiceRegistry()
-        registry.register(try ConfiguredService.parse(Data(json.utf8), file: "/etc/docker.json", environment: [:]))
+        registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/etc/docker.json", environment: [:]))
         let resolved = try registry.resolve("docker")
         let request = try RequestGenerator().makeRequest(for: resolved, path: "containers/json", method: .get)
         #expect(request.connection == .unixSocket("/var/run/docker.sock"))

@@ -178,7 +178,7 @@ struct SendingAgainTests {
 
     @Test func aConfigFileOptsIn() throws {
         let json = #"{"name": "chat", "environments": {"online": {"baseURL": "https://chat.test"}}, "retry": {"retryUnprocessedRequests": true, "errors": []}}"#
-        let service = try ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/chat.json", environment: [:])
+        let service = try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/chat.json", environment: [:])
         #expect(service.retryPolicy.retriesUnprocessedRequests)
         #expect(service.retryPolicy.retryableErrors.isEmpty)
         #expect(!RetryPolicy.standard.retriesUnprocessedRequests)

@@ -17,7 +17,7 @@ struct ServiceConfigurationTests {
     }
 
     @Test func theShopConfigLoads() throws {
-        let service = try ConfiguredService.load(from: Self.shopFile, environment: Self.environment)
+        let service = try ServiceRegistry.ConfiguredService.load(from: Self.shopFile, environment: Self.environment)
         #expect(service.name == "shop")
         #expect(service.environments[.online]?.baseURL.absoluteString == "https://shop.test")
         #expect(service.environments[.offline]?.credentials?.publicKey == "pub-key")
@@ -31,7 +31,7 @@ struct ServiceConfigurationTests {
     @Test func aMissingVariableIsNamedWithFileAndKey() {
         var environment = Self.environment
         environment["SHOP_PRIVATE_KEY"] = nil
-        let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ConfiguredService.load(from: Self.shopFile, environment: environment) }
+        let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ServiceRegistry.ConfiguredService.load(from: Self.shopFile, environment: environment) }
         #expect(error?.file == Self.shopFile.path)
         #expect(error?.key?.hasSuffix(".privateKey") == true)
         #expect(error?.description.contains("SHOP_PRIVATE_KEY") == true)
@@ -75,7 +75,7 @@ struct ServiceConfigurationTests {
     ])
     func malformedDefinitionsNameTheKey(json: String, key: String) {
         let error = #expect(throws: ServiceRegistry.ConfigurationError.self) {
-            try ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
+            try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
         }
         #expect(error?.key == key, "\(error.map { "\($0)" } ?? "no error")")
         #expect(error?.description.hasPrefix("test.json: ") == true)
@@ -85,7 +85,7 @@ struct ServiceConfigurationTests {
     /// be, an unknown key lists the keys its section knows, and `${NAME}` works in any string.
     @Test func errorsSayWhatTheValueMustBe() throws {
         func problem(_ json: String) -> String? {
-            let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]) }
+            let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]) }
             return error.map { "\($0.key ?? "-") \($0.problem)" }
         }
         let online = #""environments": {"online": {"baseURL": "https://a.test"}}"#
@@ -104,7 +104,7 @@ struct ServiceConfigurationTests {
         #expect(problem(#"[1]"#) == "- must be an object")
 
         let json = #"{"name": "x", "signing": {"scheme": "${SCHEME}"}, "decoding": {"keys": "${KEYS}"}, \#(online)}"#
-        let service = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: ["SCHEME": "md5", "KEYS": "snakeCase"])
+        let service = try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: ["SCHEME": "md5", "KEYS": "snakeCase"])
         #expect(service.signer is LegacyMD5Signer)
         #expect((service.decoder as? FastJSONDecoder)?.keyDecodingStrategy == .convertFromSnakeCase)
     }
@@ -112,7 +112,7 @@ struct ServiceConfigurationTests {
     /// Idempotency keys made for each load and the server's word on retries, from `retry`.
     @Test func theRetryKeysForKeysAndAdvice() throws {
         let json = #"{"name": "pay", "retry": {"generateIdempotencyKeys": true, "retryAdviceHeader": "Stripe-Should-Retry"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#
-        let policy = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).retryPolicy
+        let policy = try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]).retryPolicy
         #expect(policy.generatesIdempotencyKeys)
         #expect(policy.keyHeader == "Idempotency-Key", "the usual header when none is named")
         #expect(policy.retryAdviceHeader == "Stripe-Should-Retry")
@@ -137,7 +137,7 @@ struct ServiceConfigurationTests {
              "circuitBreaker": {"failuresToOpen": 4, "coolDownSeconds": 2.5, "probes": 2, "counted": ["timeout", "serverError"], "serverErrorStatuses": [503]},
              "environments": {"online": {"baseURL": "https://a.test"}, "staging": {"baseURL": "https://b.test", "circuitBreaker": true}}}
             """#
-        let service = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:])
+        let service = try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:])
         #expect(service.circuitBreaker == CircuitBreaker.Policy(failuresToOpen: 4, coolDown: .milliseconds(2500), probes: 2, counted: [.timeout, .serverError], serverErrorStatuses: [503]))
         #expect(service.environments["staging"]?.circuitBreaker == CircuitBreaker.Policy())
         #expect(service.environments[.online]?.circuitBreaker == nil)
@@ -148,12 +148,12 @@ struct ServiceConfigurationTests {
         #expect(try registry.resolve("backend").circuitBreaker?.policy == CircuitBreaker.Policy())
         #expect(registry.circuitBreaker(of: "backend", in: "staging")?.state == .closed)
 
-        let plain = try ConfiguredService.parse(Data(#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
+        let plain = try ServiceRegistry.ConfiguredService.parse(Data(#"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
         #expect(plain.circuitBreaker == nil)
 
         func problem(_ breaker: String) -> String? {
             let json = #"{"name": "x", "circuitBreaker": \#(breaker), "environments": {"online": {"baseURL": "https://a.test"}}}"#
-            let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]) }
+            let error = #expect(throws: ServiceRegistry.ConfigurationError.self) { try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:]) }
             return error.map { "\($0.key ?? "-") \($0.problem)" }
         }
         #expect(problem(#"{"failuresToOpen": 0}"#) == "circuitBreaker.failuresToOpen must be a whole number from 1 to 1000")
@@ -174,7 +174,7 @@ struct ServiceConfigurationTests {
               "keyed": {"baseURL": "https://pay.test", "authorization": {"parameter": {"name": "api_key", "value": "${TEST_KEY}"}}}},
              "defaultEnvironment": "test"}
             """#
-        let service = try ConfiguredService.parse(Data(json.utf8), file: "pay.json", environment: ["TEST_KEY": "sk_test_1"])
+        let service = try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "pay.json", environment: ["TEST_KEY": "sk_test_1"])
         let test = try #require(service.environments["test"]?.authenticator)
         #expect(test.credential?.token == "sk_test_1")
         #expect(test.placement == .bearer)
@@ -195,35 +195,35 @@ struct ServiceConfigurationTests {
     @Test func aDatePatternIsRead() throws {
         for decoding in [#"{"dateFormat": "yyyy-MM-dd HH:mm"}"#, #"{"dates": "formatted", "dateFormat": "yyyy-MM-dd HH:mm"}"#] {
             let json = #"{"name": "x", "decoding": \#(decoding), "environments": {"online": {"baseURL": "https://a.test"}}}"#
-            let service = try ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:])
+            let service = try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "t.json", environment: [:])
             #expect((service.decoder as? FastJSONDecoder)?.dateDecodingStrategy == .formatted("yyyy-MM-dd HH:mm"))
         }
         let refused = #expect(throws: ServiceRegistry.ConfigurationError.self) {
-            try ConfiguredService.parse(Data(#"{"name": "x", "decoding": {"dates": "formatted"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
+            try ServiceRegistry.ConfiguredService.parse(Data(#"{"name": "x", "decoding": {"dates": "formatted"}, "environments": {"online": {"baseURL": "https://a.test"}}}"#.utf8), file: "t.json", environment: [:])
         }
         #expect(refused?.description == #"t.json: decoding.dates "formatted" needs the pattern in decoding.dateFormat ("yyyy-MM-dd HH:mm:ss")"#)
     }
 
     @Test func aTimeoutUpToAWeekIsTaken() throws {
         let json = #"{"name":"s","timeoutSeconds":604800,"environments":{"online":{"baseURL":"http://h"}}}"#
-        let service = try ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
+        let service = try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
         #expect(service.timeouts?.total == .seconds(604_800))
-        let fractional = try ConfiguredService.parse(Data(json.replacing("604800", with: "0.25").utf8), file: "test.json", environment: [:])
+        let fractional = try ServiceRegistry.ConfiguredService.parse(Data(json.replacing("604800", with: "0.25").utf8), file: "test.json", environment: [:])
         #expect(fractional.timeouts?.total == .milliseconds(250))
     }
 
     @Test func invalidJSONNamesTheFile() {
         let error = #expect(throws: ServiceRegistry.ConfigurationError.self) {
-            try ConfiguredService.parse(Data("{\n  \"name\": \"x\",\n  \"environments\" {}\n}".utf8), file: "broken.json", environment: [:])
+            try ServiceRegistry.ConfiguredService.parse(Data("{\n  \"name\": \"x\",\n  \"environments\" {}\n}".utf8), file: "broken.json", environment: [:])
         }
         #expect(error?.description == "broken.json is not valid JSON: expected ':' but found '{' (at line 3, column 18)")
         // Columns count characters, not bytes.
         let accented = #expect(throws: ServiceRegistry.ConfigurationError.self) {
-            try ConfiguredService.parse(Data("{\"name\": \"café\" \"x\"}".utf8), file: "broken.json", environment: [:])
+            try ServiceRegistry.ConfiguredService.parse(Data("{\"name\": \"café\" \"x\"}".utf8), file: "broken.json", environment: [:])
         }
         #expect(accented?.description.hasSuffix("(at line 1, column 17)") == true, "\(String(describing: accented))")
         let missing = #expect(throws: ServiceRegistry.ConfigurationError.self) {
-            try ConfiguredService.load(from: URL(fileURLWithPath: "/nonexistent/shop.json"), environment: [:])
+            try ServiceRegistry.ConfiguredService.load(from: URL(fileURLWithPath: "/nonexistent/shop.json"), environment: [:])
         }
         #expect(missing?.description.hasPrefix("/nonexistent/shop.json cannot be read") == true)
     }
@@ -240,7 +240,7 @@ struct ServiceConfigurationTests {
 
     @Test func applicationErrorsAndDecodingComeFromTheFile() throws {
         let json = #"{"name": "x", "environments": {"online": {"baseURL": "https://a.test"}}, "decoding": {"keys": "snakeCase"}, "applicationErrors": {"codeField": "status", "messageField": "msg", "successCodes": ["ok", 200]}}"#
-        let service = try ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
+        let service = try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "test.json", environment: [:])
         func response(_ body: String, status: Int = 200) -> HTTPResponse {
             HTTPResponse(statusCode: status, headers: HTTPHeaders(), body: Data(body.utf8), httpVersion: .http1_1, url: URL(string: "https://a.test")!, metrics: HTTPResponse.Metrics())
         }

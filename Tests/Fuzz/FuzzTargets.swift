@@ -87,7 +87,7 @@ private func fuzzJSON(_ data: Data) {
 
 private func fuzzConfig(_ data: Data) {
     let environment = ["HOST": "https://api.example", "KEY": "k", "SECRET": "s", "EMPTY": ""]
-    guard let service = try? ConfiguredService.parse(data, file: "fuzz.json", environment: environment) else { return }
+    guard let service = try? ServiceRegistry.ConfiguredService.parse(data, file: "fuzz.json", environment: environment) else { return }
     // What a registry reads of a parsed service.
     for (name, environment) in service.environments {
         _ = name.rawValue

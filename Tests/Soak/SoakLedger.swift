@@ -8,7 +8,7 @@ import Synchronization
 /// load ID, and its outcome), the delegate calls, the loads the workers finished, and the
 /// resident memory after every 10,000 of them. Its table is sized up front, so that it does not
 /// grow while memory is measured.
-final class SoakLedger: LoadObserver {
+final class SoakLedger: APIProxy.LoadObserver {
     private struct Entry {
         var endings = 0
         var delegateCalls = 0
@@ -65,7 +65,7 @@ final class SoakLedger: LoadObserver {
         state = Mutex(State(entries: entries))
     }
 
-    func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+    func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? {
         state.withLock { $0.entries[load.loadID] = Entry() }
         return Observation(ledger: self, id: load.loadID, expectation: Expectation(service: load.service.rawValue, path: load.path))
     }
@@ -111,7 +111,7 @@ final class SoakLedger: LoadObserver {
         }
     }
 
-    private final class Observation: LoadObservation {
+    private final class Observation: APIProxy.LoadObservation {
         let ledger: SoakLedger
         let id: LoadID
         let expectation: Expectation
@@ -205,9 +205,9 @@ func makeRegistry(shop: URL, faults: Int, stall: Int) throws -> ServiceRegistry 
         "SHOP_PUBLIC_KEY": ShopRoutes.publicKey, "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
     ]
     let text = try String(contentsOf: configs.appending(path: "shop.json"), encoding: .utf8)
-    registry.register(try ConfiguredService.parse(Data(text.utf8), file: "shop.json", environment: environment))
+    registry.register(try ServiceRegistry.ConfiguredService.parse(Data(text.utf8), file: "shop.json", environment: environment))
     let renamed = text.replacingOccurrences(of: #""name": "shop""#, with: #""name": "shop-account""#)
-    registry.register(try ConfiguredService.parse(Data(renamed.utf8), file: "shop-account.json", environment: environment))
+    registry.register(try ServiceRegistry.ConfiguredService.parse(Data(renamed.utf8), file: "shop-account.json", environment: environment))
     registry.register(FaultService(name: "faults", baseURL: URL(string: "http://127.0.0.1:\(faults)")!))
     registry.register(FaultService(name: "stalled", baseURL: URL(string: "https://127.0.0.1:\(stall)")!))
     return registry

@@ -51,7 +51,9 @@ final class CompletionLedger: Sendable {
     }
 }
 
-/// Waits, at most `timeout`, until `condition` holds; returns whether it did. The default is
+/// Waits, at most `timeout`, until `condition` holds; returns whether it did — polling, for
+/// the one state nothing tells of: a credential an authenticator refreshed ahead in the
+/// background, stored after its refresh returned. The default is
 /// long (30 s) because it only bounds a failure: under the thread sanitizer, with the whole
 /// suite on two cores, a delivery that takes milliseconds alone has been seen to take 13 s.
 @discardableResult

@@ -15,7 +15,7 @@ private struct ManagerStack {
     /// Whether the managers POST an order rather than GET the catalogue.
     let posts: Bool
 
-    init(_ settings: ClientSettings, loadExecutor: LoadExecutorChoice = .automatic, observers: [any LoadObserver] = [], plugins: [any LoadPlugin] = []) {
+    init(_ settings: ClientSettings, loadExecutor: LoadExecutorChoice = .automatic, observers: [any APIProxy.LoadObserver] = [], plugins: [any LoadPlugin] = []) {
         let url = URL(string: settings.url)!
         registry.register(BenchService(baseURL: url.deletingLastPathComponent()))
         transport = makeTransport(settings)
@@ -43,7 +43,7 @@ final class ManagerDelegateClient: BenchClient {
     private let concurrency: Int
     private let delegate = Mutex<ChainDelegate?>(nil)
 
-    init(_ settings: ClientSettings, loadExecutor: LoadExecutorChoice, observers: [any LoadObserver] = [], plugins: [any LoadPlugin] = []) {
+    init(_ settings: ClientSettings, loadExecutor: LoadExecutorChoice, observers: [any APIProxy.LoadObserver] = [], plugins: [any LoadPlugin] = []) {
         stack = ManagerStack(settings, loadExecutor: loadExecutor, observers: observers, plugins: plugins)
         manager = stack.makeManager()
         manager.callbackExecutor = .immediate

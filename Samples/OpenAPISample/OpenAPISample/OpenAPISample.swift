@@ -83,7 +83,7 @@ struct OpenAPISample {
             "SHOP_ONLINE_URL": onlineURL.absoluteString, "SHOP_OFFLINE_URL": onlineURL.absoluteString,
             "SHOP_PUBLIC_KEY": ShopRoutes.publicKey, "SHOP_PRIVATE_KEY": ShopRoutes.privateKey,
         ]
-        ServiceRegistry.shared.register(try ConfiguredService.load(from: configs.appending(path: "shop.json"), environment: variables))
+        ServiceRegistry.shared.register(try ServiceRegistry.ConfiguredService.load(from: configs.appending(path: "shop.json"), environment: variables))
     }
 }
 

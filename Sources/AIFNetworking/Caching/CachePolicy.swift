@@ -15,12 +15,12 @@ extension ResponseCache {
     /// A response is **fresh** for ``lifetime``: loads are answered from the cache and nothing is
     /// sent. Once expired it may still be used:
     /// - within ``staleWhileRevalidate``, a load is answered at once with it (marked
-    ///   ``ResponseOrigin/staleCache(age:)``) and a refresh load follows;
+    ///   ``AIFTransport/HTTPResponse/Origin/staleCache(age:)``) and a refresh load follows;
     /// - with an `ETag` or `Last-Modified`, within ``revalidationWindow``, the load sends a
     ///   conditional request, and a `304 Not Modified` answer serves the stored body again
-    ///   (``ResponseOrigin/revalidated``) and starts a new lifetime;
+    ///   (``AIFTransport/HTTPResponse/Origin/revalidated``) and starts a new lifetime;
     /// - within ``offlineFallback``, a load that fails for want of a network or by timing out is
-    ///   answered with it (``ResponseOrigin/offlineFallback(age:reason:)``) instead of the error.
+    ///   answered with it (``AIFTransport/HTTPResponse/Origin/offlineFallback(age:reason:)``) instead of the error.
     public struct Policy: Sendable, Hashable {
         /// How long a response is served without asking the server.
         public var lifetime: Duration

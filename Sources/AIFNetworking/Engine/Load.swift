@@ -32,7 +32,7 @@ final class Load: InFlightLoad {
     /// The load's ID.
     let id: LoadID
     /// The group it was started in, if any.
-    let group: LoadGroup?
+    let group: APIProxy.LoadGroup?
     /// Its manager's loads, which it counts itself in while it is in flight.
     let owner: LoadOwner?
     private let proxy: APIProxy
@@ -72,7 +72,7 @@ final class Load: InFlightLoad {
         /// as the credential comes or the load ends.
         var deadline: (any CancellableTransfer)?
         /// What hears the load, when the proxy has observers.
-        var observation: (any LoadObservation)?
+        var observation: (any APIProxy.LoadObservation)?
         /// The manager's plugins as the load started, when it had any.
         var plugins: LoadPlugins?
         /// Gets the ending, given as the load starts; taken out as it is called. The caller's
@@ -99,7 +99,7 @@ final class Load: InFlightLoad {
     ///   - proxy: Where its requests are sent, its retries budgeted and its steps logged.
     ///   - group: The group it is started in, if any.
     ///   - owner: Its manager's loads, if a manager starts it.
-    init(id: LoadID, proxy: APIProxy, group: LoadGroup? = nil, owner: LoadOwner? = nil) {
+    init(id: LoadID, proxy: APIProxy, group: APIProxy.LoadGroup? = nil, owner: LoadOwner? = nil) {
         self.id = id
         self.proxy = proxy
         self.group = group
@@ -110,7 +110,7 @@ final class Load: InFlightLoad {
 
     /// What hears the load: the proxy's observers' observation and the manager's plugins, when
     /// there are any; set once as the manager prepares the load, read as it ends.
-    var listeners: (observation: (any LoadObservation)?, plugins: LoadPlugins?) {
+    var listeners: (observation: (any APIProxy.LoadObservation)?, plugins: LoadPlugins?) {
         get { state.withLock { ($0.observation, $0.plugins) } }
         set { state.withLock { ($0.observation, $0.plugins) = newValue } }
     }

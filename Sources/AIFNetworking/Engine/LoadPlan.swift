@@ -43,7 +43,7 @@ final class LoadPlan: Sendable {
     /// to, progress), or `nil` for an ordinary load.
     let transfer: LoadTransfer?
     /// What hears the load's attempts, when the proxy has observers.
-    let observation: (any LoadObservation)?
+    let observation: (any APIProxy.LoadObservation)?
     /// The manager's plugins as the load started, when it had any: asked before each attempt
     /// is signed and each retry, and told the end of a load whose manager was deallocated.
     let plugins: LoadPlugins?
@@ -61,7 +61,7 @@ final class LoadPlan: Sendable {
         bodyEncoding: Parameters.BodyEncoding?,
         arrayEncoding: Parameters.ArrayEncoding? = nil, placements: [String: Parameters.Placement] = [:], timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
-        transfer: LoadTransfer? = nil, observation: (any LoadObservation)? = nil, plugins: LoadPlugins? = nil
+        transfer: LoadTransfer? = nil, observation: (any APIProxy.LoadObservation)? = nil, plugins: LoadPlugins? = nil
     ) {
         self.resolved = resolved
         self.serviceName = serviceName

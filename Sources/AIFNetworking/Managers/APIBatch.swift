@@ -34,7 +34,7 @@ public final class APIBatch: Sendable {
     /// The proxy the batch is entered in (its members' loads go through their own managers').
     public let proxy: APIProxy
     /// The group the batch's own entry joins, to cancel it with others.
-    public let group: LoadGroup?
+    public let group: APIProxy.LoadGroup?
     private let members = Locked<[MemberLoad]>([])
 
     /// Creates an empty batch.
@@ -43,7 +43,7 @@ public final class APIBatch: Sendable {
     ///   - failFast: Whether the first failure cancels the rest; no by default.
     ///   - group: A group for the batch's entry in the proxy; none by default.
     ///   - proxy: Where the batch is entered; ``APIProxy/shared`` by default.
-    public init(failFast: Bool = false, group: LoadGroup? = nil, proxy: APIProxy = .shared) {
+    public init(failFast: Bool = false, group: APIProxy.LoadGroup? = nil, proxy: APIProxy = .shared) {
         self.failFast = failFast
         self.group = group
         self.proxy = proxy

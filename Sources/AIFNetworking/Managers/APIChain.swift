@@ -26,7 +26,7 @@ public struct APIChain<Last: Decodable & Sendable>: Sendable {
 
     private let proxy: APIProxy
     /// The group the chain's own entry joins.
-    public let group: LoadGroup?
+    public let group: APIProxy.LoadGroup?
     /// How many steps the chain has.
     public let steps: Int
     private let run: @Sendable () async -> Progress
@@ -37,14 +37,14 @@ public struct APIChain<Last: Decodable & Sendable>: Sendable {
     ///   - manager: The first step's manager; the chain is entered in its proxy.
     ///   - parameters: Its parameters.
     ///   - group: A group for the chain's entry in the proxy; none by default.
-    public init(_ manager: APIManager<Last>, parameters: Parameters = [:], group: LoadGroup? = nil) {
+    public init(_ manager: APIManager<Last>, parameters: Parameters = [:], group: APIProxy.LoadGroup? = nil) {
         proxy = manager.proxy
         self.group = group
         steps = 1
         run = { await Self.step(1, manager, parameters) }
     }
 
-    private init(proxy: APIProxy, group: LoadGroup?, steps: Int, run: @escaping @Sendable () async -> Progress) {
+    private init(proxy: APIProxy, group: APIProxy.LoadGroup?, steps: Int, run: @escaping @Sendable () async -> Progress) {
         self.proxy = proxy
         self.group = group
         self.steps = steps

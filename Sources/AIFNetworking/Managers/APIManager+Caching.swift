@@ -69,7 +69,7 @@ extension APIManager {
     @inline(never)
     func cacheLookup(
         _ policy: ResponseCache.Policy, id: LoadID, path: String, parameters: Parameters, resolved: ServiceRegistry.ResolvedService, method: HTTPMethod,
-        refreshing: LoadID?, observation: (any LoadObservation)?
+        refreshing: LoadID?, observation: (any APIProxy.LoadObservation)?
     ) -> (answer: Stage?, use: CacheUse) {
         let key = ResponseCache.Key(
             service: serviceName, environment: resolved.environmentName, method: method, path: path, parameters: parameters,
@@ -100,7 +100,7 @@ extension APIManager {
     /// A cache entry as this manager's response: its content decoded if it was read from the
     /// persistent store (and then kept in memory), or `nil` if it does not decode.
     func cachedResponse(
-        _ entry: ResponseCache.Entry, key: ResponseCache.Key, origin: ResponseOrigin, id: LoadID, parameters: Parameters, resolved: ServiceRegistry.ResolvedService
+        _ entry: ResponseCache.Entry, key: ResponseCache.Key, origin: HTTPResponse.Origin, id: LoadID, parameters: Parameters, resolved: ServiceRegistry.ResolvedService
     ) -> APIResponse<Content>? {
         let content: Content
         if let kept = entry.content as? Content {

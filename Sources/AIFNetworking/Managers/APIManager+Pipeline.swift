@@ -37,7 +37,7 @@ extension APIManager {
         // One list of plugins a load: the proxy's, then the manager's.
         let pluginList = proxy.plugins.isEmpty ? self.plugins : proxy.plugins + self.plugins
         var observed = false
-        var observation: (any LoadObservation)?
+        var observation: (any APIProxy.LoadObservation)?
         var plugins: LoadPlugins?
         /// Tells the observers and the plugins of the load, once its environment is known (or
         /// known not to be).
@@ -185,7 +185,7 @@ extension APIManager {
     ) -> Result<APIResponse<Content>, APIError> {
         let request: HTTPRequest
         var response: HTTPResponse
-        var origin = ResponseOrigin.network
+        var origin = HTTPResponse.Origin.network
         // The service's veto when the engine asked for it already — not when the cache's
         // response replaced the 304 it was asked about.
         var askedVeto: ServiceVeto?? = nil

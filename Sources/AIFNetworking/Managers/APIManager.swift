@@ -68,7 +68,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         weak var mainActorDelegate: (any MainActorManagerDelegate<Content>)?
         weak var mainActorParamSource: (any MainActorParamSource<Content>)?
         var callbackExecutor = CallbackExecutor.mainActor
-        var group: LoadGroup?
+        var group: APIProxy.LoadGroup?
         var last: Result<APIResponse<Content>, APIError>?
     }
 
@@ -241,7 +241,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     }
 
     /// The group new loads join, so that ``APIProxy/cancel(group:)`` can cancel them together.
-    public var group: LoadGroup? {
+    public var group: APIProxy.LoadGroup? {
         get { state.withLock { $0.group } }
         set { state.withLock { $0.group = newValue } }
     }

@@ -19,7 +19,7 @@ public struct APIResponse<Content: Sendable>: Sendable {
     /// parameters and signing).
     public var parameters: Parameters { storage.parameters }
     /// Where it came from: the network, or the cache and how.
-    public var origin: ResponseOrigin { storage.origin }
+    public var origin: HTTPResponse.Origin { storage.origin }
     /// Whether it was served from the cache: no request was sent for this load, or the server
     /// answered `304 Not Modified` to a conditional one.
     public var isFromCache: Bool { storage.origin != .network }
@@ -66,7 +66,7 @@ public struct APIResponse<Content: Sendable>: Sendable {
     @inline(__always)
     public init(
         loadID: LoadID, response: HTTPResponse, content: Content, request: HTTPRequest, parameters: Parameters,
-        origin: ResponseOrigin = .network, attempts: Int = 1, refreshes: LoadID? = nil, warnings: [String] = []
+        origin: HTTPResponse.Origin = .network, attempts: Int = 1, refreshes: LoadID? = nil, warnings: [String] = []
     ) {
         storage = ResponseStorage(
             loadID: loadID, statusCode: response.statusCode, headers: response.headers, data: response.body, request: request,
@@ -99,7 +99,7 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
     let data: Data
     let request: HTTPRequest
     let parameters: Parameters
-    let origin: ResponseOrigin
+    let origin: HTTPResponse.Origin
     let metrics: HTTPResponse.Metrics
     let attempts: Int
     let refreshes: LoadID?
@@ -109,7 +109,7 @@ private final class ResponseStorage<Content: Sendable>: Sendable {
 
     init(
         loadID: LoadID, statusCode: Int, headers: HTTPHeaders, data: Data, request: HTTPRequest, parameters: Parameters,
-        origin: ResponseOrigin, metrics: HTTPResponse.Metrics, attempts: Int, refreshes: LoadID?, httpVersion: HTTPResponse.Version,
+        origin: HTTPResponse.Origin, metrics: HTTPResponse.Metrics, attempts: Int, refreshes: LoadID?, httpVersion: HTTPResponse.Version,
         warnings: [String], content: Content
     ) {
         self.loadID = loadID
@@ -143,38 +143,4 @@ public struct NoContent: Decodable, Sendable, Hashable {
 
     /// Decodes nothing.
     public init(from decoder: any Decoder) throws {}
-}
-
-/// Where an ``APIResponse`` came from.
-public enum ResponseOrigin: Sendable, Hashable {
-    /// The server answered the load's request.
-    case network
-    /// The server answered the load's conditional request `304 Not Modified`: the stored
-    /// body, with a new lifetime.
-    case revalidated
-    /// A fresh cached response; no request was sent.
-    case cache(age: Duration)
-    /// An expired cached response served at once while a refresh load runs
-    /// (``ResponseCache/Policy/staleWhileRevalidate``); the refresh's response names this load in
-    /// ``APIResponse/refreshes``.
-    case staleCache(age: Duration)
-    /// A stored response served because the load failed as `reason` (no network, or a
-    /// timeout) — ``ResponseCache/Policy/offlineFallback``.
-    case offlineFallback(age: Duration, reason: APIError.Kind)
-
-    /// Whether the response is older than its cache lifetime.
-    public var isStale: Bool {
-        switch self {
-        case .staleCache, .offlineFallback: true
-        case .network, .revalidated, .cache: false
-        }
-    }
-
-    /// How old the cached response is, when it came from the cache without a request.
-    public var age: Duration? {
-        switch self {
-        case .cache(let age), .staleCache(let age), .offlineFallback(let age, _): age
-        case .network, .revalidated: nil
-        }
-    }
 }

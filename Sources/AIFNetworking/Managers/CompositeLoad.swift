@@ -7,11 +7,11 @@ enum CompositeLoad {
     /// load is entered before the task starts, which could otherwise end before it was entered.
     private final class TaskLoad<Outcome: Sendable>: InFlightLoad {
         let id: LoadID
-        let group: LoadGroup?
+        let group: APIProxy.LoadGroup?
         var owner: LoadOwner? { nil }
-        private let state = Locked<(task: Task<Outcome, Never>?, cancelled: Bool)>((nil, false))
+        private let state = Locked<(task: Task<Outcome, Never>?, cancelled: Bool, ended: Bool)>((nil, false, false))
 
-        init(id: LoadID, group: LoadGroup?) {
+        init(id: LoadID, group: APIProxy.LoadGroup?) {
             self.id = id
             self.group = group
         }
@@ -25,17 +25,27 @@ enum CompositeLoad {
         /// do, which the shutdown cancels.
         func cancel(_ cause: LoadStateMachine.Cancellation) {
             guard cause != .shutdown else { return }
-            state.withLock { state in
+            state.withLock { state -> Task<Outcome, Never>? in
+                guard !state.ended else { return nil }
                 state.cancelled = true
                 return state.task
             }?.cancel()
+        }
+
+        /// Ends the load: after this, a cancellation changes nothing.
+        /// - Returns: Whether it was cancelled first — then its outcome is told to no one.
+        func end() -> Bool {
+            state.withLock { state in
+                state.ended = true
+                return state.cancelled
+            }
         }
     }
 
     /// The async face: runs `body` and returns its outcome (and whether the load was cancelled);
     /// cancelling the calling task cancels it.
     static func run<Outcome: Sendable>(
-        proxy: APIProxy, group: LoadGroup?, _ body: @escaping @Sendable (LoadID) async -> Outcome
+        proxy: APIProxy, group: APIProxy.LoadGroup?, _ body: @escaping @Sendable (LoadID) async -> Outcome
     ) async -> (id: LoadID, outcome: Outcome, cancelled: Bool) {
         let id = proxy.newID()
         let load = TaskLoad<(Outcome, Bool)>(id: id, group: group)
@@ -52,9 +62,9 @@ enum CompositeLoad {
     }
 
     /// The delegate face: starts `body` and returns its ID at once; `deliver` runs on
-    /// `executor` with the outcome, unless the load was cancelled.
+    /// `executor` with the outcome, unless the load was cancelled before it ended.
     static func start<Outcome: Sendable>(
-        proxy: APIProxy, group: LoadGroup?, executor: CallbackExecutor,
+        proxy: APIProxy, group: APIProxy.LoadGroup?, executor: CallbackExecutor,
         _ body: @escaping @Sendable (LoadID) async -> Outcome, deliver: @escaping @Sendable (Outcome) -> Void
     ) -> LoadID {
         let id = proxy.newID()
@@ -62,8 +72,10 @@ enum CompositeLoad {
         proxy.enter(load)
         load.run(Task {
             let outcome = await body(id)
+            // Told (or not) before it leaves the table: once no load is in flight, every
+            // composite's delivery is decided, and made on its executor.
+            if !load.end() { executor.run { deliver(outcome) } }
             proxy.end(load)
-            if !Task.isCancelled { executor.run { deliver(outcome) } }
         })
         return id
     }

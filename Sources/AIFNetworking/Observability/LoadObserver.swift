@@ -1,83 +1,87 @@
-/// Hears the loads of a proxy from start to end: the place metrics, tracing and audit logs
-/// attach to the load engine.
-///
-/// A proxy asks each of its observers (``APIProxy/init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:plugins:)``)
-/// for an observation when a load starts, on the caller's thread — so a task-local value such
-/// as the current trace context is the caller's — and tells that observation what happens to
-/// the load: each attempt as it is about to be signed (the moment to add headers) and as it
-/// ends, retries, credential renewals, cache answers, and the end, exactly once.
-///
-/// ```swift
-/// struct SlowLoadReporter: LoadObserver {
-///     func observation(of load: ObservedLoad) -> (any LoadObservation)? {
-///         Stopwatch(load: load)
-///     }
-/// }
-///
-/// final class Stopwatch: LoadObservation {
-///     let load: ObservedLoad
-///     let started = ContinuousClock.now
-///     init(load: ObservedLoad) { self.load = load }
-///     func loadDidEnd(_ outcome: ObservedLoad.Outcome) {
-///         if ContinuousClock.now - started > .seconds(2) { print("slow: \(load.path)") }
-///     }
-/// }
-/// ```
-///
-/// The calls come from whichever thread runs the load's step (the transport's thread or the
-/// load executor): keep them short and never block. The optional products
-/// `AIFNetworkingMetrics` (swift-metrics) and `AIFNetworkingTracing`
-/// (swift-distributed-tracing) are observers.
-public protocol LoadObserver: Sendable {
-    /// Starts observing a load; `nil` to leave this one alone.
+extension APIProxy {
+    /// Hears the loads of a proxy from start to end: the place metrics, tracing and audit logs
+    /// attach to the load engine.
     ///
-    /// - Parameter load: What the load is.
-    /// - Returns: What hears the rest of the load, or `nil`.
-    func observation(of load: ObservedLoad) -> (any LoadObservation)?
+    /// A proxy asks each of its observers (``APIProxy/init(transport:logger:retryBudget:offlineAfterFailures:recorder:observers:plugins:)``)
+    /// for an observation when a load starts, on the caller's thread — so a task-local value such
+    /// as the current trace context is the caller's — and tells that observation what happens to
+    /// the load: each attempt as it starts and as it ends, retries, credential renewals, cache
+    /// answers, and the end, exactly once. An observer reads; a ``LoadPlugin`` changes a load.
+    ///
+    /// ```swift
+    /// struct SlowLoadReporter: APIProxy.LoadObserver {
+    ///     func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? {
+    ///         Stopwatch(load: load)
+    ///     }
+    /// }
+    ///
+    /// final class Stopwatch: APIProxy.LoadObservation {
+    ///     let load: ObservedLoad
+    ///     let started = ContinuousClock.now
+    ///     init(load: ObservedLoad) { self.load = load }
+    ///     func loadDidEnd(_ outcome: ObservedLoad.Outcome) {
+    ///         if ContinuousClock.now - started > .seconds(2) { print("slow: \(load.path)") }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// The calls come from whichever thread runs the load's step (the transport's thread or the
+    /// load executor): keep them short and never block. The optional products
+    /// `AIFNetworkingMetrics` (swift-metrics) and `AIFNetworkingTracing`
+    /// (swift-distributed-tracing) are observers.
+    public protocol LoadObserver: Sendable {
+        /// Starts observing a load; `nil` to leave this one alone.
+        ///
+        /// - Parameter load: What the load is.
+        /// - Returns: What hears the rest of the load, or `nil`.
+        func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)?
 
-    /// A backend's circuit changed state (``/AIFServices/CircuitBreaker``), as a load of the
-    /// proxy found or left it: opened after a run of failures (or a failed probe), half-open
-    /// once its cool-down passed, closed when its probes succeeded. Does nothing by default.
-    ///
-    /// - Parameters:
-    ///   - change: From which state to which.
-    ///   - service: The service.
-    ///   - environment: Its environment: the circuit's backend.
-    func circuitDidChange(_ change: CircuitBreaker.Change, service: ServiceName, environment: ServiceEnvironment.Name)
+        /// A backend's circuit changed state (``/AIFServices/CircuitBreaker``), as a load of the
+        /// proxy found or left it: opened after a run of failures (or a failed probe), half-open
+        /// once its cool-down passed, closed when its probes succeeded. Does nothing by default.
+        ///
+        /// - Parameters:
+        ///   - change: From which state to which.
+        ///   - service: The service.
+        ///   - environment: Its environment: the circuit's backend.
+        func circuitDidChange(_ change: CircuitBreaker.Change, service: ServiceName, environment: ServiceEnvironment.Name)
+    }
 }
 
-extension LoadObserver {
+extension APIProxy.LoadObserver {
     /// Does nothing.
     public func circuitDidChange(_ change: CircuitBreaker.Change, service: ServiceName, environment: ServiceEnvironment.Name) {}
 }
 
-/// One load as an observer hears it: it reads, it never changes the load (a plugin changes a
-/// request's headers: ``LoadPlugin/attemptWillBeSigned(_:headers:of:)``). Every method has an
-/// empty default.
-public protocol LoadObservation: AnyObject, Sendable {
-    /// An attempt is about to be made, signed and sent — before the plugins add their headers.
-    ///
-    /// - Parameter attempt: The attempt's number, 1 for the first.
-    func attemptWillStart(_ attempt: Int)
+extension APIProxy {
+    /// One load as an observer hears it: it reads, it never changes the load (a plugin changes a
+    /// request's headers: ``LoadPlugin/attemptWillBeSigned(_:headers:of:)``). Every method has an
+    /// empty default.
+    public protocol LoadObservation: AnyObject, Sendable {
+        /// An attempt is about to be made, signed and sent — before the plugins add their headers.
+        ///
+        /// - Parameter attempt: The attempt's number, 1 for the first.
+        func attemptWillStart(_ attempt: Int)
 
-    /// An attempt ended: the server answered (any status), or the request failed.
-    func attemptDidEnd(_ attempt: ObservedLoad.Attempt)
+        /// An attempt ended: the server answered (any status), or the request failed.
+        func attemptDidEnd(_ attempt: ObservedLoad.Attempt)
 
-    /// The load is about to wait and send again.
-    func loadWillRetry(_ retry: RetryPolicy.Attempt)
+        /// The load is about to wait and send again.
+        func loadWillRetry(_ retry: RetryPolicy.Attempt)
 
-    /// The load's credential was refused; it waits for the renewed one and sends once more.
-    func loadWillRenewCredential()
+        /// The load's credential was refused; it waits for the renewed one and sends once more.
+        func loadWillRenewCredential()
 
-    /// The cache answered the load (a fresh or, with stale-while-revalidate, an expired entry)
-    /// from `tier`; nothing is sent.
-    func cacheDidAnswer(from tier: ResponseCache.Tier)
+        /// The cache answered the load (a fresh or, with stale-while-revalidate, an expired entry)
+        /// from `tier`; nothing is sent.
+        func cacheDidAnswer(from tier: ResponseCache.Tier)
 
-    /// The load ended, as its caller is told; called exactly once, last.
-    func loadDidEnd(_ outcome: ObservedLoad.Outcome)
+        /// The load ended, as its caller is told; called exactly once, last.
+        func loadDidEnd(_ outcome: ObservedLoad.Outcome)
+    }
 }
 
-extension LoadObservation {
+extension APIProxy.LoadObservation {
     /// Does nothing.
     public func attemptWillStart(_ attempt: Int) {}
     /// Does nothing.
@@ -162,7 +166,7 @@ extension ObservedLoad {
         /// The response's status, when there was a response (a cached one too).
         public var statusCode: Int?
         /// Where the response came from, when the load succeeded.
-        public var origin: ResponseOrigin?
+        public var origin: HTTPResponse.Origin?
         /// Why the load failed, when it did.
         public var error: APIError?
         /// The requests sent (0 when the cache answered or the load failed before sending), the
@@ -170,7 +174,7 @@ extension ObservedLoad {
         public var attempts: Int
 
         /// Describes an outcome.
-        public init(statusCode: Int? = nil, origin: ResponseOrigin? = nil, error: APIError? = nil, attempts: Int = 0) {
+        public init(statusCode: Int? = nil, origin: HTTPResponse.Origin? = nil, error: APIError? = nil, attempts: Int = 0) {
             self.statusCode = statusCode
             self.origin = origin
             self.error = error

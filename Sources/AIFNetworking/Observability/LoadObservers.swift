@@ -1,10 +1,10 @@
 /// A proxy's observers, asked together when a load starts.
 struct LoadObservers: Sendable {
-    let all: [any LoadObserver]
+    let all: [any APIProxy.LoadObserver]
 
     /// What hears the load: the one observation, all of them together, or `nil` when no
     /// observer wants it.
-    func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+    func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? {
         if all.count == 1 { return all[0].observation(of: load) }
         let parts = all.compactMap { $0.observation(of: load) }
         if parts.count <= 1 { return parts.first }
@@ -13,10 +13,10 @@ struct LoadObservers: Sendable {
 }
 
 /// Several observations of one load, told in the order of the proxy's observers.
-private final class CombinedObservation: LoadObservation {
-    private let parts: [any LoadObservation]
+private final class CombinedObservation: APIProxy.LoadObservation {
+    private let parts: [any APIProxy.LoadObservation]
 
-    init(_ parts: [any LoadObservation]) {
+    init(_ parts: [any APIProxy.LoadObservation]) {
         self.parts = parts
     }
 

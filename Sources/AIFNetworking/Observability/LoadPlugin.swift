@@ -1,7 +1,7 @@
 /// Takes part in a manager's loads at a few moments: before a load starts, before each of its
 /// attempts is signed, when a failed attempt could be sent again, when its response has been
 /// decoded, and as it ends. The one way to hook into a load (AIFNetworking's interceptor and
-/// validator moments, Moya's plugins); ``LoadObserver`` is its read-only form, for a whole
+/// validator moments, Moya's plugins); ``APIProxy/LoadObserver`` is its read-only form, for a whole
 /// proxy (metrics, tracing).
 ///
 /// Every moment has a default that does nothing (or says yes), so a plugin writes only the

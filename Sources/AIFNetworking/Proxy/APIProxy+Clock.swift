@@ -54,7 +54,7 @@ extension APIProxy {
         retryBudget: RetryPolicy.Budget = RetryPolicy.Budget(),
         offlineAfterFailures: Int = 2,
         recorder: FixtureTransport.Recorder? = nil,
-        observers: [any LoadObserver] = [],
+        observers: [any APIProxy.LoadObserver] = [],
         plugins: [any LoadPlugin] = [],
         clock: any Clock,
         executor: (any Executor)? = nil

@@ -1,13 +1,13 @@
 import Logging
 extension APIProxy {
-    /// Sends a request made by ``/AIFServices/RequestGenerator`` for a load: through the redirect loop (each
+    /// Sends a request made for a load: through the redirect loop (each
     /// hop of a signed request signed afresh), sharing one transfer with identical loads in
     /// flight when `coalescingKey` is set, logging the request and its outcome, showing the
     /// outcome to the proxy's ``connectivity``, and calling
     /// `completion` exactly once, on `executor`.
     ///
     /// - Parameters:
-    ///   - request: A request made by ``/AIFServices/RequestGenerator``.
+    ///   - request: A request made for the load.
     ///   - resolved: The service and environment it was made for.
     ///   - id: The load's ID, for the log and the coalescer.
     ///   - coalescingKey: Identical loads' shared key, or `nil` to send alone.

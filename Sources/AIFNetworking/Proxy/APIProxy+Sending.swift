@@ -1,7 +1,7 @@
 import Foundation
 
 extension APIProxy {
-    /// Sends a request made by ``/AIFServices/RequestGenerator`` for `resolved`, as a manager's load sends
+    /// Sends a request made for `resolved` (``/AIFServices/ServiceRegistry/ResolvedService/makeRequest(path:method:parameters:headers:bodyEncoding:arrays:query:rawBody:rawBodyContentType:placements:credential:signingContext:)``), as a manager's load sends
     /// one: redirects followed as the ``transport``'s ``/AIFTransport/HTTPTransport/redirects`` (or the
     /// request's own) allow, each hop within the first request's origin signed afresh and no
     /// signature carried to another origin, every response shown to the environment's
@@ -9,7 +9,7 @@ extension APIProxy {
     ///
     /// ```swift
     /// let resolved = try ServiceRegistry.shared.resolve("shop")
-    /// let request = try RequestGenerator().makeRequest(for: resolved, path: "goods/{id}", method: .get, parameters: ["id": 42])
+    /// let request = try resolved.makeRequest(path: "goods/{id}", method: .get, parameters: ["id": 42])
     /// let response = try await APIProxy.shared.send(request, for: resolved)
     /// ```
     ///
@@ -38,7 +38,7 @@ extension APIProxy {
     /// Sends one load's request: each hop through the transport — a mock environment's
     /// fixtures, or ``transport`` (through a recorder when the proxy records) — as one exchange
     /// completing on `executor`, redirects followed through the library's one redirect loop with
-    /// the hops of a signed service signed afresh (``/AIFServices/RequestGenerator/signedAgain(_:after:for:)``),
+    /// the hops of a signed service signed afresh,
     /// every response shown to the environment's ``/AIFServices/ServiceRegistry/ResolvedService/clockSkew``.
     ///
     /// - Parameters:

@@ -99,6 +99,18 @@ extension APIProxy {
         }
     }
 
+    /// Calls `tell` once no load is in flight — at once if none is, else as the last one leaves
+    /// the table (or a shutdown is cut short). A test's way to know that every load has ended,
+    /// and every delivery been decided.
+    func whenNoLoadsInFlight(_ tell: @escaping @Sendable () -> Void) {
+        let now = table.withLock { table -> Bool in
+            if table.entries.isEmpty { return true }
+            table.whenEmpty.append { _ in tell() }
+            return false
+        }
+        if now { tell() }
+    }
+
     /// Stops waiting for the loads in flight: a waiting shutdown cancels them now.
     private func cutShutdownShort() {
         let waiting = table.withLock { table in

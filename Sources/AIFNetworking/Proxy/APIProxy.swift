@@ -47,7 +47,7 @@ public final class APIProxy: Sendable {
     /// Writes every response of a real environment as a fixture, when set (record → replay).
     public let recorder: FixtureTransport.Recorder?
     /// What hears each load from start to end (metrics, tracing); none by default.
-    public var observers: [any LoadObserver] { loadObservers.all }
+    public var observers: [any APIProxy.LoadObserver] { loadObservers.all }
     /// What takes part in every load of this proxy, before each manager's own
     /// ``APIManager/plugins``: one list of plugins a load, the proxy's first (a trace context's
     /// headers, an audit's refusal). None by default.
@@ -95,7 +95,7 @@ public final class APIProxy: Sendable {
     ///     response between, for ``connectivity`` to become ``APIProxy/Connectivity/offline``; 2 by default.
     ///   - recorder: Writes every response as a fixture (see ``/AIFServices/FixtureTransport/Recorder``); by default
     ///     one for the directory `AIF_RECORD` names, if it is set, else none.
-    ///   - observers: What hears each load from start to end (see ``LoadObserver``); none by
+    ///   - observers: What hears each load from start to end (see ``APIProxy/LoadObserver``); none by
     ///     default.
     ///   - plugins: What takes part in every load, before each manager's plugins (see
     ///     ``LoadPlugin``); none by default.
@@ -105,7 +105,7 @@ public final class APIProxy: Sendable {
         retryBudget: RetryPolicy.Budget = RetryPolicy.Budget(),
         offlineAfterFailures: Int = 2,
         recorder: FixtureTransport.Recorder? = .fromEnvironment(),
-        observers: [any LoadObserver] = [],
+        observers: [any APIProxy.LoadObserver] = [],
         plugins: [any LoadPlugin] = []
     ) {
         self.init(
@@ -125,7 +125,7 @@ public final class APIProxy: Sendable {
         offlineAfterFailures: Int = 2,
         loadExecutor: LoadExecutorChoice,
         recorder: FixtureTransport.Recorder? = .fromEnvironment(),
-        observers: [any LoadObserver] = [],
+        observers: [any APIProxy.LoadObserver] = [],
         plugins: [any LoadPlugin] = []
     ) {
         self.init(
@@ -138,7 +138,7 @@ public final class APIProxy: Sendable {
     /// each step when the test says) rather than where `loadExecutor` puts them.
     init(
         transport: any HTTPTransport, logger: Logger, retryBudget: RetryPolicy.Budget, offlineAfterFailures: Int,
-        loadExecutor: LoadExecutorChoice, recorder: FixtureTransport.Recorder?, observers: [any LoadObserver], plugins: [any LoadPlugin] = [],
+        loadExecutor: LoadExecutorChoice, recorder: FixtureTransport.Recorder?, observers: [any APIProxy.LoadObserver], plugins: [any LoadPlugin] = [],
         clock: any LoadClock, executor: (any StepExecutor)? = nil
     ) {
         self.plugins = plugins
@@ -193,7 +193,7 @@ public final class APIProxy: Sendable {
     /// Asks the observers, if the proxy has any, what hears `load` (on the caller's thread).
     ///
     /// - Returns: What hears the load, or `nil`.
-    func observation(of load: ObservedLoad) -> (any LoadObservation)? {
+    func observation(of load: ObservedLoad) -> (any APIProxy.LoadObservation)? {
         hasObservers ? loadObservers.observation(of: load) : nil
     }
 

@@ -6,7 +6,7 @@ protocol InFlightLoad: AnyObject, Sendable {
     /// The load's ID.
     var id: LoadID { get }
     /// The group it was started in, if any.
-    var group: LoadGroup? { get }
+    var group: APIProxy.LoadGroup? { get }
     /// Its manager's loads, if a manager started it.
     var owner: LoadOwner? { get }
     /// Cancels the load for `cause`, unless it has ended.

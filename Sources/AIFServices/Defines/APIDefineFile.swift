@@ -319,7 +319,7 @@ enum APIDefineFile {
         private func retry(_ value: JSONValue, at path: String) throws(ServiceRegistry.ConfigurationError) -> RetryPolicy {
             do {
                 let retry = try FastJSONDecoder().decode(ServiceFile.Retry.self, from: JSONEncoder().encode(value))
-                return try ConfiguredService.retryPolicy(retry, reader: config)
+                return try ServiceRegistry.ConfiguredService.retryPolicy(retry, reader: config)
             } catch let error as ServiceRegistry.ConfigurationError {
                 let inner = error.key.map { $0.hasPrefix("retry") ? String($0.dropFirst("retry".count)) : "." + $0 } ?? ""
                 throw problem(path + inner, error.problem)

@@ -43,7 +43,7 @@ public final class Authenticator: Sendable {
     }
 
     /// A credential and where a request carries it: what
-    /// ``RequestGenerator/makeRequest(for:path:method:parameters:headers:bodyEncoding:arrays:query:rawBody:rawBodyContentType:placements:credential:signingContext:)``
+    /// ``ServiceRegistry/ResolvedService/makeRequest(path:method:parameters:headers:bodyEncoding:arrays:query:rawBody:rawBodyContentType:placements:credential:signingContext:)``
     /// puts in the request it makes.
     public struct PlacedCredential: Sendable, Hashable {
         /// The credential.

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 extension RequestGenerator {
     /// A request body made from an `Encodable` value: JSON through the service's
@@ -18,7 +18,7 @@ extension RequestGenerator {
     /// - Returns: The bytes and their content type.
     /// - Throws: ``ServiceError/unencodableBody(service:path:type:reason:)`` naming the value's
     ///   type and, for an `EncodingError`, where in it encoding failed.
-    public func body(
+    package func body(
         encoding value: some Encodable, as encoding: Parameters.BodyEncoding? = nil, arrays: Parameters.ArrayEncoding? = nil,
         for resolved: ServiceRegistry.ResolvedService, path: String
     ) throws(ServiceError) -> (data: Data, contentType: String) {

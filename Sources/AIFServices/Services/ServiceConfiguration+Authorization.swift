@@ -1,6 +1,6 @@
 import Foundation
 
-extension ConfiguredService {
+extension ServiceRegistry.ConfiguredService {
     /// An environment's `authorization`: the fixed credential its requests carry, read from
     /// environment variables. A variable written any other way is refused (a config file never
     /// holds a secret in clear); one that is not set gives an authenticator that fails each load

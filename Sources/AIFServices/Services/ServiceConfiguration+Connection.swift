@@ -1,6 +1,6 @@
 import Foundation
 
-extension ConfiguredService {
+extension ServiceRegistry.ConfiguredService {
     /// An environment's `unixSocket`, `connectTo`, `clientCertificate` and `trust`, or `nil` when
     /// it has none of them.
     static func connection(_ entry: ServiceFile.Environment, at path: String, reader: ConfigReader) throws(ServiceRegistry.ConfigurationError) -> HTTPRequest.Connection? {

@@ -1,6 +1,6 @@
 import Foundation
 
-extension ConfiguredService {
+extension ServiceRegistry.ConfiguredService {
     /// The transport failures a config file can name, by name.
     static let retryableErrorNames: [String: TransportError.Code] = [
         "connectionRefused": .connectionRefused, "connectionDropped": .connectionDropped, "responseLost": .responseLost, "connectTimeout": .connectTimeout,

@@ -1,8 +1,8 @@
 import Foundation
 
-/// A service definition file as it is written (``ConfiguredService`` documents the keys): typed
+/// A service definition file as it is written (``ServiceRegistry/ConfiguredService`` documents the keys): typed
 /// sections, each refusing keys it does not know. Values keep the file's spelling (`"snakeCase"`,
-/// `"${KEY}"`); ``ConfiguredService/parse(_:file:environment:)`` checks and turns them into the
+/// `"${KEY}"`); ``ServiceRegistry/ConfiguredService/parse(_:file:environment:)`` checks and turns them into the
 /// service, naming the key of each value it refuses.
 struct ServiceFile: Decodable {
     var name: String

@@ -43,7 +43,7 @@ extension CurlTransport {
         ///   - connection: TCP to the address each host name resolves to, without a client
         ///     certificate, by default.
         ///   - decompression: gzip, deflate and brotli, by default.
-        ///   - defaultHeaders: A `User-Agent` naming this library (``AIFNetworkingVersion/userAgent``).
+        ///   - defaultHeaders: A `User-Agent` naming this library (``defaultUserAgent``).
         ///   - logger: A logger that discards everything.
         public init(
             timeouts: HTTPRequest.Timeouts = .default,
@@ -55,7 +55,7 @@ extension CurlTransport {
             proxy: ProxyConfiguration = .environment(),
             connection: HTTPRequest.Connection = HTTPRequest.Connection(),
             decompression: Decompression = .automatic,
-            defaultHeaders: HTTPHeaders = ["User-Agent": AIFNetworkingVersion.userAgent],
+            defaultHeaders: HTTPHeaders = ["User-Agent": Self.defaultUserAgent],
             logger: Logger = Logger(label: "AIFNetworking.CurlTransport", factory: { _ in SwiftLogNoOpLogHandler() })
         ) {
             self.timeouts = timeouts
