@@ -61,10 +61,8 @@ func inFlight(url: URL, count: Int, mode: String) async throws {
         default:
             break
         }
-        let deadline = ContinuousClock.now + .seconds(90)
-        while ledger.ended < count && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        // Every request ended — or 90 seconds passed, and the summary counts those missing.
+        await ledger.allEnded(within: .seconds(90))
         // Late second completions, if there were any, would come now.
         try await Task.sleep(for: .milliseconds(200))
         transport.shutdown()
@@ -88,6 +86,8 @@ final class InFlightLedger: Sendable {
         var cancelledUnasked = 0
         var otherFailures = 0
         var firstUnexpectedFailure: String?
+        var ended = 0
+        var whenAllEnded: CheckedContinuation<Void, Never>?
     }
 
     private let state: Locked<State>
@@ -101,25 +101,48 @@ final class InFlightLedger: Sendable {
     }
 
     func record(_ index: Int, _ result: Result<HTTPResponse, TransportError>) {
-        state.withLock { state in
+        state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.endings[index] += 1
-            guard state.endings[index] == 1 else { return }
-            switch result {
-            case .success(let response) where response.statusCode == 200:
-                state.answered += 1
-                if state.cancelRequested[index] { state.answeredThoughCancelled += 1 }
-            case .failure(let error) where error.code == .cancelled:
-                state.cancelled += 1
-                if !state.cancelRequested[index] { state.cancelledUnasked += 1 }
-            default:
-                state.otherFailures += 1
-                if state.firstUnexpectedFailure == nil { state.firstUnexpectedFailure = "\(result)" }
+            guard state.endings[index] == 1 else { return nil }
+            state.ended += 1
+            tally(result, of: index, in: &state)
+            guard state.ended == state.endings.count else { return nil }
+            defer { state.whenAllEnded = nil }
+            return state.whenAllEnded
+        }?.resume()
+    }
+
+    /// Returns once every request has ended (a second ending does not count), or when `limit`
+    /// passes first.
+    func allEnded(within limit: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.ended == state.endings.count { return true }
+                state.whenAllEnded = continuation
+                return false
+            }
+            if now { return continuation.resume() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(limit / .milliseconds(1)))) {
+                self.state.withLock { state in
+                    defer { state.whenAllEnded = nil }
+                    return state.whenAllEnded
+                }?.resume()
             }
         }
     }
 
-    var ended: Int {
-        state.withLock { $0.endings.count { $0 > 0 } }
+    private func tally(_ result: Result<HTTPResponse, TransportError>, of index: Int, in state: inout State) {
+        switch result {
+        case .success(let response) where response.statusCode == 200:
+            state.answered += 1
+            if state.cancelRequested[index] { state.answeredThoughCancelled += 1 }
+        case .failure(let error) where error.code == .cancelled:
+            state.cancelled += 1
+            if !state.cancelRequested[index] { state.cancelledUnasked += 1 }
+        default:
+            state.otherFailures += 1
+            if state.firstUnexpectedFailure == nil { state.firstUnexpectedFailure = "\(result)" }
+        }
     }
 
     var firstUnexpectedFailure: String? {
