@@ -332,10 +332,10 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     }
 
     /// Starts a load, telling `onStart` its ID before anything can end it.
-    @discardableResult
     ///
     /// - Parameter url: A full URL on the service's origin to load instead of ``path`` (the
     ///   next page a response linked).
+    @discardableResult
     func loadData(
         with parameters: Parameters, onStart: ((LoadID) -> Void)?, transfer: LoadTransfer? = nil, refreshing: LoadID? = nil, deliver: Bool = true,
         at url: URL? = nil, call: CallAdditions = .none
