@@ -15,14 +15,21 @@ struct StreamedUploadTests {
         var description: String { "the microphone was unplugged" }
     }
 
-    /// `count` chunks of `size` random bytes, `pause` apart; and all of them, to compare.
-    private static func chunks(_ count: Int, of size: Int, pause: Duration = .zero, thenThrow: Bool = false) -> (AsyncThrowingStream<Data, any Error>, Data) {
+    /// `count` chunks of `size` random bytes; and all of them, to compare. With `sent` (the
+    /// upload's progress, bytes sent), a producer slower than the upload: each chunk is made
+    /// only once the transport has sent every byte before it, so that the upload waits for each.
+    private static func chunks(
+        _ count: Int, of size: Int, pacedBy sent: AsyncStream<Int64>? = nil, thenThrow: Bool = false
+    ) -> (AsyncThrowingStream<Data, any Error>, Data) {
         let pieces = (0..<count).map { _ in Data(Digest.randomBytes(size)) }
         let stream = AsyncThrowingStream<Data, any Error> { continuation in
             let task = Task {
+                var reports = sent?.makeAsyncIterator()
+                var produced: Int64 = 0
                 for piece in pieces {
-                    if pause > .zero { try? await Task.sleep(for: pause) }
+                    while produced > 0, let report = await reports?.next(), report < produced {}
                     continuation.yield(piece)
+                    produced += Int64(piece.count)
                 }
                 continuation.finish(throwing: thenThrow ? ProducerFailed() : nil)
             }
@@ -39,13 +46,19 @@ struct StreamedUploadTests {
         return (Int(words.first ?? "") ?? -1, words.count > 1 ? String(words[1]) : "")
     }
 
-    @Test func aBodyOfUnknownLengthGoesChunkedAsItIsProduced() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func aBodyOfUnknownLengthGoesChunkedAsItIsProduced() async throws {
         let server = try await TestServers.shared().plain
         // A slow producer: the upload waits for each chunk.
-        let (chunks, whole) = Self.chunks(30, of: 10_000, pause: .milliseconds(10))
+        let (reports, report) = AsyncStream<Int64>.makeStream()
+        let (chunks, whole) = Self.chunks(30, of: 10_000, pacedBy: reports)
         let request = HTTPRequest(method: .post, url: server.url("digest"), body: .stream(HTTPRequest.BodyStream(chunks)))
         let sent = Locked<Int64>(0)
-        let response = try await Self.transport.send(request) { progress in sent.withLock { $0 = progress.bytesSent } }
+        let response = try await Self.transport.send(request) { progress in
+            sent.withLock { $0 = progress.bytesSent }
+            report.yield(progress.bytesSent)
+        }
+        report.finish()
         #expect(response.statusCode == 200)
         let (length, hash) = Self.digest(of: response)
         #expect(length == whole.count)
