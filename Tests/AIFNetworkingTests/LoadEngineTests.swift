@@ -430,7 +430,7 @@ struct LoadEngineTests {
         #expect(!manager.proxy.isInFlight(id))
         manager.cancelLoad(id)
         #expect(heard.events == ["plugin.loadWillStart", "delegate.success", "plugin.loadDidEnd(success)"])
-        #expect(manager.lastResponse?.loadID == id)
+        #expect((try? manager.lastOutcome?.get())?.loadID == id)
     }
 
     /// Cancelled before its engine has started (from `onStart`, as a caller holding the ID

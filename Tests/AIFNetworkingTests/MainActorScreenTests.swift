@@ -87,6 +87,6 @@ struct MainActorScreenTests {
         _ = await Task.detached { detail.loadData() }.value
         await screen.waitForOutcomes(1)
         #expect(screen.failures == ["configuration"])
-        #expect(detail.lastError?.message.contains("main actor") == true)
+        #expect(detail.lastOutcome?.failure?.message.contains("main actor") == true)
     }
 }

@@ -30,7 +30,7 @@ struct ManagerPipelineTests {
             "manager.loadDidEnd(success)", "plugin.loadDidEnd(success)",
         ])
         #expect(recorder.outcome(id).count == 1)
-        let response = try #require(manager.lastResponse)
+        let response = try #require(manager.lastOutcome).get()
         #expect(response.loadID == id)
         #expect(response.content.id == 3)
         #expect(response.statusCode == 200)
@@ -264,15 +264,15 @@ struct ManagerPipelineTests {
         #expect(manager.lastOutcome(reformedBy: reformer) == nil)
         _ = try await manager.load(["id": 1])
         #expect(manager.lastOutcome(reformedBy: reformer) == "Espresso beans no. 1 (200)")
-        #expect(manager.lastOutcome(reformedBy: { $0.content.title }) == "Espresso beans no. 1")
-        #expect(manager.lastContent?.id == 1)
+        #expect((try? manager.lastOutcome?.get())?.content.title == "Espresso beans no. 1")
+        #expect((try? manager.lastOutcome?.get())?.content.id == 1)
         _ = try? await manager.load(["id": 0])
         #expect(manager.lastOutcome(reformedBy: reformer) == "failed: HTTP status 404")
-        #expect(manager.lastOutcome(reformedBy: { $0.content.title }) == nil)
-        #expect(manager.lastOutcome(reformedBy: { $0.content.title }, failure: { "\($0.statusCode ?? 0)" }) == "404")
-        #expect(manager.lastContent == nil)
-        #expect(manager.lastError?.kind == .httpStatus)
-        #expect(manager.lastError?.statusCode == 404)
+        #expect((try? manager.lastOutcome?.get())?.content.title == nil)
+        #expect(manager.lastOutcome?.failure.map { "\($0.statusCode ?? 0)" } == "404")
+        #expect(manager.lastOutcome?.failure != nil)
+        #expect(manager.lastOutcome?.failure?.kind == .httpStatus)
+        #expect(manager.lastOutcome?.failure?.statusCode == 404)
     }
 
     @Test func aBadSignatureIsRefusedByTheDemoShop() async throws {

@@ -94,7 +94,7 @@ struct ResponseCacheTests {
         manager.loadData(with: ["id": 8])
         await recorder.wait(for: "delegate.", count: 2)
         #expect(recorder.deliveries == 2)
-        #expect(manager.lastResponse?.isFromCache == true)
+        #expect((try? manager.lastOutcome?.get())?.isFromCache == true)
         #expect(stack.transport.sent == 1)
     }
 

@@ -94,3 +94,11 @@ let helperPath: String = {
     }
     return directory.appending(path: "aif-test-helper").path
 }()
+
+extension Result {
+    /// The failure, if this is one.
+    package var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

@@ -52,9 +52,9 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// The proxy loads go through.
     public let proxy: APIProxy
     /// Where ``serviceName`` is resolved.
-    public let registry: ServiceRegistry
+    let registry: ServiceRegistry
     /// Where responses are cached when the endpoint has a ``Endpoint/cachePolicy``.
-    public let cache: ResponseCache
+    let cache: ResponseCache
 
     /// What the manager calls and how, as given to `init` — a subclass passes its own
     /// (`convenience init() { self.init(Endpoint(…)) }`). Each load reads its settings from here.
@@ -470,13 +470,11 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     /// The IDs of this manager's loads in flight, oldest first.
     public var loadsInFlight: [LoadID] { proxy.loadsInFlight(ownedBy: owner) }
 
-    /// The content of the last successful load (of either face), or `nil` — what AIFNetworking
-    /// calls `fetchData`.
-    public var lastContent: Content? {
-        state.withLock { state in
-            guard case .success(let response)? = state.last else { return nil }
-            return response.content
-        }
+    /// The last load's outcome (of either face): its response, or its failure; `nil` before any
+    /// load ended. Cancellations are not recorded. What AIFNetworking calls `fetchData`:
+    /// `try manager.lastOutcome?.get().content`.
+    public var lastOutcome: Result<APIResponse<Content>, APIError>? {
+        state.withLock { $0.last }
     }
 
     /// The last load's outcome as a reformer shapes it: its response, or its failure if the
@@ -490,36 +488,6 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         case .success(let response)?: reformer.reform(response)
         case .failure(let error)?: reformer.reform(failure: error)
         case nil: nil
-        }
-    }
-
-    /// The last load's outcome as two closures shape it: `success` the response, `failure` the
-    /// failure (`nil` before any load, or when `failure` shows nothing for it).
-    ///
-    /// - Parameters:
-    ///   - success: Turns the last response into what the caller wants.
-    ///   - failure: Turns the last failure into it; by default there is nothing to show.
-    /// - Returns: What the closures made.
-    public func lastOutcome<Output>(
-        reformedBy success: @escaping @Sendable (APIResponse<Content>) -> Output,
-        failure: @escaping @Sendable (APIError) -> Output? = { _ in nil }
-    ) -> Output? {
-        lastOutcome(reformedBy: ClosureReformer(success: success, failure: failure))
-    }
-
-    /// The last load's response, if it succeeded.
-    public var lastResponse: APIResponse<Content>? {
-        state.withLock { state in
-            guard case .success(let response)? = state.last else { return nil }
-            return response
-        }
-    }
-
-    /// The last load's error, if it failed (cancellations are not recorded).
-    public var lastError: APIError? {
-        state.withLock { state in
-            guard case .failure(let error)? = state.last else { return nil }
-            return error
         }
     }
 

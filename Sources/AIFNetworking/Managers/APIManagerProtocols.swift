@@ -62,17 +62,3 @@ extension DataReformer {
     /// Nothing to show for a failure.
     public func reform(failure: APIError) -> Output? { nil }
 }
-
-/// A reformer made of closures (``APIManager/lastOutcome(reformedBy:failure:)``).
-struct ClosureReformer<Content: Sendable, Output>: DataReformer {
-    private let success: @Sendable (APIResponse<Content>) -> Output
-    private let failure: @Sendable (APIError) -> Output?
-
-    init(success: @escaping @Sendable (APIResponse<Content>) -> Output, failure: @escaping @Sendable (APIError) -> Output? = { _ in nil }) {
-        self.success = success
-        self.failure = failure
-    }
-
-    func reform(_ response: APIResponse<Content>) -> Output { success(response) }
-    func reform(failure error: APIError) -> Output? { failure(error) }
-}
