@@ -54,8 +54,7 @@ struct SigningIntegrationTests {
         let registry = setUp(service)
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("verified"), path: "aif/goods/{id}", method: method,
+        let request = try registry.resolve("verified").makeRequest(path: "aif/goods/{id}", method: method,
             parameters: ["id": "ü 1", "q": "a+b/c%d e", "empty": "", "tags": ["x", "x"], "filter": ["min": 1.5], "n": 3])
         let response = try await transport.send(request)
         #expect(response.statusCode == 200, "\(method) \(encoding) \(placement): \(response.headers["X-Reason"] ?? "")")
@@ -68,7 +67,7 @@ struct SigningIntegrationTests {
         defer { transport.shutdown() }
         // The verifier recomputes over every query parameter, so only a request whose query
         // holds nothing but the signature fields can verify: that is what this mode is for.
-        let request = try RequestGenerator().makeRequest(for: registry.resolve("verified"), path: "aif/ping", method: .post, parameters: ["a": 1])
+        let request = try registry.resolve("verified").makeRequest(path: "aif/ping", method: .post, parameters: ["a": 1])
         #expect(try await transport.send(request).statusCode == 200)
     }
 
@@ -77,9 +76,8 @@ struct SigningIntegrationTests {
         let registry = setUp(VerifiedService(online: server.baseURL()))
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let generator = RequestGenerator()
         func signed(_ parameters: Parameters = ["page": 2], method: HTTPMethod = .get) throws -> HTTPRequest {
-            try generator.makeRequest(for: registry.resolve("verified"), path: "aif/goods", method: method, parameters: parameters)
+            try registry.resolve("verified").makeRequest(path: "aif/goods", method: method, parameters: parameters)
         }
         func reason(_ request: HTTPRequest) async throws -> String? {
             let response = try await transport.send(request)
@@ -98,8 +96,7 @@ struct SigningIntegrationTests {
         body.body = .bytes(Data(#"{"goods_id":2}"#.utf8))
         #expect(try await reason(body) == "the signature does not match the request")
 
-        let stale = try generator.makeRequest(
-            for: registry.resolve("verified"), path: "aif/goods", method: .get,
+        let stale = try registry.resolve("verified").makeRequest(path: "aif/goods", method: .get,
             signingContext: SigningContext(time: Date().addingTimeInterval(-3600), nonce: Digest.hex(Digest.randomBytes(16))))
         #expect(try await reason(stale)?.hasSuffix("s ago, outside the tolerance") == true)
 
@@ -114,15 +111,13 @@ struct SigningIntegrationTests {
         let registry = try await rfc9421Registry()
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("verified"), path: "rfc9421/orders", method: method, parameters: ["note": "ü + /", "n": 1])
+        let request = try registry.resolve("verified").makeRequest(path: "rfc9421/orders", method: method, parameters: ["note": "ü + /", "n": 1])
         let response = try await transport.send(request)
         #expect(response.statusCode == 200, "\(method): \(response.headers["X-Reason"] ?? "")")
 
         // A binary body, and the same request tampered with.
         let binary = Data((0..<256).map { UInt8($0) })
-        var raw = try RequestGenerator().makeRequest(
-            for: registry.resolve("verified"), path: "rfc9421/blob", method: .put, parameters: ["v": 2],
+        var raw = try registry.resolve("verified").makeRequest(path: "rfc9421/blob", method: .put, parameters: ["v": 2],
             headers: ["Content-Type": "application/octet-stream"], rawBody: .bytes(binary))
         #expect(try await transport.send(raw).statusCode == 200)
         raw.body = .bytes(binary.dropLast() + [0])
@@ -133,22 +128,20 @@ struct SigningIntegrationTests {
         let registry = try await rfc9421Registry()
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let generator = RequestGenerator()
         func reason(_ request: HTTPRequest) async throws -> String? {
             let response = try await transport.send(request)
             return response.statusCode == 200 ? nil : response.headers["X-Reason"]
         }
-        var query = try generator.makeRequest(for: registry.resolve("verified"), path: "rfc9421/goods", method: .get, parameters: ["page": 2])
+        var query = try registry.resolve("verified").makeRequest(path: "rfc9421/goods", method: .get, parameters: ["page": 2])
         query.url = URL(string: query.url.absoluteString.replacingOccurrences(of: "page=2", with: "page=3"))!
         #expect(try await reason(query) == "the signature does not match the request")
-        var path = try generator.makeRequest(for: registry.resolve("verified"), path: "rfc9421/goods", method: .get)
+        var path = try registry.resolve("verified").makeRequest(path: "rfc9421/goods", method: .get)
         path.url = URL(string: path.url.absoluteString.replacingOccurrences(of: "/goods", with: "/admin"))!
         #expect(try await reason(path) == "the signature does not match the request")
-        let stale = try generator.makeRequest(
-            for: registry.resolve("verified"), path: "rfc9421/goods", method: .get,
+        let stale = try registry.resolve("verified").makeRequest(path: "rfc9421/goods", method: .get,
             signingContext: SigningContext(time: Date().addingTimeInterval(-3600), nonce: Digest.hex(Digest.randomBytes(16))))
         #expect(try await reason(stale)?.hasSuffix("s ago, outside the tolerance") == true)
-        let once = try generator.makeRequest(for: registry.resolve("verified"), path: "rfc9421/goods", method: .get)
+        let once = try registry.resolve("verified").makeRequest(path: "rfc9421/goods", method: .get)
         #expect(try await reason(once) == nil)
         #expect(try await reason(once)?.hasSuffix("was used before") == true)
     }
@@ -158,8 +151,7 @@ struct SigningIntegrationTests {
         let registry = setUp(VerifiedService(online: server.baseURL()))
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("verified"), path: "aif/blob", method: .post, parameters: ["kind": "raw"],
+        let request = try registry.resolve("verified").makeRequest(path: "aif/blob", method: .post, parameters: ["kind": "raw"],
             headers: ["Content-Type": "application/octet-stream"], rawBody: .bytes(Data((0..<256).map { UInt8($0) })))
         let response = try await transport.send(request)
         #expect(response.statusCode == 200, "\(response.headers["X-Reason"] ?? "")")
@@ -171,10 +163,8 @@ struct SigningIntegrationTests {
         let registry = setUp(VerifiedService(online: server.url("")))
         let transport = makeTransport()
         defer { transport.shutdown() }
-        let generator = RequestGenerator()
         // The service's API version is "verify"; the redirect source lives outside it.
-        let request = try generator.makeRequest(
-            for: registry.resolve("verified"), path: server.url("redirect-signed").absoluteString, method: method,
+        let request = try registry.resolve("verified").makeRequest(path: server.url("redirect-signed").absoluteString, method: method,
             parameters: ["goods_id": 9])
         let response = try await APIProxy(transport: transport).send(request, for: registry.resolve("verified"))
         #expect(response.statusCode == 200, "\(response.headers["X-Reason"] ?? "")")
@@ -266,9 +256,7 @@ struct SigningIntegrationTests {
         _ = await catcher.outcomes.wait(count: 1)
         #expect(catcher.outcomes.values == ["\(delegated): 200"])
         #expect(awaited.statusCode == 200)
-        let generator = RequestGenerator()
-        let request = try generator.makeRequest(
-            for: registry.resolve("verified"), path: server.url("hop/302?to=\(PercentEncoding.encode(elsewhere))").absoluteString, method: .get,
+        let request = try registry.resolve("verified").makeRequest(path: server.url("hop/302?to=\(PercentEncoding.encode(elsewhere))").absoluteString, method: .get,
             parameters: ["goods_id": 9])
         let response = try await proxy.send(request, for: registry.resolve("verified"))
         let target = try #require(response.headers["X-Target"])
@@ -277,8 +265,7 @@ struct SigningIntegrationTests {
             #expect(!target.contains(field), "\(field) reached another origin: \(target)")
         }
         // Within the origin, the hop is signed again and the landing verifies it.
-        let same = try generator.makeRequest(
-            for: registry.resolve("verified"), path: server.url("hop/308?to=%2Fverify%2Faif%2Flanding").absoluteString, method: .post,
+        let same = try registry.resolve("verified").makeRequest(path: server.url("hop/308?to=%2Fverify%2Faif%2Flanding").absoluteString, method: .post,
             parameters: ["goods_id": 9])
         let verified = try await proxy.send(same, for: registry.resolve("verified"))
         #expect(verified.statusCode == 200, "\(verified.headers["X-Reason"] ?? "")")
@@ -289,10 +276,10 @@ struct SigningIntegrationTests {
         let registry = setUp(VerifiedService(online: servers.plain.baseURL(), offline: servers.tls.baseURL(secure: true)))
         let transport = makeTransport { $0.tls.certificateAuthorities = .file(path: servers.certificates.caPath) }
         defer { transport.shutdown() }
-        let online = try await transport.send(RequestGenerator().makeRequest(for: registry.resolve("verified"), path: "aif/x", method: .get))
+        let online = try await transport.send(registry.resolve("verified").makeRequest(path: "aif/x", method: .get))
         #expect(online.url.port == servers.plain.port && online.statusCode == 200)
         registry.setEnvironment(.offline, for: "verified")
-        let offline = try await transport.send(RequestGenerator().makeRequest(for: registry.resolve("verified"), path: "aif/x", method: .get))
+        let offline = try await transport.send(registry.resolve("verified").makeRequest(path: "aif/x", method: .get))
         #expect(offline.url.port == servers.tls.port && offline.statusCode == 200)
     }
 }

@@ -112,7 +112,7 @@ struct TestKitTests {
 
     /// A request of `service`'s signer, made by the library.
     private func signedRequest(_ service: KitService, method: HTTPMethod = .post, parameters: Parameters = ["goods_id": 7, "note": "ü + /"]) throws -> HTTPRequest {
-        try RequestGenerator().makeRequest(for: KitService.registry(service).resolve("kit"), path: "orders", method: method, parameters: parameters)
+        try (KitService.registry(service).resolve("kit")).makeRequest(path: "orders", method: method, parameters: parameters)
     }
 
     @Test(arguments: [
@@ -146,8 +146,7 @@ struct TestKitTests {
         tampered.body = .bytes(Data(#"{"goods_id":8}"#.utf8))
         #expect(throws: SignatureRejection.mismatch) { try verifier.verify(tampered) }
 
-        let stale = try RequestGenerator().makeRequest(
-            for: KitService.registry(service).resolve("kit"), path: "orders", method: .get,
+        let stale = try (KitService.registry(service).resolve("kit")).makeRequest(path: "orders", method: .get,
             signingContext: SigningContext(time: Date().addingTimeInterval(-3600), nonce: String(repeating: "a", count: 32)))
         let staleError = #expect(throws: SignatureRejection.self) { try verifier.verify(stale) }
         #expect(staleError?.description.hasSuffix("s ago, outside the tolerance") == true)

@@ -28,8 +28,7 @@ struct CredentialPlacementTests {
     ) throws -> HTTPRequest {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(Shop(signs: signs))
-        return try RequestGenerator().makeRequest(
-            for: registry.resolve("shop"), path: "goods", method: method, parameters: parameters, headers: headers, credential: credential,
+        return try registry.resolve("shop").makeRequest(path: "goods", method: method, parameters: parameters, headers: headers, credential: credential,
             signingContext: Self.context)
     }
 

@@ -90,7 +90,7 @@ struct EnvironmentConnectionTests {
         let registry = ServiceRegistry()
         registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/etc/docker.json", environment: [:]))
         let resolved = try registry.resolve("docker")
-        let request = try RequestGenerator().makeRequest(for: resolved, path: "containers/json", method: .get)
+        let request = try resolved.makeRequest(path: "containers/json", method: .get)
         #expect(request.connection == .unixSocket("/var/run/docker.sock"))
         #expect(request.curlCommand() == "curl \\\n  --unix-socket '/var/run/docker.sock' \\\n  'http://docker/v1.43/containers/json'")
     }

@@ -24,7 +24,7 @@ struct ParameterPlacementTests {
     private func request(
         _ method: HTTPMethod, _ path: String, _ parameters: Parameters, _ placements: [String: Parameters.Placement], rawBody: HTTPRequest.Body? = nil
     ) throws(ServiceError) -> HTTPRequest {
-        try RequestGenerator().makeRequest(for: resolved, path: path, method: method, parameters: parameters, rawBody: rawBody, placements: placements)
+        try resolved.makeRequest(path: path, method: method, parameters: parameters, rawBody: rawBody, placements: placements)
     }
 
     private func text(of body: HTTPRequest.Body) -> String? {

@@ -233,7 +233,7 @@ struct ServiceConfigurationTests {
         let names = try registry.registerServices(inDirectory: Self.shopFile.deletingLastPathComponent(), environment: Self.environment)
         #expect(names == ["shop"])
         registry.setEnvironment(.offline)
-        let request = try RequestGenerator().makeRequest(for: registry.resolve("shop"), path: "goods/{id}", method: .get, parameters: ["id": 3])
+        let request = try registry.resolve("shop").makeRequest(path: "goods/{id}", method: .get, parameters: ["id": 3])
         #expect(request.url.absoluteString.hasPrefix("http://127.0.0.1:8080/v1/goods/3?app=shop-sample&api_key=pub-key&timestamp="))
         #expect(!request.curlCommand().contains("s3cr3t-value"))
     }

@@ -67,16 +67,14 @@ struct ServiceTests {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ShopService())
         registry.setEnvironment("staging")
-        let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("shop"), path: "/goods/{id}/reviews/", method: .get,
+        let request = try registry.resolve("shop").makeRequest(path: "/goods/{id}/reviews/", method: .get,
             parameters: ["id": "42 & more", "sort": "new"], signingContext: Self.context)
         #expect(request.url.absoluteString == "https://staging.shop.test/v2/goods/42%20%26%20more/reviews?device=d-1&page_size=20&sort=new")
         let missing = #expect(throws: ServiceError.self) {
-            try RequestGenerator().makeRequest(for: registry.resolve("shop"), path: "goods/{id}", method: .get)
+            try registry.resolve("shop").makeRequest(path: "goods/{id}", method: .get)
         }
         #expect(missing?.description.contains("{id}") == true)
-        let absolute = try RequestGenerator().makeRequest(
-            for: registry.resolve("shop"), path: "https://cdn.shop.test/banner", method: .get, parameters: [:])
+        let absolute = try registry.resolve("shop").makeRequest(path: "https://cdn.shop.test/banner", method: .get, parameters: [:])
         #expect(absolute.url.absoluteString.hasPrefix("https://cdn.shop.test/banner?"))
     }
 
@@ -104,8 +102,7 @@ struct ServiceTests {
         for item in cases {
             let registry = ServiceRegistry(processEnvironment: [:])
             registry.register(Plain(base: item.base, version: item.version))
-            let request = try RequestGenerator().makeRequest(
-                for: registry.resolve("plain"), path: item.path, method: .get, parameters: item.path.contains("{id}") ? ["id": 7] : [:])
+            let request = try registry.resolve("plain").makeRequest(path: item.path, method: .get, parameters: item.path.contains("{id}") ? ["id": 7] : [:])
             #expect(request.url.absoluteString == item.expected, "\(item)")
         }
     }
@@ -121,8 +118,7 @@ struct ServiceTests {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ShopService())
         let resolved = try registry.resolve("shop")
-        let json = try RequestGenerator().makeRequest(
-            for: resolved, path: "orders", method: .post,
+        let json = try resolved.makeRequest(path: "orders", method: .post,
             parameters: ["goods_id": 42, "page_size": 1, "lines": [["sku": "a", "count": 2]]],
             headers: ["X-Client": "call"], signingContext: Self.context)
         guard case .bytes(let data) = json.body else { Issue.record("expected a body"); return }
@@ -137,8 +133,7 @@ struct ServiceTests {
         #expect(query.map(\.name) == ["api_key", "timestamp", "nonce", "sign"])
         #expect(query[3].value.count == 64)
 
-        let form = try RequestGenerator().makeRequest(
-            for: resolved, path: "orders", method: .put, parameters: ["note": "a b&c"], bodyEncoding: .form, signingContext: Self.context)
+        let form = try resolved.makeRequest(path: "orders", method: .put, parameters: ["note": "a b&c"], bodyEncoding: .form, signingContext: Self.context)
         guard case .bytes(let formData) = form.body else { Issue.record("expected a body"); return }
         #expect(String(decoding: formData, as: UTF8.self) == "device=d-1&note=a%20b%26c&page_size=20")
         #expect(form.headers["Content-Type"] == "application/x-www-form-urlencoded")
@@ -193,8 +188,7 @@ struct ServiceTests {
                 let registry = ServiceRegistry(processEnvironment: [:])
                 registry.register(Signed(base: item.base, opaque: opaque, signsAll: signsAllParameters))
                 do {
-                    let request = try RequestGenerator().makeRequest(
-                        for: registry.resolve("signed"), path: item.path, method: item.method,
+                    let request = try registry.resolve("signed").makeRequest(path: item.path, method: item.method,
                         parameters: item.parameters, signingContext: Self.context)
                     var body = ""
                     if case .bytes(let data) = request.body { body = String(decoding: data, as: UTF8.self) }
@@ -217,8 +211,7 @@ struct ServiceTests {
     @Test func curlRenderingHidesCredentials() throws {
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ShopService())
-        let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("shop"), path: "orders", method: .post, parameters: ["goods_id": 1], signingContext: Self.context)
+        let request = try registry.resolve("shop").makeRequest(path: "orders", method: .post, parameters: ["goods_id": 1], signingContext: Self.context)
         let command = request.curlCommand()
         #expect(command.hasPrefix("curl \\\n  -X POST"))
         #expect(command.contains("-H 'Authorization: ***'"))
@@ -245,8 +238,7 @@ struct ServiceTests {
         let server = try await TestServers.shared().plain
         let registry = ServiceRegistry(processEnvironment: [:])
         registry.register(ShopService(environments: [.online: ServiceEnvironment(baseURL: server.baseURL())]))
-        let request = try RequestGenerator().makeRequest(
-            for: registry.resolve("shop"), path: "echo", method: .post, parameters: ["goods_id": 7])
+        let request = try registry.resolve("shop").makeRequest(path: "echo", method: .post, parameters: ["goods_id": 7])
         let transport = makeTransport()
         defer { transport.shutdown() }
         let response = try await transport.send(request)

@@ -87,10 +87,11 @@ final class InFlightLedger: Sendable {
         var otherFailures = 0
         var firstUnexpectedFailure: String?
         var ended = 0
-        var whenAllEnded: CheckedContinuation<Void, Never>?
     }
 
     private let state: Locked<State>
+    /// Given as the last request ends (a second ending does not count).
+    private let lastEnded = OnceSignal()
 
     init(count: Int) {
         state = Locked(State(endings: Array(repeating: 0, count: count), cancelRequested: Array(repeating: false, count: count)))
@@ -101,34 +102,19 @@ final class InFlightLedger: Sendable {
     }
 
     func record(_ index: Int, _ result: Result<HTTPResponse, TransportError>) {
-        state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let last = state.withLock { state -> Bool in
             state.endings[index] += 1
-            guard state.endings[index] == 1 else { return nil }
+            guard state.endings[index] == 1 else { return false }
             state.ended += 1
             tally(result, of: index, in: &state)
-            guard state.ended == state.endings.count else { return nil }
-            defer { state.whenAllEnded = nil }
-            return state.whenAllEnded
-        }?.resume()
+            return state.ended == state.endings.count
+        }
+        if last { lastEnded.give() }
     }
 
-    /// Returns once every request has ended (a second ending does not count), or when `limit`
-    /// passes first.
+    /// Returns once every request has ended, or when `limit` passes first.
     func allEnded(within limit: Duration) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                if state.ended == state.endings.count { return true }
-                state.whenAllEnded = continuation
-                return false
-            }
-            if now { return continuation.resume() }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(limit / .milliseconds(1)))) {
-                self.state.withLock { state in
-                    defer { state.whenAllEnded = nil }
-                    return state.whenAllEnded
-                }?.resume()
-            }
-        }
+        await lastEnded.wait(atMost: limit)
     }
 
     private func tally(_ result: Result<HTTPResponse, TransportError>, of index: Int, in state: inout State) {

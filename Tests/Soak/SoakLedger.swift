@@ -26,8 +26,6 @@ final class SoakLedger: APIProxy.LoadObserver {
         /// its limit (counted from just before it was signed).
         var timeoutLateness: [Double] = []
         var finished = 0
-        /// The wait for the last load to finish, while the soak waits for it.
-        var whenAllFinished: CheckedContinuation<Void, Never>?
         var residentMiB: [(loads: Int, mib: Double)] = []
     }
 
@@ -55,6 +53,8 @@ final class SoakLedger: APIProxy.LoadObserver {
 
     private let loads: Int
     private let state: Mutex<State>
+    /// Given as the workers finish the last load.
+    private let lastFinished = OnceSignal()
 
     init(loads: Int) {
         self.loads = loads
@@ -74,13 +74,11 @@ final class SoakLedger: APIProxy.LoadObserver {
 
     /// A worker finished a load (its `load()` returned, or its delegate was told).
     func finished() {
-        let (finished, allFinished) = state.withLock { state -> (Int, CheckedContinuation<Void, Never>?) in
+        let finished = state.withLock { state -> Int in
             state.finished += 1
-            guard state.finished == loads else { return (state.finished, nil) }
-            defer { state.whenAllFinished = nil }
-            return (state.finished, state.whenAllFinished)
+            return state.finished
         }
-        allFinished?.resume()
+        if finished == loads { lastFinished.give() }
         if finished % 10_000 == 0 {
             let mib = residentMiB()
             state.withLock { $0.residentMiB.append((finished, mib)) }
@@ -95,20 +93,7 @@ final class SoakLedger: APIProxy.LoadObserver {
 
     /// Returns once the workers have finished every load, or when `limit` passes first.
     func allFinished(within limit: Duration) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                if state.finished >= loads { return true }
-                state.whenAllFinished = continuation
-                return false
-            }
-            if now { return continuation.resume() }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(limit / .milliseconds(1)))) {
-                self.state.withLock { state in
-                    defer { state.whenAllFinished = nil }
-                    return state.whenAllFinished
-                }?.resume()
-            }
-        }
+        await lastFinished.wait(atMost: limit)
     }
 
     func noteDelegateCall(_ id: LoadID) {

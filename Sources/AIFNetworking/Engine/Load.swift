@@ -500,8 +500,8 @@ final class Load: InFlightLoad {
         plan.observation?.attemptWillStart(attempt.number)
         plan.plugins?.attemptWillBeSigned(attempt.number, headers: &headers)
         let credential = attempt.credential.flatMap { credential in plan.authenticator.map { Authenticator.PlacedCredential(credential, as: $0.placement) } }
-        var made = try proxy.generator.makeRequest(
-            for: plan.resolved, path: plan.path, method: plan.method, parameters: plan.parameters,
+        var made = try plan.resolved.makeRequest(
+            path: plan.path, method: plan.method, parameters: plan.parameters,
             headers: headers, bodyEncoding: plan.bodyEncoding, arrays: plan.arrayEncoding, query: plan.query, rawBody: plan.body,
             rawBodyContentType: plan.bodyContentType,
             placements: plan.placements, credential: credential, signingContext: signingContext

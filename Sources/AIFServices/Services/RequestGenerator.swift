@@ -1,148 +1,15 @@
-package import Foundation
+import Foundation
 
-/// Turns (service, environment, path, request type, parameters) into a signed request: the one
-/// implementation behind ``ServiceRegistry/ResolvedService/makeRequest(path:method:parameters:headers:bodyEncoding:arrays:query:rawBody:rawBodyContentType:placements:credential:signingContext:)``,
-/// a manager's loads, the proxy's redirects and `aif call`.
+/// The parts of building a request — its placeholders filled, its URL, its query and form
+/// encodings, its signature — that ``ServiceRegistry/ResolvedService/makeRequest(path:method:parameters:headers:bodyEncoding:arrays:query:rawBody:rawBodyContentType:placements:credential:signingContext:)``
+/// puts together, and a redirect's re-signing and a body's encoding use on their own.
 package struct RequestGenerator: Sendable {
     /// Creates a generator.
     package init() {}
 
-    /// Builds and signs a request (see ``ServiceRegistry/ResolvedService/makeRequest(path:method:parameters:headers:bodyEncoding:arrays:query:rawBody:rawBodyContentType:placements:credential:signingContext:)``).
-    package func makeRequest(
-        for resolved: ServiceRegistry.ResolvedService,
-        path: String,
-        method: HTTPMethod,
-        parameters: Parameters = [:],
-        headers: HTTPHeaders = HTTPHeaders(),
-        bodyEncoding: Parameters.BodyEncoding? = nil,
-        arrays: Parameters.ArrayEncoding? = nil,
-        query: [URLQueryItem] = [],
-        rawBody: HTTPRequest.Body? = nil,
-        rawBodyContentType: String? = nil,
-        placements: [String: Parameters.Placement] = [:],
-        credential: Authenticator.PlacedCredential? = nil,
-        signingContext: SigningContext = .now()
-    ) throws(ServiceError) -> HTTPRequest {
-        let service = resolved.service
-        var parameters = parameters
-        let common = service.commonParameters()
-        if !common.isEmpty { parameters = common.merging(parameters) { _, call in call } }
-        var headers = headers
-        switch credential?.placement {
-        case .authorization(let scheme)?:
-            let token = credential!.credential.token
-            headers.set(name: "Authorization", value: scheme.isEmpty ? token : "\(scheme) \(token)")
-        case .parameter(let name)?:
-            // Marked secret here, where it is written, whoever placed it (an authenticator
-            // marks its own name when it is made; a credential given directly had no one to).
-            HTTPRequest.registerSecretParameter(name)
-            parameters[name] = .string(credential!.credential.token)
-        case nil:
-            break
-        }
-        let path = try fillPlaceholders(in: path, from: &parameters, service: service.name)
-        let target = try makeURL(path: path, originalMethodName: path, resolved: resolved)
-
-        var request = HTTPRequest(method: method, url: resolved.environment.baseURL)  // The URL is set below.
-        var allHeaders = service.commonHeaders()
-        let methodHeaders = service.extraHeaders(forPath: path)
-        if !methodHeaders.isEmpty { allHeaders = allHeaders.merging(methodHeaders) }
-        if !headers.isEmpty { allHeaders = allHeaders.merging(headers) }
-        request.headers = allHeaders
-        request.timeouts = service.timeouts
-        request.connection = resolved.environment.connection
-
-        // Where the parameters go: a body of the call's own sends them in the query, a POST,
-        // PUT or PATCH in the body, other methods in the query — unless placed elsewhere.
-        let bodyTakesParameters = rawBody == nil && (method == .post || method == .put || method == .patch)
-        var queryValues: Parameters = [:]
-        var bodyValues: Parameters = [:]
-        var arraysByName: [String: Parameters.ArrayEncoding] = [:]
-        if placements.isEmpty {
-            if bodyTakesParameters { bodyValues = parameters } else { queryValues = parameters }
-        } else {
-            for (name, value) in parameters {
-                guard let placement = placements[name] else {
-                    if bodyTakesParameters { bodyValues[name] = bodyValues[name] ?? value } else { queryValues[name] = queryValues[name] ?? value }
-                    continue
-                }
-                let key = placement.name ?? name
-                if let arrays = placement.arrays { arraysByName[key] = arrays }
-                switch placement.location {
-                case .path:
-                    throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "the parameter \(name) goes in the path, which has no {\(name)}")
-                case .query: queryValues[key] = value
-                case .body: bodyValues[key] = value
-                case .header:
-                    guard let text = try Self.headerText(of: value, parameter: name, service: service.name, path: path) else { continue }
-                    request.headers.set(name: key, value: text)
-                }
-            }
-        }
-
-        // Parameters that go in the query string, after the URL's own query.
-        var queryParameters: [(name: String, value: String)] = []
-        if let rawBody {
-            if let reason = Self.unreadableFile(in: rawBody) {
-                throw ServiceError.unreadableBodyFile(service: service.name, path: path, reason: reason)
-            }
-            if let name = bodyValues.keys.sorted().first {
-                throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "the parameter \(name) goes in the body, and the call sends a body of its own")
-            }
-            request.body = rawBody
-            if let rawBodyContentType, !request.headers.contains("Content-Type") { request.headers.set(name: "Content-Type", value: rawBodyContentType) }
-        } else if !bodyValues.isEmpty || (bodyTakesParameters && placements.isEmpty) {
-            // With placements, a body no parameter is left for is not sent at all.
-            switch bodyEncoding ?? service.bodyEncoding {
-            case .json:
-                guard let data = JSONValue.object(bodyValues.dictionary).jsonBody() else {
-                    throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "JSON cannot hold a NaN or infinite number")
-                }
-                request.body = .bytes(data)
-                if !request.headers.contains("Content-Type") { request.headers.set(name: "Content-Type", value: "application/json") }
-            case .form:
-                let form = Self.flatten(bodyValues, arrays: arrays ?? service.arrayEncoding, arraysByName: arraysByName)
-                    .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
-                request.body = .bytes(Data(form.utf8))
-                if !request.headers.contains("Content-Type") {
-                    request.headers.set(name: "Content-Type", value: "application/x-www-form-urlencoded")
-                }
-            }
-        }
-        if !queryValues.isEmpty {
-            queryParameters = Self.flatten(queryValues, arrays: arrays ?? service.arrayEncoding, arraysByName: arraysByName)
-        }
-
-        queryParameters += query.map { ($0.name, $0.value ?? "") }
-
-        // A URL this generator wrote, for a scheme that signs it as text: the signed URL is
-        // written as text and not parsed at all.
-        if case .text(let text) = target, let credentials = resolved.environment.credentials, let signer = service.signer,
-            let signed = signer.signedURLText(
-                method: method, prefix: text.prefix, path: text.path, query: text.query, adding: queryParameters, body: request.body, coveringAllParameters: resolved.environment.signsAllParameters, credentials: credentials, context: signingContext)
-        {
-            // Plain text by construction (a checked prefix, then percent-encoded items), so it
-            // goes to libcurl unparsed; `request.url` parses it if anyone asks.
-            assert(URL(string: signed) != nil, "the signed URL does not parse")
-            request.location = .text(signed)
-            return request
-        }
-
-        var url: URL
-        switch target {
-        case .url(let parsed): url = parsed
-        case .text(let text): url = try parsedURL(text.whole, path: path, service: service.name)
-        }
-        if !queryParameters.isEmpty {
-            url = PercentEncoding.url(url, replacingQueryWith: PercentEncoding.queryItems(of: url) + queryParameters)
-        }
-        request.url = url
-        return try sign(request, for: resolved, context: signingContext)
-    }
-
     /// A parameter as a header's value: a scalar as text, a list as its elements joined by commas
     /// (OpenAPI's `simple` style); `nil` for null.
-    private static func headerText(of value: JSONValue, parameter: String, service: ServiceName, path: String) throws(ServiceError) -> String? {
+    static func headerText(of value: JSONValue, parameter: String, service: ServiceName, path: String) throws(ServiceError) -> String? {
         let text: String
         switch value {
         case .null: return nil
@@ -168,7 +35,7 @@ package struct RequestGenerator: Sendable {
     /// Why a file `body` is read from cannot be read, if one cannot: checked before anything
     /// is signed or sent, so that a missing file is the same error whether the service signs
     /// the body (which reads it) or not (the transport would find out when it opens it).
-    private static func unreadableFile(in body: HTTPRequest.Body) -> String? {
+    static func unreadableFile(in body: HTTPRequest.Body) -> String? {
         var files: [(what: String, path: String)] = []
         switch body {
         case .file(let path): files = [("request body file", path)]
@@ -203,7 +70,7 @@ package struct RequestGenerator: Sendable {
 
     /// Replaces `{name}` with the parameter `name`, percent-encoded, and removes it from the
     /// parameters.
-    private func fillPlaceholders(in path: String, from parameters: inout Parameters, service: ServiceName) throws(ServiceError) -> String {
+    func fillPlaceholders(in path: String, from parameters: inout Parameters, service: ServiceName) throws(ServiceError) -> String {
         guard path.utf8.contains(UInt8(ascii: "{")) else { return path }
         var result = ""
         var rest = path[...]
@@ -252,7 +119,7 @@ package struct RequestGenerator: Sendable {
     }
 
     /// The request URL (see ``Target``): text is parsed only when it cannot be signed as text.
-    private func makeURL(path: String, originalMethodName: String, resolved: ServiceRegistry.ResolvedService) throws(ServiceError) -> Target {
+    func makeURL(path: String, originalMethodName: String, resolved: ServiceRegistry.ResolvedService) throws(ServiceError) -> Target {
         let name = resolved.service.name
         if let custom = resolved.service.url(for: path, in: resolved.environment) { return .url(custom) }
         if Self.hasHTTPScheme(path) {
@@ -364,7 +231,7 @@ package struct RequestGenerator: Sendable {
     }
 
     /// `text` as a URL with a scheme and a host, or the error naming it.
-    private func parsedURL(_ text: String, path: String, service: ServiceName) throws(ServiceError) -> URL {
+    func parsedURL(_ text: String, path: String, service: ServiceName) throws(ServiceError) -> URL {
         guard let url = URL(string: text), url.scheme != nil, url.host != nil else {
             throw ServiceError.invalidURL(service: service, path: path, reason: "\"\(text)\" is not a valid URL")
         }

@@ -60,8 +60,121 @@ extension ServiceRegistry.ResolvedService {
         credential: Authenticator.PlacedCredential? = nil,
         signingContext: SigningContext = .now()
     ) throws(ServiceError) -> HTTPRequest {
-        try RequestGenerator().makeRequest(
-            for: self, path: path, method: method, parameters: parameters, headers: headers, bodyEncoding: bodyEncoding, arrays: arrays, query: query,
-            rawBody: rawBody, rawBodyContentType: rawBodyContentType, placements: placements, credential: credential, signingContext: signingContext)
+        let generator = RequestGenerator()
+        let service = self.service
+        var parameters = parameters
+        let common = service.commonParameters()
+        if !common.isEmpty { parameters = common.merging(parameters) { _, call in call } }
+        var headers = headers
+        switch credential?.placement {
+        case .authorization(let scheme)?:
+            let token = credential!.credential.token
+            headers.set(name: "Authorization", value: scheme.isEmpty ? token : "\(scheme) \(token)")
+        case .parameter(let name)?:
+            // Marked secret here, where it is written, whoever placed it (an authenticator
+            // marks its own name when it is made; a credential given directly had no one to).
+            HTTPRequest.registerSecretParameter(name)
+            parameters[name] = .string(credential!.credential.token)
+        case nil:
+            break
+        }
+        let path = try generator.fillPlaceholders(in: path, from: &parameters, service: service.name)
+        let target = try generator.makeURL(path: path, originalMethodName: path, resolved: self)
+
+        var request = HTTPRequest(method: method, url: self.environment.baseURL)  // The URL is set below.
+        var allHeaders = service.commonHeaders()
+        let methodHeaders = service.extraHeaders(forPath: path)
+        if !methodHeaders.isEmpty { allHeaders = allHeaders.merging(methodHeaders) }
+        if !headers.isEmpty { allHeaders = allHeaders.merging(headers) }
+        request.headers = allHeaders
+        request.timeouts = service.timeouts
+        request.connection = self.environment.connection
+
+        // Where the parameters go: a body of the call's own sends them in the query, a POST,
+        // PUT or PATCH in the body, other methods in the query — unless placed elsewhere.
+        let bodyTakesParameters = rawBody == nil && (method == .post || method == .put || method == .patch)
+        var queryValues: Parameters = [:]
+        var bodyValues: Parameters = [:]
+        var arraysByName: [String: Parameters.ArrayEncoding] = [:]
+        if placements.isEmpty {
+            if bodyTakesParameters { bodyValues = parameters } else { queryValues = parameters }
+        } else {
+            for (name, value) in parameters {
+                guard let placement = placements[name] else {
+                    if bodyTakesParameters { bodyValues[name] = bodyValues[name] ?? value } else { queryValues[name] = queryValues[name] ?? value }
+                    continue
+                }
+                let key = placement.name ?? name
+                if let arrays = placement.arrays { arraysByName[key] = arrays }
+                switch placement.location {
+                case .path:
+                    throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "the parameter \(name) goes in the path, which has no {\(name)}")
+                case .query: queryValues[key] = value
+                case .body: bodyValues[key] = value
+                case .header:
+                    guard let text = try RequestGenerator.headerText(of: value, parameter: name, service: service.name, path: path) else { continue }
+                    request.headers.set(name: key, value: text)
+                }
+            }
+        }
+
+        // Parameters that go in the query string, after the URL's own query.
+        var queryParameters: [(name: String, value: String)] = []
+        if let rawBody {
+            if let reason = RequestGenerator.unreadableFile(in: rawBody) {
+                throw ServiceError.unreadableBodyFile(service: service.name, path: path, reason: reason)
+            }
+            if let name = bodyValues.keys.sorted().first {
+                throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "the parameter \(name) goes in the body, and the call sends a body of its own")
+            }
+            request.body = rawBody
+            if let rawBodyContentType, !request.headers.contains("Content-Type") { request.headers.set(name: "Content-Type", value: rawBodyContentType) }
+        } else if !bodyValues.isEmpty || (bodyTakesParameters && placements.isEmpty) {
+            // With placements, a body no parameter is left for is not sent at all.
+            switch bodyEncoding ?? service.bodyEncoding {
+            case .json:
+                guard let data = JSONValue.object(bodyValues.dictionary).jsonBody() else {
+                    throw ServiceError.unencodableParameters(service: service.name, path: path, reason: "JSON cannot hold a NaN or infinite number")
+                }
+                request.body = .bytes(data)
+                if !request.headers.contains("Content-Type") { request.headers.set(name: "Content-Type", value: "application/json") }
+            case .form:
+                let form = RequestGenerator.flatten(bodyValues, arrays: arrays ?? service.arrayEncoding, arraysByName: arraysByName)
+                    .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }.joined(separator: "&")
+                request.body = .bytes(Data(form.utf8))
+                if !request.headers.contains("Content-Type") {
+                    request.headers.set(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                }
+            }
+        }
+        if !queryValues.isEmpty {
+            queryParameters = RequestGenerator.flatten(queryValues, arrays: arrays ?? service.arrayEncoding, arraysByName: arraysByName)
+        }
+
+        queryParameters += query.map { ($0.name, $0.value ?? "") }
+
+        // A URL this generator wrote, for a scheme that signs it as text: the signed URL is
+        // written as text and not parsed at all.
+        if case .text(let text) = target, let credentials = self.environment.credentials, let signer = service.signer,
+            let signed = signer.signedURLText(
+                method: method, prefix: text.prefix, path: text.path, query: text.query, adding: queryParameters, body: request.body, coveringAllParameters: self.environment.signsAllParameters, credentials: credentials, context: signingContext)
+        {
+            // Plain text by construction (a checked prefix, then percent-encoded items), so it
+            // goes to libcurl unparsed; `request.url` parses it if anyone asks.
+            assert(URL(string: signed) != nil, "the signed URL does not parse")
+            request.location = .text(signed)
+            return request
+        }
+
+        var url: URL
+        switch target {
+        case .url(let parsed): url = parsed
+        case .text(let text): url = try generator.parsedURL(text.whole, path: path, service: service.name)
+        }
+        if !queryParameters.isEmpty {
+            url = PercentEncoding.url(url, replacingQueryWith: PercentEncoding.queryItems(of: url) + queryParameters)
+        }
+        request.url = url
+        return try generator.sign(request, for: self, context: signingContext)
     }
 }
