@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a load ended, for its manager to check, decode and deliver.
+/// How a load's attempts ended, for the load to check, decode and deliver (``Load/conclude(_:plan:id:subject:)``).
 enum LoadEnding: Sendable {
     /// The last attempt's exchange, or the failure that sending it ended with; `notRetried`
     /// says why a failure the retry policy weighed was not retried, and `retryableAt` when
@@ -10,20 +10,22 @@ enum LoadEnding: Sendable {
     case failed(APIError)
 }
 
-/// The one object of a load, from its ID to its ending: the proxy's table holds it while the
-/// load is in flight, and nothing else about the load. While the manager prepares the load it
-/// only hears cancellations; handed a plan, it performs what the load's ``LoadStateMachine``
-/// decides — gets the credential, makes, signs and sends each attempt through the proxy, waits
-/// before a retry on the proxy's clock — and tells the machine what came of it, until the
-/// machine ends the load. Then it hands the ending to the manager, once. It never calls into
-/// the manager: the plugins' word on a retry comes through the plan. A load answered from
-/// the cache, or refused before sending, ends through it too.
+/// The one object of a load, from its ID to its delivery: the proxy's table holds it while the
+/// load is in flight, and nothing else about the load. It prepares itself from what it is of
+/// (``LoadSubject``: the manager's endpoint) into a plan (``prepare(for:_:)``); then it
+/// performs what the load's ``LoadStateMachine`` decides — gets the credential, makes, signs
+/// and sends each attempt through the proxy, waits before a retry on the proxy's clock — and
+/// tells the machine what came of it, until the machine ends the load; then it checks and
+/// decodes the answer and delivers the outcome where its face said, once
+/// (``run(of:_:delivery:then:)``). While the attempts run it does not call into the manager: the
+/// plugins' word on a retry comes through the plan. A load answered from the cache, or refused
+/// before sending, ends through it too.
 ///
 /// A cancellation is an event of the load like the others. While the load waits for a step
 /// outside it — a transfer, a wait, a credential's refresh — the cancellation ends it
 /// at once: the step is stopped and whatever it produces afterwards is ignored, so a transport
 /// slow to give up a transfer does not hold up the load's ending. While the load is worked on
-/// — prepared by its manager, or it makes a request, weighs an answer, tells the
+/// — prepared, or it makes a request, weighs an answer, tells the
 /// observers — the cancellation is the next event the machine hears, so that nothing the
 /// load's observers hear comes after its end; and so it is while a transfer that writes into
 /// the load's file or stream, or reads its upload, winds down — the load ends once the
@@ -52,7 +54,7 @@ final class Load: InFlightLoad {
     /// and its action performed outside it.
     private let state = Locked(State())
 
-    /// What a load runs with once its manager has prepared it.
+    /// What a load's attempts run with once it is prepared.
     private final class Run: Sendable {
         let plan: LoadPlan
         let executor: any StepExecutor
@@ -76,7 +78,7 @@ final class Load: InFlightLoad {
         /// The manager's plugins as the load started, when it had any.
         var plugins: LoadPlugins?
         /// Gets the ending, given as the load starts; taken out as it is called. The caller's
-        /// closure usually holds the load (its manager finishes the load with it): kept past
+        /// closure usually holds the load (it finishes the load with it): kept past
         /// the ending, it would keep the load, its request and its answer alive for ever.
         var completion: (@Sendable (LoadEnding) -> Void)?
 
@@ -91,7 +93,7 @@ final class Load: InFlightLoad {
     private var executor: any StepExecutor { run.executor }
     private var steps: AsyncCancellation { run.steps }
 
-    /// Makes the object of a new load, prepared by its manager until ``start(_:on:completion:)``
+    /// Makes the object of a new load, prepared until ``start(_:on:completion:)``
     /// or ``endBeforeSending()``.
     ///
     /// - Parameters:
@@ -109,18 +111,19 @@ final class Load: InFlightLoad {
     }
 
     /// What hears the load: the proxy's observers' observation and the manager's plugins, when
-    /// there are any; set once as the manager prepares the load, read as it ends.
+    /// there are any; set once as the load is prepared, read as it ends.
     var listeners: (observation: (any APIProxy.LoadObservation)?, plugins: LoadPlugins?) {
         get { state.withLock { ($0.observation, $0.plugins) } }
         set { state.withLock { ($0.observation, $0.plugins) = newValue } }
     }
 
     /// Runs the load: its attempts until one is delivered or the load fails (or is cancelled —
-    /// as it may have been while it was prepared). `completion` is called exactly once, on
-    /// `executor`, where this is called too.
+    /// as it may have been while it was prepared). Called where the load was prepared; its first
+    /// step, and every later one, runs on `executor`, and `completion` is called there, exactly
+    /// once.
     ///
     /// - Parameters:
-    ///   - plan: What the manager read when the load started.
+    ///   - plan: What was read as the load was prepared.
     ///   - executor: Where every step after the first runs.
     ///   - completion: Gets the ending.
     func start(_ plan: LoadPlan, on executor: any StepExecutor, completion: @escaping @Sendable (LoadEnding) -> Void) {
@@ -130,8 +133,10 @@ final class Load: InFlightLoad {
             state.machine.prepared(usesCredential: plan.authenticator != nil, isSigned: plan.isSigned, clockTolerance: plan.resolved.clockSkew.tolerance)
         }
         proxy.retryBudget.recordLoad(at: startedAt)
-        // The load's one deadline counts from its making, on its clock (see ``handOffWatchingDeadline(_:)``).
-        perform(decide { $0.start(totalTimeout: plan.totalTimeout, startedAt: startedAt, on: clock) })
+        executor.run { [self] in
+            // The load's one deadline counts from its making, on its clock (see ``handOffWatchingDeadline(_:)``).
+            perform(decide { $0.start(totalTimeout: self.plan.totalTimeout, startedAt: startedAt, on: clock) })
+        }
     }
 
     /// Ends a load that sends nothing (answered from the cache, or refused before sending);
@@ -405,7 +410,7 @@ final class Load: InFlightLoad {
     }
 
     /// Ends the load with its last answer: tells the error handler the service's policy names,
-    /// logs why a failure was not retried, and hands the exchange to the manager.
+    /// logs why a failure was not retried, and hands the exchange on, to be checked.
     private func end(_ ending: LoadStateMachine.Ending, with answer: LoadStateMachine.Answer) {
         if let handler = ending.handler, case .success(let response) = answer.outcome {
             let veto = answer.judgement.veto

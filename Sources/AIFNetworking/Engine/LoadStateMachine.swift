@@ -136,7 +136,7 @@ struct LoadStateMachine: Sendable {
     /// What the service's rules say about a response.
     struct Judgement: Sendable, Equatable {
         /// Whether the service was asked for its veto: `veto` is then its answer, which the
-        /// manager's check of the response uses rather than asking again.
+        /// check of the response uses rather than asking again.
         var askedService = false
         /// The service's veto, if it refused the response.
         var veto: ServiceVeto?
@@ -162,7 +162,7 @@ struct LoadStateMachine: Sendable {
     }
 
     private enum Phase: Sendable, Equatable {
-        /// Its manager prepares it: reforms the parameters, asks the plugins, looks up the cache.
+        /// It is prepared: its parameters reformed, the plugins asked, the cache looked up.
         case preparing
         case idle
         case gettingCredential
@@ -222,7 +222,7 @@ struct LoadStateMachine: Sendable {
     /// How long the load has waited before its retries: its wait budget's spent part.
     private var waited = Duration.zero
 
-    /// Creates the machine of a load its manager is about to prepare.
+    /// Creates the machine of a load about to be prepared.
     init() {}
 
     /// Whether the load has ended.
@@ -288,7 +288,7 @@ struct LoadStateMachine: Sendable {
 
     // MARK: Events
 
-    /// The load's manager prepared it: what the load will do is known.
+    /// The load was prepared: what it will do is known.
     ///
     /// - Parameters:
     ///   - usesCredential: Whether the load carries an authenticator's credential.

@@ -26,10 +26,11 @@ public import Foundation
 /// starts, add headers to each attempt, decline a retry, reject a response, hold a delivery
 /// back.
 ///
-/// **The load pipeline**, the same for both faces: the manager prepares a load (parameters,
-/// ``reformParameters(_:)``, the plugins, the checks, the cache), hands it to the load engine once,
-/// and hears back once to check and decode the answer and once to deliver it; <doc:OneRequestsPath>
-/// follows a load through it. Every load ends exactly once; a cancelled one calls neither
+/// **The load pipeline**, the same for both faces: each face hands the load engine the
+/// parameters and where the outcome goes; the engine prepares the load from the manager's
+/// endpoint (``reformParameters(_:)``, the plugins, the checks, the cache), sends it, checks
+/// and decodes the answer (``decodeContent(from:service:)``) and delivers it, once;
+/// <doc:OneRequestsPath> follows a load through it. Every load ends exactly once; a cancelled one calls neither
 /// delegate method.
 ///
 /// **Subclasses** restate the `@unchecked Sendable` conformance, as the compiler asks: the
@@ -286,7 +287,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     func failedLoad(_ kind: APIError.Kind, _ message: String) -> APIError {
         let load = startLoad()
         let error = APIError(kind, loadID: load.id, service: serviceName, path: path, message: message)
-        if case .failure(let ended) = finishWithoutSending(load, .failed(error), deliver: false) { return ended }
+        if case .failure(let ended) = load.endWithoutSending(.failed(error), of: self, delivery: .nobody) { return ended }
         return error
     }
 
@@ -297,7 +298,7 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         onStart?(load.id)
         let error = APIError(kind, loadID: load.id, service: serviceName, path: path, message: message.message)
         // The manager is held until then: a load that sent nothing ends on the next turn.
-        callbackExecutor.run { self.finishWithoutSending(load, .failed(error), deliver: true) }
+        callbackExecutor.run { load.endWithoutSending(.failed(error), of: self, delivery: .delegates) }
         return load.id
     }
 
@@ -342,7 +343,8 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
     ) -> LoadID {
         let load = startLoad()
         onStart?(load.id)
-        run(load, parameters, transfer: transfer, refreshing: refreshing, at: url, call: call, on: proxy.loadExecutor, delivers: deliver) { _ in }
+        let input = LoadInput(parameters: parameters, call: call, transfer: transfer, refreshing: refreshing, url: url)
+        load.run(of: self, input, delivery: deliver ? .delegates : .nobody)
         return load.id
     }
 
@@ -409,10 +411,11 @@ open class APIManager<Content: Decodable & Sendable>: @unchecked Sendable {
         call: CallAdditions = .none
     ) async throws(APIError) -> APIResponse<Content> {
         let load = startLoad()
+        let input = LoadInput(parameters: parameters, call: call, transfer: transfer, refreshing: refreshing, refreshesStale: refreshesStale, url: url)
         // The load's steps run in this task: two thread hops, to the transport and back.
         let result = await withTaskCancellationHandler {
             await AwaitingTaskExecutor.outcome { executor, completion in
-                run(load, parameters, transfer: transfer, refreshing: refreshing, refreshesStale: refreshesStale, at: url, call: call, on: executor, delivers: false, then: completion)
+                load.run(of: self, input, delivery: .caller(on: executor), then: completion)
             }
         } onCancel: {
             load.cancel(.asked)
