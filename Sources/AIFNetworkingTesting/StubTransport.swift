@@ -36,13 +36,37 @@ public final class StubTransport: HTTPTransport {
 
     private let state = Locked(State())
     private let unmatched: StubResponse?
+    private let clock: (any Clock)?
+
+    /// What a stub transport's delays (``StubResponse/delayed(by:)``) run on: a test's clock,
+    /// moved by hand, so that a slow answer comes when the test says. A clock a test gives its
+    /// proxy (`APIProxy.Clock`) has this method already: `extension HandClock:
+    /// StubTransport.Clock {}`.
+    public protocol Clock: Sendable {
+        /// Runs `work` once, after `delay` on this clock. It must not run `work` before it
+        /// returns.
+        func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void)
+    }
 
     /// Creates a transport with no stubs.
     ///
-    /// - Parameter unmatched: The answer to requests no stub answers; `nil` (the default) fails
-    ///   them with an error naming the request.
-    public init(unmatched: StubResponse? = nil) {
+    /// ```swift
+    /// let clock = HandClock()     // the test's own clock, moved by hand
+    /// let stub = StubTransport(clock: clock)
+    /// stub.stub(.get, "report", with: .status(200).delayed(by: .seconds(2)))
+    /// let proxy = APIProxy(transport: stub, clock: clock)
+    /// // … the answer comes when the test moves the clock 2 s on
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - unmatched: The answer to requests no stub answers; `nil` (the default) fails them
+    ///     with an error naming the request.
+    ///   - clock: What the stubs' delays run on — the clock a test gives its proxy too; the
+    ///     system's (a Dispatch timer) by default. An answer with no delay comes at once
+    ///     whatever the clock.
+    public init(unmatched: StubResponse? = nil, clock: (any Clock)? = nil) {
         self.unmatched = unmatched
+        self.clock = clock
     }
 
     /// Answers requests with this method and path.
@@ -104,7 +128,8 @@ public final class StubTransport: HTTPTransport {
     /// - Parameters:
     ///   - request: The request.
     ///   - progress: Not called: nothing is transferred.
-    ///   - completion: Called exactly once, on a Dispatch queue.
+    ///   - completion: Called exactly once: where the clock runs its waits (a Dispatch queue
+    ///     by default).
     /// - Returns: A handle that cancels the answer.
     @discardableResult
     public func send(
@@ -125,7 +150,7 @@ public final class StubTransport: HTTPTransport {
             let error = TransportError(.invalidRequest, url: url, detail: "no stub answers \(request.method.rawValue) \(request.url.path(percentEncoded: false)) (\(stubs))")
             return DelayedAnswer.schedule(.failure(error), after: .zero, to: request, url: url, completion: completion)
         }
-        return DelayedAnswer.schedule(response.outcome(for: request, url: url), after: response.delay, to: request, url: url, completion: completion)
+        return DelayedAnswer.schedule(response.outcome(for: request, url: url), after: response.delay, on: response.delay > .zero ? clock?.schedule : nil, to: request, url: url, completion: completion)
     }
 }
 

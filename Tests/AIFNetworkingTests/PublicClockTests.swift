@@ -115,3 +115,6 @@ struct PublicClockTests {
         clock.advance(by: .seconds(600))   // the refresh's timeout ends it
     }
 }
+
+/// The same clock runs a stub transport's delays: its `schedule(after:_:)` is the one both ask for.
+extension PublicClockTests.HandClock: StubTransport.Clock {}

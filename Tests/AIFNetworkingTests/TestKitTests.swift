@@ -83,29 +83,38 @@ struct TestKitTests {
     }
 
     @Test func failuresAndDelaysAreSimulatedAndACancelledRequestEndsOnce() async throws {
-        let stub = StubTransport()
+        let clock = PublicClockTests.HandClock()
+        let stub = StubTransport(clock: clock)
         stub.stub(.get, "down", with: .failure(.connectionRefused))
         stub.stub(.get, "slow", with: .status(200).delayed(by: .milliseconds(300)))
         let registry = KitService.registry()
 
+        // An answer with no delay comes at once, whatever the clock.
         let refused = await #expect(throws: APIError.self) { try await Self.manager("down", NoContent.self, transport: stub, registry: registry).load() }
         #expect(refused?.kind == .noNetwork)
 
-        let started = ContinuousClock.now
-        _ = try await stub.send(HTTPRequest(url: URL(string: "http://kit.test/slow")!), progress: nil)
-        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        // A delayed answer comes when the stub's clock has moved past its delay, not before
+        // (the hand clock runs what is due as it advances, on the test's thread).
+        let slow = HTTPRequest(url: URL(string: "http://kit.test/slow")!)
+        let answered = Locked<[String]>([])
+        stub.send(slow, progress: nil) { result in
+            answered.withLock { $0.append((try? result.get()).map { "\($0.statusCode)" } ?? "\(result)") }
+        }
+        clock.advance(by: .milliseconds(299))
+        #expect(answered.withLock { $0 }.isEmpty)
+        clock.advance(by: .milliseconds(1))
+        #expect(answered.withLock { $0 } == ["200"])
 
+        // Cancelled (twice) before its answer is due, a request ends once, cancelled, at once;
+        // its answer, due later, is dropped.
         let endings = Locked<[String]>([])
-        let (ended, ending) = AsyncStream<Void>.makeStream()
-        let transfer = stub.send(HTTPRequest(url: URL(string: "http://kit.test/slow")!), progress: nil) { result in
+        let transfer = stub.send(slow, progress: nil) { result in
             endings.withLock { $0.append((try? result.get()).map { "\($0.statusCode)" } ?? "\(result)") }
-            ending.yield()
         }
         transfer.cancel()
         transfer.cancel()
-        var iterator = ended.makeAsyncIterator()
-        await iterator.next()
-        try await Task.sleep(for: .milliseconds(400))
+        #expect(endings.withLock { $0.count } == 1)
+        clock.advance(by: .milliseconds(300))
         #expect(endings.withLock { $0.count } == 1)
         #expect(endings.withLock { $0.first?.contains("cancelled") } == true)
     }

@@ -51,21 +51,6 @@ final class CompletionLedger: Sendable {
     }
 }
 
-/// Waits, at most `timeout`, until `condition` holds; returns whether it did — polling, for
-/// the one state nothing tells of: a credential an authenticator refreshed ahead in the
-/// background, stored after its refresh returned. The default is
-/// long (30 s) because it only bounds a failure: under the thread sanitizer, with the whole
-/// suite on two cores, a delivery that takes milliseconds alone has been seen to take 13 s.
-@discardableResult
-func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
-
 /// A task's outcome, or `nil` when the waiting test was cancelled first — as Swift Testing
 /// cancels a test past its time limit, so that a load that never ends fails its test instead of
 /// hanging the run. No polling, no time of its own.

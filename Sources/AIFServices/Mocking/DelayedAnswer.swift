@@ -11,7 +11,7 @@ package final class DelayedAnswer: CancellableTransfer {
         self.completion = Locked(completion)
     }
 
-    /// Calls `completion` with `outcome` after `delay`, on a Dispatch queue, unless the returned
+    /// Calls `completion` with `outcome` after `delay`, unless the returned
     /// handle is cancelled first (then with ``/AIFTransport/TransportError/Code-swift.struct/cancelled``, at once).
     /// A response's body goes to the request's ``/AIFTransport/HTTPRequest/bodyReceiver`` when it takes it, as
     /// a transport's would (a download's file).
@@ -19,17 +19,18 @@ package final class DelayedAnswer: CancellableTransfer {
     /// - Parameters:
     ///   - outcome: The answer.
     ///   - delay: How long to hold it back.
+    ///   - wait: Runs its work once the delay is over: a test's clock; a Dispatch timer when `nil`.
     ///   - request: The request answered.
     ///   - url: The request's URL as errors show it.
     ///   - completion: Called exactly once.
     /// - Returns: The handle that cancels the answer.
     public static func schedule(
-        _ outcome: Result<HTTPResponse, TransportError>, after delay: Duration, to request: HTTPRequest, url: String,
+        _ outcome: Result<HTTPResponse, TransportError>, after delay: Duration, on wait: (@Sendable (Duration, @escaping @Sendable () -> Void) -> Void)? = nil, to request: HTTPRequest, url: String,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> DelayedAnswer {
         let answer = DelayedAnswer(url: url, completion: completion)
         let receiver = request.bodyReceiver
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay.timeInterval) {
+        (wait ?? SystemLoadClock().schedule)(delay) {
             answer.deliver(outcome.flatMap { response in
                 guard let receiver else { return .success(response) }
                 return handing(response, to: receiver, url: url)

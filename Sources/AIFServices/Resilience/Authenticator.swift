@@ -78,6 +78,8 @@ public final class Authenticator: Sendable {
 
     private typealias Waiter = @Sendable (Result<(Credential, Int), AuthenticationFailure>) -> Void
     private let state: Locked<CredentialState<Waiter>>
+    /// Who waits for the refresh under way to settle (``refreshSettled()``).
+    private let settleWatchers = Locked<[CheckedContinuation<Void, Never>]>([])
     private let refresh: @Sendable () async throws -> Credential
 
     /// Creates an authenticator.
@@ -160,6 +162,21 @@ public final class Authenticator: Sendable {
 
     /// Whether a refresh is running: none starts again unless a request asks for the credential.
     package var isRefreshing: Bool { state.withLock { $0.isRefreshing } }
+
+    /// Returns once no refresh runs: at once, or when the one under way has settled — its
+    /// credential stored, or its failure handed on. For a refresh ahead, which no load waits for.
+    package func refreshSettled() async {
+        await withCheckedContinuation { continuation in
+            // Under the watchers' lock, which `settle` takes after the state has changed: a
+            // refresh seen running is one whose settling will resume this.
+            let settled = settleWatchers.withLock { watchers in
+                guard isRefreshing else { return true }
+                watchers.append(continuation)
+                return false
+            }
+            if settled { continuation.resume() }
+        }
+    }
 
     /// Replaces the credential (after a sign-in), or removes it (`nil`, after a sign-out):
     /// requests that used the old one and are told it expired then use this one.
@@ -300,6 +317,7 @@ public final class Authenticator: Sendable {
             let waiters = state.withLock { $0.refreshFailed(failure) }
             for waiter in waiters { waiter(.failure(failure)) }
         }
+        for watcher in settleWatchers.withLock({ watchers in defer { watchers = [] }; return watchers }) { watcher.resume() }
         return true
     }
 }
