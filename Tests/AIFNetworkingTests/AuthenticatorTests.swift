@@ -418,6 +418,27 @@ struct CredentialStateTests {
         #expect(isUse(known.acquire(now: Date(), window: 60, waiter: { "a" }), generation: 1))
     }
 
+    /// A credential with a lifetime is dated when the authenticator stores it — a refresh's as
+    /// it returns, the app's as a request first uses it — on the time it is given, not the
+    /// system's as it was made.
+    @Test func aCredentialWithALifetimeIsDatedWhereItIsStoredOrFirstUsed() {
+        var state = State(credential: Authenticator.Credential(token: "t", validFor: .seconds(100)))
+        #expect(state.credential?.expiresAt == nil)
+        let later = now.addingTimeInterval(1_000)
+        #expect(isUse(state.acquire(now: later, window: 60, waiter: { "a" }), generation: 1))
+        #expect(state.credential?.issuedAt == later)
+        #expect(state.credential?.expiresAt == later.addingTimeInterval(100))
+        // 20 s left: within the last quarter of its life, it is refreshed ahead.
+        guard case .useAndRefresh = state.acquire(now: later.addingTimeInterval(80), window: 60, waiter: { "a" }) else {
+            Issue.record("the dated credential was not refreshed ahead in its last quarter")
+            return
+        }
+        let refreshedAt = later.addingTimeInterval(85)
+        _ = state.refreshed(Authenticator.Credential(token: "t2", validFor: .seconds(100)), at: refreshedAt)
+        #expect(state.credential?.expiresAt == refreshedAt.addingTimeInterval(100))
+        #expect(state.credential?.issuedAt == refreshedAt)
+    }
+
     @Test func aCredentialSetByTheAppReplacesTheOld() {
         var state = State(credential: Authenticator.Credential(token: "t1"))
         state.set(Authenticator.Credential(token: "signed-in"))

@@ -114,6 +114,39 @@ struct PublicClockTests {
         #expect(stub.requests.isEmpty)
         clock.advance(by: .seconds(600))   // the refresh's timeout ends it
     }
+
+    /// A credential a refresh returns with a lifetime (an OAuth `expires_in`) is dated on the
+    /// proxy's clock: moved by hand three quarters into its life, the next load refreshes it
+    /// ahead — with the system's date, it would expire years after the hand clock's time.
+    @Test func aCredentialsLifetimeRunsOnTheProxysClock() async throws {
+        let clock = HandClock()
+        let stub = StubTransport()
+        stub.stub(.get, "report", with: .status(204))
+        let refreshes = Mutex(0)
+        let authenticator = Authenticator { () async throws -> Authenticator.Credential in
+            let number = refreshes.withLock { count in
+                count += 1
+                return count
+            }
+            return Authenticator.Credential(token: "token-\(number)", validFor: .seconds(120))
+        }
+        let registry = ServiceRegistry(processEnvironment: [:])
+        registry.register(Flaky())
+        registry.setAuthenticator(authenticator, for: ["flaky"])
+        let manager = APIManager(Endpoint<NoContent>(service: "flaky", path: "report"), proxy: APIProxy(transport: stub, clock: clock), registry: registry)
+
+        _ = try await manager.load()
+        #expect(authenticator.credential?.expiresAt == clock.date.addingTimeInterval(120))
+        clock.advance(by: .seconds(80))   // 40 s left: more than a quarter of its life
+        _ = try await manager.load()
+        #expect(refreshes.withLock { $0 } == 1)
+        clock.advance(by: .seconds(15))   // 25 s left: within the last quarter
+        _ = try await manager.load()
+        await authenticator.refreshSettled()
+        #expect(refreshes.withLock { $0 } == 2)
+        #expect(stub.requests.map { $0.headers["Authorization"] } == ["Bearer token-1", "Bearer token-1", "Bearer token-1"])
+        #expect(authenticator.credential?.token == "token-2")
+    }
 }
 
 /// The same clock runs a stub transport's delays: its `schedule(after:_:)` is the one both ask for.

@@ -12,6 +12,12 @@ extension Authenticator {
         /// the authenticator refreshes it (see ``Authenticator/refreshWindow``). A credential a
         /// refresh returns without one counts as issued when the refresh returned.
         public var issuedAt: Date?
+        /// How long it is valid from its issue, when it was given a lifetime rather than an
+        /// expiry (``init(token:validFor:)``): the authenticator dates it — ``issuedAt`` and
+        /// ``expiresAt`` — on the clock its loads run on (the proxy's, a test's hand-moved one
+        /// included): a refresh's credential as the refresh returns, one set with
+        /// ``Authenticator/setCredential(_:)`` or given to `init` as a request first uses it.
+        public var lifetime: Duration?
 
         /// Creates a credential.
         ///
@@ -25,15 +31,28 @@ extension Authenticator {
             self.issuedAt = issuedAt
         }
 
-        /// Creates a credential issued now and valid for `lifetime` (an OAuth `expires_in`).
+        /// Creates a credential valid for `lifetime` from its issue (an OAuth `expires_in`),
+        /// dated by the authenticator that stores it (see ``lifetime``).
         public init(token: String, validFor lifetime: Duration) {
-            let now = Date()
-            self.init(token: token, expiresAt: now.addingTimeInterval(lifetime.timeInterval), issuedAt: now)
+            self.init(token: token)
+            self.lifetime = lifetime
+        }
+
+        /// The credential dated `now`, if it has a lifetime and no expiry yet: issued then (unless
+        /// it says when), expiring its lifetime later.
+        func dated(_ now: Date) -> Credential {
+            guard expiresAt == nil, let lifetime else { return self }
+            var dated = self
+            let issued = issuedAt ?? now
+            dated.issuedAt = issued
+            dated.expiresAt = issued.addingTimeInterval(lifetime.timeInterval)
+            return dated
         }
 
         /// Never the token: `Credential(expires …)`.
         public var description: String {
-            "Credential(" + (expiresAt.map { "expires \($0)" } ?? "no known expiry") + ")"
+            let validity = expiresAt.map { "expires \($0)" } ?? lifetime.map { "valid for \($0) from its issue" } ?? "no known expiry"
+            return "Credential(\(validity))"
         }
     }
 }
@@ -102,6 +121,11 @@ struct CredentialState<Waiter> {
     /// is refreshed ahead of time. `waiter` is called (to make the waiter) only when the request
     /// must wait.
     mutating func acquire(now: Date, window: TimeInterval, waiter: () -> Waiter) -> Acquisition {
+        // A credential the app gave with a lifetime is dated as a request first uses it.
+        if let undated = credential, undated.expiresAt == nil, undated.lifetime != nil {
+            credential = undated.dated(now)
+            issuedAt = credential?.issuedAt
+        }
         let valid = credential.flatMap { credential in credential.expiresAt.map { $0 > now } ?? true ? credential : nil }
         switch (refresh, valid) {
         case (.ahead?, let credential?):
@@ -175,6 +199,7 @@ struct CredentialState<Waiter> {
     /// The refresh produced `credential` at `now`: it is the current one now; returns the
     /// waiters to give it to, and its generation.
     mutating func refreshed(_ credential: Authenticator.Credential, at now: Date) -> (waiters: [Waiter], generation: Int) {
+        let credential = credential.dated(now)
         self.credential = credential
         issuedAt = credential.issuedAt ?? now
         lastFailure = nil

@@ -5,7 +5,7 @@
 /// (``CurlTransport/Configuration/defaultUserAgent``) and the documentation read it from here,
 /// and a test holds it equal to the newest section of `CHANGELOG.md` (with `-dev` while that
 /// section is in preparation). The libcurl underneath has its own: ``CurlTransport/Library``.
-public let aifNetworkingVersion = "1.0.0"
+public let aifNetworkingVersion = "1.1.0-dev"
 
 extension CurlTransport.Configuration {
     /// The transport's default `User-Agent`: the library's name and major and minor version,
