@@ -30,8 +30,8 @@ public import Foundation
 /// parameters and where the outcome goes; the engine prepares the load from the manager's
 /// endpoint (``reformParameters(_:)``, the plugins, the checks, the cache), sends it, checks
 /// and decodes the answer (``decodeContent(from:service:)``) and delivers it, once;
-/// <doc:OneRequestsPath> follows a load through it. Every load ends exactly once; a cancelled one calls neither
-/// delegate method.
+/// <doc:OneRequestsPath> follows a load through it. Every load ends exactly once; a cancelled
+/// one calls neither delegate method.
 ///
 /// **Subclasses** restate the `@unchecked Sendable` conformance, as the compiler asks: the
 /// manager's own state is behind a lock, and what a subclass adds must be safe to read from
