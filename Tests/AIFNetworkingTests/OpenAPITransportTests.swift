@@ -97,8 +97,8 @@ struct CurlClientTransportTests {
 
     @Test func cancellingTheReaderEndsTheTransferMidBody() async throws {
         let server = try await TestServers.shared().plain
-        // 200 chunks 50 ms apart: ten seconds of body.
-        let (_, body) = try await CurlClientTransport().send(openAPIRequest(.get, "/drip/200"), body: nil, baseURL: server.baseURL(), operationID: "drip")
+        // A kibibyte, then a body held open until the client goes.
+        let (_, body) = try await CurlClientTransport().send(openAPIRequest(.get, "/held/1"), body: nil, baseURL: server.baseURL(), operationID: "held")
         let stream = try #require(body)
         let chunks = Collected<Int>()
         let reader = Task {
@@ -110,10 +110,9 @@ struct CurlClientTransportTests {
             return received
         }
         _ = await chunks.wait(count: 1)
-        let cancelled = ContinuousClock.now
         reader.cancel()
+        // Only the cancellation can end it: the body never ends.
         let outcome = await reader.result
-        #expect(ContinuousClock.now - cancelled < .seconds(2))
         switch outcome {
         case .success(let received): Issue.record("the body ended normally after \(received) bytes")
         case .failure(let error): #expect(error is CancellationError || (error as? TransportError)?.code == .cancelled, "\(error)")

@@ -7,30 +7,6 @@ import HTTPTypes
 import Hummingbird
 import Testing
 
-/// Holds requests until opened; every request that waits, and every later one, then goes on.
-private final class Gate: Sendable {
-    private let state = Locked<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func pass() async {
-        await withCheckedContinuation { continuation in
-            let open = state.withLock { state in
-                if !state.open { state.waiting.append(continuation) }
-                return state.open
-            }
-            if open { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiting = state.withLock { state in
-            state.open = true
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for continuation in waiting { continuation.resume() }
-    }
-}
-
 /// The server sample in a process of its own, stopped with SIGTERM in the middle of its loads:
 /// the proxy's graceful shutdown through swift-service-lifecycle, as a deploy stops a server.
 @Suite("The server sample, stopped with SIGTERM", .timeLimit(.minutes(1)))
@@ -85,9 +61,9 @@ struct ServerSampleTests {
     }
 
     @Test func everyLoadEndsOnceTheCacheIsKeptAndTheProcessExitsWithinTheDeadline() async throws {
-        // The backend: articles below 100 come after 300 ms, the others only once the test
-        // opens the gate (after the server has gone).
-        let gate = Gate()
+        // The backend: articles below 100 come once the sample is shutting down, the others only
+        // once the test opens the gate (after the server has gone).
+        let gate = Gate(), shuttingDown = Gate()
         let (arrivals, arrived) = AsyncStream<Int>.makeStream()
         let traceContexts = Locked<[Int: String]>([:])
         let router = Router()
@@ -95,7 +71,7 @@ struct ServerSampleTests {
             let id = try context.parameters.require("id", as: Int.self)
             traceContexts.withLock { $0[id] = request.headers[HTTPField.Name("traceparent")!] }
             arrived.yield(id)
-            if id < 100 { try await Task.sleep(for: .milliseconds(300)) } else { await gate.pass() }
+            await (id < 100 ? shuttingDown : gate).pass()
             let body = #"{"id":\#(id),"title":"Article \#(id)","price_cents":\#(id * 100)}"#
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
         }
@@ -141,6 +117,8 @@ struct ServerSampleTests {
         let refused = try await get(13)
         #expect(refused.statusCode == 503)
         #expect(String(decoding: refused.body, as: UTF8.self).contains(#""error":"shut_down""#))
+        // The loads under way before it go on.
+        shuttingDown.open()
 
         let byID = try await answers.value
         // Every load carried its caller's trace context to the backend.

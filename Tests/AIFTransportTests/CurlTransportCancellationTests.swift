@@ -35,21 +35,19 @@ struct CurlTransportCancellationTests {
         let results = Locked([Result<HTTPResponse, TransportError>]())
         let progress = Collected<Int64>()
         let task = transport.send(
-            HTTPRequest(url: server.url("drip/400")),
+            HTTPRequest(url: server.url("held/1")),
             progress: { progress.append($0.bytesReceived) }
         ) { result in
             results.withLock { $0.append(result) }
             ledger.record(0)
         }
-        // Cancelled once the first bytes have come (the body takes 20 s, so the cancellation
-        // lands in it).
+        // Cancelled once the first bytes have come: the server holds the rest of the body open,
+        // so the cancellation lands in it.
         for count in 1...1_000 {
             if await progress.wait(count: count).last ?? 0 > 0 { break }
         }
-        let cancelledAt = ContinuousClock.now
         task.cancel()
-        await ledger.wait(total: 1)
-        #expect(ContinuousClock.now - cancelledAt < .seconds(8))  // the body takes 20 s
+        await ledger.wait(total: 1)   // only the cancellation can end it
         transport.shutdown()   // every completion it will ever run has run
         #expect(ledger.anomalies(expecting: 1).isEmpty)
         #expect(results.withLock { $0.first?.error?.code } == .cancelled)

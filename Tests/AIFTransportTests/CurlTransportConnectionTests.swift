@@ -118,11 +118,15 @@ struct CurlTransportConnectionTests {
         let servers = try await TestServers.shared()
         let transport = makeTransport { $0.tls.certificateAuthorities = .file(path: servers.certificates.caPath) }
         defer { transport.shutdown() }
+        // One answer first: the transport knows the origin multiplexes from its first head, and
+        // only then lets more transfers than connections go to it.
+        _ = try await transport.send(HTTPRequest(url: servers.http2.url("whoami", secure: true)))
+        let tag = Arrivals.tag()
         let answers = try await withThrowingTaskGroup(of: (String, HTTPResponse.Version).self) { group in
             for _ in 0..<256 {
                 group.addTask {
-                    // A short wait on the server keeps all 256 in flight together.
-                    let response = try await transport.send(HTTPRequest(url: servers.http2.url("slow-whoami/200", secure: true)))
+                    // The server answers none until all 256 have come: all in flight together.
+                    let response = try await transport.send(HTTPRequest(url: servers.http2.url("whoami-together/256?tag=\(tag)", secure: true)))
                     return (String(decoding: response.body, as: UTF8.self), response.httpVersion)
                 }
             }
@@ -140,6 +144,28 @@ struct CurlTransportConnectionTests {
         // HTTP/2 and full, so a few requests get connections of their own.
         #expect(loads.count <= 8, "\(loads.count) connections for 256 requests: \(loads)")
         #expect(loads.prefix(3).reduce(0, +) >= 200, "too little multiplexing: \(loads)")
+    }
+
+    /// Streams that never end, more than the connections allowed to their origin: each one's
+    /// head arrives, because the transport learns that the origin multiplexes from the first
+    /// head over HTTP/2, not from the first answer that ends.
+    @Test func moreStreamsThanConnectionsAllGetTheirHeadsOverHTTP2() async throws {
+        let servers = try await TestServers.shared()
+        let transport = makeTransport {
+            $0.tls.certificateAuthorities = .file(path: servers.certificates.caPath)
+            $0.connectionPool.maxConnectionsPerHost = 2
+        }
+        defer { transport.shutdown() }
+        // Each stream is kept until all have come (letting go of one would cancel it, and free
+        // its slot for the next).
+        let streams = try await withThrowingTaskGroup(of: HTTPResponse.Streaming.self) { group in
+            for _ in 0..<12 {
+                group.addTask { try await transport.stream(HTTPRequest(url: servers.http2.url("held/1", secure: true))) }
+            }
+            return try await group.reduce(into: [HTTPResponse.Streaming]()) { $0.append($1) }
+        }
+        let heads = streams.map(\.statusCode)
+        #expect(heads == Array(repeating: 200, count: 12))
     }
 
     @Test func anExplicitProxyReceivesTheRequest() async throws {

@@ -25,9 +25,15 @@ struct CurlTransportScaleTests {
     private static let server = Task<LocalServer, any Error> {
         raiseDescriptorLimit()
         let router = Router()
-        router.get("wait/:milliseconds") { _, context -> String in
+        router.get("wait/:milliseconds") { request, context -> String in
+            if let tag = request.uri.queryParameters.get("tag") { Arrivals.shared.arrived(String(tag)) }
             try await Task.sleep(for: .milliseconds(context.parameters.get("milliseconds", as: Int.self) ?? 0))
             return "waited"
+        }
+        // Answers once `count` requests with `tag` have come to `wait`.
+        router.get("arrived/:tag/:count") { _, context -> String in
+            await Arrivals.shared.wait(for: context.parameters.get("tag") ?? "", count: context.parameters.get("count", as: Int.self) ?? 1)
+            return "all arrived"
         }
         return try await LocalServer.start(router: router, backlog: 8192)
     }
@@ -35,7 +41,10 @@ struct CurlTransportScaleTests {
     /// Runs the helper and returns its counts by name, and its whole output for messages.
     private func run(_ mode: String) async throws -> (counts: [String: Double], output: String) {
         let server = try await Self.server.value
-        let run = try await Shell.run(helperPath, ["in-flight", server.url("wait/1000").absoluteString, "\(Self.inFlight)", mode])
+        let tag = Arrivals.tag()
+        var arguments = ["in-flight", server.url("wait/1000?tag=\(tag)").absoluteString, "\(Self.inFlight)", mode]
+        if mode == "shutdown" { arguments.append(server.url("arrived/\(tag)/\(Self.inFlight)").absoluteString) }
+        let run = try await Shell.run(helperPath, arguments)
         let output = run.standardOutput + run.standardError
         #expect(run.status == 0, "\(output)")
         var counts: [String: Double] = [:]

@@ -5,8 +5,8 @@ import Foundation
 import Testing
 
 /// A transport with only the completion-handler requirement, to exercise the protocol's
-/// default async face: it answers after `delay` unless cancelled first.
-private final class DelayedTransport: HTTPTransport {
+/// default async face: it answers when the test says (``answerAll()``), unless cancelled first.
+private final class HeldTransport: HTTPTransport {
     private final class Pending: CancellableTransfer {
         let finish: Locked<(@Sendable (Result<HTTPResponse, TransportError>) -> Void)?>
         let url: String
@@ -26,38 +26,41 @@ private final class DelayedTransport: HTTPTransport {
         }
     }
 
-    let delay: Duration
+    private let pending = Locked<[Pending]>([])
     /// One entry each request handed over: a test cancels once the transport has it.
     let sent = Collected<Void>()
-
-    init(delay: Duration) {
-        self.delay = delay
-    }
 
     func send(
         _ request: HTTPRequest,
         progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<HTTPResponse, TransportError>) -> Void
     ) -> any CancellableTransfer {
-        let pending = Pending(url: request.url.absoluteString, finish: completion)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000))) {
-            pending.complete(.success(HTTPResponse(statusCode: 204, url: request.url)))
-        }
+        let transfer = Pending(url: request.url.absoluteString, finish: completion)
+        pending.withLock { $0.append(transfer) }
         sent.append(())
-        return pending
+        return transfer
+    }
+
+    /// Answers every request handed over so far `204 No Content` (those not cancelled first).
+    func answerAll() {
+        for transfer in pending.withLock({ $0 }) {
+            transfer.complete(.success(HTTPResponse(statusCode: 204, url: URL(string: transfer.url)!)))
+        }
     }
 }
 
 @Suite("HTTPTransport default async face", .timeLimit(.minutes(1)))
 struct HTTPTransportDefaultsTests {
     @Test func bridgesACompletionHandlerTransport() async throws {
-        let transport = DelayedTransport(delay: .milliseconds(20))
-        let response = try await transport.send(HTTPRequest(url: URL(string: "http://127.0.0.1/x")!))
-        #expect(response.statusCode == 204)
+        let transport = HeldTransport()
+        let task = Task { try await transport.send(HTTPRequest(url: URL(string: "http://127.0.0.1/x")!)) }
+        _ = await transport.sent.wait(count: 1)
+        transport.answerAll()
+        #expect(try await task.value.statusCode == 204)
     }
 
     @Test func cancellingTheTaskCancelsThroughTheBridge() async throws {
-        let transport = DelayedTransport(delay: .seconds(5))
+        let transport = HeldTransport()   // never answers: only the cancellation ends the load
         let task = Task { try await transport.send(HTTPRequest(url: URL(string: "http://127.0.0.1/x")!)) }
         // Cancelled once the bridge has handed the request over, so that it cancels the transfer.
         _ = await transport.sent.wait(count: 1)
@@ -71,7 +74,7 @@ struct HTTPTransportDefaultsTests {
     }
 
     @Test func aTaskCancelledBeforeSendingCancelsAtOnce() async throws {
-        let transport = DelayedTransport(delay: .seconds(5))
+        let transport = HeldTransport()
         let (gate, opener) = AsyncStream<Void>.makeStream()
         let task = Task {
             for await _ in gate {}
@@ -79,8 +82,11 @@ struct HTTPTransportDefaultsTests {
         }
         task.cancel()
         opener.finish()
-        let started = ContinuousClock.now
-        _ = await task.result
-        #expect(ContinuousClock.now - started < .seconds(8))
+        // The transport never answers: the task ends because it was cancelled, and at once.
+        guard case .failure(let error) = await task.result else {
+            Issue.record("expected cancellation")
+            return
+        }
+        #expect((error as? TransportError)?.code == .cancelled, "\(error)")
     }
 }

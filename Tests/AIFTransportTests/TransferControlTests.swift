@@ -39,6 +39,20 @@ struct TransferControlTests {
         return (server, content, HTTPRequest(url: URL(string: "http://127.0.0.1:\(server.port)/file.bin")!))
     }
 
+    /// Whether the transport stopped the control's transfer receiving (`false`: the test was
+    /// cancelled first).
+    private func stopsReceiving(_ control: TransferControl) async -> Bool {
+        await event { tell in control.whenReceivingStops { tell(()) } } != nil
+    }
+
+    /// Runs a transfer of its own on the shared transport's loop from start to end: many turns
+    /// of the loop in which a suspended transfer must receive nothing.
+    private func runAnotherTransferToItsEnd() async throws {
+        let (server, content, request) = try serve(1 << 20)
+        defer { server.stop() }
+        #expect(try await Self.transport.send(request).body == Data(content))
+    }
+
     @Test func aRateLimitPacesTheDownload() async throws {
         let (server, content, plain) = try serve(768 << 10)
         defer { server.stop() }
@@ -91,9 +105,9 @@ struct TransferControlTests {
         #expect(await received.first { $0 > 0 } != nil)
         control.suspend()
         #expect(control.isSuspended)
-        try await Task.sleep(for: .milliseconds(100))   // what was under way lands
+        #expect(await stopsReceiving(control))
         let atSuspension = (received.values.last ?? 0)
-        try await Task.sleep(for: .milliseconds(500))
+        try await runAnotherTransferToItsEnd()
         #expect((received.values.last ?? 0) == atSuspension, "bytes arrived while suspended")
         #expect(atSuspension < Int64(content.count))
         control.resume()
@@ -117,9 +131,9 @@ struct TransferControlTests {
         }
         // libcurl reads one buffer (and counts it) before the body callback can refuse it.
         #expect(await received.first { $0 > 0 } != nil)
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await stopsReceiving(control))
         let first = (received.values.last ?? 0)
-        try await Task.sleep(for: .milliseconds(300))
+        try await runAnotherTransferToItsEnd()
         #expect((received.values.last ?? 0) == first)
         #expect(first <= 64 << 10)
         #expect(!ended.withLock { $0 })
@@ -142,7 +156,7 @@ struct TransferControlTests {
         let handle = transport.send(request, progress: { progress.append($0.bytesReceived) }) { outcomes.append($0) }
         _ = await progress.wait(count: 1)
         control.suspend()
-        try await Task.sleep(for: .milliseconds(100))   // the suspension takes hold: a real pause, cancelled
+        #expect(await stopsReceiving(control))   // a real pause, cancelled
         handle.cancel()
         _ = await outcomes.wait(count: 1)
         transport.shutdown()

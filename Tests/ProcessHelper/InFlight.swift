@@ -11,12 +11,13 @@ import Glibc
 /// in flight at once on one transport, and MODE says how they end:
 /// - `complete`: every one is answered;
 /// - `cancel-half`: a random half is cancelled, each at a random moment in its first 800 ms;
-/// - `shutdown`: the transport is shut down with all of them in flight.
+/// - `shutdown ALL-ARRIVED-URL`: the transport is shut down with all of them in flight: once
+///   ALL-ARRIVED-URL answers, which the server does when every one has reached it.
 ///
 /// It prints one line of counts for the test to judge — how many ended answered, cancelled or
 /// failed otherwise, how many never ended or ended twice, and the open descriptors before the
 /// transport and after it is gone — and the first unexpected failure, if any.
-func inFlight(url: URL, count: Int, mode: String) async throws {
+func inFlight(url: URL, count: Int, mode: String, allArrived: URL? = nil) async throws {
     raiseDescriptorLimit()
     var limit = rlimit()
     getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
@@ -28,9 +29,11 @@ func inFlight(url: URL, count: Int, mode: String) async throws {
     // for one): a first transport, used and gone before the count, leaves only the transport's.
     do {
         let transport = CurlTransport(configuration: .init(proxy: .none))
-        let task = transport.send(HTTPRequest(url: url), progress: nil) { _ in }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { task.cancel() }
-        try await Task.sleep(for: .milliseconds(20))
+        await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
+            let task = transport.send(HTTPRequest(url: url), progress: nil) { _ in ended.resume() }
+            // Cancelled from a Dispatch timer: its descriptor is opened here, not in the count.
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { task.cancel() }
+        }
         transport.shutdown()
     }
     let descriptorsBefore = openDescriptorCount()
@@ -38,7 +41,7 @@ func inFlight(url: URL, count: Int, mode: String) async throws {
     var shutdownSeconds = 0.0
     do {
         var configuration = CurlTransport.Configuration(proxy: .none)
-        configuration.connectionPool.maxConnectionsPerHost = count
+        configuration.connectionPool.maxConnectionsPerHost = count + 1   // and the server's signal
         let transport = CurlTransport(configuration: configuration)
         var tasks: [any CancellableTransfer] = []
         tasks.reserveCapacity(count)
@@ -54,7 +57,7 @@ func inFlight(url: URL, count: Int, mode: String) async throws {
                 DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int.random(in: 0..<800, using: &random))) { task.cancel() }
             }
         case "shutdown":
-            try await Task.sleep(for: .milliseconds(500))
+            if let allArrived { _ = try await transport.send(HTTPRequest(url: allArrived)) }
             let start = ContinuousClock.now
             transport.shutdown()
             shutdownSeconds = (ContinuousClock.now - start) / .seconds(1)

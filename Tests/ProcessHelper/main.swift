@@ -142,7 +142,7 @@ func peakResidentKiB() -> Int {
     return usage.ru_maxrss
 }
 
-let usage = "usage: aif-test-helper recycle-buffers URL | through-proxy PROXY URL | inheritable-descriptors URL | download URL PATH | upload URL PATH | cache-writer DIR FIRST COUNT ROUNDS [KILL-AFTER-MS] | cache-save-and-exit DIR INDEX | in-flight URL COUNT complete|cancel-half|shutdown\n"
+let usage = "usage: aif-test-helper recycle-buffers URL | through-proxy PROXY URL | inheritable-descriptors URL | download URL PATH | upload URL PATH | cache-writer DIR FIRST COUNT ROUNDS [KILL-AFTER-MS] | cache-save-and-exit DIR INDEX | in-flight URL COUNT complete|cancel-half|shutdown ALL-ARRIVED-URL\n"
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 /// Exits with the usage unless the arguments after the command are `count` of them, the first a URL.
@@ -173,12 +173,13 @@ case "upload":
     let (url, rest) = urlAndRest(count: 2)
     try await upload(url: url, file: rest[0])
 case "in-flight":
-    let (url, rest) = urlAndRest(count: 3)
-    guard let count = Int(rest[0]), count > 0, ["complete", "cancel-half", "shutdown"].contains(rest[1]) else {
+    let shutdown = arguments.count == 5 && arguments[3] == "shutdown"
+    let (url, rest) = urlAndRest(count: shutdown ? 4 : 3)
+    guard let count = Int(rest[0]), count > 0, ["complete", "cancel-half", "shutdown"].contains(rest[1]), !shutdown || URL(string: rest[2]) != nil else {
         FileHandle.standardError.write(Data(usage.utf8))
         exit(2)
     }
-    try await inFlight(url: url, count: count, mode: rest[1])
+    try await inFlight(url: url, count: count, mode: rest[1], allArrived: shutdown ? URL(string: rest[2]) : nil)
 case "cache-writer":
     let numbers = arguments.dropFirst(2).compactMap { Int($0) }
     guard arguments.count >= 5, numbers.count == arguments.count - 2 else {

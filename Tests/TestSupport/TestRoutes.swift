@@ -26,6 +26,13 @@ enum TestRoutes {
         "data\n\nid: 8\n: no data, no event\n\n", "event: last\rdata:  two spaces\r\r",
     ]
 
+    /// Returns once the task is cancelled (the client gone, or the server stopping).
+    static func holdUntilCancelled() async {
+        let (forever, continuation) = AsyncStream<Never>.makeStream()
+        for await _ in forever {}
+        continuation.finish()
+    }
+
     /// The routes, and those `extraRoutes` adds (the layers above add their own).
     static func makeRouter(gzippedBody: Data, adding extraRoutes: (Router<ConnectionContext>) -> Void = { _ in }) -> Router<ConnectionContext> {
         let router = Router(context: ConnectionContext.self)
@@ -141,7 +148,8 @@ enum TestRoutes {
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "slow")))
         }
 
-        // `chunks` chunks of 1 KiB, 50 ms apart.
+        // `chunks` chunks of 1 KiB, 50 ms apart: a body that keeps moving for a while (a real
+        // idle timeout's test).
         router.get("drip/:chunks") { _, context -> Response in
             let chunks = context.parameters.get("chunks", as: Int.self) ?? 1
             return Response(status: .ok, body: ResponseBody { writer in
@@ -153,16 +161,28 @@ enum TestRoutes {
             })
         }
 
-        // A server-sent event stream in pieces that split lines and events, 20 ms apart; then
-        // (with `?hold=1`) it stays open until the client goes.
+        // `chunks` chunks of 1 KiB, then a body held open until the client goes: a transfer
+        // that only a cancellation ends.
+        router.get("held/:chunks") { _, context -> Response in
+            let chunks = context.parameters.get("chunks", as: Int.self) ?? 1
+            return Response(status: .ok, body: ResponseBody { writer in
+                for _ in 0..<chunks {
+                    try await writer.write(ByteBuffer(repeating: UInt8(ascii: "d"), count: 1024))
+                }
+                await holdUntilCancelled()
+                try await writer.finish(nil)
+            })
+        }
+
+        // A server-sent event stream in pieces that split lines and events, each written on its
+        // own; then (with `?hold=1`) it stays open until the client goes.
         router.get("events") { request, _ -> Response in
             let hold = request.uri.queryParameters.get("hold") == "1"
             return Response(status: .ok, headers: [.contentType: "text/event-stream"], body: ResponseBody { writer in
                 for piece in eventStreamPieces {
                     try await writer.write(ByteBuffer(string: piece))
-                    try await Task.sleep(for: .milliseconds(20))
                 }
-                if hold { try await Task.sleep(for: .seconds(30)) }
+                if hold { await holdUntilCancelled() }
                 try await writer.finish(nil)
             })
         }
@@ -193,8 +213,12 @@ enum TestRoutes {
         router.get("whoami") { _, context -> String in
             "\(context.remotePort)"
         }
-        router.get("slow-whoami/:milliseconds") { _, context -> String in
-            try await Task.sleep(for: .milliseconds(context.parameters.get("milliseconds", as: Int.self) ?? 0))
+        // Answers once `count` requests with the same `?tag=` have come: all of them in flight
+        // together.
+        router.get("whoami-together/:count") { request, context -> String in
+            let tag = String(request.uri.queryParameters.get("tag") ?? "")
+            Arrivals.shared.arrived(tag)
+            await Arrivals.shared.wait(for: tag, count: context.parameters.get("count", as: Int.self) ?? 1)
             return "\(context.remotePort)"
         }
 

@@ -119,7 +119,8 @@ package final class StreamBuffer: Sendable {
 
     private let state = Locked(State())
     private let limit: Int
-    private let control: TransferControl
+    /// The transfer's control, which the buffer holds and lets go.
+    let control: TransferControl
     package let url: String
 
     package init(limit: Int, control: TransferControl, url: String) {

@@ -34,6 +34,9 @@ public final class TransferControl: Sendable {
         /// Bumped at each change of the rate, so the transfer restarts its pacing.
         var rateGeneration = 0
         var binding: Binding?
+        /// The transport has stopped the transfer receiving because it is suspended or held.
+        var receivingStopped = false
+        var onReceivingStopped: [@Sendable () -> Void] = []
 
         var settings: Settings {
             Settings(suspended: suspended, held: held, maxBytesPerSecond: maxBytesPerSecond, rateGeneration: rateGeneration)
@@ -126,8 +129,34 @@ public final class TransferControl: Sendable {
     /// Detaches the control from a transfer that ended (if still attached to it).
     func unbind(_ transfer: Transfer) {
         state.withLock { state in
-            if state.binding?.transfer === transfer { state.binding = nil }
+            guard state.binding?.transfer === transfer else { return }
+            state.binding = nil
+            state.receivingStopped = false
         }
+    }
+
+    /// The transport's report, from the loop's thread: whether the transfer's receiving is
+    /// stopped now because it is suspended or held (not for a rate limit's wait).
+    func receivingStopped(_ stopped: Bool) {
+        let waiting = state.withLock { state -> [@Sendable () -> Void] in
+            state.receivingStopped = stopped
+            guard stopped else { return [] }
+            defer { state.onReceivingStopped = [] }
+            return state.onReceivingStopped
+        }
+        for tell in waiting { tell() }
+    }
+
+    /// Calls `tell` once the transport has stopped the transfer receiving because it is
+    /// suspended or held — at once if it has — on the transport's thread: the moment after
+    /// which no byte arrives until it goes on, which a test awaits rather than a while.
+    func whenReceivingStops(_ tell: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.receivingStopped { return true }
+            state.onReceivingStopped.append(tell)
+            return false
+        }
+        if now { tell() }
     }
 
     /// The settings now.

@@ -88,6 +88,9 @@ final class CurlEventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
     /// The running transfers that have a ``TransferControl`` (few, usually none).
     @exclusivity(unchecked) private var steered: [Transfer] = []
+    /// Transfers whose heads came over HTTP/2 from an origin not yet known to multiplex, during
+    /// the last `curl_multi_socket_action` (its callbacks may not add handles).
+    @exclusivity(unchecked) private var answeredOverHTTP2: [Transfer] = []
     private let sharedHeaders: SharedHeaderLists
     private let automaticConnectionCache: Bool
     /// The multi handles by index (``HostSlots/multiHandle(of:)``), each made when first needed.
@@ -420,7 +423,8 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Starts steering a transfer with a control, as the control says.
     private func startSteering(_ transfer: Transfer, _ handle: EasyHandle) {
-        let steering = TransferSteering(transfer.request.control?.bind(transfer, on: self) ?? TransferControl.Settings())
+        let control = transfer.request.control
+        let steering = TransferSteering(control?.bind(transfer, on: self) ?? TransferControl.Settings(), control: control)
         transfer.steering = steering
         steered.append(transfer)
         steering.apply(to: handle)
@@ -571,11 +575,26 @@ final class CurlEventLoop: @unchecked Sendable {
     /// wake-up and two context switches per request (measured: ~1.6 per request at concurrency
     /// 16). So their outcomes are delivered together, from one Dispatch block per batch.
     private func completeFinishedTransfers() {
+        if !answeredOverHTTP2.isEmpty { startMultiplexing() }
         var resumptions: [(Transfer, Result<HTTPResponse, TransportError>)] = []
         for multi in activeMultiHandles {
             completeFinishedTransfers(of: multi, batching: &resumptions)
         }
         deliverInBatches(resumptions)
+    }
+
+    /// A transfer's head came over HTTP/2 (from its header callback, on the loop's thread).
+    func noteAnswerOverHTTP2(_ transfer: Transfer) {
+        answeredOverHTTP2.append(transfer)
+    }
+
+    /// Lets the origins whose heads came over HTTP/2 have as many transfers in libcurl as their
+    /// connections carry streams, and starts those that waited.
+    private func startMultiplexing() {
+        for transfer in answeredOverHTTP2 {
+            if let origin = slots.noteMultiplexing(of: transfer) { startWaiting(for: origin) }
+        }
+        answeredOverHTTP2.removeAll(keepingCapacity: true)
     }
 
     private func completeFinishedTransfers(of multi: MultiHandle, batching resumptions: inout [(Transfer, Result<HTTPResponse, TransportError>)]) {

@@ -5,8 +5,9 @@ import Foundation
 ///
 /// At most ``CurlTransport/Configuration/ConnectionPool-swift.struct/maxConnectionsPerHost``
 /// transfers of one origin (scheme, host and port) run in libcurl at once — that many times
-/// ``CurlTransport/Configuration/Limits-swift.struct/maxConcurrentStreamsPerConnection`` once the
-/// origin has answered over HTTP/2 — and the rest wait here, first come first served.
+/// ``CurlTransport/Configuration/Limits-swift.struct/maxConcurrentStreamsPerConnection`` once a
+/// response head has come from the origin over HTTP/2 — and the rest wait here, first come first
+/// served.
 ///
 /// libcurl 7.88 has a queue of its own for transfers over its per-host limit, and it serves them
 /// badly: it retries one waiting transfer (the oldest, of any host) each time any transfer ends,
@@ -112,6 +113,7 @@ struct HostSlots {
             if count > 1 { host.laneRunning[lane] += 1 }
             transfer.slotOrigin = origin
             transfer.slotLane = lane
+            transfer.slotKnowsMultiplexing = host.multiplexes
         }
     }
 

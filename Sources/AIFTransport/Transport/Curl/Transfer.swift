@@ -60,6 +60,9 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var slotOrigin: Int?
     /// Which of its origin's lanes that slot is in (see ``HostSlots``).
     @exclusivity(unchecked) var slotLane = 0
+    /// Whether the slots knew its origin to multiplex when it took its slot, or it has told the
+    /// loop that it answers over HTTP/2.
+    @exclusivity(unchecked) var slotKnowsMultiplexing = false
     /// The multi handle the transfer runs in, while it does.
     @exclusivity(unchecked) var multiHandle: MultiHandle?
 
@@ -343,6 +346,12 @@ final class Transfer: @unchecked Sendable {
         // A status line starts a new response (a redirect's target, or the real response after
         // `100 Continue`): keep only the headers of the last one.
         if bytes.count >= 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50, bytes[4] == 0x2F {
+            // `HTTP/2`: the origin multiplexes, which the loop learns from the first head
+            // rather than the first whole answer (a stream's may never end).
+            if !slotKnowsMultiplexing, bytes.count > 5, bytes[5] == 0x32, slotOrigin != nil, let loop {
+                slotKnowsMultiplexing = true
+                loop.noteAnswerOverHTTP2(self)
+            }
             headerBlock.removeAll()
             body.removeAll()
             reservedBody = false

@@ -25,9 +25,13 @@ final class TransferSteering {
     private var sendWaitsForBody = false
     /// The `CURLPAUSE_*` bits libcurl has in force.
     private(set) var appliedMask: Int32 = 0
+    /// The control told of where receiving stands, and what it was told last.
+    private let control: TransferControl?
+    private var toldReceivingStopped = false
 
-    init(_ settings: TransferControl.Settings) {
+    init(_ settings: TransferControl.Settings, control: TransferControl?) {
         self.settings = settings
+        self.control = control
         resetBuckets()
     }
 
@@ -117,6 +121,7 @@ final class TransferSteering {
 
     /// Makes libcurl's pause bits match ``wantedMask`` (once the transfer has a connection).
     func apply(to handle: EasyHandle) {
+        defer { tellReceiving() }
         let wanted = wantedMask
         guard wanted != appliedMask else { return }
         let previous = appliedMask
@@ -142,6 +147,15 @@ final class TransferSteering {
     /// A body callback refused bytes with libcurl's pause code: these bits are now in force.
     func pausedByCallback(_ bits: Int32) {
         appliedMask |= bits
+        tellReceiving()
+    }
+
+    /// Tells the control when receiving stops, or goes on, for its suspension or hold.
+    private func tellReceiving() {
+        let stopped = appliedMask & aif_curlpause_recv != 0 && (settings.suspended || settings.held)
+        guard stopped != toldReceivingStopped, let control else { return }
+        toldReceivingStopped = stopped
+        control.receivingStopped(stopped)
     }
 }
 
