@@ -348,10 +348,7 @@ final class Transfer: @unchecked Sendable {
         if bytes.count >= 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50, bytes[4] == 0x2F {
             // `HTTP/2`: the origin multiplexes, which the loop learns from the first head
             // rather than the first whole answer (a stream's may never end).
-            if !slotKnowsMultiplexing, bytes.count > 5, bytes[5] == 0x32, slotOrigin != nil, let loop {
-                slotKnowsMultiplexing = true
-                loop.noteAnswerOverHTTP2(self)
-            }
+            if bytes.count > 5, bytes[5] == 0x32 { answeredOverHTTP2() }
             headerBlock.removeAll()
             body.removeAll()
             reservedBody = false
@@ -359,6 +356,14 @@ final class Transfer: @unchecked Sendable {
             return
         }
         headerBlock.append(bytes)
+    }
+
+    /// Tells the loop, once, that the origin answers over HTTP/2 (unless it knew).
+    @inline(never)
+    private func answeredOverHTTP2() {
+        guard !slotKnowsMultiplexing, slotOrigin != nil, let loop else { return }
+        slotKnowsMultiplexing = true
+        loop.noteAnswerOverHTTP2(self)
     }
 
     /// Whether any body byte of the current response has arrived.
