@@ -55,7 +55,7 @@ extension Load {
         guard response.isSuccess else {
             return .failure(statusError(response, request: request, plan: plan, id: id, attempts: attempts, subject: subject))
         }
-        if let veto = askedVeto ?? plan.resolved.service.verdict(on: response, json: &json) {
+        if let veto = askedVeto ?? plan.resolved.service.verdict(on: response, json: &json, graphQL: plan.readsGraphQLErrors) {
             return .failure(vetoError(veto, response, plan: plan, id: id, attempts: attempts, subject: subject))
         }
         if response.body.isEmpty, !(Subject.Content.self == NoContent.self) {

@@ -81,8 +81,10 @@ extension Load {
         var headers = endpoint.headers
         if !input.call.headers.isEmpty { headers = headers.merging(input.call.headers) }
         // A load that is not safe to repeat gets its own idempotency key, when its policy makes
-        // them: the same on each of its attempts, never another load's.
-        if !method.isIdempotent, let fresh = (endpoint.retryPolicy ?? resolved.service.retryPolicy).newIdempotencyKey(for: method, given: headers) {
+        // them: the same on each of its attempts, never another load's. A GraphQL operation
+        // needs none (a query) or must not rely on one (a mutation whose server ignores them).
+        let operation = endpoint.graphQL
+        if !method.isIdempotent, operation?.repeatable == nil, let fresh = (endpoint.retryPolicy ?? resolved.service.retryPolicy).newIdempotencyKey(for: method, given: headers) {
             headers.set(name: fresh.header, value: fresh.key)
         }
         var body = transfer?.body
@@ -98,11 +100,33 @@ extension Load {
                 return failure(.invalidParameters, error.description, error)
             }
         }
+        // A GraphQL operation: the parameters are its variables, sent in its body or its query;
+        // what is sent as parameters, and what identifies the load, are then others.
+        var graphQLParameters: (sent: Parameters, key: Parameters)?
+        if let operation {
+            if operation.kind == .mutation, method != .post {
+                return failure(.configuration, "a GraphQL mutation is sent with POST, not \(method)")
+            }
+            let key = operation.identity(variables: parameters)
+            if method == .get {
+                guard let query = operation.queryParameters(variables: parameters) else {
+                    return failure(.invalidParameters, "a GraphQL variable holds a number JSON cannot write (NaN or an infinity)")
+                }
+                graphQLParameters = (query, key)
+            } else {
+                guard let data = operation.body(variables: parameters) else {
+                    return failure(.invalidParameters, "a GraphQL variable holds a number JSON cannot write (NaN or an infinity)")
+                }
+                body = .bytes(data)
+                bodyContentType = "application/json"
+                graphQLParameters = (Parameters(), key)
+            }
+        }
         let keyPath = input.call.keyPath(path)
         var cacheUse: CacheUse?
         if let policy = endpoint.cachePolicy, transfer == nil {
             let lookup = cacheLookup(
-                policy, of: subject, path: keyPath, parameters: parameters, resolved: resolved, method: method, refreshing: input.refreshing,
+                policy, of: subject, path: keyPath, parameters: graphQLParameters?.key ?? parameters, resolved: resolved, method: method, refreshing: input.refreshing,
                 observation: observation)
             // A stale answer ends its load too; the engine starts the refresh, a load of its own.
             if let answer = lookup.answer { return answer }
@@ -113,12 +137,12 @@ extension Load {
             && (endpoint.retryPolicy ?? resolved.service.retryPolicy).verdict(
                 onSending: HTTPRequest(method: method, url: resolved.environment.baseURL, body: body ?? .empty), again: .sharedWithIdenticalLoad) == .allowed
         return .send(LoadPlan(
-            resolved: resolved, serviceName: service, path: path, keyPath: keyPath, shownPath: shownPath, method: method, parameters: parameters,
+            resolved: resolved, serviceName: service, path: path, keyPath: keyPath, shownPath: shownPath, method: method, parameters: graphQLParameters?.sent ?? parameters,
             headers: headers, query: input.call.query, body: body, bodyContentType: bodyContentType, bodyEncoding: endpoint.bodyEncoding, arrayEncoding: endpoint.arrayEncoding,
             placements: endpoint.parameterPlacements, timeouts: endpoint.timeouts, cache: cacheUse,
             coalesces: coalesces, retryPolicyOverride: endpoint.retryPolicy, errorPolicies: resolved.service.errorPolicies,
             authenticator: endpoint.usesAuthenticator ? resolved.authenticator : nil, transfer: transfer, observation: observation,
-            plugins: plugins
+            plugins: plugins, graphQL: operation
         ))
     }
 

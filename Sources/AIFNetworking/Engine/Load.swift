@@ -446,7 +446,7 @@ final class Load: InFlightLoad {
     private func judge(_ response: inout HTTPResponse) -> LoadStateMachine.Judgement {
         var json = response.json
         let service = plan.resolved.service
-        let veto = service.verdict(on: response, json: &json)
+        let veto = service.verdict(on: response, json: &json, graphQL: plan.readsGraphQLErrors)
         response.json = json
         // The application error code: the veto's, else — for a failed status, when the error
         // policies name codes — the error body's.
@@ -512,6 +512,7 @@ final class Load: InFlightLoad {
             placements: plan.placements, credential: credential, signingContext: signingContext
         )
         if let timeouts = plan.timeouts { made.timeouts = timeouts }
+        if let declared = plan.declaredSafeToRepeat { made.declaredSafeToRepeat = declared }
         // The transport sends the request again on its own when a reused connection closed
         // before answering only if the policy's one rule for sending again allows it. A safe
         // method's request (GET, HEAD …) changes nothing however often it arrives: the rule

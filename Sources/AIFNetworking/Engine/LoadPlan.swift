@@ -47,6 +47,11 @@ final class LoadPlan: Sendable {
     /// The manager's plugins as the load started, when it had any: asked before each attempt
     /// is signed and each retry, and told the end of a load whose manager was deallocated.
     let plugins: LoadPlugins?
+    /// Whether the load runs a GraphQL operation, whose body's `errors` fail it.
+    let readsGraphQLErrors: Bool
+    /// What the load's operation says of sending its requests again
+    /// (``/AIFTransport/HTTPRequest/declaredSafeToRepeat``); `nil` to go by their method.
+    let declaredSafeToRepeat: Bool?
 
     /// The load's retry policy: the manager's, else the service's. Read only when an attempt
     /// fails, so that a load that succeeds never copies one.
@@ -61,8 +66,11 @@ final class LoadPlan: Sendable {
         bodyEncoding: Parameters.BodyEncoding?,
         arrayEncoding: Parameters.ArrayEncoding? = nil, placements: [String: Parameters.Placement] = [:], timeouts: HTTPRequest.Timeouts?, cache: CacheUse?,
         coalesces: Bool, retryPolicyOverride: RetryPolicy?, errorPolicies: ErrorPolicies?, authenticator: Authenticator?,
-        transfer: LoadTransfer? = nil, observation: (any APIProxy.LoadObservation)? = nil, plugins: LoadPlugins? = nil
+        transfer: LoadTransfer? = nil, observation: (any APIProxy.LoadObservation)? = nil, plugins: LoadPlugins? = nil,
+        graphQL: GraphQLOperation? = nil
     ) {
+        readsGraphQLErrors = graphQL != nil
+        declaredSafeToRepeat = graphQL?.repeatable
         self.resolved = resolved
         self.serviceName = serviceName
         self.path = path

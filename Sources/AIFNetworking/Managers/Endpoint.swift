@@ -121,6 +121,12 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         get { settings.fields.validateParameters }
         set { change { $0.validateParameters = newValue } }
     }
+    /// The GraphQL operation the endpoint runs (``graphQLQuery(_:name:service:path:method:headers:timeouts:cachePolicy:retryPolicy:usesAuthenticator:reformParameters:validateParameters:validateResponse:)``,
+    /// ``graphQLMutation(_:name:serverHonoursIdempotencyKeys:service:path:headers:timeouts:retryPolicy:usesAuthenticator:reformParameters:validateParameters:validateResponse:)``).
+    var graphQL: GraphQLOperation? {
+        get { settings.fields.graphQL }
+        set { change { $0.graphQL = newValue } }
+    }
     /// Throws to reject a decoded response: the load ends as
     /// ``APIError/Kind-swift.struct/invalidResponse``, nothing cached.
     public var validateResponse: (@Sendable (APIResponse<Content>) throws -> Void)?
@@ -222,6 +228,7 @@ final class EndpointSettings: Sendable {
         var usesAuthenticator: Bool
         var reformParameters: (@Sendable (Parameters) -> Parameters)?
         var validateParameters: (@Sendable (Parameters) throws -> Void)?
+        var graphQL: GraphQLOperation? = nil
     }
 
     /// The settings.

@@ -82,6 +82,9 @@ extension RetryPolicy {
         /// Its method is not one the policy retries, and it carries no key (`keyHeader`, the
         /// policy's header for one).
         case notSafeToRepeat(HTTPMethod, keyHeader: String?)
+        /// It must never run twice (a GraphQL mutation whose server ignores idempotency keys),
+        /// and the server may have run it.
+        case runsOnce
         /// Only a safe method without a body shares an identical load's answer.
         case notShareable
 
@@ -94,6 +97,8 @@ extension RetryPolicy {
                 "its answer was lost, which the retry policy does not retry (retryableErrors\(noRetries ? ": no retries at all" : " has no responseLost"))"
             case .notSafeToRepeat(let method, let keyHeader):
                 "\(method) is not retried without \(keyHeader.map { "an \($0) header" } ?? "an idempotency key")"
+            case .runsOnce:
+                "it must not run twice (a mutation whose server does not honour idempotency keys), and the server may have run it"
             case .notShareable:
                 "only a \(HTTPMethod.get) or \(HTTPMethod.head) without a body shares an identical load's answer"
             }
@@ -134,7 +139,8 @@ extension RetryPolicy {
         switch cause {
         case .reusedConnectionLost:
             if request.body.isStream { return .refused(.streamSentOnce) }
-            if request.method.isSafe { return .allowed }
+            if request.method.isSafe || request.declaredSafeToRepeat == true { return .allowed }
+            if request.declaredSafeToRepeat == false { return .refused(.runsOnce) }
             // Both must hold; the method first, which most requests that are not safe fail
             // (the transport asks this of each of them).
             guard methods.contains(request.method) || isKeyed(request) else { return .refused(.notSafeToRepeat(request.method, keyHeader: keyHeader)) }
@@ -167,7 +173,11 @@ extension RetryPolicy {
         }
         if request.body.isStream { return .refused(.streamSentOnce) }
         guard processed else { return .allowed }
-        if methods.contains(request.method) || isKeyed(request) { return .allowed }
+        switch request.declaredSafeToRepeat {
+        case true?: if methods.contains(.get) { return .allowed }
+        case false?: return .refused(.runsOnce)
+        case nil: if methods.contains(request.method) || isKeyed(request) { return .allowed }
+        }
         return .refused(.notSafeToRepeat(request.method, keyHeader: keyHeader))
     }
 

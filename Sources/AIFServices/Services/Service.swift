@@ -274,13 +274,18 @@ extension Service {
 }
 
 extension Service {
-    /// What the service says about `response`: its ``applicationErrors`` rule on a 2xx body —
-    /// parsed into `json`, unless it was already, for the envelope and the decoder after it —
-    /// then its ``veto(_:)``.
-    package func verdict(on response: HTTPResponse, json: inout ParsedJSON?) -> ServiceVeto? {
-        if let rule = applicationErrors, response.isSuccess, response.body.first == UInt8(ascii: "{") {
+    /// What the service says about `response`: for a GraphQL operation's 2xx body, its
+    /// `errors`; its ``applicationErrors`` rule on a 2xx body — parsed into
+    /// `json`, unless it was already, for the envelope and the decoder after it — then its
+    /// ``veto(_:)``.
+    package func verdict(on response: HTTPResponse, json: inout ParsedJSON?, graphQL: Bool = false) -> ServiceVeto? {
+        let rule = applicationErrors
+        if graphQL || rule != nil, response.isSuccess, response.body.first == UInt8(ascii: "{") {
             if json == nil, let tape = try? JSONTape(parsing: [UInt8](response.body)) { json = ParsedJSON(tape) }
-            if let json, let veto = rule.veto(in: json.tape) { return veto }
+            if let json {
+                if graphQL, let veto = GraphQLOperation.veto(in: json.tape) { return veto }
+                if let rule, let veto = rule.veto(in: json.tape) { return veto }
+            }
         }
         return veto(response)
     }

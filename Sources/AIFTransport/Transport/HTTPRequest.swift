@@ -96,6 +96,11 @@ public struct HTTPRequest: Sendable {
     }
     /// ``isIdempotent`` as set, or `nil` to follow the method and body.
     private var idempotence: Bool?
+    /// What the request's operation says of sending it again, over its method: `true` when it
+    /// only reads (a GraphQL query, POSTed), so a retry policy repeats it as it repeats a GET;
+    /// `false` when it must never run twice (a GraphQL mutation whose server ignores
+    /// idempotency keys), key or not; `nil` to go by the method and the key.
+    package var declaredSafeToRepeat: Bool?
     /// What may still withdraw the request before it goes out, and hears its response's status
     /// first (see ``SendingCondition``); `nil` for most requests.
     package var sendingCondition: (any SendingCondition)? {

@@ -1,0 +1,338 @@
+@testable import TestSupport
+@testable import AIFNetworking
+@testable import AIFServices
+import AIFNetworkingTesting
+import AIFTransport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Testing
+
+private typealias Parameters = AIFServices.Parameters
+
+/// A GraphQL server of the shape GitHub's v4 has: one endpoint, `{"data", "errors"}` in a 200.
+/// It answers by operation name (`Viewer`, `Owner` echoing its variables, `Broken`: errors
+/// only, `Partial`: data with two errors, `Flaky`/`CreateIssue`: 503 on the first request of
+/// each, then data) and keeps what each request carried.
+private struct GraphQLServer: Sendable {
+    struct Received: Sendable {
+        var method: String
+        var contentType: String?
+        var idempotencyKey: String?
+        /// The body's JSON (POST), or the query's items (GET).
+        var fields: [String: JSONValue]
+        /// The GET query's `variables` text.
+        var variablesText: String?
+    }
+
+    let server: LocalServer
+    let received: Locked<[Received]>
+
+    static func start() async throws -> GraphQLServer {
+        let received = Locked<[Received]>([])
+        let seen = Locked<Set<String>>([])
+        let router = Router()
+        @Sendable func answer(_ fields: [String: JSONValue], _ record: Received) -> Response {
+            received.withLock { $0.append(record) }
+            let name = fields["operationName"]?.stringValue ?? ""
+            let variables = fields["variables"] ?? .object([:])
+            let body: String
+            switch name {
+            case "Viewer":
+                body = #"{"data": {"viewer": {"login": "octocat", "name": "The Octocat"}}}"#
+            case "Owner":
+                let echoed = String(decoding: try! JSONEncoder().encode(variables), as: UTF8.self)
+                body = #"{"data": {"owner": {"variables": \#(echoed)}}}"#
+            case "Broken":
+                body = #"{"errors": [{"message": "Field 'nope' doesn't exist on type 'Query'", "locations": [{"line": 1, "column": 9}], "extensions": {"code": "undefinedField"}}]}"#
+            case "Partial":
+                body = #"""
+                    {"data": {"viewer": {"login": "octocat", "email": null}},
+                     "errors": [{"message": "Must have admin rights", "path": ["viewer", "email"], "extensions": {"code": "FORBIDDEN", "type": "FORBIDDEN"}},
+                                {"message": "Rate of field reads too high", "path": ["viewer", "repositories", 2, "name"]}]}
+                    """#
+            case "Flaky", "CreateIssue":
+                if seen.withLock({ $0.insert(name).inserted }) { return Response(status: .serviceUnavailable) }
+                body = #"{"data": {"done": true}}"#
+            default:
+                body = #"{"errors": [{"message": "unknown operation"}]}"#
+            }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+        router.post("graphql") { request, _ -> Response in
+            let bytes = try await request.body.collect(upTo: 1 << 20)
+            let json = (try? JSONDecoder().decode(JSONValue.self, from: Data(bytes.readableBytesView))) ?? .null
+            guard case .object(let fields) = json else { return Response(status: .badRequest) }
+            return answer(fields, Received(
+                method: "POST", contentType: request.headers[.contentType], idempotencyKey: request.headers[HTTPField.Name("Idempotency-Key")!],
+                fields: fields))
+        }
+        router.get("graphql") { request, _ -> Response in
+            var fields: [String: JSONValue] = [:]
+            for (name, value) in request.uri.queryParameters { fields[String(name)] = .string(String(value)) }
+            let text = fields["variables"]?.stringValue
+            if let text, let parsed = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) { fields["variables"] = parsed }
+            return answer(fields, Received(method: "GET", contentType: nil, idempotencyKey: nil, fields: fields, variablesText: text))
+        }
+        return GraphQLServer(server: try await LocalServer.start(router: router), received: received)
+    }
+}
+
+private struct Viewer: Decodable, Sendable, Equatable {
+    struct User: Decodable, Sendable, Equatable {
+        var login: String
+        var name: String
+    }
+    var viewer: User
+}
+
+/// `viewer` with the fields that may fail optional: what partial data decodes into.
+private struct PartialViewer: Decodable, Sendable {
+    struct User: Decodable, Sendable {
+        var login: String
+        var email: String?
+    }
+    var viewer: User
+}
+
+private struct Owner: Decodable, Sendable {
+    struct Echo: Decodable, Sendable {
+        var variables: JSONValue
+    }
+    var owner: Echo
+}
+
+private struct Done: Decodable, Sendable, Equatable {
+    var done: Bool
+}
+
+private struct Counted: Decodable, Sendable, Equatable {
+    var ok: Int
+}
+
+/// GitHub's `extensions` of an error.
+private struct GitHubExtensions: Decodable, Sendable, Equatable {
+    var code: String?
+    var type: String?
+}
+
+@Suite("GraphQL: operations, errors with partial data, queries safe to repeat")
+struct GraphQLTests {
+    /// A proxy and registry for `server`: service `hub`, unsigned, idempotency keys generated
+    /// in `Idempotency-Key` for every POST, one quick retry of 503.
+    private static func stack(_ port: Int) throws -> (APIProxy, ServiceRegistry, CurlTransport) {
+        let registry = ServiceRegistry(processEnvironment: [:])
+        let json = """
+            {"name": "hub", "signing": {"scheme": "none"},
+             "retry": {"idempotencyKeyHeader": "Idempotency-Key", "generateIdempotencyKeys": true, "statusCodes": [503], "baseDelaySeconds": 0.001, "maxRetries": 1},
+             "environments": {"online": {"baseURL": "http://127.0.0.1:\(port)"}}}
+            """
+        registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/hub.json", environment: [:]))
+        let transport = makeTransport()
+        return (APIProxy(transport: transport), registry, transport)
+    }
+
+    @Test func aQueryIsPostedWithItsVariablesAndDecodedFromData() async throws {
+        let graph = try await GraphQLServer.start()
+        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        defer { transport.shutdown() }
+        let document = "query Owner($owner: String!, $first: Int!) { owner(login: $owner) { variables } }"
+        let owner = APIManager(Endpoint<Owner>.graphQLQuery(document, name: "Owner", service: "hub"), proxy: proxy, registry: registry)
+        let response = try await owner.load(["owner": "apple", "first": 2, "snake_case_name": true])
+        #expect(response.content.owner.variables == ["owner": "apple", "first": 2, "snake_case_name": true])
+        let sent = try #require(graph.received.withLock { $0.first })
+        #expect(sent.method == "POST")
+        #expect(sent.contentType == "application/json")
+        #expect(sent.fields["query"] == .string(document))
+        #expect(sent.fields["operationName"] == "Owner")
+        #expect(sent.fields["variables"] == ["owner": "apple", "first": 2, "snake_case_name": true])
+        // A query needs no idempotency key, though the policy makes them for POSTs.
+        #expect(sent.idempotencyKey == nil)
+        await graph.server.stop()
+    }
+
+    @Test func aGetQuerySendsItsVariablesAsOneJSONText() async throws {
+        let graph = try await GraphQLServer.start()
+        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        defer { transport.shutdown() }
+        let endpoint = Endpoint<Owner>.graphQLQuery("query Owner($owner: String!) { owner }", name: "Owner", service: "hub", method: .get)
+        let response = try await APIManager(endpoint, proxy: proxy, registry: registry).load(["owner": "apple", "first": 2])
+        #expect(response.content.owner.variables == ["owner": "apple", "first": 2])
+        let sent = try #require(graph.received.withLock { $0.first })
+        #expect(sent.method == "GET")
+        #expect(sent.variablesText == #"{"first":2,"owner":"apple"}"#)
+        #expect(sent.fields["query"] == "query Owner($owner: String!) { owner }")
+        #expect(response.request.url.query?.contains("variables=%7B%22first%22%3A2%2C%22owner%22%3A%22apple%22%7D") == true, "\(response.request.url)")
+        await graph.server.stop()
+    }
+
+    @Test func errorsWithoutDataFailTheLoadWithTheServersMessageAndCode() async throws {
+        let graph = try await GraphQLServer.start()
+        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        defer { transport.shutdown() }
+        let broken = APIManager(Endpoint<Viewer>.graphQLQuery("query Broken { nope }", name: "Broken", service: "hub"), proxy: proxy, registry: registry)
+        let error = await #expect(throws: APIError.self) { try await broken.load() }
+        #expect(error?.kind == .serviceVeto)
+        #expect(error?.serverCode == "undefinedField")
+        #expect(error?.serverMessage == "Field 'nope' doesn't exist on type 'Query'")
+        #expect(error?.attempts == 1)
+        let errors = error?.graphQLErrors() ?? []
+        #expect(errors.count == 1)
+        #expect(errors.first?.locations == [APIError.GraphQLError<JSONValue>.Location(line: 1, column: 9)])
+        #expect(errors.first?.path == [])
+        #expect(errors.first?.extensions == ["code": "undefinedField"])
+        #expect(error?.graphQLData(as: Viewer.self) == nil)
+        await graph.server.stop()
+    }
+
+    @Test func partialDataAndTypedErrorsAreReachableFromTheError() async throws {
+        let graph = try await GraphQLServer.start()
+        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        defer { transport.shutdown() }
+        let partial = APIManager(
+            Endpoint<Viewer>.graphQLQuery("query Partial { viewer { login email } }", name: "Partial", service: "hub"), proxy: proxy, registry: registry)
+        let error = await #expect(throws: APIError.self) { try await partial.load() }
+        #expect(error?.serverCode == "FORBIDDEN")
+        #expect(error?.serverMessage == "Must have admin rights (at viewer.email); and 1 more error")
+        let errors = error?.graphQLErrors(extensions: GitHubExtensions.self) ?? []
+        #expect(errors.map(\.message) == ["Must have admin rights", "Rate of field reads too high"])
+        #expect(errors.first?.path == [.field("viewer"), .field("email")])
+        #expect(errors.last?.path == [.field("viewer"), .field("repositories"), .index(2), .field("name")])
+        #expect(errors.first?.extensions == GitHubExtensions(code: "FORBIDDEN", type: "FORBIDDEN"))
+        #expect(errors.last?.extensions == nil)
+        #expect(errors.last?.description == "Rate of field reads too high (at viewer.repositories.2.name)")
+        // The fields that did not fail, in a type whose failing field is optional.
+        let data = try #require(error?.graphQLData(as: PartialViewer.self))
+        #expect(data.viewer.login == "octocat")
+        #expect(data.viewer.email == nil)
+        // The endpoint's own type needs `name`, which is not there: no partial data of it.
+        #expect(error?.graphQLData(as: Viewer.self) == nil)
+        await graph.server.stop()
+    }
+
+    @Test func aQueryIsRetriedAsAGetIsAndAMutationIsSentOnce() async throws {
+        let graph = try await GraphQLServer.start()
+        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        defer { transport.shutdown() }
+        let flaky = APIManager(Endpoint<Done>.graphQLQuery("query Flaky { done }", name: "Flaky", service: "hub"), proxy: proxy, registry: registry)
+        let answered = try await flaky.load()
+        #expect(answered.content == Done(done: true))
+        #expect(answered.attempts == 2)
+        let create = APIManager(
+            Endpoint<Done>.graphQLMutation("mutation CreateIssue { createIssue { done } }", name: "CreateIssue", service: "hub"), proxy: proxy,
+            registry: registry)
+        let error = await #expect(throws: APIError.self) { try await create.load() }
+        #expect(error?.statusCode == 503)
+        #expect(error?.attempts == 1)
+        #expect(error?.message.contains("must not run twice") == true, "\(String(describing: error))")
+        let mutations = graph.received.withLock { $0.filter { $0.fields["operationName"] == "CreateIssue" } }
+        #expect(mutations.count == 1)
+        // No key is made for a mutation whose server is not said to honour it.
+        #expect(mutations.first?.idempotencyKey == nil)
+        await graph.server.stop()
+    }
+
+    @Test func aMutationIsNotSentWithGet() async throws {
+        let graph = try await GraphQLServer.start()
+        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        defer { transport.shutdown() }
+        var endpoint = Endpoint<Done>.graphQLMutation("mutation { done }", service: "hub")
+        endpoint.method = .get
+        let error = await #expect(throws: APIError.self) { try await APIManager(endpoint, proxy: proxy, registry: registry).load() }
+        #expect(error?.kind == .configuration)
+        #expect(error?.message.contains("a GraphQL mutation is sent with POST, not GET") == true, "\(String(describing: error))")
+        #expect(graph.received.withLock { $0.isEmpty })
+        await graph.server.stop()
+    }
+
+    // MARK: - Answers lost on a reused connection
+
+    /// A server that processes each reused connection's request and closes without answering,
+    /// its service as above, and a transport keeping one connection, opened by a first load.
+    private static func losingStack() async throws -> (RawServer, APIProxy, ServiceRegistry, CurlTransport) {
+        let server = try RawServer(.loseAnswer(afterAnswering: 1))
+        let registry = ServiceRegistry(processEnvironment: [:])
+        let json = """
+            {"name": "hub", "signing": {"scheme": "none"},
+             "retry": {"idempotencyKeyHeader": "Idempotency-Key", "generateIdempotencyKeys": true, "baseDelaySeconds": 0.001},
+             "environments": {"online": {"baseURL": "http://127.0.0.1:\(server.port)"}}}
+            """
+        registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/hub.json", environment: [:]))
+        let transport = makeTransport { $0.connectionPool.maxConnectionsPerHost = 1 }
+        let proxy = APIProxy(transport: transport)
+        _ = try await APIManager(Endpoint<Counted>(service: "hub", path: "warm"), proxy: proxy, registry: registry).load()
+        return (server, proxy, registry, transport)
+    }
+
+    private static func sent(_ server: RawServer) -> Int {
+        server.processedRequests.count { $0.hasPrefix("POST /graphql") }
+    }
+
+    @Test func aQueryWhoseAnswerIsLostIsSentAgain() async throws {
+        let (server, proxy, registry, transport) = try await Self.losingStack()
+        defer { transport.shutdown(); server.stop() }
+        // The server answers `{"ok":N}`, no `data`: nothing to decode.
+        let query = APIManager(Endpoint<NoContent>.graphQLQuery("query { ok }", service: "hub"), proxy: proxy, registry: registry)
+        let response = try await query.load()
+        #expect(String(decoding: response.data, as: UTF8.self) == #"{"ok":1}"#, "answered on a fresh connection")
+        #expect(response.attempts == 2)
+        #expect(Self.sent(server) == 2)
+    }
+
+    @Test func aMutationWhoseAnswerIsLostIsSentOnceThoughThePolicyMakesKeys() async throws {
+        let (server, proxy, registry, transport) = try await Self.losingStack()
+        defer { transport.shutdown(); server.stop() }
+        let mutation = APIManager(Endpoint<NoContent>.graphQLMutation("mutation { ok }", service: "hub"), proxy: proxy, registry: registry)
+        let error = await #expect(throws: APIError.self) { try await mutation.load() }
+        #expect(error?.kind == .responseLost)
+        #expect(error?.attempts == 1)
+        #expect(Self.sent(server) == 1)
+        #expect(server.processedKeys.last == .some(nil), "no key: the server would not honour it")
+    }
+
+    @Test func aMutationWhoseServerHonoursKeysGoesAgainWithItsKey() async throws {
+        let (server, proxy, registry, transport) = try await Self.losingStack()
+        defer { transport.shutdown(); server.stop() }
+        let mutation = APIManager(
+            Endpoint<NoContent>.graphQLMutation("mutation { ok }", serverHonoursIdempotencyKeys: true, service: "hub"), proxy: proxy, registry: registry)
+        let response = try await mutation.load()
+        #expect(response.attempts == 2)
+        #expect(Self.sent(server) == 2)
+        let keys = server.processedKeys.suffix(2)
+        #expect(keys.first != nil && keys.first == keys.last, "the same key on both: \(keys)")
+    }
+
+    // MARK: - Decisions, without a server
+
+    @Test func theVetoNamesTheFirstErrorAndCountsTheOthers() throws {
+        func veto(_ body: String) throws -> ServiceVeto? { GraphQLOperation.veto(in: try JSONTape(parsing: Array(body.utf8))) }
+        #expect(try veto(#"{"data": {"a": 1}}"#) == nil)
+        #expect(try veto(#"{"data": {"a": 1}, "errors": []}"#) == nil)
+        #expect(try veto(#"[1]"#) == nil)
+        #expect(try veto(#"{"errors": [{"message": "boom"}]}"#) == ServiceVeto(code: "GRAPHQL_ERROR", message: "boom"))
+        #expect(
+            try veto(#"{"errors": [{"message": "x", "path": ["a", 0, "b"], "extensions": {"code": "E1"}}, {"message": "y"}, {"message": "z"}]}"#)
+                == ServiceVeto(code: "E1", message: "x (at a.0.b); and 2 more errors"))
+        #expect(try veto(#"{"errors": ["not an object"]}"#) == ServiceVeto(code: "GRAPHQL_ERROR", message: "the server reported an error"))
+    }
+
+    @Test func aRetryPolicyRepeatsAQueryAsAGetAndNeverAMutation() {
+        let policy = RetryPolicy(idempotencyKeyHeader: "Idempotency-Key", generatesIdempotencyKeys: true)
+        var query = AIFTransport.HTTPRequest(method: .post, url: URL(string: "http://127.0.0.1/graphql")!, body: .bytes(Data("{}".utf8)))
+        query.declaredSafeToRepeat = true
+        var mutation = query
+        mutation.declaredSafeToRepeat = false
+        mutation.headers.set(name: "Idempotency-Key", value: "k1")
+        #expect(policy.verdict(onSending: query, again: .reusedConnectionLost) == .allowed)
+        #expect(policy.verdict(onSending: query, again: .status(503, saidWhen: false)) == .allowed)
+        #expect(policy.verdict(onSending: mutation, again: .reusedConnectionLost) == .refused(.runsOnce))
+        #expect(policy.verdict(onSending: mutation, again: .status(503, saidWhen: false)) == .refused(.runsOnce))
+        // Unprocessed, it goes again like anything else.
+        #expect(policy.verdict(onSending: mutation, again: .failure(.connectionRefused)) == .allowed)
+        // A policy that does not retry GETs does not retry queries.
+        var noGets = policy
+        noGets.methods = [.put]
+        #expect(noGets.verdict(onSending: query, again: .status(503, saidWhen: false)) == .refused(.notSafeToRepeat(.post, keyHeader: "Idempotency-Key")))
+    }
+}
