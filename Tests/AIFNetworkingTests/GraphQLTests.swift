@@ -52,6 +52,16 @@ private struct GraphQLServer: Sendable {
                      "errors": [{"message": "Must have admin rights", "path": ["viewer", "email"], "extensions": {"code": "FORBIDDEN", "type": "FORBIDDEN"}},
                                 {"message": "Rate of field reads too high", "path": ["viewer", "repositories", 2, "name"]}]}
                     """#
+            case "Repos":
+                // 250 repositories, paged by `first` and `after` (the cursor of a node: `c` and
+                // its index); the last page still has an end cursor.
+                guard case .object(let given) = variables else { return Response(status: .badRequest) }
+                let first = given["first"]?.intValue ?? 10
+                let start = given["after"]?.stringValue.flatMap { Int($0.dropFirst()) }.map { $0 + 1 } ?? 0
+                let end = min(250, start + first)
+                let nodes = (start..<end).map { #"{"name": "repo-\#($0)"}"# }.joined(separator: ", ")
+                let cursor = end > start ? #""c\#(end - 1)""# : "null"
+                body = #"{"data": {"repositoryOwner": {"repositories": {"nodes": [\#(nodes)], "pageInfo": {"hasNextPage": \#(end < 250), "endCursor": \#(cursor)}, "totalCount": 250}}}}"#
             case "Flaky", "CreateIssue":
                 if seen.withLock({ $0.insert(name).inserted }) { return Response(status: .serviceUnavailable) }
                 body = #"{"data": {"done": true}}"#
@@ -101,6 +111,10 @@ private struct Owner: Decodable, Sendable {
         var variables: JSONValue
     }
     var owner: Echo
+}
+
+private struct Repository: Decodable, Sendable {
+    var name: String
 }
 
 private struct Done: Decodable, Sendable, Equatable {
@@ -244,6 +258,45 @@ struct GraphQLTests {
         #expect(error?.message.contains("a GraphQL mutation is sent with POST, not GET") == true, "\(String(describing: error))")
         #expect(graph.received.withLock { $0.isEmpty })
         await graph.server.stop()
+    }
+
+    @Test func aConnectionIsPagedToItsLastNodeWithNoneTwice() async throws {
+        let graph = try await GraphQLServer.start()
+        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        defer { transport.shutdown() }
+        let document = """
+            query Repos($owner: String!, $first: Int!, $after: String) {
+              repositoryOwner(login: $owner) { repositories(first: $first, after: $after) { nodes { name } pageInfo { hasNextPage endCursor } totalCount } }
+            }
+            """
+        let repositories = PagedAPIManager(
+            Endpoint<Paging.Connection<Repository>>.graphQLQuery(document, name: "Repos", connectionAt: "repositoryOwner.repositories", service: "hub"),
+            paging: .relay(size: 40), proxy: proxy, registry: registry)
+        var names: [String] = []
+        for try await page in repositories.pages(["owner": "apple"]) {
+            names += page.content.nodes.map(\.name)
+            #expect(page.content.totalCount == 250)
+        }
+        #expect(names == (0..<250).map { "repo-\($0)" })
+        let asked = graph.received.withLock { $0.map { $0.fields["variables"] } }
+        // Seven pages of 40 (the last of 10), and no eighth: its end cursor is not null, but
+        // hasNextPage is false.
+        #expect(asked.count == 7)
+        #expect(asked.first == ["owner": "apple", "first": 40])
+        #expect(asked.dropFirst().first == ["owner": "apple", "first": 40, "after": "c39"])
+        #expect(asked.last == ["owner": "apple", "first": 40, "after": "c239"])
+        await graph.server.stop()
+    }
+
+    @Test func aConnectionReadsItsNodesFromEdgesToo() throws {
+        let page = try FastJSONDecoder().decode(
+            Paging.Connection<Repository>.self,
+            from: Data(#"{"edges": [{"cursor": "a", "node": {"name": "one"}}, {"cursor": "b", "node": {"name": "two"}}], "pageInfo": {"hasNextPage": false, "endCursor": "b"}}"#.utf8))
+        #expect(page.nodes.map(\.name) == ["one", "two"])
+        #expect(page.pageHasMore == false)
+        #expect(page.pageNextCursor == "b")
+        #expect(page.pageTotalCount == nil)
+        #expect(page.pageItemCount == 2)
     }
 
     // MARK: - Answers lost on a reused connection

@@ -28,6 +28,9 @@ extension Endpoint {
     /// - Parameters:
     ///   - document: The GraphQL document, sent as `query`.
     ///   - name: The operation to run (`operationName`), for a document with several.
+    ///   - connectionAt: Where in `data` the content is, as a dotted path of fields
+    ///     (`repositoryOwner.repositories`, for a ``Paging/Connection`` paged with
+    ///     ``Paging/Settings/relay(size:cursorVariable:sizeVariable:)``); `data` itself by default.
     ///   - service: The service to call.
     ///   - path: The path of its GraphQL endpoint; `graphql` by default.
     ///   - method: POST by default; GET for a query sent in the URL.
@@ -43,6 +46,7 @@ extension Endpoint {
     public static func graphQLQuery(
         _ document: String,
         name: String? = nil,
+        connectionAt: String? = nil,
         service: ServiceName,
         path: String = "graphql",
         method: HTTPMethod = .post,
@@ -56,8 +60,8 @@ extension Endpoint {
         validateResponse: (@Sendable (APIResponse<Content>) throws -> Void)? = nil
     ) -> Endpoint {
         var endpoint = Endpoint(
-            service: service, path: path, method: method, headers: headers, timeouts: timeouts, envelope: ResponseEnvelope(dataField: "data"),
-            cachePolicy: cachePolicy, retryPolicy: retryPolicy, usesAuthenticator: usesAuthenticator, reformParameters: reformParameters,
+            service: service, path: path, method: method, headers: headers, timeouts: timeouts,
+            envelope: ResponseEnvelope(dataField: connectionAt.map { "data." + $0 } ?? "data"), cachePolicy: cachePolicy, retryPolicy: retryPolicy, usesAuthenticator: usesAuthenticator, reformParameters: reformParameters,
             validateParameters: validateParameters, validateResponse: validateResponse)
         endpoint.graphQL = GraphQLOperation(kind: .query, document: document, name: name)
         return endpoint
@@ -74,7 +78,7 @@ extension Endpoint {
     /// ```
     ///
     /// Its body and its errors are a query's
-    /// (``graphQLQuery(_:name:service:path:method:headers:timeouts:cachePolicy:retryPolicy:usesAuthenticator:reformParameters:validateParameters:validateResponse:)``).
+    /// (``graphQLQuery(_:name:connectionAt:service:path:method:headers:timeouts:cachePolicy:retryPolicy:usesAuthenticator:reformParameters:validateParameters:validateResponse:)``).
     /// A mutation is never sent a second time once the server may have run it — after a lost
     /// answer, a 500, a retried status — and no idempotency key is made for it: most GraphQL
     /// servers ignore the header, and a mutation sent twice runs twice. It is still sent again

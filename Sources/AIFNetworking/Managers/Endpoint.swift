@@ -121,7 +121,7 @@ public struct Endpoint<Content: Decodable & Sendable>: Sendable {
         get { settings.fields.validateParameters }
         set { change { $0.validateParameters = newValue } }
     }
-    /// The GraphQL operation the endpoint runs (``graphQLQuery(_:name:service:path:method:headers:timeouts:cachePolicy:retryPolicy:usesAuthenticator:reformParameters:validateParameters:validateResponse:)``,
+    /// The GraphQL operation the endpoint runs (``graphQLQuery(_:name:connectionAt:service:path:method:headers:timeouts:cachePolicy:retryPolicy:usesAuthenticator:reformParameters:validateParameters:validateResponse:)``,
     /// ``graphQLMutation(_:name:serverHonoursIdempotencyKeys:service:path:headers:timeouts:retryPolicy:usesAuthenticator:reformParameters:validateParameters:validateResponse:)``).
     var graphQL: GraphQLOperation? {
         get { settings.fields.graphQL }
