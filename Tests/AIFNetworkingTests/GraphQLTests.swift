@@ -62,6 +62,18 @@ private struct GraphQLServer: Sendable {
                 let nodes = (start..<end).map { #"{"name": "repo-\#($0)"}"# }.joined(separator: ", ")
                 let cursor = end > start ? #""c\#(end - 1)""# : "null"
                 body = #"{"data": {"repositoryOwner": {"repositories": {"nodes": [\#(nodes)], "pageInfo": {"hasNextPage": \#(end < 250), "endCursor": \#(cursor)}, "totalCount": 250}}}}"#
+            case "Limited", "LimitedMutation":
+                // The first request of each is refused for the rate limit, in a 200 (as GitHub
+                // does), its reset 20 s from the server's `Date`; then it is answered.
+                if seen.withLock({ $0.insert(name).inserted }) {
+                    let reset = Int(Date().timeIntervalSince1970) + 20
+                    let limited = #"{"errors": [{"message": "API rate limit exceeded", "extensions": {"code": "RATE_LIMITED"}}]}"#
+                    var headers: HTTPFields = [.contentType: "application/json"]
+                    headers[HTTPField.Name("X-RateLimit-Remaining")!] = "0"
+                    headers[HTTPField.Name("X-RateLimit-Reset")!] = "\(reset)"
+                    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: limited)))
+                }
+                body = #"{"data": {"done": true}}"#
             case "Flaky", "CreateIssue":
                 if seen.withLock({ $0.insert(name).inserted }) { return Response(status: .serviceUnavailable) }
                 body = #"{"data": {"done": true}}"#
@@ -131,7 +143,7 @@ private struct GitHubExtensions: Decodable, Sendable, Equatable {
     var type: String?
 }
 
-@Suite("GraphQL: operations, errors with partial data, queries safe to repeat")
+@Suite("GraphQL: operations, errors with partial data, queries safe to repeat", .timeLimit(.minutes(1)))
 struct GraphQLTests {
     /// A proxy and registry for `server`: service `hub`, unsigned, idempotency keys generated
     /// in `Idempotency-Key` for every POST, one quick retry of 503.
@@ -297,6 +309,39 @@ struct GraphQLTests {
         #expect(page.pageNextCursor == "b")
         #expect(page.pageTotalCount == nil)
         #expect(page.pageItemCount == 2)
+    }
+
+    /// A rate limit a GraphQL server reports in a 200's `errors`, with `X-RateLimit-Reset`: the
+    /// service's error policy retries its code, and since the server said when, the operation
+    /// was not run — a mutation goes again too, once the reset has come on the load's clock.
+    @Test(arguments: [false, true])
+    func aRateLimitedOperationGoesAgainAtItsReset(mutation: Bool) async throws {
+        let graph = try await GraphQLServer.start()
+        let registry = ServiceRegistry(processEnvironment: [:])
+        let json = """
+            {"name": "hub", "signing": {"scheme": "none"},
+             "retry": {"retryUnprocessedRequests": true, "maxDelaySeconds": 60},
+             "errorPolicies": {"codes": {"RATE_LIMITED": "retry"}},
+             "environments": {"online": {"baseURL": "http://127.0.0.1:\(graph.server.port)"}}}
+            """
+        registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/hub.json", environment: [:]))
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let clock = PublicClockTests.HandClock()
+        let proxy = APIProxy(transport: transport, clock: clock)
+        let endpoint =
+            mutation
+            ? Endpoint<Done>.graphQLMutation("mutation LimitedMutation { done }", name: "LimitedMutation", service: "hub")
+            : Endpoint<Done>.graphQLQuery("query Limited { done }", name: "Limited", service: "hub")
+        let load = Task { try await APIManager(endpoint, proxy: proxy, registry: registry).load() }
+        await clock.waiting(1)   // the wait for the reset
+        #expect(graph.received.withLock { $0.count } == 1)
+        clock.advance(by: .seconds(21))
+        let response = try await load.value
+        #expect(response.content == Done(done: true))
+        #expect(response.attempts == 2)
+        #expect(graph.received.withLock { $0.count } == 2)
+        await graph.server.stop()
     }
 
     // MARK: - Answers lost on a reused connection

@@ -16,8 +16,9 @@ extension RetryPolicy {
         /// A retry after the server answered this status; `saidWhen` when the answer named a
         /// wait (`Retry-After`, a rate limit's reset).
         case status(Int, saidWhen: Bool)
-        /// A retry the service's ``ErrorPolicies`` ask for, after an answer with this status.
-        case errorPolicy(statusCode: Int)
+        /// A retry the service's ``ErrorPolicies`` ask for, after an answer with this status;
+        /// `saidWhen` when the answer named a wait (a GraphQL rate limit's `X-RateLimit-Reset`).
+        case errorPolicy(statusCode: Int, saidWhen: Bool = false)
         /// A retry the server asked for in the policy's ``RetryPolicy/retryAdviceHeader``: it
         /// says it did not apply the request.
         case advised
@@ -47,7 +48,7 @@ extension RetryPolicy {
             case .reusedConnectionLost: "the reused connection closed before the answer"
             case .failure(let code): "the transfer failed: \(code)"
             case .status(let status, let saidWhen): "the server answered \(status)\(saidWhen ? " and said when to come back" : "")"
-            case .errorPolicy(let status): "the service's error policy retries \(status)"
+            case .errorPolicy(let status, let saidWhen): "the service's error policy retries \(status)\(saidWhen ? " and the server said when to come back" : "")"
             case .advised: "the server asked for a retry"
             case .redirect(let status): "a \(status) redirect"
             case .credentialRenewed: "the credential was renewed"
@@ -153,9 +154,11 @@ extension RetryPolicy {
             let retried = retryableStatusCodes.contains(status) || saidWhen && retryAfterStatusCodes.contains(status)
             guard maxRetries > 0, retried else { return .notRetried }
             processed = !(retriesUnprocessedRequests && Self.saysUnprocessed(status, saidWhen: saidWhen, retryAfterStatusCodes))
-        case .errorPolicy:
+        case .errorPolicy(_, let saidWhen):
             guard maxRetries > 0 else { return .notRetried }
-            processed = true
+            // A code the service retries, with a wait named — a rate limit reported in the body,
+            // as GraphQL servers do — is a refusal like a 429's.
+            processed = !(retriesUnprocessedRequests && saidWhen)
         case .advised:
             guard maxRetries > 0 else { return .notRetried }
             processed = false

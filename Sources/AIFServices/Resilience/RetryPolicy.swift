@@ -57,7 +57,9 @@ public struct RetryPolicy: Sendable, Hashable, CustomStringConvertible {
     /// retried for any method, a `POST` included: a 429 Too Many Requests, or a 503 Service
     /// Unavailable — or a status of ``retryAfterStatusCodes`` — that says when to come back
     /// (`Retry-After`, a rate limit's reset). The status must still be one the policy retries;
-    /// transport failures are not touched (a lost answer may mean a processed request).
+    /// transport failures are not touched (a lost answer may mean a processed request). An
+    /// answer whose application error code the service's ``ErrorPolicies`` retry counts too when
+    /// it says when to come back: a rate limit a GraphQL server reports in a `200`'s `errors`.
     /// `false` by default: such answers are retried for ``methods`` only.
     public var retriesUnprocessedRequests: Bool
     /// A request header that makes a request of any method safe to repeat (`Idempotency-Key`):
@@ -303,7 +305,7 @@ extension RetryPolicy {
         case .success(let response) where policyReason != nil:
             told = Self.serverWait(in: response, clockOffset: clockOffset, now: now)
             reason = policyReason!
-            cause = .errorPolicy(statusCode: response.statusCode)
+            cause = .errorPolicy(statusCode: response.statusCode, saidWhen: told != nil)
         case .success(let response):
             let status = response.statusCode
             guard retryableStatusCodes.contains(status) || retryAfterStatusCodes.contains(status) else { return .deliver(note: nil) }
