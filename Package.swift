@@ -209,6 +209,7 @@ let package = Package(
                 "AIFTransport",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["TestServer"])),
                 .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["TestServer"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["TestServer"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["TestServer"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["TestServer"])),
                 .product(name: "Logging", package: "swift-log"),

@@ -11,93 +11,43 @@ import Testing
 
 private typealias Parameters = AIFServices.Parameters
 
-/// A GraphQL server of the shape GitHub's v4 has: one endpoint, `{"data", "errors"}` in a 200.
-/// It answers by operation name (`Viewer`, `Owner` echoing its variables, `Broken`: errors
-/// only, `Partial`: data with two errors, `Flaky`/`CreateIssue`: 503 on the first request of
-/// each, then data) and keeps what each request carried.
-private struct GraphQLServer: Sendable {
-    struct Received: Sendable {
-        var method: String
-        var contentType: String?
-        var idempotencyKey: String?
-        /// The body's JSON (POST), or the query's items (GET).
-        var fields: [String: JSONValue]
-        /// The GET query's `variables` text.
-        var variablesText: String?
-    }
-
-    let server: LocalServer
-    let received: Locked<[Received]>
-
-    static func start() async throws -> GraphQLServer {
-        let received = Locked<[Received]>([])
-        let seen = Locked<Set<String>>([])
-        let router = Router()
-        @Sendable func answer(_ fields: [String: JSONValue], _ record: Received) -> Response {
-            received.withLock { $0.append(record) }
-            let name = fields["operationName"]?.stringValue ?? ""
-            let variables = fields["variables"] ?? .object([:])
-            let body: String
-            switch name {
-            case "Viewer":
-                body = #"{"data": {"viewer": {"login": "octocat", "name": "The Octocat"}}}"#
-            case "Owner":
-                let echoed = String(decoding: try! JSONEncoder().encode(variables), as: UTF8.self)
-                body = #"{"data": {"owner": {"variables": \#(echoed)}}}"#
-            case "Broken":
-                body = #"{"errors": [{"message": "Field 'nope' doesn't exist on type 'Query'", "locations": [{"line": 1, "column": 9}], "extensions": {"code": "undefinedField"}}]}"#
-            case "Partial":
-                body = #"""
-                    {"data": {"viewer": {"login": "octocat", "email": null}},
-                     "errors": [{"message": "Must have admin rights", "path": ["viewer", "email"], "extensions": {"code": "FORBIDDEN", "type": "FORBIDDEN"}},
-                                {"message": "Rate of field reads too high", "path": ["viewer", "repositories", 2, "name"]}]}
-                    """#
-            case "Repos":
-                // 250 repositories, paged by `first` and `after` (the cursor of a node: `c` and
-                // its index); the last page still has an end cursor.
-                guard case .object(let given) = variables else { return Response(status: .badRequest) }
-                let first = given["first"]?.intValue ?? 10
-                let start = given["after"]?.stringValue.flatMap { Int($0.dropFirst()) }.map { $0 + 1 } ?? 0
-                let end = min(250, start + first)
-                let nodes = (start..<end).map { #"{"name": "repo-\#($0)"}"# }.joined(separator: ", ")
-                let cursor = end > start ? #""c\#(end - 1)""# : "null"
-                body = #"{"data": {"repositoryOwner": {"repositories": {"nodes": [\#(nodes)], "pageInfo": {"hasNextPage": \#(end < 250), "endCursor": \#(cursor)}, "totalCount": 250}}}}"#
-            case "Limited", "LimitedMutation":
-                // The first request of each is refused for the rate limit, in a 200 (as GitHub
-                // does), its reset 20 s from the server's `Date`; then it is answered.
-                if seen.withLock({ $0.insert(name).inserted }) {
-                    let reset = Int(Date().timeIntervalSince1970) + 20
-                    let limited = #"{"errors": [{"message": "API rate limit exceeded", "extensions": {"code": "RATE_LIMITED"}}]}"#
-                    var headers: HTTPFields = [.contentType: "application/json"]
-                    headers[HTTPField.Name("X-RateLimit-Remaining")!] = "0"
-                    headers[HTTPField.Name("X-RateLimit-Reset")!] = "\(reset)"
-                    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: limited)))
-                }
-                body = #"{"data": {"done": true}}"#
-            case "Flaky", "CreateIssue":
-                if seen.withLock({ $0.insert(name).inserted }) { return Response(status: .serviceUnavailable) }
-                body = #"{"data": {"done": true}}"#
-            default:
-                body = #"{"errors": [{"message": "unknown operation"}]}"#
-            }
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
+/// A GraphQL server of the shape GitHub's v4 has (the test kit's): one endpoint,
+/// `{"data", "errors"}` in a 200. It answers by operation name (`Viewer`, `Owner` echoing its
+/// variables, `Broken`: errors only, `Partial`: data with two errors, `Repos`: a connection of
+/// 250, `Limited`/`LimitedMutation`: rate-limited on their first request, `Flaky`/`CreateIssue`:
+/// 503 on the first request of each, then data).
+private func startHub() async throws -> GraphQLServer {
+    let seen = Locked<Set<String>>([])
+    let repositories: [JSONValue] = (0..<250).map { ["name": .string("repo-\($0)")] }
+    return try await GraphQLServer.start { operation in
+        let name = operation.operationName ?? ""
+        switch name {
+        case "Viewer":
+            return .data(["viewer": ["login": "octocat", "name": "The Octocat"]])
+        case "Owner":
+            return .data(["owner": ["variables": .object(operation.variables)]])
+        case "Broken":
+            return .errors([GraphQLServer.Failure("Field 'nope' doesn't exist on type 'Query'", locations: [(line: 1, column: 9)], code: "undefinedField")])
+        case "Partial":
+            return .errors(
+                [
+                    GraphQLServer.Failure("Must have admin rights", path: ["viewer", "email"], code: "FORBIDDEN", extensions: ["type": "FORBIDDEN"]),
+                    GraphQLServer.Failure("Rate of field reads too high", path: ["viewer", "repositories", 2, "name"]),
+                ],
+                data: ["viewer": ["login": "octocat", "email": nil]])
+        case "Repos":
+            return .page(of: repositories, at: "repositoryOwner.repositories", variables: operation.variables)
+        case "Limited", "LimitedMutation":
+            // The first request of each is refused for the rate limit, in a 200 (as GitHub
+            // does), its reset 20 s from the server's `Date`; then it is answered.
+            if seen.withLock({ $0.insert(name).inserted }) { return .rateLimited(until: Date() + 20) }
+            return .data(["done": true])
+        case "Flaky", "CreateIssue":
+            if seen.withLock({ $0.insert(name).inserted }) { return .status(503) }
+            return .data(["done": true])
+        default:
+            return .errors([GraphQLServer.Failure("unknown operation")])
         }
-        router.post("graphql") { request, _ -> Response in
-            let bytes = try await request.body.collect(upTo: 1 << 20)
-            let json = (try? JSONDecoder().decode(JSONValue.self, from: Data(bytes.readableBytesView))) ?? .null
-            guard case .object(let fields) = json else { return Response(status: .badRequest) }
-            return answer(fields, Received(
-                method: "POST", contentType: request.headers[.contentType], idempotencyKey: request.headers[HTTPField.Name("Idempotency-Key")!],
-                fields: fields))
-        }
-        router.get("graphql") { request, _ -> Response in
-            var fields: [String: JSONValue] = [:]
-            for (name, value) in request.uri.queryParameters { fields[String(name)] = .string(String(value)) }
-            let text = fields["variables"]?.stringValue
-            if let text, let parsed = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) { fields["variables"] = parsed }
-            return answer(fields, Received(method: "GET", contentType: nil, idempotencyKey: nil, fields: fields, variablesText: text))
-        }
-        return GraphQLServer(server: try await LocalServer.start(router: router), received: received)
     }
 }
 
@@ -147,12 +97,12 @@ private struct GitHubExtensions: Decodable, Sendable, Equatable {
 struct GraphQLTests {
     /// A proxy and registry for `server`: service `hub`, unsigned, idempotency keys generated
     /// in `Idempotency-Key` for every POST, one quick retry of 503.
-    private static func stack(_ port: Int) throws -> (APIProxy, ServiceRegistry, CurlTransport) {
+    private static func stack(_ base: URL) throws -> (APIProxy, ServiceRegistry, CurlTransport) {
         let registry = ServiceRegistry(processEnvironment: [:])
         let json = """
             {"name": "hub", "signing": {"scheme": "none"},
              "retry": {"idempotencyKeyHeader": "Idempotency-Key", "generateIdempotencyKeys": true, "statusCodes": [503], "baseDelaySeconds": 0.001, "maxRetries": 1},
-             "environments": {"online": {"baseURL": "http://127.0.0.1:\(port)"}}}
+             "environments": {"online": {"baseURL": "\(base)"}}}
             """
         registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/hub.json", environment: [:]))
         let transport = makeTransport()
@@ -160,42 +110,42 @@ struct GraphQLTests {
     }
 
     @Test func aQueryIsPostedWithItsVariablesAndDecodedFromData() async throws {
-        let graph = try await GraphQLServer.start()
-        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        let graph = try await startHub()
+        let (proxy, registry, transport) = try Self.stack(graph.baseURL())
         defer { transport.shutdown() }
         let document = "query Owner($owner: String!, $first: Int!) { owner(login: $owner) { variables } }"
         let owner = APIManager(Endpoint<Owner>.graphQLQuery(document, name: "Owner", service: "hub"), proxy: proxy, registry: registry)
         let response = try await owner.load(["owner": "apple", "first": 2, "snake_case_name": true])
         #expect(response.content.owner.variables == ["owner": "apple", "first": 2, "snake_case_name": true])
-        let sent = try #require(graph.received.withLock { $0.first })
+        let sent = try #require(graph.received.first)
         #expect(sent.method == "POST")
-        #expect(sent.contentType == "application/json")
-        #expect(sent.fields["query"] == .string(document))
-        #expect(sent.fields["operationName"] == "Owner")
-        #expect(sent.fields["variables"] == ["owner": "apple", "first": 2, "snake_case_name": true])
+        #expect(sent.headers["Content-Type"] == "application/json")
+        #expect(sent.query == document)
+        #expect(sent.operationName == "Owner")
+        #expect(sent.variables == ["owner": "apple", "first": 2, "snake_case_name": true])
         // A query needs no idempotency key, though the policy makes them for POSTs.
         #expect(sent.idempotencyKey == nil)
-        await graph.server.stop()
+        await graph.stop()
     }
 
     @Test func aGetQuerySendsItsVariablesAsOneJSONText() async throws {
-        let graph = try await GraphQLServer.start()
-        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        let graph = try await startHub()
+        let (proxy, registry, transport) = try Self.stack(graph.baseURL())
         defer { transport.shutdown() }
         let endpoint = Endpoint<Owner>.graphQLQuery("query Owner($owner: String!) { owner }", name: "Owner", service: "hub", method: .get)
         let response = try await APIManager(endpoint, proxy: proxy, registry: registry).load(["owner": "apple", "first": 2])
         #expect(response.content.owner.variables == ["owner": "apple", "first": 2])
-        let sent = try #require(graph.received.withLock { $0.first })
+        let sent = try #require(graph.received.first)
         #expect(sent.method == "GET")
-        #expect(sent.variablesText == #"{"first":2,"owner":"apple"}"#)
-        #expect(sent.fields["query"] == "query Owner($owner: String!) { owner }")
+        #expect(sent.variables == ["owner": "apple", "first": 2], "one JSON text: the server read it whole")
+        #expect(sent.query == "query Owner($owner: String!) { owner }")
         #expect(response.request.url.query?.contains("variables=%7B%22first%22%3A2%2C%22owner%22%3A%22apple%22%7D") == true, "\(response.request.url)")
-        await graph.server.stop()
+        await graph.stop()
     }
 
     @Test func errorsWithoutDataFailTheLoadWithTheServersMessageAndCode() async throws {
-        let graph = try await GraphQLServer.start()
-        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        let graph = try await startHub()
+        let (proxy, registry, transport) = try Self.stack(graph.baseURL())
         defer { transport.shutdown() }
         let broken = APIManager(Endpoint<Viewer>.graphQLQuery("query Broken { nope }", name: "Broken", service: "hub"), proxy: proxy, registry: registry)
         let error = await #expect(throws: APIError.self) { try await broken.load() }
@@ -209,12 +159,12 @@ struct GraphQLTests {
         #expect(errors.first?.path == [])
         #expect(errors.first?.extensions == ["code": "undefinedField"])
         #expect(error?.graphQLData(as: Viewer.self) == nil)
-        await graph.server.stop()
+        await graph.stop()
     }
 
     @Test func partialDataAndTypedErrorsAreReachableFromTheError() async throws {
-        let graph = try await GraphQLServer.start()
-        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        let graph = try await startHub()
+        let (proxy, registry, transport) = try Self.stack(graph.baseURL())
         defer { transport.shutdown() }
         let partial = APIManager(
             Endpoint<Viewer>.graphQLQuery("query Partial { viewer { login email } }", name: "Partial", service: "hub"), proxy: proxy, registry: registry)
@@ -234,12 +184,12 @@ struct GraphQLTests {
         #expect(data.viewer.email == nil)
         // The endpoint's own type needs `name`, which is not there: no partial data of it.
         #expect(error?.graphQLData(as: Viewer.self) == nil)
-        await graph.server.stop()
+        await graph.stop()
     }
 
     @Test func aQueryIsRetriedAsAGetIsAndAMutationIsSentOnce() async throws {
-        let graph = try await GraphQLServer.start()
-        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        let graph = try await startHub()
+        let (proxy, registry, transport) = try Self.stack(graph.baseURL())
         defer { transport.shutdown() }
         let flaky = APIManager(Endpoint<Done>.graphQLQuery("query Flaky { done }", name: "Flaky", service: "hub"), proxy: proxy, registry: registry)
         let answered = try await flaky.load()
@@ -252,29 +202,29 @@ struct GraphQLTests {
         #expect(error?.statusCode == 503)
         #expect(error?.attempts == 1)
         #expect(error?.message.contains("must not run twice") == true, "\(String(describing: error))")
-        let mutations = graph.received.withLock { $0.filter { $0.fields["operationName"] == "CreateIssue" } }
+        let mutations = graph.received.filter { $0.operationName == "CreateIssue" }
         #expect(mutations.count == 1)
         // No key is made for a mutation whose server is not said to honour it.
         #expect(mutations.first?.idempotencyKey == nil)
-        await graph.server.stop()
+        await graph.stop()
     }
 
     @Test func aMutationIsNotSentWithGet() async throws {
-        let graph = try await GraphQLServer.start()
-        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        let graph = try await startHub()
+        let (proxy, registry, transport) = try Self.stack(graph.baseURL())
         defer { transport.shutdown() }
         var endpoint = Endpoint<Done>.graphQLMutation("mutation { done }", service: "hub")
         endpoint.method = .get
         let error = await #expect(throws: APIError.self) { try await APIManager(endpoint, proxy: proxy, registry: registry).load() }
         #expect(error?.kind == .configuration)
         #expect(error?.message.contains("a GraphQL mutation is sent with POST, not GET") == true, "\(String(describing: error))")
-        #expect(graph.received.withLock { $0.isEmpty })
-        await graph.server.stop()
+        #expect(graph.received.isEmpty)
+        await graph.stop()
     }
 
     @Test func aConnectionIsPagedToItsLastNodeWithNoneTwice() async throws {
-        let graph = try await GraphQLServer.start()
-        let (proxy, registry, transport) = try Self.stack(graph.server.port)
+        let graph = try await startHub()
+        let (proxy, registry, transport) = try Self.stack(graph.baseURL())
         defer { transport.shutdown() }
         let document = """
             query Repos($owner: String!, $first: Int!, $after: String) {
@@ -290,14 +240,14 @@ struct GraphQLTests {
             #expect(page.content.totalCount == 250)
         }
         #expect(names == (0..<250).map { "repo-\($0)" })
-        let asked = graph.received.withLock { $0.map { $0.fields["variables"] } }
+        let asked = graph.received.map(\.variables)
         // Seven pages of 40 (the last of 10), and no eighth: its end cursor is not null, but
         // hasNextPage is false.
         #expect(asked.count == 7)
         #expect(asked.first == ["owner": "apple", "first": 40])
-        #expect(asked.dropFirst().first == ["owner": "apple", "first": 40, "after": "c39"])
-        #expect(asked.last == ["owner": "apple", "first": 40, "after": "c239"])
-        await graph.server.stop()
+        #expect(asked.dropFirst().first == ["owner": "apple", "first": 40, "after": "39"])
+        #expect(asked.last == ["owner": "apple", "first": 40, "after": "239"])
+        await graph.stop()
     }
 
     @Test func aConnectionReadsItsNodesFromEdgesToo() throws {
@@ -316,13 +266,13 @@ struct GraphQLTests {
     /// was not run — a mutation goes again too, once the reset has come on the load's clock.
     @Test(arguments: [false, true])
     func aRateLimitedOperationGoesAgainAtItsReset(mutation: Bool) async throws {
-        let graph = try await GraphQLServer.start()
+        let graph = try await startHub()
         let registry = ServiceRegistry(processEnvironment: [:])
         let json = """
             {"name": "hub", "signing": {"scheme": "none"},
              "retry": {"retryUnprocessedRequests": true, "maxDelaySeconds": 60},
              "errorPolicies": {"codes": {"RATE_LIMITED": "retry"}},
-             "environments": {"online": {"baseURL": "http://127.0.0.1:\(graph.server.port)"}}}
+             "environments": {"online": {"baseURL": "\(graph.baseURL())"}}}
             """
         registry.register(try ServiceRegistry.ConfiguredService.parse(Data(json.utf8), file: "/tmp/aif-tests/hub.json", environment: [:]))
         let transport = makeTransport()
@@ -335,13 +285,13 @@ struct GraphQLTests {
             : Endpoint<Done>.graphQLQuery("query Limited { done }", name: "Limited", service: "hub")
         let load = Task { try await APIManager(endpoint, proxy: proxy, registry: registry).load() }
         await clock.waiting(1)   // the wait for the reset
-        #expect(graph.received.withLock { $0.count } == 1)
+        #expect(graph.received.count == 1)
         clock.advance(by: .seconds(21))
         let response = try await load.value
         #expect(response.content == Done(done: true))
         #expect(response.attempts == 2)
-        #expect(graph.received.withLock { $0.count } == 2)
-        await graph.server.stop()
+        #expect(graph.received.count == 2)
+        await graph.stop()
     }
 
     // MARK: - Answers lost on a reused connection
@@ -399,6 +349,71 @@ struct GraphQLTests {
         #expect(Self.sent(server) == 2)
         let keys = server.processedKeys.suffix(2)
         #expect(keys.first != nil && keys.first == keys.last, "the same key on both: \(keys)")
+    }
+
+    // MARK: - A mutation dropped before or after it was applied
+
+    /// A payments server (the test kit's) that runs `CreatePayment` once for each
+    /// `Idempotency-Key` (each request without one), and drops the connection of the first
+    /// request, before or after running it; and the keys it ran (`-` for none).
+    private static func droppingPayments(runsBeforeDropping: Bool) async throws -> (GraphQLServer, Locked<[String]>) {
+        let ran = Locked<[String]>([])
+        let dropped = Locked(false)
+        let server = try await GraphQLServer.start { operation in
+            let first = dropped.withLock { dropped in
+                defer { dropped = true }
+                return !dropped
+            }
+            if first && !runsBeforeDropping { return .connectionDropped }
+            let key = operation.idempotencyKey ?? "-"
+            ran.withLock { keys in
+                if key == "-" || !keys.contains(key) { keys.append(key) }
+            }
+            return first ? .connectionDropped : .data(["createPayment": ["id": "pay_1"]])
+        }
+        return (server, ran)
+    }
+
+    private struct Payment: Decodable, Sendable {
+        struct Created: Decodable, Sendable { var id: String }
+        var createPayment: Created
+    }
+
+    /// The client cannot tell a connection dropped before the mutation ran from one dropped
+    /// after: without a key the server honours, it is sent once and fails as an answer lost
+    /// (run once or not at all, never twice); with one, it goes again with the same key and
+    /// is run exactly once either way.
+    @Test(arguments: [false, true], [false, true])
+    func aMutationDroppedBeforeOrAfterItRanRunsAtMostOnce(runsBeforeDropping: Bool, serverHonoursKeys: Bool) async throws {
+        let (server, ran) = try await Self.droppingPayments(runsBeforeDropping: runsBeforeDropping)
+        let (proxy, registry, transport) = try Self.stack(server.baseURL())
+        defer { transport.shutdown() }
+        let create = APIManager(
+            Endpoint<Payment>.graphQLMutation(
+                "mutation CreatePayment($cents: Int!) { createPayment(cents: $cents) { id } }", name: "CreatePayment",
+                serverHonoursIdempotencyKeys: serverHonoursKeys, service: "hub"),
+            proxy: proxy, registry: registry)
+        let outcome: Result<APIResponse<Payment>, APIError>
+        do { outcome = .success(try await create.load(["cents": 1200])) } catch { outcome = .failure(error) }
+        let received = server.received
+        if serverHonoursKeys {
+            let response = try outcome.get()
+            #expect(response.content.createPayment.id == "pay_1")
+            #expect(response.attempts == 2)
+            #expect(received.count == 2)
+            let key = try #require(received.first?.idempotencyKey)
+            #expect(received.last?.idempotencyKey == key, "the same key on both attempts")
+            #expect(ran.withLock { $0 } == [key], "run exactly once")
+        } else {
+            let error = try #require(outcome.failure)
+            #expect(error.kind == .responseLost)
+            #expect(error.attempts == 1)
+            #expect(error.message.contains("may have processed it"), "\(error)")
+            #expect(received.count == 1)
+            #expect(received.first?.idempotencyKey == nil)
+            #expect(ran.withLock { $0 } == (runsBeforeDropping ? ["-"] : []))
+        }
+        await server.stop()
     }
 
     // MARK: - Decisions, without a server

@@ -180,3 +180,79 @@ struct TestKitTests {
         try verifier.verify(try #require(stub.requests.first))
     }
 }
+
+@Suite("The test kit's GraphQL server", .timeLimit(.minutes(1)))
+struct GraphQLServerTests {
+    /// The status and body text of `method` to `path` on `server`, with `body` or `query`.
+    private static func send(
+        _ transport: CurlTransport, _ server: GraphQLServer, _ method: HTTPMethod, _ path: String, body: String? = nil, query: String? = nil
+    ) async throws -> (status: Int, text: String) {
+        var text = "\(server.baseURL())/\(path)"
+        if let query { text += "?\(query)" }
+        let url = try #require(URL(string: text))
+        let request = HTTPRequest(
+            method: method, url: url, headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body.map { .bytes(Data($0.utf8)) } ?? .empty)
+        let response = try await transport.send(request)
+        return (response.statusCode, String(decoding: response.body, as: UTF8.self))
+    }
+
+    @Test func aRequestThatIsNotGraphQLGetsA400ThatSaysWhatIsWrong() async throws {
+        let server = try await GraphQLServer.start { _ in .data(["ok": true]) }
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let cases: [(HTTPMethod, String, String?, String?, String)] = [
+            (.post, "graphql", "not json", nil, "the body is not a JSON object"),
+            (.post, "graphql", #"{"variables": {}}"#, nil, "the request has no `query`"),
+            (.post, "graphql", #"{"query": "{ a }", "variables": [1]}"#, nil, "`variables` is not an object"),
+            (.post, "other", #"{"query": "{ a }"}"#, nil, "no GraphQL endpoint at /other; it is /graphql"),
+            (.get, "graphql", nil, "query=mutation%20%7B%20a%20%7D", "a mutation is only taken in a POST"),
+            (.get, "graphql", nil, "query=%7B%20a%20%7D&variables=%7Bx", "`variables` is not one JSON text"),
+        ]
+        for (method, path, body, query, message) in cases {
+            let answer = try await Self.send(transport, server, method, path, body: body, query: query)
+            #expect(answer.status == 400, "\(method) \(path)")
+            #expect(answer.text == #"{"errors":[{"message":"\#(message)"}]}"#)
+        }
+        #expect(server.received.isEmpty, "none reached the resolver")
+        await server.stop()
+    }
+
+    @Test func anOperationIsReadFromAPostOrAGetUnderAnyPrefix() async throws {
+        let server = try await GraphQLServer.start { operation in .data(["echo": .object(operation.variables)]) }
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let posted = try await Self.send(
+            transport, server, .post, "acme/graphql", body: #"{"query": "query Q($n: Int) { echo }", "operationName": "Q", "variables": {"n": 1}}"#)
+        #expect(posted.status == 200)
+        #expect(posted.text == #"{"data":{"echo":{"n":1}}}"#)
+        let fetched = try await Self.send(transport, server, .get, "graphql", query: "query=%7B%20echo%20%7D&variables=%7B%22n%22%3A2%7D")
+        #expect(fetched.text == #"{"data":{"echo":{"n":2}}}"#)
+        let received = server.received
+        #expect(received.map(\.method) == ["POST", "GET"])
+        #expect(received.map(\.path) == ["/acme/graphql", "/graphql"])
+        #expect(received.first?.operationName == "Q")
+        #expect(received.first?.headers["Content-Type"] == "application/json")
+        #expect(received.last?.query == "{ echo }")
+        #expect(received.allSatisfy { !$0.isMutation })
+        #expect(GraphQLServer.Operation(query: "  mutation M { a }").isMutation)
+        await server.stop()
+    }
+
+    @Test func aConnectionIsServedInPagesThatFollowTheirCursors() async throws {
+        let nodes: [JSONValue] = (0..<5).map { ["n": .integer($0)] }
+        let server = try await GraphQLServer.start { .page(of: nodes, at: "a.b", variables: $0.variables) }
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        func page(_ variables: String) async throws -> String {
+            try await Self.send(transport, server, .post, "graphql", body: #"{"query": "{ a }", "variables": \#(variables)}"#).text
+        }
+        #expect(try await page(#"{"first": 2}"#) == #"{"data":{"a":{"b":{"edges":[{"cursor":"0","node":{"n":0}},{"cursor":"1","node":{"n":1}}],"#
+            + #""nodes":[{"n":0},{"n":1}],"pageInfo":{"endCursor":"1","hasNextPage":true,"hasPreviousPage":false,"startCursor":"0"},"totalCount":5}}}}"#)
+        // The last page keeps its end cursor; a page after it is empty.
+        #expect(try await page(#"{"first": 3, "after": "1"}"#).contains(#""pageInfo":{"endCursor":"4","hasNextPage":false,"hasPreviousPage":true,"startCursor":"2"}"#))
+        #expect(try await page(#"{"first": 3, "after": "4"}"#).contains(#""nodes":[],"pageInfo":{"endCursor":null,"hasNextPage":false"#))
+        #expect(try await page(#"{"after": "1"}"#).contains("`first` must be a whole number of at least 0"))
+        #expect(try await page(#"{"first": 2, "after": "9"}"#).contains(#""message":"`after` is not a cursor of this connection""#))
+        await server.stop()
+    }
+}
