@@ -65,7 +65,7 @@ struct APIDefineFileTests {
 
     @Test(arguments: [
         (#"{"DEFAULT": {"service": "shop"}, "a": {"path": "x", "verb": "GET"}}"#, "a.verb",
-         "is not a known key; expected one of: authorization, cache, headers, method, paging, parameters, path, pathPrefix, placement, response, retry, service, summary, timeoutSeconds"),
+         "is not a known key; expected one of: authorization, cache, graphql, headers, method, paging, parameters, path, pathPrefix, placement, response, retry, service, summary, timeoutSeconds"),
         (#"{"a": {"service": "shop", "path": 3}}"#, "a.path", "must be a string"),
         (#"{"a": {"path": "x"}}"#, "a", "names no service: give a \"service\" here or in a DEFAULT above it"),
         (#"{"a": {"service": "shop"}}"#, "a", "has no path"),
@@ -95,6 +95,23 @@ struct APIDefineFileTests {
         (#"{"@": {}}"#, "@", "is not a group name"),
         (#"{"@g": {"DEFAULT": {"path": 1}}}"#, "@g.DEFAULT.path", "must be a string"),
         (#"{"DEFAULT": {"service": "shop"}, "g.a": {"path": "x"}, "@g": {"a": {"path": "y"}}}"#, "g.a", "defines g.a, which @g.a defines too"),
+        (#"{"a": {"service": "hub", "graphql": "query { a }"}}"#, "a.graphql", "must be an object: {\"query\": DOCUMENT} or {\"mutation\": DOCUMENT}"),
+        (#"{"a": {"service": "hub", "graphql": {}}}"#, "a.graphql", "has no document: give \"query\" or \"mutation\""),
+        (#"{"a": {"service": "hub", "graphql": {"query": " "}}}"#, "a.graphql.query", "is empty"),
+        (#"{"a": {"service": "hub", "graphql": {"query": "{ a }", "mutation": "mutation { b }"}}}"#, "a.graphql.mutation", "cannot stand beside \"query\""),
+        (#"{"a": {"service": "hub", "graphql": {"query": "{ a }", "name": "A"}}}"#, "a.graphql.name",
+         "is not a known key; expected one of: connectionAt, mutation, operationName, query, serverHonoursIdempotencyKeys"),
+        (#"{"a": {"service": "hub", "graphql": {"mutation": "mutation { a }", "connectionAt": "a.b"}}}"#, "a.graphql.connectionAt", "is a query's"),
+        (#"{"a": {"service": "hub", "graphql": {"query": "{ a }", "connectionAt": "a..b"}}}"#, "a.graphql.connectionAt", "must be fields separated by dots"),
+        (#"{"a": {"service": "hub", "graphql": {"query": "{ a }", "serverHonoursIdempotencyKeys": true}}}"#, "a.graphql.serverHonoursIdempotencyKeys",
+         "is a mutation's: a query needs no key"),
+        (#"{"a": {"service": "hub", "method": "GET", "graphql": {"mutation": "mutation { a }"}}}"#, "a.graphql",
+         "is a mutation, which is sent with POST, and a has the method GET"),
+        (#"{"a": {"service": "hub", "graphql": {"query": "{ a }"}, "response": {"dataField": "data.a"}}}"#, "a.graphql", "give \"connectionAt\" inside \"graphql\""),
+        (#"{"a": {"service": "hub", "graphql": {"mutation": "mutation { a }"}, "cache": {"lifetimeSeconds": 5}}}"#, "a.graphql", "whose answers are not cached"),
+        (#"{"DEFAULT": {"service": "hub", "placement": {"id": "header"}}, "a": {"graphql": {"query": "{ a }"}}}"#, "DEFAULT.placement.id",
+         "places id, and the parameters of a, a GraphQL operation, are its variables"),
+        (#"{"DEFAULT": {"service": "hub", "graphql": {"query": "{ a }"}}, "a": {}}"#, "DEFAULT.graphql", "cannot be a DEFAULT's"),
     ])
     func eachMistakeIsNamedByItsKeyPath(json: String, key: String, problem: String) {
         #expect {
@@ -127,6 +144,27 @@ struct APIDefineFileTests {
         #expect(byName["findByTags"]?.parameterPlacements == [
             "api_key": .header(), "tags": .query(arrays: .repeatedKeys), "requestID": .header("X-Request-ID"),
         ])
+    }
+
+    @Test func aDefineRunsAGraphQLOperationAtTheServicesGraphQLPathWithPOST() throws {
+        let defines = try parse(#"""
+            {"DEFAULT": {"service": "hub"},
+             "viewer": {"graphql": {"query": "query Viewer { viewer { login } }", "operationName": "Viewer"}, "cache": {"lifetimeSeconds": 30}},
+             "repositories": {"method": "GET", "path": "api/graphql", "graphql": {"query": "query { viewer { repositories { nodes { name } } } }", "connectionAt": "viewer.repositories"}},
+             "pay": {"graphql": {"mutation": "mutation { pay { id } }", "serverHonoursIdempotencyKeys": true}}}
+            """#)
+        let byName = Dictionary(uniqueKeysWithValues: defines.map { ($0.name, $0) })
+        let viewer = try #require(byName["viewer"])
+        #expect(viewer.path == "graphql")
+        #expect(viewer.method == .post)
+        #expect(viewer.graphQL == APIDefine.GraphQL(.query, document: "query Viewer { viewer { login } }", operationName: "Viewer"))
+        #expect(viewer.cache?.lifetime == .seconds(30))
+        let repositories = try #require(byName["repositories"])
+        #expect(repositories.path == "api/graphql")
+        #expect(repositories.method == .get)
+        #expect(repositories.graphQL?.connectionAt == "viewer.repositories")
+        #expect(byName["pay"]?.graphQL == APIDefine.GraphQL(.mutation, document: "mutation { pay { id } }", serverHonoursIdempotencyKeys: true))
+        #expect(byName["pay"]?.method == .post)
     }
 
     @Test func eachMistakeIsLocatedAtItsKey() {

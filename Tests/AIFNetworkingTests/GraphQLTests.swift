@@ -416,6 +416,44 @@ struct GraphQLTests {
         await server.stop()
     }
 
+    // MARK: - Defined in a file
+
+    @Test func anOperationDefinedInAFileRunsAsAnEndpointsDoes() async throws {
+        let graph = try await startHub()
+        let (proxy, registry, transport) = try Self.stack(graph.baseURL())
+        defer { transport.shutdown() }
+        let file = #"""
+            {"DEFAULT": {"service": "hub"},
+             "owner": {"graphql": {"query": "query Owner($owner: String!) { owner { variables } }", "operationName": "Owner"}, "parameters": {"first": 2}},
+             "flaky": {"graphql": {"query": "query Flaky { done }", "operationName": "Flaky"}},
+             "repos": {"graphql": {"query": "query Repos($first: Int!) { repositoryOwner { repositories(first: $first) { nodes { name } } } }",
+                                   "operationName": "Repos", "connectionAt": "repositoryOwner.repositories"}},
+             "createIssue": {"graphql": {"mutation": "mutation CreateIssue { createIssue { done } }", "operationName": "CreateIssue"}}}
+            """#
+        try registry.register(try APIDefineFile.parse(Data(file.utf8), file: "hub.apis.json", environment: [:]).map(\.define))
+        func api(_ name: String) -> DefinedAPI { DefinedAPI(name, registry: registry, proxy: proxy) }
+
+        // The define's parameters and the call's are the variables; the content is `data`.
+        let owner = try await api("owner").load(["owner": "apple"], as: Owner.self)
+        #expect(owner.content.owner.variables == ["owner": "apple", "first": 2])
+        #expect(graph.received.last?.operationName == "Owner")
+        #expect(graph.received.last?.path == "/graphql")
+        let json = try await api("owner").load(["owner": "swift"]).content
+        #expect(json["owner"]?["variables"]?["owner"] == "swift")
+        // A connection inside `data`.
+        let page = try await api("repos").load(["first": 3], as: Paging.Connection<Repository>.self)
+        #expect(page.content.nodes.map(\.name) == ["repo-0", "repo-1", "repo-2"])
+        // A query is sent again after a 503; a mutation is not, and carries no key.
+        #expect(try await api("flaky").load(as: Done.self).attempts == 2)
+        let error = await #expect(throws: APIError.self) { try await api("createIssue").load(as: Done.self) }
+        #expect(error?.statusCode == 503)
+        #expect(error?.attempts == 1)
+        let mutations = graph.received.filter { $0.operationName == "CreateIssue" }
+        #expect(mutations.count == 1)
+        #expect(mutations.first?.idempotencyKey == nil)
+        await graph.stop()
+    }
+
     // MARK: - Decisions, without a server
 
     @Test func theVetoNamesTheFirstErrorAndCountsTheOthers() throws {

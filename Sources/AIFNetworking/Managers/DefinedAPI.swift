@@ -81,12 +81,20 @@ public struct DefinedAPI: Sendable {
                 if let found = response.content as? JSONValue { try Self.check(shape, of: found, define: define) }
             }
         }
-        return Endpoint<Content>(
+        var dataField = define.response.dataField
+        if let operation = define.graphQL { dataField = operation.connectionAt.map { "data." + $0 } ?? "data" }
+        var endpoint = Endpoint<Content>(
             service: define.service, path: define.path, method: define.method, parameterPlacements: define.parameterPlacements, headers: define.headers,
             timeouts: timeouts,
-            envelope: define.response.dataField.map { ResponseEnvelope(dataField: $0) }, cachePolicy: cachePolicy, retryPolicy: define.retryPolicy,
+            envelope: dataField.map { ResponseEnvelope(dataField: $0) }, cachePolicy: cachePolicy, retryPolicy: define.retryPolicy,
             usesAuthenticator: define.needsAuthorization, reformParameters: reform, validateParameters: validateParameters,
             validateResponse: validateResponse)
+        if let operation = define.graphQL {
+            endpoint.graphQL = GraphQLOperation(
+                kind: operation.kind == .query ? .query : .mutation, document: operation.document, name: operation.operationName,
+                serverHonoursIdempotencyKeys: operation.serverHonoursIdempotencyKeys)
+        }
+        return endpoint
     }
 
     /// A manager of the define, for the delegate face (`loadData()`, a delegate, load IDs).

@@ -40,6 +40,8 @@ public struct APIDefine: Sendable {
     public var timeout: Duration?
     /// How its listing is paged; `nil` for the service's way (``Service/paging``), if any.
     public var paging: PagingRule?
+    /// The GraphQL operation it runs, or `nil` (the default) for a REST call.
+    public var graphQL: GraphQL? = nil
     /// A sentence saying what it does, for `aif apis`.
     public var summary: String?
     /// The file it was defined in (empty for one defined in code).
@@ -119,6 +121,49 @@ public struct APIDefine: Sendable {
         public init(dataField: String? = nil, shape: Shape = .any) {
             self.dataField = dataField
             self.shape = shape
+        }
+    }
+
+    /// The GraphQL operation a define runs: its parameters are the variables, its content is
+    /// read from `data` (at ``connectionAt`` inside it, when given), and its `errors` fail it —
+    /// as an endpoint made with AIFNetworking's `Endpoint.graphQLQuery` or
+    /// `Endpoint.graphQLMutation` does.
+    public struct GraphQL: Sendable, Hashable {
+        /// What the operation does.
+        public enum Kind: String, Sendable, Hashable, CaseIterable {
+            /// Reads: sent again as a GET is.
+            case query
+            /// Changes: never sent a second time once the server may have run it, unless it
+            /// honours idempotency keys.
+            case mutation
+        }
+
+        /// Query or mutation.
+        public var kind: Kind
+        /// The document, sent as `query`.
+        public var document: String
+        /// The operation to run (`operationName`), for a document with several.
+        public var operationName: String?
+        /// Where the content is inside `data` (a dotted path: `viewer.repositories`); `data`
+        /// itself when `nil`. A query's only.
+        public var connectionAt: String?
+        /// Whether the server runs a mutation once per idempotency key.
+        public var serverHonoursIdempotencyKeys: Bool
+
+        /// Creates an operation.
+        ///
+        /// - Parameters:
+        ///   - kind: Query or mutation.
+        ///   - document: The document.
+        ///   - operationName: None by default.
+        ///   - connectionAt: `data` itself by default.
+        ///   - serverHonoursIdempotencyKeys: `false` by default.
+        public init(_ kind: Kind, document: String, operationName: String? = nil, connectionAt: String? = nil, serverHonoursIdempotencyKeys: Bool = false) {
+            self.kind = kind
+            self.document = document
+            self.operationName = operationName
+            self.connectionAt = connectionAt
+            self.serverHonoursIdempotencyKeys = serverHonoursIdempotencyKeys
         }
     }
 

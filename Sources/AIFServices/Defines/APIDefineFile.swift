@@ -23,13 +23,16 @@ public import Foundation
 /// (where parameters go, by name: `path`, `query`, `header` or `body`, or an object with `in`,
 /// `name` — a header's name — and `arrays`), `authorization`, `response` (`dataField`, `shape`: `any`, `object` or `list`), `cache`
 /// (`lifetimeSeconds`, `staleWhileRevalidateSeconds`, `followsCacheControl`), `retry` and `paging`
-/// (as a service's), `timeoutSeconds`, `summary`. Values may read environment variables as `${NAME}`
-/// (`$${` is the text `${`).
+/// (as a service's), `timeoutSeconds`, `summary`, and `graphql` for a define that runs a GraphQL
+/// operation: `{"query": DOCUMENT}` or `{"mutation": DOCUMENT}`, with `operationName`,
+/// `connectionAt` (a query's) and `serverHonoursIdempotencyKeys` (a mutation's) — its path is
+/// `graphql` and its method POST unless given, its content is read from `data`. Values may read
+/// environment variables as `${NAME}` (`$${` is the text `${`).
 enum APIDefineFile {
     /// The keys a define or a `DEFAULT` may have.
     static let keys = [
-        "authorization", "cache", "headers", "method", "paging", "parameters", "path", "pathPrefix", "placement", "response", "retry", "service", "summary",
-        "timeoutSeconds",
+        "authorization", "cache", "graphql", "headers", "method", "paging", "parameters", "path", "pathPrefix", "placement", "response", "retry", "service",
+        "summary", "timeoutSeconds",
     ]
 
     /// A define as a file gives it: the key path it is at, and the key path that named its
@@ -128,6 +131,9 @@ enum APIDefineFile {
         var paging: PagingRule?
         var timeout: Duration?
         var summary: String?
+        var graphQL: APIDefine.GraphQL?
+        /// Where the operation was given.
+        var graphQLKeyPath: String?
     }
 
     /// Walks a file: groups, `DEFAULT`s and defines, in name order.
@@ -176,7 +182,26 @@ enum APIDefineFile {
             guard let service = values.service, !service.isEmpty else {
                 throw problem(path, "names no service: give a \"service\" here or in a DEFAULT above it")
             }
-            guard let given = values.path else { throw problem(path, "has no path: give a \"path\" (\"\" for the prefix alone)") }
+            guard let given = values.path ?? (values.graphQL == nil ? nil : "graphql") else {
+                throw problem(path, "has no path: give a \"path\" (\"\" for the prefix alone)")
+            }
+            let method = HTTPMethod(rawValue: (values.method ?? (values.graphQL == nil ? "GET" : "POST")).uppercased())
+            if let operation = values.graphQL {
+                let at = values.graphQLKeyPath ?? key(path, "graphql")
+                if operation.kind == .mutation && method != .post {
+                    throw problem(at, "is a mutation, which is sent with POST, and \(name) has the method \(method)")
+                }
+                if values.response?.dataField != nil {
+                    throw problem(at, "reads the content from data: give \"connectionAt\" inside \"graphql\" instead of a response dataField")
+                }
+                if let placed = values.placements.keys.sorted().first {
+                    throw problem(
+                        values.placementKeyPaths[placed] ?? at, "places \(placed), and the parameters of \(name), a GraphQL operation, are its variables: give no placement")
+                }
+                if operation.kind == .mutation && (values.cache ?? nil) != nil {
+                    throw problem(at, "is a mutation, whose answers are not cached: give no \"cache\"")
+                }
+            }
             let fullPath = Self.join(values.pathPrefix, given)
             if let wrong = APIDefine.placeholderProblem(in: fullPath) {
                 throw problem(values.pathKeyPath ?? key(path, "path"), "makes the path \(fullPath), which \(wrong)")
@@ -188,11 +213,12 @@ enum APIDefineFile {
             }
             var headers = HTTPHeaders()
             for (field, value) in values.headers.sorted(by: { $0.key < $1.key }) { headers.set(name: field, value: value) }
-            let define = APIDefine(
-                name: name, group: group, service: ServiceName(rawValue: service), method: HTTPMethod(rawValue: (values.method ?? "GET").uppercased()),
+            var define = APIDefine(
+                name: name, group: group, service: ServiceName(rawValue: service), method: method,
                 path: fullPath, headers: headers, parameters: values.parameters, parameterPlacements: values.placements,
                 needsAuthorization: values.authorization ?? true, response: values.response ?? APIDefine.Response(), cache: values.cache ?? nil,
                 retryPolicy: values.retry, timeout: values.timeout, paging: values.paging, summary: values.summary, file: config.file)
+            define.graphQL = values.graphQL
             defines.append(Read(define: define, keyPath: path, serviceKeyPath: values.serviceKeyPath ?? key(path, "service")))
         }
 
@@ -278,7 +304,46 @@ enum APIDefineFile {
                 values.timeout = .milliseconds(Int64(number * 1000))
             }
             if let text = try string(members["summary"], at: key(path, "summary")) { values.summary = text }
+            if let operation = members["graphql"] {
+                guard !joiningPrefix else { throw problem(key(path, "graphql"), "cannot be a DEFAULT's: give each define its own operation") }
+                values.graphQL = try graphQL(operation, at: key(path, "graphql"))
+                values.graphQLKeyPath = key(path, "graphql")
+            }
             return values
+        }
+
+        /// `{"query": …}` or `{"mutation": …}`, and the operation's companions.
+        private func graphQL(_ value: JSONValue, at path: String) throws(ServiceRegistry.ConfigurationError) -> APIDefine.GraphQL {
+            guard case .object(let members) = value else { throw problem(path, "must be an object: {\"query\": DOCUMENT} or {\"mutation\": DOCUMENT}") }
+            let known = ["connectionAt", "mutation", "operationName", "query", "serverHonoursIdempotencyKeys"]
+            if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
+                throw problem(key(path, unknown), "is not a known key; expected one of: \(known.joined(separator: ", "))")
+            }
+            let query = try string(members["query"], at: key(path, "query"))
+            let mutation = try string(members["mutation"], at: key(path, "mutation"))
+            let kind: APIDefine.GraphQL.Kind
+            let document: String
+            switch (query, mutation) {
+            case (let text?, nil): (kind, document) = (.query, text)
+            case (nil, let text?): (kind, document) = (.mutation, text)
+            case (nil, nil): throw problem(path, "has no document: give \"query\" or \"mutation\"")
+            case (_?, _?): throw problem(key(path, "mutation"), "cannot stand beside \"query\": a define runs one operation")
+            }
+            guard !document.allSatisfy(\.isWhitespace) else { throw problem(key(path, kind.rawValue), "is empty") }
+            var operation = APIDefine.GraphQL(kind, document: document, operationName: try string(members["operationName"], at: key(path, "operationName")))
+            if let connection = try string(members["connectionAt"], at: key(path, "connectionAt")) {
+                guard kind == .query else { throw problem(key(path, "connectionAt"), "is a query's: a mutation's content is its data") }
+                guard !connection.isEmpty, !connection.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+                    throw problem(key(path, "connectionAt"), "must be fields separated by dots (viewer.repositories)")
+                }
+                operation.connectionAt = connection
+            }
+            if let honours = members["serverHonoursIdempotencyKeys"] {
+                guard case .bool(let flag) = honours else { throw problem(key(path, "serverHonoursIdempotencyKeys"), "must be true or false") }
+                guard kind == .mutation || !flag else { throw problem(key(path, "serverHonoursIdempotencyKeys"), "is a mutation's: a query needs no key") }
+                operation.serverHonoursIdempotencyKeys = flag
+            }
+            return operation
         }
 
         private func response(_ value: JSONValue, at path: String) throws(ServiceRegistry.ConfigurationError) -> APIDefine.Response {
