@@ -17,6 +17,29 @@ struct HTTPHeadersTests {
         #expect(headers.fields.map(\.name) == ["Content-Type", "Set-Cookie", "set-cookie", "X-Empty"])
     }
 
+    /// A lookup in a raw block skips to the lines that begin with the name; what it finds must
+    /// be what the parsed fields hold, whatever the lines look like.
+    @Test func aLookupInARawBlockFindsWhatTheParsedFieldsHold() {
+        let blocks = [
+            "Date: Mon, 07 Dec 2026 22:00:00 GMT\r\nDates: no\r\nDat: no\r\n\r\n",
+            "Content-Type-Extra: x\r\nContent-Type : text/plain\r\n\tX-Folded: y\r\n",
+            "HTTP/1.1 200 OK\r\nlocation:http://a.test:8080/b?c=d\r\nNo colon here\r\n: empty name\r\nLocation:   two  \r\n",
+            "x:1\nX: 2\nx-y:3\nx",
+            "",
+            "\r\n\r\n",
+        ]
+        let names = ["Date", "Dates", "Content-Type", "content-type-extra", "X-Folded", "Location", "x", "X-Y", "No colon here", "", "Missing"]
+        for block in blocks {
+            let headers = HTTPHeaders(rawBlock: Array(block.utf8))
+            let fields = headers.fields
+            for name in names {
+                let parsed = fields.filter { HTTPHeaders.namesMatch($0.name, name) }.map(\.value)
+                #expect(headers.values(for: name) == parsed, "\(name) in \(block.debugDescription)")
+                #expect(headers[name] == parsed.first, "\(name) in \(block.debugDescription)")
+            }
+        }
+    }
+
     @Test func setReplacesEveryFieldOfTheNameInPlace() {
         var headers: HTTPHeaders = ["A": "1", "B": "2"]
         headers.add(name: "a", value: "3")

@@ -20,13 +20,14 @@ extension APIManager: LoadSubject {
     func tellDelegates(_ outcome: Result<APIResponse<Content>, APIError>, _ observed: ObservedLoad.Outcome, plugins: LoadPlugins?) {
         let tell = plugins?.willDeliver(outcome) ?? true
         if tell, !outcome.isCancellation {
-            // Both delegates read at once: one lock, where each property takes its own.
-            let (delegate, mainActorDelegate) = state.withLock { ($0.delegate, $0.mainActorDelegate) }
+            // Both delegates asked for at once, in one lock; the main-actor one only as a flag,
+            // of a type that needs no metadata made for this manager's content at run time.
+            let (delegate, hasMainActorDelegate) = state.withLock { ($0.delegate, $0.mainActorDelegate != nil) }
             switch outcome {
             case .success(let response): delegate?.manager(self, didSucceedWith: response)
             case .failure(let error): delegate?.manager(self, didFailWith: error)
             }
-            if let mainActorDelegate { self.tell(mainActorDelegate, outcome) }
+            if hasMainActorDelegate, let mainActorDelegate { self.tell(mainActorDelegate, outcome) }
         }
         plugins?.didEnd(observed)
     }

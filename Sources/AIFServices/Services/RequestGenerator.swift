@@ -239,15 +239,25 @@ package struct RequestGenerator: Sendable {
     }
 
     /// Whether `text` starts with `http://` or `https://` (in any case) and a host.
-    private static func hasHTTPScheme(_ text: some StringProtocol) -> Bool {
-        var bytes = text.utf8.makeIterator()
-        for expected in "http".utf8 {
-            guard let byte = bytes.next(), byte | 0x20 == expected else { return false }
+    private static func hasHTTPScheme(_ text: Substring) -> Bool {
+        var text = text
+        return text.withUTF8 { hasHTTPScheme($0) }
+    }
+
+    private static func hasHTTPScheme(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { hasHTTPScheme($0) }
+    }
+
+    private static func hasHTTPScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count >= 8, bytes[0] | 0x20 == UInt8(ascii: "h"), bytes[1] | 0x20 == UInt8(ascii: "t"), bytes[2] | 0x20 == UInt8(ascii: "t"),
+            bytes[3] | 0x20 == UInt8(ascii: "p")
+        else { return false }
+        let colon = bytes[4] | 0x20 == UInt8(ascii: "s") ? 5 : 4
+        guard bytes.count > colon + 3, bytes[colon] == UInt8(ascii: ":"), bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else {
+            return false
         }
-        var next = bytes.next()
-        if let byte = next, byte | 0x20 == UInt8(ascii: "s") { next = bytes.next() }
-        guard next == UInt8(ascii: ":"), bytes.next() == UInt8(ascii: "/"), bytes.next() == UInt8(ascii: "/") else { return false }
-        guard let host = bytes.next() else { return false }
+        let host = bytes[colon + 3]
         return host != UInt8(ascii: "/") && host != UInt8(ascii: "?")
     }
 
@@ -255,7 +265,12 @@ package struct RequestGenerator: Sendable {
     /// RFC 3986 allows there unencoded (unreserved, sub-delimiters, `:@/?`) and complete `%XX`
     /// escapes.
     private static func isPlainURLText(_ text: Substring) -> Bool {
-        var bytes = text.utf8.makeIterator()
+        var text = text
+        return text.withUTF8 { isPlainURLText($0) }
+    }
+
+    private static func isPlainURLText(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        var bytes = text.makeIterator()
         while let byte = bytes.next() {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),

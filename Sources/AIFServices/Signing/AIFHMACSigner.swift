@@ -70,23 +70,23 @@ public struct AIFHMACSigner: RequestSigner {
     public func sign(_ request: HTTPRequest, credentials: SigningContext.Credentials, context: SigningContext) throws(SigningError) -> HTTPRequest {
         let ownQuery = PercentEncoding.queryItems(of: request.url).filter { $0.name != "sign" }
         let bodyHash = try request.body.sha256(url: request.url)
-        let fields = Self.fields(credentials, context)
-        let encodedOwn = ownQuery.map(EncodedItem.init)
-        let signature = signature(
-            method: request.method, path: request.url.path(percentEncoded: true)[...], ownQuery: encodedOwn, fields: fields,
-            bodyHash: bodyHash, key: credentials.privateKey)
+        let fields = Fields(credentials, context)
+        let canonical = Self.canonicalBytes(
+            method: request.method, path: request.url.path(percentEncoded: true)[...], own: coverage == .allParameters ? ownQuery.map(EncodedItem.init) : [],
+            fields: fields, bodyHash: bodyHash)
+        let signature = Digest.hmacHex(canonical, key: credentials.privateKey.bytes)
 
         var signed = request
         switch placement {
         case .query:
             let plainFields = [
-                (name: "api_key", value: credentials.publicKey), (name: "timestamp", value: fields[1].value), (name: "nonce", value: context.nonce),
+                (name: "api_key", value: credentials.publicKey), (name: "timestamp", value: fields.timestamp.value), (name: "nonce", value: context.nonce),
             ]
             signed.url = PercentEncoding.url(request.url, replacingQueryWith: ownQuery + plainFields + [(name: "sign", value: signature)])
         case .headers:
             signed.url = PercentEncoding.url(request.url, replacingQueryWith: ownQuery)
             signed.headers.set(name: "X-API-Key", value: credentials.publicKey)
-            signed.headers.set(name: "X-Timestamp", value: fields[1].value)
+            signed.headers.set(name: "X-Timestamp", value: fields.timestamp.value)
             signed.headers.set(name: "X-Nonce", value: context.nonce)
             signed.headers.set(name: "X-Signature", value: signature)
         }
@@ -108,34 +108,68 @@ public struct AIFHMACSigner: RequestSigner {
         case .bytes(let data): bodyHash = Digest.hash(data)
         case .file, .multipart, .stream: return nil
         }
-        var signer = self
-        signer.coverage = allParameters ? .allParameters : .signatureFieldsOnly
-        let items = PercentEncoding.queryItems(of: query) + parameters
-        var encodedOwn: [EncodedItem] = []
-        encodedOwn.reserveCapacity(items.count)
-        for item in items where item.name != "sign" { encodedOwn.append(EncodedItem(item)) }
-        let fields = Self.fields(credentials, context)
-        let signature = signer.signature(method: method, path: path, ownQuery: encodedOwn, fields: fields, bodyHash: bodyHash, key: credentials.privateKey)
-        // Room for everything at once: "?" or "&", name, "=", value for each item; "&sign=" and the signature.
-        func length(_ items: [EncodedItem]) -> Int { items.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 } }
-        var text = [UInt8]()
-        text.reserveCapacity(prefix.utf8.count + length(encodedOwn) + length(fields) + 6 + signature.utf8.count)
-        text.appendUTF8(of: prefix)
-        var separator = UInt8(ascii: "?")
-        func append(_ items: [EncodedItem]) {
-            for item in items {
-                text.append(separator)
-                text.append(contentsOf: item.name.utf8)
-                text.append(UInt8(ascii: "="))
-                text.append(contentsOf: item.value.utf8)
+        // The URL's own query items, then the parameters, encoded; a `sign` among them is left out.
+        var own: [EncodedItem] = []
+        if !query.isEmpty || !parameters.isEmpty {
+            let fromQuery = PercentEncoding.queryItems(of: query)
+            own.reserveCapacity(fromQuery.count + parameters.count)
+            for item in fromQuery where item.name != "sign" { own.append(EncodedItem(item)) }
+            for item in parameters where item.name != "sign" { own.append(EncodedItem(item)) }
+        }
+        let fields = Fields(credentials, context)
+        let canonical = Self.canonicalBytes(method: method, path: path, own: allParameters ? own : [], fields: fields, bodyHash: bodyHash)
+        // Written straight into the string's storage, its length known: the prefix, each item
+        // with its "?" or "&" and "=", then "&sign=" and the signature's 64 digits.
+        var prefix = prefix
+        let length = prefix.utf8.count + own.reduce(0) { $0 + $1.length } + fields.length + 6 + 64
+        return String(unsafeUninitializedCapacity: length) { storage in
+            guard let start = storage.baseAddress else { return 0 }
+            var cursor = ByteCursor(start)
+            prefix.withUTF8 { cursor.write($0) }
+            var separator = UInt8(ascii: "?")
+            for item in own {
+                cursor.write(item, after: separator)
                 separator = UInt8(ascii: "&")
             }
+            cursor.write(fields.apiKey, after: separator)
+            cursor.write(fields.timestamp, after: UInt8(ascii: "&"))
+            cursor.write(fields.nonce, after: UInt8(ascii: "&"))
+            ("&sign=" as StaticString).withUTF8Buffer { cursor.write($0) }
+            assert(cursor.position + 64 - start == length, "the signed URL's length was counted wrong")
+            Digest.writeHMACSHA256Hex(of: canonical, key: credentials.privateKey.bytes, to: cursor.position)
+            return length
         }
-        append(encodedOwn)
-        append(fields)
-        text.append(contentsOf: "&sign=".utf8)
-        text.append(contentsOf: signature.utf8)
-        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Writes bytes at a pointer with room for them, moving on past each.
+    private struct ByteCursor {
+        var position: UnsafeMutablePointer<UInt8>
+
+        init(_ start: UnsafeMutablePointer<UInt8>) { position = start }
+
+        mutating func write(_ byte: UInt8) {
+            position.pointee = byte
+            position += 1
+        }
+
+        mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+            guard let base = bytes.baseAddress else { return }
+            position.update(from: base, count: bytes.count)
+            position += bytes.count
+        }
+
+        mutating func write(_ text: String) {
+            var text = text
+            text.withUTF8 { write($0) }
+        }
+
+        /// `separator`, then `name=value`.
+        mutating func write(_ item: EncodedItem, after separator: UInt8) {
+            write(separator)
+            write(item.name)
+            write(UInt8(ascii: "="))
+            write(item.value)
+        }
     }
 
     /// The string the signature is computed over, for a server's implementation to compare
@@ -154,12 +188,13 @@ public struct AIFHMACSigner: RequestSigner {
         body: HTTPRequest.Body
     ) throws(SigningError) -> String {
         let bytes = Self.canonicalBytes(
-            method: method, path: url.path(percentEncoded: true)[...], signedItems: signedItems.map(EncodedItem.init),
+            method: method, path: url.path(percentEncoded: true)[...], own: signedItems.map(EncodedItem.init), fields: nil,
             bodyHash: try body.sha256(url: url))
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// A query parameter with its name and value percent-encoded as the scheme specifies.
+    /// A query parameter with its name and value percent-encoded as the scheme specifies: ASCII,
+    /// so that comparing the strings compares their bytes.
     struct EncodedItem {
         var name: String
         var value: String
@@ -173,47 +208,79 @@ public struct AIFHMACSigner: RequestSigner {
             name = encodedName
             value = encodedValue
         }
-    }
 
-    /// `api_key`, `timestamp` and `nonce`, encoded.
-    private static func fields(_ credentials: SigningContext.Credentials, _ context: SigningContext) -> [EncodedItem] {
-        [
-            EncodedItem(encodedName: "api_key", encodedValue: PercentEncoding.encode(credentials.publicKey)),
-            EncodedItem(encodedName: "timestamp", encodedValue: String(context.unixSeconds)),
-            EncodedItem(encodedName: "nonce", encodedValue: PercentEncoding.encode(context.nonce)),
-        ]
-    }
+        /// The bytes of `name=value`, and a separator.
+        var length: Int { name.utf8.count + value.utf8.count + 2 }
 
-    /// The lowercase hex signature over the canonical string.
-    private func signature(
-        method: HTTPMethod, path: Substring, ownQuery: [EncodedItem], fields: [EncodedItem], bodyHash: [UInt8], key: Secret
-    ) -> String {
-        let signedItems = coverage == .allParameters && !ownQuery.isEmpty ? ownQuery + fields : fields
-        let canonical = Self.canonicalBytes(method: method, path: path, signedItems: signedItems, bodyHash: bodyHash)
-        return Digest.hmacHex(canonical, key: key.bytes)
-    }
-
-    /// The four canonical lines as bytes.
-    private static func canonicalBytes(method: HTTPMethod, path: Substring, signedItems: [EncodedItem], bodyHash: [UInt8]) -> [UInt8] {
-        let sorted = signedItems.sorted { lhs, rhs in
-            lhs.name != rhs.name ? lhs.name.utf8.lexicographicallyPrecedes(rhs.name.utf8) : lhs.value.utf8.lexicographicallyPrecedes(rhs.value.utf8)
+        /// The scheme's order: by name, then by value, byte by byte.
+        func precedes(_ other: EncodedItem) -> Bool {
+            name != other.name ? name < other.name : value < other.value
         }
+    }
+
+    /// `api_key`, `timestamp` and `nonce`, encoded: in the scheme's order as they stand.
+    struct Fields {
+        let apiKey: EncodedItem
+        let timestamp: EncodedItem
+        let nonce: EncodedItem
+
+        init(_ credentials: SigningContext.Credentials, _ context: SigningContext) {
+            apiKey = EncodedItem(encodedName: "api_key", encodedValue: PercentEncoding.encode(credentials.publicKey))
+            timestamp = EncodedItem(encodedName: "timestamp", encodedValue: String(context.unixSeconds))
+            nonce = EncodedItem(encodedName: "nonce", encodedValue: PercentEncoding.encode(context.nonce))
+        }
+
+        /// The bytes of the three as query items.
+        var length: Int { apiKey.length + timestamp.length + nonce.length }
+    }
+
+    /// The four canonical lines as bytes: the signed items are `own` (sorted here) and, when
+    /// given, the signature's `fields`, merged into their places.
+    private static func canonicalBytes(method: HTTPMethod, path: Substring, own: [EncodedItem], fields: Fields?, bodyHash: [UInt8]) -> [UInt8] {
+        var sorted = own
+        if sorted.count > 1 { sorted.sort { $0.precedes($1) } }
         var bytes = [UInt8]()
-        bytes.reserveCapacity(path.utf8.count + 80 + sorted.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
+        bytes.reserveCapacity(
+            method.rawValue.utf8.count + path.utf8.count + 4 + sorted.reduce(0) { $0 + $1.length } + (fields?.length ?? 0) + bodyHash.count * 2)
         for byte in method.rawValue.utf8 {
             bytes.append(byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 32 : byte)
         }
         bytes.append(UInt8(ascii: "\n"))
         if path.isEmpty { bytes.append(UInt8(ascii: "/")) } else { bytes.appendUTF8(of: path) }
         bytes.append(UInt8(ascii: "\n"))
-        for (index, item) in sorted.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: "&")) }
-            bytes.append(contentsOf: item.name.utf8)
+        var separator: UInt8?
+        func write(_ item: EncodedItem) {
+            if let separator { bytes.append(separator) }
+            append(item.name, to: &bytes)
             bytes.append(UInt8(ascii: "="))
-            bytes.append(contentsOf: item.value.utf8)
+            append(item.value, to: &bytes)
+            separator = UInt8(ascii: "&")
+        }
+        var next = 0
+        func merge(_ field: EncodedItem) {
+            while next < sorted.count && sorted[next].precedes(field) {
+                write(sorted[next])
+                next += 1
+            }
+            write(field)
+        }
+        if let fields {
+            merge(fields.apiKey)
+            merge(fields.nonce)
+            merge(fields.timestamp)
+        }
+        while next < sorted.count {
+            write(sorted[next])
+            next += 1
         }
         bytes.append(UInt8(ascii: "\n"))
         Digest.appendHex(of: bodyHash, to: &bytes)
         return bytes
+    }
+
+    /// Appends the UTF-8 bytes of `text` (from its storage at once).
+    static func append(_ text: String, to bytes: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 }

@@ -96,6 +96,12 @@ package enum Digest {
         HMACKeySchedule.cached(for: key, algorithm: algorithm).authenticate(data) { hex($0) }
     }
 
+    /// Writes the lowercase hexadecimal HMAC-SHA256 of `data`, keyed with `key`, at `output`,
+    /// which has room for its 64 digits.
+    package static func writeHMACSHA256Hex(of data: [UInt8], key: [UInt8], to output: UnsafeMutablePointer<UInt8>) {
+        HMACKeySchedule.cached(for: key, algorithm: .sha256).authenticate(data) { code in writeHex(of: code, to: output) }
+    }
+
     /// Appends the lowercase hexadecimal form of `bytes` to `text`. (Of an array, not of any
     /// sequence: the signers above call it for every request, and a generic function from
     /// another module runs unspecialized.)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An ordered list of HTTP header fields with case-insensitive lookup.
 ///
 /// A name may appear more than once (`Set-Cookie`, `Vary` …); ``values(for:)`` returns every
@@ -194,12 +196,37 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
             var name = name
             name.withUTF8 { wanted in
                 bytes.withUnsafeBufferPointer { block in
-                    Self.forEachRawField(in: block) { fieldName, value in
-                        guard Self.bytesMatchIgnoringCase(fieldName, wanted) else { return true }
-                        return body(String(decoding: value, as: UTF8.self))
-                    }
+                    Self.forEachRawValue(of: wanted, in: block) { body(String(decoding: $0, as: UTF8.self)) }
                 }
             }
+        }
+    }
+
+    /// Walks the lines of a raw block whose name is `wanted` (ignoring case), handing each
+    /// value, trimmed, to `body` until it returns `false`. A line is looked at closely only when
+    /// it begins with the name: the others are passed over a line break at a time.
+    private static func forEachRawValue(
+        of wanted: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Bool
+    ) {
+        guard let base = bytes.baseAddress, let wantedBase = wanted.baseAddress, !wanted.isEmpty else { return }
+        let end = bytes.count
+        let first = asciiLowercased(wantedBase[0])
+        var lineStart = 0
+        while lineStart < end {
+            let lineEnd = memchr(base + lineStart, 0x0A, end - lineStart).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base } ?? end
+            defer { lineStart = lineEnd + 1 }
+            // `Name:` (spaces or tabs around the name, as ``fields`` trims them), then the value.
+            var nameStart = lineStart
+            while nameStart < lineEnd, base[nameStart] == 0x20 || base[nameStart] == 0x09 { nameStart += 1 }
+            guard lineEnd - nameStart > wanted.count, asciiLowercased(base[nameStart]) == first else { continue }
+            var colon = nameStart + wanted.count
+            guard bytesMatchIgnoringCase(UnsafeBufferPointer(start: base + nameStart, count: wanted.count), wanted) else { continue }
+            while colon < lineEnd, base[colon] == 0x20 || base[colon] == 0x09 { colon += 1 }
+            guard colon < lineEnd, base[colon] == UInt8(ascii: ":") else { continue }
+            var valueEnd = lineEnd
+            if valueEnd > colon + 1, base[valueEnd - 1] == UInt8(ascii: "\r") { valueEnd -= 1 }
+            let value = trimmed(bytes, (colon + 1)..<valueEnd)
+            if !body(UnsafeBufferPointer(rebasing: bytes[value])) { return }
         }
     }
 
