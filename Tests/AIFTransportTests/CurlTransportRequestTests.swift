@@ -141,6 +141,33 @@ struct CurlTransportRequestTests {
         #expect(response.body == payload)
     }
 
+    /// A handle keeps the header list of its last request with headers of its own and sends it
+    /// again for the same headers: one connection (so one handle at a time) sends the same
+    /// headers, others, none, a request refused for a bad header, and the first again; each
+    /// request must arrive with its own headers and nothing of another's.
+    @Test func aKeptHeaderListIsSentOnlyWithTheSameHeaders() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport { $0.connectionPool.maxConnectionsPerHost = 1 }
+        defer { transport.shutdown() }
+        func received(_ headers: HTTPHeaders) async throws -> [String] {
+            let response = try await transport.send(HTTPRequest(url: server.url("headers"), headers: headers))
+            return String(decoding: response.body, as: UTF8.self).lowercased().split(separator: "\n").map(String.init)
+                .filter { $0.hasPrefix("x-") || $0.hasPrefix("authorization") }.sorted()
+        }
+        let first: HTTPHeaders = ["Authorization": "Bearer one", "X-Trace": "a"]
+        #expect(try await received(first) == ["authorization: bearer one", "x-trace: a"])
+        #expect(try await received(first) == ["authorization: bearer one", "x-trace: a"])
+        #expect(try await received(["Authorization": "Bearer two", "X-Trace": "a"]) == ["authorization: bearer two", "x-trace: a"])
+        #expect(try await received(["X-Trace": "a"]) == ["x-trace: a"])
+        #expect(try await received([:]) == [])
+        let refused = await #expect(throws: TransportError.self) {
+            try await transport.send(HTTPRequest(url: server.url("headers"), headers: ["X-Trace": "a\r\nX-Injected: 1"]))
+        }
+        #expect(refused?.code == .invalidRequest)
+        #expect(try await received(first) == ["authorization: bearer one", "x-trace: a"])
+        #expect(try await received(["x-trace": "a", "Authorization": "Bearer one"]) == ["authorization: bearer one", "x-trace: a"])
+    }
+
     @Test func headersRoundTrip() async throws {
         let server = try await TestServers.shared().plain
         let transport = makeTransport { $0.defaultHeaders = ["User-Agent": "default-agent", "X-Default": "kept"] }
@@ -255,6 +282,55 @@ struct CurlTransportRequestTests {
         let response = try await transport.send(HTTPRequest(method: .post, url: server.url("redirect-307"), body: .bytes(payload)))
         #expect(response.headers["X-Method"] == "POST")
         #expect(response.body == payload)
+    }
+
+    /// A small body is handed to libcurl to send with the head, a large one is read a piece at
+    /// a time: one after the other on one handle, with requests without bodies between, each
+    /// must arrive whole, with its own method and nothing of another's body.
+    @Test func smallBodiesGoWithTheHeadAndLargeOnesAreReadWhateverCameBefore() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport { $0.connectionPool.maxConnectionsPerHost = 1 }
+        defer { transport.shutdown() }
+        let large = Data((0..<(200 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let limit = Data(repeating: UInt8(ascii: "z"), count: (64 << 10) - 1)
+        let steps: [(method: HTTPMethod, body: HTTPRequest.Body, expected: Data)] = [
+            (.post, .bytes(Data("small".utf8)), Data("small".utf8)),
+            (.post, .bytes(large), large),
+            (.get, .empty, Data()),
+            (.post, .bytes(Data()), Data()),
+            (.put, .bytes(Data("put".utf8)), Data("put".utf8)),
+            (.post, .empty, Data()),
+            ("PURGE", .empty, Data()),
+            (.patch, .bytes(limit), limit),
+            (.post, .bytes(Data("again".utf8)), Data("again".utf8)),
+            (.delete, .empty, Data()),
+        ]
+        for (method, body, expected) in steps {
+            let reports = Locked([TransferProgress]())
+            let response = try await transport.send(
+                HTTPRequest(method: method, url: server.url("echo"), headers: ["Content-Type": "application/octet-stream"], body: body),
+                progress: { progress in reports.withLock { $0.append(progress) } })
+            #expect(response.headers["X-Method"] == method.rawValue)
+            #expect(response.headers["X-Body-Length"] == "\(expected.count)", "\(method) \(expected.count)")
+            #expect(response.body == expected, "\(method) \(expected.count)")
+            #expect(response.headers["X-Request-Expect"] == nil, "no wait for 100 Continue")
+            #expect(response.headers["X-Request-Content-Type"] == "application/octet-stream")
+            if !expected.isEmpty {
+                #expect(reports.withLock { $0.last?.bytesSent } == Int64(expected.count), "\(method) \(expected.count)")
+                #expect(reports.withLock { $0.contains { $0.totalBytesToSend == Int64(expected.count) } }, "\(method) \(expected.count)")
+                #expect(response.metrics.bytesSent > expected.count, "the head and the body")
+            }
+        }
+    }
+
+    @Test func aSmallBodyWithoutAContentTypeGetsNoneInvented() async throws {
+        let server = try await TestServers.shared().plain
+        let transport = makeTransport()
+        defer { transport.shutdown() }
+        let response = try await transport.send(HTTPRequest(method: .post, url: server.url("echo"), body: .bytes(Data("a=1".utf8))))
+        #expect(response.body == Data("a=1".utf8))
+        #expect(response.headers["X-Request-Content-Type"] == nil, "libcurl's form type must not be sent")
+        #expect(response.headers["X-Request-Expect"] == nil)
     }
 
     @Test func progressIsReportedBothWays() async throws {

@@ -46,6 +46,7 @@ enum TestRoutes {
                 headers[HTTPField.Name("X-Target")!] = request.head.path ?? ""
                 headers[HTTPField.Name("X-Body-Length")!] = "\(body.readableBytes)"
                 if let type = request.headers[.contentType] { headers[HTTPField.Name("X-Request-Content-Type")!] = type }
+                if let expect = request.headers[.expect] { headers[HTTPField.Name("X-Request-Expect")!] = expect }
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
             }
         }

@@ -266,7 +266,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
-        bytesMatchIgnoringCase(lhs.utf8, rhs.utf8)
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        var lhs = lhs
+        var rhs = rhs
+        return lhs.withUTF8 { left in rhs.withUTF8 { right in bytesMatchIgnoringCase(left, right) } }
     }
 
     private static func bytesMatchIgnoringCase<L: Collection, R: Collection>(_ lhs: L, _ rhs: R) -> Bool

@@ -21,7 +21,32 @@ final class EasyHandle {
 
     deinit {
         curl_easy_cleanup(raw)
+        if let ownHeaders { curl_slist_free_all(ownHeaders.list) }
         errorBuffer.deallocate()
+    }
+
+    /// The header list of a request with headers of its own, and what it was made from.
+    struct OwnHeaders {
+        /// The request's header fields.
+        let fields: [HTTPHeaders.Field]
+        /// The kind of body it sent, which adds lines of its own.
+        let body: Transfer.BodyKind
+        /// The list libcurl reads while a transfer runs.
+        let list: UnsafeMutablePointer<curl_slist>
+    }
+
+    /// The header list the handle's last transfer with headers of its own made: the next one
+    /// whose fields and kind of body are the same sends it again rather than making another (a
+    /// client's POSTs carry the same `Content-Type`, its calls the same token). Replaced by the
+    /// next list made, and freed with the handle. Only the event loop's thread touches it.
+    @exclusivity(unchecked) var ownHeaders: OwnHeaders?
+
+    /// Keeps `list`, made from `fields`, as the handle's own, freeing the one it replaces (which
+    /// no transfer reads: the handle runs one transfer at a time, and sets the new list before
+    /// its next).
+    func keep(_ list: UnsafeMutablePointer<curl_slist>, madeFrom fields: [HTTPHeaders.Field], body: Transfer.BodyKind) {
+        if let old = ownHeaders { curl_slist_free_all(old.list) }
+        ownHeaders = OwnHeaders(fields: fields, body: body, list: list)
     }
 
     /// How the request method was last configured.
@@ -55,6 +80,8 @@ final class EasyHandle {
         var connectionSet = false
         /// Whether a request's own trust (a CA, pins) is set instead of the transport's.
         var trustSet = false
+        /// Whether libcurl holds a copy of the body (`CURLOPT_COPYPOSTFIELDS`).
+        var inlineBody = false
     }
 
     /// See ``AppliedOptions``. Only the event loop's thread touches it.

@@ -86,6 +86,9 @@ struct SharedHeaderLists {
     /// The default headers, plus the lines that stop libcurl from inventing a form content type
     /// and from waiting for `100 Continue` before a body.
     let withBody: UnsafeMutablePointer<curl_slist>?
+    /// The default headers, plus the line that stops libcurl from inventing a form content
+    /// type, for a body libcurl holds (which it never waits for `100 Continue` before).
+    let withHeldBody: UnsafeMutablePointer<curl_slist>?
     /// The default headers, plus the line that stops libcurl from waiting for `100 Continue`
     /// before a multipart body (whose `Content-Type` libcurl writes).
     let withForm: UnsafeMutablePointer<curl_slist>?
@@ -93,24 +96,29 @@ struct SharedHeaderLists {
     init(_ options: PreparedOptions) {
         var plain: UnsafeMutablePointer<curl_slist>?
         var withBody: UnsafeMutablePointer<curl_slist>?
+        var withHeldBody: UnsafeMutablePointer<curl_slist>?
         var withForm: UnsafeMutablePointer<curl_slist>?
         for (_, line) in options.defaultHeaderLines {
             plain = curl_slist_append(plain, line) ?? plain
             withBody = curl_slist_append(withBody, line) ?? withBody
+            withHeldBody = curl_slist_append(withHeldBody, line) ?? withHeldBody
             withForm = curl_slist_append(withForm, line) ?? withForm
         }
         for line in Transfer.bodyHeaderLines {
             withBody = curl_slist_append(withBody, line) ?? withBody
         }
+        withHeldBody = curl_slist_append(withHeldBody, Transfer.bodyHeaderLines[0]) ?? withHeldBody
         withForm = curl_slist_append(withForm, Transfer.bodyHeaderLines[1]) ?? withForm
         self.plain = plain
         self.withBody = withBody
+        self.withHeldBody = withHeldBody
         self.withForm = withForm
     }
 
     func free() {
         curl_slist_free_all(plain)
         curl_slist_free_all(withBody)
+        curl_slist_free_all(withHeldBody)
         curl_slist_free_all(withForm)
     }
 }
@@ -245,18 +253,32 @@ extension Transfer {
         to handle: EasyHandle, loop: CurlEventLoop, _ applied: inout EasyHandle.AppliedOptions
     ) throws(TransportError) -> BodyKind {
         let body = try openBody(handle, loop: loop)
+        // A body libcurl holds is set (or let go) before the method: libcurl takes either
+        // setting as a POST, which the method options below then change when they must.
+        if case .inline(let data) = body {
+            handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(data.count))
+            let code = data.withUnsafeBytes { aif_curl_easy_setopt_pointer(handle.raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
+            guard code == CURLE_OK else {
+                throw TransportError(.other, url: urlString, detail: "libcurl could not take the request body: \(String(cString: curl_easy_strerror(code)))", curlCode: Int(code.rawValue))
+            }
+            applied.inlineBody = true
+        } else if applied.inlineBody {
+            handle.set(CURLOPT_POSTFIELDS, pointer: nil)
+            applied.inlineBody = false
+        }
         let method = request.method
         let kind: BodyKind
         switch body {
         case .form: kind = .form
         case .stream: kind = .bytes
+        case .inline: kind = .heldBytes
         case .none: kind = method == .post || method == .put || method == .patch ? .bytes : .none
         }
         let methodOptions: EasyHandle.MethodOptions
         switch kind {
         case .form:
             methodOptions = .form(customMethod: method == .post ? nil : method.rawValue)
-        case .bytes:
+        case .bytes, .heldBytes:
             methodOptions = .body(customMethod: method == .post ? nil : method.rawValue)
         case .none:
             methodOptions = method == .get ? .get : method == .head ? .head : .custom(method.rawValue)
@@ -292,6 +314,8 @@ extension Transfer {
             }
         case .stream(let size):
             handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: size)
+        case .inline:
+            break
         case .none:
             if kind == .bytes { handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: 0) }
         }
@@ -304,6 +328,9 @@ extension Transfer {
         case none
         /// Bytes read through the read callback (possibly none, for a bodiless POST).
         case bytes
+        /// Bytes libcurl holds and sends with the head: under 64 KiB, for which it never asks
+        /// for `100 Continue`.
+        case heldBytes
         /// A `multipart/form-data` body libcurl writes, with its own `Content-Type`.
         case form
     }
@@ -320,11 +347,18 @@ extension Transfer {
             switch body {
             case .none: list = sharedHeaders.plain
             case .bytes: list = sharedHeaders.withBody
+            case .heldBytes: list = sharedHeaders.withHeldBody
             case .form: list = sharedHeaders.withForm
             }
         } else {
-            try buildHeaderList(options, body: body)
-            list = headerList
+            let fields = request.headers.fields
+            if let kept = handle.ownHeaders, kept.body == body, kept.fields == fields {
+                list = kept.list
+            } else {
+                let made = try makeHeaderList(options, fields: fields, body: body)
+                handle.keep(made, madeFrom: fields, body: body)
+                list = made
+            }
         }
         if !applied.headersSet || applied.headers != list {
             _ = aif_curl_easy_setopt_slist(handle.raw, CURLOPT_HTTPHEADER, list)
@@ -468,8 +502,11 @@ extension Transfer {
         return (pathStart, queryStart)
     }
 
-    /// Builds this transfer's own header list: defaults not overridden, then its headers.
-    private func buildHeaderList(_ options: PreparedOptions, body: BodyKind) throws(TransportError) {
+    /// Makes the header list of a request with headers of its own: defaults not overridden,
+    /// then its headers, then what its kind of body needs.
+    private func makeHeaderList(_ options: PreparedOptions, fields requestHeaders: [HTTPHeaders.Field], body: BodyKind) throws(TransportError)
+        -> UnsafeMutablePointer<curl_slist>
+    {
         var list: UnsafeMutablePointer<curl_slist>?
         func append(_ line: String) throws(TransportError) {
             guard let appended = curl_slist_append(list, line) else {
@@ -477,10 +514,22 @@ extension Transfer {
             }
             list = appended
         }
-        defer { headerList = list }
+        do {
+            try appendHeaderLines(options, fields: requestHeaders, body: body, append)
+        } catch {
+            if let list { curl_slist_free_all(list) }
+            throw error
+        }
+        // Never empty: the request has a field, valid since nothing was thrown.
+        guard let list else { throw TransportError(.invalidRequest, url: urlString, detail: "out of memory building headers") }
+        return list
+    }
+
+    private func appendHeaderLines(
+        _ options: PreparedOptions, fields requestHeaders: [HTTPHeaders.Field], body: BodyKind, _ append: (String) throws(TransportError) -> Void
+    ) throws(TransportError) {
         var sawContentType = false
         var sawExpect = false
-        let requestHeaders = request.headers.fields
         for (name, line) in options.defaultHeaderLines
         where !requestHeaders.contains(where: { HTTPHeaders.namesMatch($0.name, name) }) {
             try append(line)
@@ -506,6 +555,8 @@ extension Transfer {
         case .bytes:
             if !sawContentType { try append(Self.bodyHeaderLines[0]) }
             if !sawExpect { try append(Self.bodyHeaderLines[1]) }
+        case .heldBytes:
+            if !sawContentType { try append(Self.bodyHeaderLines[0]) }
         case .form:
             // libcurl writes the form's `Content-Type` itself, unless one is given.
             if !sawExpect { try append(Self.bodyHeaderLines[1]) }

@@ -37,8 +37,6 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var state = TransferStateMachine()
     /// The easy handle while the transfer is configured or running.
     @exclusivity(unchecked) var handle: EasyHandle?
-    /// The `curl_slist` of request headers; libcurl reads it until the transfer ends.
-    @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
     /// The `curl_slist` of host overrides (`CURLOPT_CONNECT_TO`), when the transfer has its own.
     @exclusivity(unchecked) var connectToList: UnsafeMutablePointer<curl_slist>?
     /// The connection settings in force (see `applyConnection`), to name the socket or the
@@ -200,9 +198,15 @@ final class Transfer: @unchecked Sendable {
         case none
         /// Bytes of this size through ``readBody(into:capacity:)``.
         case stream(size: Int64)
+        /// Bytes libcurl copies and sends with the request's head (`CURLOPT_COPYPOSTFIELDS`).
+        case inline(Data)
         /// A `curl_mime` for `CURLOPT_MIMEPOST`.
         case form(OpaquePointer)
     }
+
+    /// The largest body sent with the request's head: libcurl writes a body it holds together
+    /// with the head when it is smaller than 64 KiB.
+    static let inlineBodyLimit = (64 << 10) - 1
 
     /// Prepares the body source; a streamed body's producer wakes `loop` when it has bytes again.
     func openBody(_ handle: EasyHandle, loop: CurlEventLoop) throws(TransportError) -> BodySetup {
@@ -210,6 +214,10 @@ final class Transfer: @unchecked Sendable {
         case .empty:
             return .none
         case .bytes(let data):
+            // A small body goes with the head, in the same write, as libcurl sends a body it
+            // holds itself: no read callback, no upload buffer. One whose sending a control
+            // paces or holds is read a piece at a time, as the control lets it.
+            if !data.isEmpty, data.count <= Self.inlineBodyLimit, request.control == nil { return .inline(data) }
             upload = .bytes(data, offset: 0)
             return .stream(size: Int64(data.count))
         case .file(let path):
@@ -433,13 +441,10 @@ final class Transfer: @unchecked Sendable {
 
     // MARK: - Teardown
 
-    /// Frees what the transfer holds besides its handle and response bytes: the header list and
-    /// an open file.
+    /// Frees what the transfer holds besides its handle and response bytes: its host overrides
+    /// and an open file. (A header list of its own stays with the handle: see
+    /// ``EasyHandle/ownHeaders``.)
     func releaseResources() {
-        if let headerList {
-            curl_slist_free_all(headerList)
-            self.headerList = nil
-        }
         if let connectToList {
             curl_slist_free_all(connectToList)
             self.connectToList = nil
