@@ -81,7 +81,7 @@ final class EasyHandle {
         /// Whether a request's own trust (a CA, pins) is set instead of the transport's.
         var trustSet = false
         /// Whether libcurl holds a copy of the body (`CURLOPT_COPYPOSTFIELDS`).
-        var inlineBody = false
+        var heldBody = false
     }
 
     /// See ``AppliedOptions``. Only the event loop's thread touches it.

@@ -255,23 +255,23 @@ extension Transfer {
         let body = try openBody(handle, loop: loop)
         // A body libcurl holds is set (or let go) before the method: libcurl takes either
         // setting as a POST, which the method options below then change when they must.
-        if case .inline(let data) = body {
+        if case .held(let data) = body {
             handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(data.count))
             let code = data.withUnsafeBytes { aif_curl_easy_setopt_pointer(handle.raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
             guard code == CURLE_OK else {
                 throw TransportError(.other, url: urlString, detail: "libcurl could not take the request body: \(String(cString: curl_easy_strerror(code)))", curlCode: Int(code.rawValue))
             }
-            applied.inlineBody = true
-        } else if applied.inlineBody {
+            applied.heldBody = true
+        } else if applied.heldBody {
             handle.set(CURLOPT_POSTFIELDS, pointer: nil)
-            applied.inlineBody = false
+            applied.heldBody = false
         }
         let method = request.method
         let kind: BodyKind
         switch body {
         case .form: kind = .form
         case .stream: kind = .bytes
-        case .inline: kind = .heldBytes
+        case .held: kind = .heldBytes
         case .none: kind = method == .post || method == .put || method == .patch ? .bytes : .none
         }
         let methodOptions: EasyHandle.MethodOptions
@@ -314,7 +314,7 @@ extension Transfer {
             }
         case .stream(let size):
             handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: size)
-        case .inline:
+        case .held:
             break
         case .none:
             if kind == .bytes { handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: 0) }

@@ -199,14 +199,14 @@ final class Transfer: @unchecked Sendable {
         /// Bytes of this size through ``readBody(into:capacity:)``.
         case stream(size: Int64)
         /// Bytes libcurl copies and sends with the request's head (`CURLOPT_COPYPOSTFIELDS`).
-        case inline(Data)
+        case held(Data)
         /// A `curl_mime` for `CURLOPT_MIMEPOST`.
         case form(OpaquePointer)
     }
 
     /// The largest body sent with the request's head: libcurl writes a body it holds together
     /// with the head when it is smaller than 64 KiB.
-    static let inlineBodyLimit = (64 << 10) - 1
+    static let heldBodyLimit = (64 << 10) - 1
 
     /// Prepares the body source; a streamed body's producer wakes `loop` when it has bytes again.
     func openBody(_ handle: EasyHandle, loop: CurlEventLoop) throws(TransportError) -> BodySetup {
@@ -217,7 +217,7 @@ final class Transfer: @unchecked Sendable {
             // A small body goes with the head, in the same write, as libcurl sends a body it
             // holds itself: no read callback, no upload buffer. One whose sending a control
             // paces or holds is read a piece at a time, as the control lets it.
-            if !data.isEmpty, data.count <= Self.inlineBodyLimit, request.control == nil { return .inline(data) }
+            if !data.isEmpty, data.count <= Self.heldBodyLimit, request.control == nil { return .held(data) }
             upload = .bytes(data, offset: 0)
             return .stream(size: Int64(data.count))
         case .file(let path):
