@@ -3,6 +3,7 @@
 import AIFNetworking
 import ArgumentParser
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// `aif download SERVICE METHOD-NAME --output PATH …`: downloads a response body to a file.
 struct Download: AsyncParsableCommand {

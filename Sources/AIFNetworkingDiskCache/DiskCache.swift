@@ -6,6 +6,7 @@ import AIFNetworking
 import Foundation
 import GRDB
 import Logging
+@_spi(CrossModule) import AIFTransport
 
 /// A ``ResponseCache/PersistentStore`` on SQLite (through GRDB): responses survive restarts, are
 /// shared by the processes that open the same directory, and are evicted least recently used

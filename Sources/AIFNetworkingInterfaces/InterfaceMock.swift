@@ -1,3 +1,4 @@
+@_spi(CrossModule) import AIFTransport
 #if Interfaces
 /// What a typed interface's generated mock (`ShopAPIMock`) keeps: an answer per method, and
 /// the calls made, in order.

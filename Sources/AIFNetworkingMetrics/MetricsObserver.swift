@@ -5,6 +5,7 @@
 import AIFNetworking
 import CoreMetrics
 import Metrics
+@_spi(CrossModule) import AIFTransport
 
 /// Reports every load of the proxies it observes to swift-metrics: counters, timers and an
 /// in-flight meter, labelled by service, environment and path (and how the load ended).

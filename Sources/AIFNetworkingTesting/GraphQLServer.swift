@@ -1,6 +1,6 @@
 #if TestServer
 import AIFServices
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,5 +1,5 @@
 import AIFServices
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 import Foundation
 
 /// Checks signed requests the way a server does, to assert in a test that a request was signed

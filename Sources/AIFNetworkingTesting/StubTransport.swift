@@ -1,5 +1,5 @@
 import AIFServices
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 import Foundation
 
 /// A transport for tests: answers requests with programmed responses, after programmed delays

@@ -3,7 +3,7 @@
 //     .package(url: "…/AIFNetworking.git", from: "…", traits: ["Tracing"])
 #if Tracing
 import AIFNetworking
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 import Foundation
 import Tracing
 

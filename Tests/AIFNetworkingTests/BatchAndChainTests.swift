@@ -4,6 +4,7 @@
 import DemoServer
 import Foundation
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 /// Records what a batch or chain delegate heard, and where.
 private final class CompositeRecorder: APIBatch.Delegate, APIChainDelegate {

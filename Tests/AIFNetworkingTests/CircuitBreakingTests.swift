@@ -7,6 +7,7 @@ import Foundation
 import Logging
 import MetricsTestKit
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 private struct GuardedService: AIFServices.Service {
     var name: ServiceName = "guarded"

@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 private struct FlakyBackend: AIFServices.Service {
     let baseURL: URL

@@ -3,6 +3,7 @@
 import Foundation
 import Logging
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 private struct CoalescedService: Service {
     var name: ServiceName = "coalesced"

@@ -5,6 +5,7 @@ import DemoServer
 import Foundation
 import Logging
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 // The behaviours the hub sample shows, each checked against the demo hub it runs against:
 // a GitHub-like API with a bearer token, bare arrays paged by `Link` under a page-size cap,

@@ -7,6 +7,7 @@ import Foundation
 import GRDB
 import Logging
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 // One test at a time: most do synchronous SQLite work on the test pool's threads, which under the
 // sanitizer would otherwise take both threads at once and starve the timing tests beside them.

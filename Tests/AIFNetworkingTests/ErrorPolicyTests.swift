@@ -5,6 +5,7 @@ import AIFNetworkingTesting
 import DemoServer
 import Foundation
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 /// Error policies against the demo shop: its coupons route answers 200 `{"code": 4001,
 /// "message": "coupon expired"}` for any code but `WELCOME10`, and `goods/{id}` 404 for an

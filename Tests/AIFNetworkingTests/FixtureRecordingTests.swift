@@ -6,6 +6,7 @@ import DemoServer
 import Foundation
 import Logging
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 /// A service with one environment, for recording synthetic responses.
 private struct RecordedService: Service {

@@ -2,7 +2,7 @@
 @testable import AIFNetworking
 @testable import AIFServices
 import AIFNetworkingTesting
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -5,6 +5,7 @@ import AIFNetworkingTesting
 import Foundation
 import Logging
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 private struct ClockedService: Service {
     var name: ServiceName = "clocked"

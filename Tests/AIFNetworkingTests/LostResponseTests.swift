@@ -4,6 +4,7 @@
 import Foundation
 import Logging
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 /// Loads against a server that processes a request on a reused connection and then closes it
 /// without answering (a charge made, its answer lost): a load that is not safe to repeat reaches

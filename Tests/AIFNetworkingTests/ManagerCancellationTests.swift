@@ -6,6 +6,7 @@ import DemoServer
 import Foundation
 import Logging
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 @Suite("APIManager: cancellation and exactly-once endings")
 struct ManagerCancellationTests {

@@ -1,6 +1,6 @@
 @_spi(Performance) @testable import AIFNetworking
 @testable import AIFServices
-@testable import AIFTransport
+@_spi(CrossModule) @testable import AIFTransport
 @testable import TestSupport
 import DemoServer
 import Foundation

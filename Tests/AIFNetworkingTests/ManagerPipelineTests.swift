@@ -5,6 +5,7 @@ import AIFNetworkingTesting
 import DemoServer
 import Foundation
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 @Suite("APIManager: the load pipeline against the demo shop", .timeLimit(.minutes(2)))
 struct ManagerPipelineTests {

@@ -5,6 +5,7 @@ import AIFNetworkingTesting
 import DemoServer
 import Foundation
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 /// Hears a transfer load's progress and outcome.
 private final class TransferRecorder: APIManagerDelegate, LoadPlugin {

@@ -4,6 +4,7 @@
 import DemoServer
 import Foundation
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 @Suite("Mock environments: fixtures, latency, injected failures")
 struct MockEnvironmentTests {

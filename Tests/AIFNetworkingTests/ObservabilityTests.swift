@@ -11,6 +11,7 @@ import InMemoryTracing
 import MetricsTestKit
 import Testing
 import Tracing
+@_spi(CrossModule) import AIFTransport
 
 @Suite("Observers: every load heard once, metrics and traces of what happened", .timeLimit(.minutes(2)))
 struct ObservabilityTests {

@@ -5,6 +5,7 @@ import AIFNetworkingTesting
 import DemoServer
 import Foundation
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 private struct TestPage: Paging.PageContent, Hashable {
     var pageItemCount: Int

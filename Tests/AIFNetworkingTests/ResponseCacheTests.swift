@@ -4,6 +4,7 @@
 import DemoServer
 import Foundation
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 @Suite("Cache: LRU storage, lifetimes, coalescing", .timeLimit(.minutes(2)))
 struct ResponseCacheTests {

@@ -4,6 +4,7 @@ import AIFNetworkingTesting
 import Foundation
 import Logging
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 /// Retries decided end to end — manager, engine, policy, budget, plugins — over a stub
 /// transport on a clock the test moves: no socket, no real time, no polling. Each wait before a

@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 /// The server sample in a process of its own, stopped with SIGTERM in the middle of its loads:
 /// the proxy's graceful shutdown through swift-service-lifecycle, as a deploy stops a server.

@@ -3,6 +3,7 @@
 @testable import AIFServices
 import Foundation
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 @Suite("Shared instances: set up before first use")
 struct SharedInstanceTests {

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 private struct BackendService: AIFServices.Service {
     var name: ServiceName = "backend"

@@ -5,6 +5,7 @@ import AIFNetworkingTesting
 import DemoServer
 import Foundation
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 private struct VerifiedService: Service {
     var name: ServiceName = "verified"

@@ -1,7 +1,7 @@
 @testable import TestSupport
 @testable import AIFNetworking
 @testable import AIFServices
-@testable import AIFTransport
+@_spi(CrossModule) @testable import AIFTransport
 import AIFNetworkingTesting
 import DemoServer
 import Foundation

@@ -4,6 +4,7 @@ import AIFNetworkingTesting
 import DemoServer
 import Foundation
 import Testing
+@_spi(CrossModule) import AIFTransport
 
 /// A service whose environment is signed with `signer` and the kit's test keys.
 private struct KitService: Service {

@@ -1,6 +1,6 @@
 @testable import TestSupport
 @testable import AIFServices
-@testable import AIFTransport
+@_spi(CrossModule) @testable import AIFTransport
 import AIFNetworkingTesting
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
-@testable import AIFTransport
+@_spi(CrossModule) @testable import AIFTransport
 @testable import TestSupport
 import Testing
 

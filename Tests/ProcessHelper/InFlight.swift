@@ -5,6 +5,7 @@ import ProcessResources
 
 #if canImport(Glibc)
 import Glibc
+@_spi(CrossModule) import AIFTransport
 #endif
 
 /// `in-flight URL COUNT MODE`: puts COUNT requests for URL (a route that answers a while later)

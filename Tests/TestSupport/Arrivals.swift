@@ -1,4 +1,4 @@
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 import Foundation
 
 /// Requests the test routes have received, by a tag the test puts in their query (`?tag=…`): a

@@ -1,4 +1,4 @@
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 
 /// Tells the tests waiting on it that some state changed, so that each checks its condition
 /// again: a test awaits a condition over state kept elsewhere (a server's counters, a manager's

@@ -1,4 +1,4 @@
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 
 /// Values a test collects as other threads hand them over, awaited by count: no polling, no time
 /// of its own.

@@ -1,4 +1,4 @@
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 import AIFNetworkingTesting
 import Foundation
 import Hummingbird

@@ -1,4 +1,4 @@
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 
 /// Holds requests until opened; every request that waits, and every later one, then goes on.
 final class Gate: Sendable {

@@ -1,5 +1,5 @@
 import AIFNetworkingTesting
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 import Foundation
 import HTTPTypes
 import Hummingbird

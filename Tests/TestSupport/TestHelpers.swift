@@ -1,4 +1,4 @@
-@testable import AIFTransport
+@_spi(CrossModule) @testable import AIFTransport
 import AIFNetworkingTesting
 import Foundation
 import Logging

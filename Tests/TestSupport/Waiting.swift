@@ -1,4 +1,4 @@
-import AIFTransport
+@_spi(CrossModule) import AIFTransport
 import Foundation
 
 /// Counts completion calls per request, to prove each request ends exactly once; a test awaits

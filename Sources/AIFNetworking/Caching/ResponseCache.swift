@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// The cache of validated responses managers answer loads from: a memory tier with a capacity
 /// (least recently used entries evicted first) over an optional ``ResponseCache/PersistentStore`` —

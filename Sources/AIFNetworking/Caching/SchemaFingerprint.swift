@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// A digest of a `Decodable` type's shape, part of every cache key: a stored body is only read
 /// back as the type that stored it had it, so that a changed type never reads an old body as

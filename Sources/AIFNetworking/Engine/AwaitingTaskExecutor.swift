@@ -1,3 +1,4 @@
+@_spi(CrossModule) import AIFTransport
 /// Runs an async-face load's steps in the task that awaits the load: the task starts the load
 /// itself, and each later step — the transport's answer, a wait's end, a credential, the
 /// ending of a cancelled load — wakes the task, which performs the step where it stands. A

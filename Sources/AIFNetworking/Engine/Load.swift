@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// How a load's attempts ended, for the load to check, decode and deliver (``Load/conclude(_:plan:id:subject:)``).
 enum LoadEnding: Sendable {

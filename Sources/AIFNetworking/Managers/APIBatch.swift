@@ -1,3 +1,4 @@
+@_spi(CrossModule) import AIFTransport
 /// Several loads — any managers, any content types — started together and finished when all
 /// have ended, with each one's result in the order they were added.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// A manager is what its loads are of: the engine reads its endpoint as it prepares a load,
 /// decodes through it, and hands it the ending (``Load/run(of:_:delivery:then:)``).

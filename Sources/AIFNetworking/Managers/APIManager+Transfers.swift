@@ -1,3 +1,4 @@
+@_spi(CrossModule) import AIFTransport
 extension APIManager {
     /// Loads with a body of its own — a file, a multipart form, a stream — instead of the
     /// parameters encoded as the body: an upload, with everything a load has (the service,

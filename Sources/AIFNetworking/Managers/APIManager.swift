@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// One endpoint of a service: subclass it once per endpoint and override what differs.
 ///

@@ -1,4 +1,5 @@
 package import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// Everything one call of an endpoint carries apart from the endpoint itself: its parameters,
 /// headers, query items, and a body — an `Encodable` value, a multipart form — or a file to

@@ -1,3 +1,4 @@
+@_spi(CrossModule) import AIFTransport
 /// Runs a load made of other loads (an ``APIBatch``, an ``APIChain``) as one entry in a
 /// proxy's table: it has a load ID of its own, and cancelling that ID — or its group, or all
 /// of the proxy's loads — cancels the task that runs it, and so the member loads under way. The

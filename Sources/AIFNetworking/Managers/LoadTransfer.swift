@@ -1,3 +1,4 @@
+@_spi(CrossModule) import AIFTransport
 /// What a manager's load moves besides its parameters: a body of its own (an upload), a
 /// response body written to a file (a download) or handed to a reader as it comes (a stream),
 /// progress reports, a transfer control. `nil` on ordinary loads, which pay nothing for it.

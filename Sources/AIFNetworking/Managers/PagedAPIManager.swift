@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// A manager for a paged listing: it keeps the position, asks for the next page, and knows
 /// when the last has loaded.

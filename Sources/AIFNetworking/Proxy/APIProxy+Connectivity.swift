@@ -1,4 +1,5 @@
 import Synchronization
+@_spi(CrossModule) import AIFTransport
 
 extension APIProxy {
     /// Whether a proxy's requests reach their servers, as their outcomes show. Linux has no

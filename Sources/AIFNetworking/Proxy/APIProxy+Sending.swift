@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 extension APIProxy {
     /// Sends a request made for `resolved` (``/AIFServices/ServiceRegistry/ResolvedService/makeRequest(path:method:parameters:headers:bodyEncoding:arrays:query:rawBody:rawBodyContentType:placements:credential:signingContext:)``), as a manager's load sends

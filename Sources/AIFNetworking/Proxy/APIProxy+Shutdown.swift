@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+@_spi(CrossModule) import AIFTransport
 
 extension APIProxy {
     /// Whether ``shutdown(deadline:)`` has been called: from then on every new load is refused.

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import Synchronization
+@_spi(CrossModule) import AIFTransport
 
 /// Dispatches every load: hands out load IDs, keeps the table of loads in flight, cancels
 /// them by ID, by list or by group, signs and sends their requests, and logs each request and

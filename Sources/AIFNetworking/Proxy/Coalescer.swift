@@ -1,3 +1,4 @@
+@_spi(CrossModule) import AIFTransport
 /// Lets identical loads in flight at the same time share one transfer.
 ///
 /// The first load with a key starts the transfer (a "flight"); later ones join it. Each keeps

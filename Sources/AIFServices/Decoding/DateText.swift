@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// Dates read from text, for ``FastJSONDecoder``'s string strategies.
 enum DateText {

@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// A JSON decoder for `Decodable` types, several times faster than Foundation's `JSONDecoder`
 /// on Linux for the small documents APIs return: the body is parsed once into a flat token list,

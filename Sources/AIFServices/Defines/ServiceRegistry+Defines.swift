@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(CrossModule) import AIFTransport
 
 extension ServiceRegistry {
     /// Registers the APIs defined in every define file of a folder (see ``APIDefine``): the

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// An answer a stand-in transport gives after a delay, ending its request exactly once:
 /// delivered when the delay is over, or cancelled before — whichever comes first.

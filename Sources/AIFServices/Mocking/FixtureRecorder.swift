@@ -1,5 +1,6 @@
 public import Foundation
 import Logging
+@_spi(CrossModule) import AIFTransport
 
 extension FixtureTransport {
     /// Writes the responses a proxy receives as fixture files, which a mock environment then serves:

@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// A transport that answers from fixture files — what a ``ServiceEnvironment/MockBehavior`` environment sends
 /// through, and a stand-in users can give an `APIProxy` in their own tests.

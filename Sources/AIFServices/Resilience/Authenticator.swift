@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// Supplies the credential of one or more services' requests and refreshes it — at most one
 /// refresh at a time, however many requests fail or wait.

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// Stops sending to a backend that is down: one per service environment (and so per backend
 /// host) that opts in with a ``Policy``, shared by every proxy that calls it.

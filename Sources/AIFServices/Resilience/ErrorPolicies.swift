@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 extension ErrorPolicies {
     /// What a load does when its response carries a given application error code (a service veto's

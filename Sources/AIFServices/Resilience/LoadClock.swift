@@ -1,4 +1,5 @@
 package import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// Where the load engine reads the time and waits: the system's clocks in a proxy, a clock a
 /// test moves by hand in the engine's tests.

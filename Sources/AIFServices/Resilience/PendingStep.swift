@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// A load's next step while it waits — for a retry's delay, or for an ``Authenticator``'s
 /// refresh: runs its continuation once, with the value it was resumed with or with `nil` when

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 extension RetryPolicy {
     /// Caps the retries a proxy makes to a share of the loads it sends, over a sliding window, so

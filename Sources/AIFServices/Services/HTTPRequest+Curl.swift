@@ -1,4 +1,5 @@
 package import Foundation
+@_spi(CrossModule) import AIFTransport
 
 extension HTTPHeaders {
     /// Names (in lower case) of headers whose values are credentials.

@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// Where services are registered and resolved by name, and which environment each one uses.
 ///

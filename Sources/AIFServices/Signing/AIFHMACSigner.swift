@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// The default AIF-HMAC scheme, specified so that a server in any language can verify it.
 ///

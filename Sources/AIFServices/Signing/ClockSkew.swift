@@ -1,4 +1,5 @@
 public import Foundation
+@_spi(CrossModule) import AIFTransport
 
 extension ServiceRegistry {
     /// Keeps signing timestamps in step with a server whose clock differs from ours.

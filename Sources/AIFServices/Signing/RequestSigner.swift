@@ -1,6 +1,7 @@
 import COpenSSL
 public import Foundation
 import Synchronization
+@_spi(CrossModule) import AIFTransport
 
 /// Signs a request: the last step before it is sent, on the final bytes.
 ///

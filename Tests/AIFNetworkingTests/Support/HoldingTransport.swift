@@ -1,6 +1,7 @@
 @testable import AIFNetworking
 @testable import TestSupport
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// A transport that keeps every request until the test answers it, and does not give one up
 /// when asked to cancel it — as a transport slow to stop a transfer. A test waits for a request

@@ -1,6 +1,7 @@
 @testable import AIFNetworking
 @testable import TestSupport
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// A clock a test moves by hand: its waits run when the test advances it past their end, never
 /// on their own; and its jitter is none (a wait drawn up to a ceiling is the ceiling), so that

@@ -4,6 +4,7 @@
 import AIFNetworkingTesting
 import DemoServer
 import Foundation
+@_spi(CrossModule) import AIFTransport
 
 /// The demo shop servers the manager tests run against: online (1,003 goods), offline (25
 /// goods), started once per test process.

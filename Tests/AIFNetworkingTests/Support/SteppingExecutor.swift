@@ -1,5 +1,6 @@
 @testable import AIFNetworking
 @testable import TestSupport
+@_spi(CrossModule) import AIFTransport
 
 /// Where a test's loads run their steps one at a time, when the test says: each step handed
 /// over waits, in order, until ``runNext()``. A test then stops a load between any two of its
