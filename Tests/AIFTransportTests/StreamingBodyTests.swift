@@ -75,6 +75,26 @@ struct StreamingBodyTests {
         #expect(whole == content)
     }
 
+    @Test func aTotalTimeoutNamesTheBodyBytesThatArrivedWhereverTheyWent() async throws {
+        // Two KiB, then the server holds the body open until the total timeout (a real one, of
+        // a fifth of a second) ends the transfer: the error counts the bytes whether they were
+        // kept with the response or handed to a stream's reader.
+        let server = try await TestServers.shared().plain
+        var request = HTTPRequest(url: server.url("held/2"))
+        request.timeouts = HTTPRequest.Timeouts(total: .milliseconds(200))
+        let kept = await #expect(throws: TransportError.self) { try await Self.transport.send(request) }
+        #expect(kept?.code == .totalTimeout)
+        #expect(kept?.description.contains("receiving the response (2048 body bytes so far)") == true, "\(String(describing: kept))")
+        let response = try await Self.transport.stream(request)
+        var total = 0
+        let streamed = await #expect(throws: TransportError.self) {
+            for try await chunk in response.body { total += chunk.count }
+        }
+        #expect(total == 2048)
+        #expect(streamed?.code == .totalTimeout)
+        #expect(streamed?.description.contains("receiving the response (2048 body bytes so far)") == true, "\(String(describing: streamed))")
+    }
+
     @Test func aBodyCutShortThrowsAfterWhatArrived() async throws {
         let server = try RawServer(.dropMidBody(promised: 10_000, sent: 3_000))
         defer { server.stop() }

@@ -41,7 +41,7 @@ extension APIManager where Content == NoContent {
     func stream(
         _ parameters: Parameters, bufferLimit: Int, control: TransferControl?, call: CallAdditions, body: HTTPRequest.Body? = nil
     ) async throws(APIError) -> HTTPResponse.Streaming {
-        let control = control ?? TransferControl()
+        let control = control ?? TransferControl.forStreamReader()
         let buffer = StreamBuffer(limit: bufferLimit, control: control, url: "service \(serviceName), path \(path)")
         let receiver = StreamingBodyReceiver<APIError>(buffer, streaming: .successOnly)
         let transfer = LoadTransfer(body: body, stream: receiver, control: control)

@@ -26,7 +26,7 @@ extension HTTPTransport {
     /// - Throws: ``TransportError`` when the request failed before its body began.
     public func stream(_ request: HTTPRequest, bufferLimit: Int = 1 << 20) async throws(TransportError) -> HTTPResponse.Streaming {
         var request = request
-        let control = request.control ?? TransferControl()
+        let control = request.control ?? TransferControl.forStreamReader()
         request.control = control
         let buffer = StreamBuffer(limit: bufferLimit, control: control, url: request.location.text)
         let receiver = StreamingBodyReceiver<TransportError>(buffer, streaming: .everyStatus)
@@ -61,7 +61,7 @@ extension HTTPTransport {
 /// `APIManager.stream(_:bufferLimit:control:)` — telling the caller the head when the body
 /// begins, and handing the chunks to the stream's buffer. `Failure` is what the caller is told
 /// when no body comes.
-package final class StreamingBodyReceiver<Failure: Error>: HTTPRequest.BodyReceiver {
+package final class StreamingBodyReceiver<Failure: Error>: GatheringBodyReceiver {
     package struct Head: Sendable {
         package var statusCode: Int
         package var headers: HTTPHeaders
@@ -131,6 +131,10 @@ package final class StreamingBodyReceiver<Failure: Error>: HTTPRequest.BodyRecei
     }
 
     package func receive(_ bytes: UnsafeRawBufferPointer) throws {
-        buffer.append(Data(bytes))
+        buffer.append(bytes)
+    }
+
+    package func burstEnded() {
+        buffer.endOfBurst()
     }
 }

@@ -30,6 +30,8 @@ public final class TransferControl: Sendable {
         var suspended = false
         /// A reader of the response body has fallen behind (``HTTPResponse/Streaming/Body``).
         var held = false
+        /// The number of the stream buffer's last decision to hold or let go (``setHeld(_:change:)``).
+        var holdChange = 0
         var maxBytesPerSecond: Int?
         /// Bumped at each change of the rate, so the transfer restarts its pacing.
         var rateGeneration = 0
@@ -57,6 +59,9 @@ public final class TransferControl: Sendable {
     }
 
     private let state: Locked<State>
+    /// Whether a stream made the control for its reader's back-pressure alone (the caller gave
+    /// none): nothing suspends or paces the transfer, so it may move in bulk buffers.
+    let holdsOnlyForAReader: Bool
 
     /// Creates a control for one request (or for the successive requests of one download).
     ///
@@ -64,6 +69,17 @@ public final class TransferControl: Sendable {
     ///   (the default) for no limit.
     public init(maxBytesPerSecond: Int? = nil) {
         state = Locked(State(maxBytesPerSecond: maxBytesPerSecond.map { max(1, $0) }))
+        holdsOnlyForAReader = false
+    }
+
+    private init(holdingOnlyForAReader: Void) {
+        state = Locked(State())
+        holdsOnlyForAReader = true
+    }
+
+    /// A control a stream makes for its own reader's back-pressure, when the caller gave none.
+    package static func forStreamReader() -> TransferControl {
+        TransferControl(holdingOnlyForAReader: ())
     }
 
     /// Stops the transfer sending and receiving until ``resume()``; harmless when suspended.
@@ -99,14 +115,15 @@ public final class TransferControl: Sendable {
 
     // MARK: - The library's side
 
-    /// Holds the transfer's receiving until ``releaseHold()``: its reader is behind.
-    func hold() {
-        change { $0.held = true }
-    }
-
-    /// Lets receiving go on after ``hold()``.
-    func releaseHold() {
-        change { $0.held = false }
+    /// Holds the transfer's receiving (its reader is behind), or lets it go on. `change` numbers
+    /// the stream buffer's decisions in the order it made them, under its lock: one told late
+    /// (a hold that lost the race to the release that answers it) changes nothing.
+    func setHeld(_ held: Bool, change number: Int) {
+        change { state in
+            guard number > state.holdChange else { return }
+            state.holdChange = number
+            state.held = held
+        }
     }
 
     private func change(_ body: (inout State) -> Void) {

@@ -27,3 +27,11 @@ extension HTTPRequest {
         func receive(_ bytes: UnsafeRawBufferPointer) throws
     }
 }
+
+/// A body receiver that gathers the bytes libcurl hands over in one go (a read buffer's worth,
+/// in pieces of at most 16 KiB) and passes them on together: the transport tells it when each
+/// such burst has ended.
+package protocol GatheringBodyReceiver: HTTPRequest.BodyReceiver {
+    /// The pieces of the current burst have all been received (on the transport's thread).
+    func burstEnded()
+}

@@ -91,6 +91,9 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Transfers whose heads came over HTTP/2 from an origin not yet known to multiplex, during
     /// the last `curl_multi_socket_action` (its callbacks may not add handles).
     @exclusivity(unchecked) private var answeredOverHTTP2: [Transfer] = []
+    /// Transfers whose bodies' bytes reached a receiver that gathers them, since the loop last
+    /// told them their bursts had ended.
+    @exclusivity(unchecked) private var bursting: [Transfer] = []
     private let sharedHeaders: SharedHeaderLists
     private let automaticConnectionCache: Bool
     /// The multi handles by index (``HostSlots/multiHandle(of:)``), each made when first needed.
@@ -249,6 +252,7 @@ final class CurlEventLoop: @unchecked Sendable {
                 if processCommands() { break }
                 if !steered.isEmpty { wakeSteeredTransfers() }
                 for multi in activeMultiHandles { multi.actOnExpiredTimeout() }
+                if !bursting.isEmpty { endBursts() }
                 completeFinishedTransfers()
                 if !deadlines.isEmpty { endTransfersPastTheirDeadline() }
                 if !localCommands.isEmpty { continue }
@@ -586,6 +590,20 @@ final class CurlEventLoop: @unchecked Sendable {
     /// A transfer's head came over HTTP/2 (from its header callback, on the loop's thread).
     func noteAnswerOverHTTP2(_ transfer: Transfer) {
         answeredOverHTTP2.append(transfer)
+    }
+
+    /// Body bytes of `transfer` reached a receiver that gathers them (from its write callback,
+    /// on the loop's thread).
+    func noteBurst(of transfer: Transfer) {
+        bursting.append(transfer)
+    }
+
+    /// Tells the transfers that received body bytes since the last turn that their bursts have
+    /// ended: everything libcurl handed over in the socket actions, timeouts and unpausing of
+    /// the turn, before any of them is completed.
+    private func endBursts() {
+        for transfer in bursting { transfer.endBurst() }
+        bursting.removeAll(keepingCapacity: true)
     }
 
     /// Lets the origins whose heads came over HTTP/2 have as many transfers in libcurl as their

@@ -67,7 +67,8 @@ extension Transfer {
         } else if headerBlock.count == 0 {
             stage = "waiting for the response"
         } else {
-            stage = "receiving the response (\(hasReceivedBody ? streamedBodyBytes + Int64(body.count) : 0) body bytes so far)"
+            // libcurl's count: the bytes kept in memory and those handed to a body receiver alike.
+            stage = "receiving the response (\(handle.info(offset: CURLINFO_SIZE_DOWNLOAD_T)) body bytes so far)"
         }
         let seconds = (elapsed * 1_000).rounded() / 1_000
         return TransportError(

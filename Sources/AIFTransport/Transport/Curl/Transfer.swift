@@ -76,6 +76,10 @@ final class Transfer: @unchecked Sendable {
 
     /// The request's body receiver while it takes the current response's body.
     @exclusivity(unchecked) private var receiving: (any HTTPRequest.BodyReceiver)?
+    /// The same receiver when it gathers bursts, to be told when each ends.
+    @exclusivity(unchecked) private var gathering: (any GatheringBodyReceiver)?
+    /// Whether bytes reached ``gathering`` since the loop last ended its burst.
+    @exclusivity(unchecked) private var inBurst = false
     /// Set when the body receiver refused the body, to report why.
     var receiverFailure: String?
 
@@ -216,8 +220,9 @@ final class Transfer: @unchecked Sendable {
         case .bytes(let data):
             // A small body goes with the head, in the same write, as libcurl sends a body it
             // holds itself: no read callback, no upload buffer. One whose sending a control
-            // paces or holds is read a piece at a time, as the control lets it.
-            if !data.isEmpty, data.count <= Self.heldBodyLimit, request.control == nil { return .held(data) }
+            // paces or suspends is read a piece at a time, as the control lets it (a stream's
+            // own control holds only its receiving).
+            if !data.isEmpty, data.count <= Self.heldBodyLimit, request.control?.holdsOnlyForAReader ?? true { return .held(data) }
             upload = .bytes(data, offset: 0)
             return .stream(size: Int64(data.count))
         case .file(let path):
@@ -361,6 +366,7 @@ final class Transfer: @unchecked Sendable {
             body.removeAll()
             reservedBody = false
             receiving = nil
+            gathering = nil
             return
         }
         headerBlock.append(bytes)
@@ -388,6 +394,10 @@ final class Transfer: @unchecked Sendable {
         if let receiving {
             do {
                 try receiving.receive(bytes)
+                if gathering != nil, !inBurst, let multiHandle {
+                    inBurst = true
+                    multiHandle.loop.noteBurst(of: self)
+                }
                 return true
             } catch {
                 receiverFailure = "\(error)"
@@ -403,6 +413,12 @@ final class Transfer: @unchecked Sendable {
         return true
     }
 
+    /// The loop's call at the end of a turn in which body bytes reached a gathering receiver.
+    func endBurst() {
+        inBurst = false
+        gathering?.burstEnded()
+    }
+
     /// At the first body byte: offers the body to the request's receiver, or makes room for it
     /// in memory. Returns `false` when the receiver refused the response.
     private func beginBody(_ handle: EasyHandle) -> Bool {
@@ -411,6 +427,7 @@ final class Transfer: @unchecked Sendable {
                 let statusCode = handle.info(long: CURLINFO_RESPONSE_CODE)
                 if try receiver.willReceiveBody(statusCode: statusCode, headers: HTTPHeaders(rawBlock: headerBlock.copyBytes())) {
                     receiving = receiver
+                    gathering = receiver as? any GatheringBodyReceiver
                     return true
                 }
             } catch {
@@ -457,6 +474,7 @@ final class Transfer: @unchecked Sendable {
         }
         upload = nil
         receiving = nil
+        gathering = nil
     }
 }
 
