@@ -16,12 +16,12 @@
 #
 #     COUNT-RATIOS transport/libcurl-c=1.50 transport/libcurl-c-same-wire=1.30 …
 #
-# Usage: counts.sh [CLIENT…]   (default: libcurl-c libcurl-c-same-wire transport transport-async manager manager-async)
+# Usage: counts.sh [CLIENT…]   (default: libcurl-c libcurl-c-same-wire transport transport-async transport-stream manager manager-async)
 # Run after `swift build -c release --product TransportBench --product TransportProfile`.
 set -euo pipefail
 cd "$(dirname "$0")"
 clients=("$@")
-[ ${#clients[@]} -gt 0 ] || clients=(libcurl-c libcurl-c-same-wire transport transport-async manager manager-async)
+[ ${#clients[@]} -gt 0 ] || clients=(libcurl-c libcurl-c-same-wire transport transport-async transport-stream manager manager-async)
 requests=${REQUESTS:-3300}
 syscall_requests=${SYSCALL_REQUESTS:-2300}
 profile=.build/release/TransportProfile

@@ -11,7 +11,7 @@ import Synchronization
 // A synchronous driver for instruction-level profiling: valgrind cannot follow Swift's async
 // `main` on this platform, so this runs a fixed number of requests without one.
 //
-//     valgrind --tool=callgrind TransportProfile transport|transport-async|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c|libcurl-c-same-wire URL CONCURRENCY REQUESTS
+//     valgrind --tool=callgrind TransportProfile transport|transport-async|transport-stream|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c|libcurl-c-same-wire URL CONCURRENCY REQUESTS
 //
 // `manager` is the full manager stack: a signed GET through APIManager, decoded, delivered to a
 // delegate (immediately, on the thread that ended the load), which starts the next load;
@@ -47,7 +47,7 @@ if arguments.count == 3, arguments[1] == "decode", let rounds = Int(arguments[2]
     exit(0)
 }
 guard arguments.count == 5, let concurrency = Int(arguments[3]), let total = Int(arguments[4]) else {
-    print("usage: TransportProfile transport|transport-async|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c|libcurl-c-same-wire URL CONCURRENCY REQUESTS")
+    print("usage: TransportProfile transport|transport-async|transport-stream|manager|manager-loop|manager-handoff|manager-async|interface-async|libcurl-c|libcurl-c-same-wire URL CONCURRENCY REQUESTS")
     exit(2)
 }
 let url = arguments[2]
@@ -122,6 +122,20 @@ case "transport-async":
     let transport = CurlTransport(configuration: configuration)
     let request = HTTPRequest(url: URL(string: url)!)
     let failed = awaitInTasks(concurrency: concurrency, total: total) { (try? await transport.send(request).statusCode) == 200 }
+    transport.shutdown()
+    print("completed \(total), failed \(failed)")
+case "transport-stream":
+    // The transport's stream face (what the generated OpenAPI client and server-sent events
+    // use): `concurrency` tasks each streaming one response after another, reading its body whole.
+    var configuration = CurlTransport.Configuration(proxy: .none)
+    configuration.httpVersion = .http1Only
+    configuration.connectionPool.maxConnectionsPerHost = concurrency
+    let transport = CurlTransport(configuration: configuration)
+    let request = HTTPRequest(url: URL(string: url)!)
+    let failed = awaitInTasks(concurrency: concurrency, total: total) {
+        guard let response = try? await transport.stream(request), response.statusCode == 200 else { return false }
+        return (try? await response.body.collect(upTo: 1 << 20).count) == BenchPayload.json.utf8.count
+    }
     transport.shutdown()
     print("completed \(total), failed \(failed)")
 case "manager", "manager-loop", "manager-handoff":

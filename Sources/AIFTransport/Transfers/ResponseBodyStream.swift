@@ -220,8 +220,14 @@ package final class StreamBuffer: Sendable {
     func append(_ bytes: UnsafeRawBufferPointer) {
         var changes: (HoldChange?, HoldChange?)
         let handed = state.withLock { state -> (Waiter, Data)? in
-            if state.gathering.isEmpty, bytes.count >= Self.bulkPiece { state.gathering.reserveCapacity(Self.chunkCapacity) }
-            bytes.withMemoryRebound(to: UInt8.self) { state.gathering.append($0) }
+            if !state.gathering.isEmpty {
+                bytes.withMemoryRebound(to: UInt8.self) { state.gathering.append($0) }
+            } else if bytes.count < Self.bulkPiece {
+                state.gathering = Data(bytes)
+            } else {
+                state.gathering.reserveCapacity(Self.chunkCapacity)
+                bytes.withMemoryRebound(to: UInt8.self) { state.gathering.append($0) }
+            }
             changes.0 = state.add(bytes.count, limit: limit)
             guard state.gathering.count >= Self.chunkCapacity else { return nil }
             state.seal()

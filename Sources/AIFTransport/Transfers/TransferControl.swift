@@ -60,7 +60,8 @@ public final class TransferControl: Sendable {
 
     private let state: Locked<State>
     /// Whether a stream made the control for its reader's back-pressure alone (the caller gave
-    /// none): nothing suspends or paces the transfer, so it may move in bulk buffers.
+    /// none): nothing suspends or paces the transfer's sending, so a small request body may go
+    /// with the head.
     let holdsOnlyForAReader: Bool
 
     /// Creates a control for one request (or for the successive requests of one download).

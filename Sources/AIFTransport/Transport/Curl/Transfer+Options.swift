@@ -410,13 +410,13 @@ extension Transfer {
     /// libcurl's 16 KiB and 64 KiB, so that a big file moves in a sixteenth of the callbacks and
     /// system calls (the CLI itself reads 100 KiB at a time; what the small buffers cost a
     /// download is in `Benchmarks/history/notes.md`). Ordinary requests keep the
-    /// small ones, which the transport recycles; so do transfers with a caller's
-    /// ``TransferControl``, whose pacing and pausing work a buffer at a time (a stream's own,
-    /// which only holds the transfer while its reader is a buffer limit behind, does not count).
+    /// small ones, which the transport recycles; so do transfers with a ``TransferControl``,
+    /// whose pacing and pausing work a buffer at a time, and streams (which have one of their
+    /// own): libcurl allocates the buffer for each transfer, and 512 KiB cost a streamed small
+    /// answer more than the big reads saved a streamed download (see `Benchmarks/README.md`).
     private func applyBuffers(to handle: EasyHandle, body: BodyKind, _ applied: inout EasyHandle.AppliedOptions) {
-        let uncontrolled = request.control?.holdsOnlyForAReader ?? true
-        var bulk = uncontrolled && (request.bodyReceiver != nil || body == .form)
-        if !bulk, body == .bytes, uncontrolled {
+        var bulk = request.control == nil && (request.bodyReceiver != nil || body == .form)
+        if !bulk, body == .bytes, request.control == nil {
             switch request.body {
             case .file, .stream: bulk = true
             default: break
