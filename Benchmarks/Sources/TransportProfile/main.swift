@@ -57,6 +57,15 @@ if ProcessInfo.processInfo.environment["AIF_BENCH_PLAIN_MALLOC"] == nil {
     CurlTransport.recycleLibcurlTransferBuffers()
 }
 
+/// The transport every Swift mode runs on: HTTP/1.1, one connection for each request in flight,
+/// as the C loop has.
+func profiledConfiguration(concurrency: Int) -> CurlTransport.Configuration {
+    var configuration = CurlTransport.Configuration(proxy: .none)
+    configuration.httpVersion = .http1Only
+    configuration.connectionPool.maxConnectionsPerHost = concurrency
+    return configuration
+}
+
 switch arguments[1] {
 case "libcurl-c", "libcurl-c-same-wire":
     guard let loop = aif_bench_curl_loop_create(url, nil, Int32(concurrency), 0, 0, 0, posts ? BenchPayload.orderJSON : nil) else { exit(1) }
@@ -71,9 +80,7 @@ case "libcurl-c", "libcurl-c-same-wire":
     aif_bench_curl_loop_destroy(loop)
     print("completed \(completed), failed \(failures)")
 case "transport":
-    var configuration = CurlTransport.Configuration(proxy: .none)
-    configuration.httpVersion = .http1Only
-    configuration.connectionPool.maxConnectionsPerHost = concurrency
+    var configuration = profiledConfiguration(concurrency: concurrency)
     // For finding what the defaults cost: the request as the C loop sends it, without the
     // default User-Agent (PROFILE_NO_USER_AGENT), without Accept-Encoding (PROFILE_NO_DECOMPRESSION)
     // or without either (PROFILE_BARE).
@@ -116,10 +123,7 @@ case "transport":
 case "transport-async":
     // The transport's async face from tasks started here, as `manager-async` below: `concurrency`
     // tasks awaiting one request after another.
-    var configuration = CurlTransport.Configuration(proxy: .none)
-    configuration.httpVersion = .http1Only
-    configuration.connectionPool.maxConnectionsPerHost = concurrency
-    let transport = CurlTransport(configuration: configuration)
+    let transport = CurlTransport(configuration: profiledConfiguration(concurrency: concurrency))
     let request = HTTPRequest(url: URL(string: url)!)
     let failed = awaitInTasks(concurrency: concurrency, total: total) { (try? await transport.send(request).statusCode) == 200 }
     transport.shutdown()
@@ -127,10 +131,7 @@ case "transport-async":
 case "transport-stream":
     // The transport's stream face (what the generated OpenAPI client and server-sent events
     // use): `concurrency` tasks each streaming one response after another, reading its body whole.
-    var configuration = CurlTransport.Configuration(proxy: .none)
-    configuration.httpVersion = .http1Only
-    configuration.connectionPool.maxConnectionsPerHost = concurrency
-    let transport = CurlTransport(configuration: configuration)
+    let transport = CurlTransport(configuration: profiledConfiguration(concurrency: concurrency))
     let request = HTTPRequest(url: URL(string: url)!)
     let failed = awaitInTasks(concurrency: concurrency, total: total) {
         guard let response = try? await transport.stream(request), response.statusCode == 200 else { return false }
@@ -139,10 +140,7 @@ case "transport-stream":
     transport.shutdown()
     print("completed \(total), failed \(failed)")
 case "manager", "manager-loop", "manager-handoff":
-    var configuration = CurlTransport.Configuration(proxy: .none)
-    configuration.httpVersion = .http1Only
-    configuration.connectionPool.maxConnectionsPerHost = concurrency
-    let transport = CurlTransport(configuration: configuration)
+    let transport = CurlTransport(configuration: profiledConfiguration(concurrency: concurrency))
     let registry = ServiceRegistry(processEnvironment: [:])
     registry.register(BenchService(baseURL: URL(string: url)!.deletingLastPathComponent()))
     let placement: LoadExecutorChoice = switch arguments[1] {
@@ -197,10 +195,7 @@ case "manager-async", "interface-async":
     // The async face from tasks started here (the main thread waits on a semaphore, not on an
     // async `main`): `concurrency` tasks awaiting one load after another, through the manager
     // or through the same endpoint declared as a typed interface.
-    var configuration = CurlTransport.Configuration(proxy: .none)
-    configuration.httpVersion = .http1Only
-    configuration.connectionPool.maxConnectionsPerHost = concurrency
-    let transport = CurlTransport(configuration: configuration)
+    let transport = CurlTransport(configuration: profiledConfiguration(concurrency: concurrency))
     let registry = ServiceRegistry(processEnvironment: [:])
     registry.register(BenchService(baseURL: URL(string: url)!.deletingLastPathComponent()))
     let proxy = APIProxy(transport: transport)
